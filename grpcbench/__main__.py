@@ -1,0 +1,3 @@
+from grpcbench.cli import main
+
+main()

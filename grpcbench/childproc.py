@@ -1,0 +1,49 @@
+"""Set-up shared by every child process grpcbench starts (servers, load generators).
+
+Children must never outlive the runner, and Ctrl-C must be handled in one place
+(the runner), so each child:
+- asks the kernel to send it SIGTERM when its parent dies (Linux PR_SET_PDEATHSIG),
+- ignores SIGINT (the terminal sends it to the whole process group; the runner
+  then stops the children itself, in order, and keeps their results),
+- pins itself to the CPUs it was given before it starts any thread, so every
+  thread it creates inherits the affinity.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    # The parent may have died between fork and prctl: then we were re-parented.
+    parent = os.environ.get("GRPCBENCH_PARENT_PID")
+    if parent and int(parent) != os.getppid():
+        os._exit(1)
+
+
+def setup_child(cpus: Sequence[int] | None) -> None:
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(cpus))
+
+
+def child_environment() -> dict[str, str]:
+    """Environment for a child: ours plus our pid, for the re-parenting check."""
+    env = dict(os.environ)
+    env["GRPCBENCH_PARENT_PID"] = str(os.getpid())
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env

@@ -1,0 +1,200 @@
+"""The ``grpcbench`` command line: options in, a frozen options object to the runner.
+
+Every expected failure is a ``UsageError`` and ends as one line on stderr with
+a non-zero exit code; Ctrl-C stops all children, keeps the partial results and
+exits with 130.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from grpcbench.errors import UsageError
+from grpcbench.servers.kinds import DEFAULT_SERVERS, KINDS
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    help="Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by side.",
+)
+
+SPEC_HELP = (
+    "Server kinds to compare, as specs KIND[+uvloop][:key=value,...] - e.g. grpcio:workers=10,"
+    " grpclib+uvloop, grpcio-aio. Repeat the option or separate specs with spaces or ';'."
+    f" Default: the scenario's list ({' '.join(DEFAULT_SERVERS)})."
+)
+
+# Piped output (files, CI logs) gets a wide console so tables are not squeezed.
+stdout = Console() if sys.stdout.isatty() else Console(width=240)
+stderr = Console(stderr=True)
+
+
+def fail(error: UsageError) -> None:
+    message = str(error)
+    stderr.print(f"[bold red]grpcbench: error:[/] {message}", markup=True, highlight=False)
+    raise typer.Exit(error.exit_code)
+
+
+@app.command()
+def run(
+    scenario: Annotated[str, typer.Option(help="Scenario name or path to a .toml file.")] = "hello",
+    servers: Annotated[list[str] | None, typer.Option("--servers", "-s", help=SPEC_HELP)] = None,
+    concurrency: Annotated[
+        str | None, typer.Option("--concurrency", "-c", help="Comma-separated levels, e.g. 2,10,25,50.")
+    ] = None,
+    requests: Annotated[
+        int | None, typer.Option("--requests", "-n", help="Measured calls per level and server.")
+    ] = None,
+    duration: Annotated[
+        str | None, typer.Option(help="Measure each level for a time (10s, 500ms) instead of --requests.")
+    ] = None,
+    warmup: Annotated[
+        str | None, typer.Option(help="Discarded warm-up per level: a call count (200) or a time (2s).")
+    ] = None,
+    timeout: Annotated[str | None, typer.Option(help="Per-call deadline, e.g. 20s.")] = None,
+    load: Annotated[str, typer.Option(help="Load driver(s): builtin, or fake (synthetic, for tests).")] = "builtin",
+    connections: Annotated[
+        int, typer.Option(help="Client connections per level; 0 = one per 50 concurrent calls.")
+    ] = 0,
+    target: Annotated[
+        str | None, typer.Option(help="Benchmark an already running server at HOST:PORT.")
+    ] = None,
+    target_pid: Annotated[
+        int | None, typer.Option(help="With --target: pid of that server, to measure its CPU and memory.")
+    ] = None,
+    port: Annotated[int, typer.Option(help="Port for the servers grpcbench starts (0 = any free port).")] = 0,
+    output: Annotated[Path | None, typer.Option(help="Write versioned JSON results here (after every level).")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write the tables as markdown here.")] = None,
+    csv: Annotated[Path | None, typer.Option(help="Write one CSV row per level and server here.")] = None,
+    pin: Annotated[
+        bool, typer.Option(help="Pin the server and the generator to different CPUs (default when >1 CPU).")
+    ] = True,
+    server_cpus: Annotated[str | None, typer.Option(help="CPUs for the server, e.g. 0 or 0-1.")] = None,
+    client_cpus: Annotated[str | None, typer.Option(help="CPUs for the load generator, e.g. 1.")] = None,
+    max_level: Annotated[
+        str | None, typer.Option(help="Hard time limit of one level's measurement (default 300s).")
+    ] = None,
+) -> None:
+    """Run a scenario on every server kind at every concurrency level and print the tables."""
+    from grpcbench.options import build_run_options
+
+    try:
+        options = build_run_options(
+            scenario=scenario, servers=servers, concurrency=concurrency, requests=requests,
+            duration=duration, warmup=warmup, timeout=timeout, load=load, connections=connections,
+            target=target, target_pid=target_pid, port=port, output=output, markdown=markdown,
+            pin=pin, server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
+        )  # fmt: skip
+    except UsageError as error:
+        fail(error)
+    _run(options, csv)
+
+
+def _run(options, csv_path: Path | None) -> None:  # type: ignore[no-untyped-def]
+    from grpcbench.console_events import ConsoleEvents
+    from grpcbench.report.console import print_tables
+    from grpcbench.report.csv_export import write_csv
+    from grpcbench.runner import Runner
+
+    runner = Runner(options, ConsoleEvents(stderr))
+    placement = options.placement
+    stderr.print(
+        f"scenario [bold]{options.scenario.name}[/]: {len(options.column_labels)} server(s),"
+        f" concurrency {','.join(map(str, options.concurrency))},"
+        + (f" {options.requests} calls" if options.requests else f" {options.duration_s:g}s")
+        + f" per level; server CPUs {list(placement.server_cpus) or 'any'},"
+        f" generator CPUs {list(placement.client_cpus) or 'any'}"
+    )
+    error: UsageError | None = None
+    interrupted = False
+    try:
+        with runner.events:  # type: ignore[attr-defined]
+            asyncio.run(runner.run())
+    except KeyboardInterrupt:
+        interrupted = True
+    except UsageError as caught:
+        error = caught
+    finally:
+        if csv_path:
+            write_csv(runner.record.levels, csv_path)
+    print_tables(stdout, runner.record.levels)
+    if interrupted:
+        stderr.print("[yellow]interrupted[/]: all child processes stopped; partial results kept.")
+        raise typer.Exit(130)
+    if error:
+        fail(error)
+
+
+@app.command()
+def serve(
+    spec: Annotated[str, typer.Argument(help="Server spec, e.g. grpcio:workers=10 or grpclib+uvloop.")],
+    scenario: Annotated[str, typer.Option(help="Scenario whose service to serve.")] = "hello",
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port).")] = 0,
+    cpus: Annotated[str | None, typer.Option(help="Pin the server to these CPUs.")] = None,
+) -> None:
+    """Run one server in the foreground (with health and reflection) until Ctrl-C."""
+    from grpcbench.parsing import parse_cpu_set
+    from grpcbench.scenario import load_scenario
+    from grpcbench.servers.launcher import start_server
+    from grpcbench.servers.spec import parse_server_spec
+
+    async def serve_forever() -> None:
+        server = await start_server(
+            parse_server_spec(spec), chosen.service, chosen.server_params,
+            cpus=parse_cpu_set(cpus, "--cpus") if cpus else (), port=port,
+        )  # fmt: skip
+        try:
+            stdout.print(f"{server.spec.label} serving {chosen.name} on {server.address} (pid {server.pid})")
+            stdout.print(f"try: grpcurl -plaintext {server.address} list")
+            await server.child.process.wait()
+            raise UsageError(f"server exited with code {server.child.process.returncode}")
+        finally:
+            await server.stop()
+
+    try:
+        chosen = load_scenario(scenario)
+        asyncio.run(serve_forever())
+    except KeyboardInterrupt:
+        stderr.print("stopped")
+    except UsageError as error:
+        fail(error)
+
+
+@app.command("servers")
+def list_servers() -> None:
+    """List the server kinds and their spec options."""
+    for info in KINDS.values():
+        options = ",".join(f"{k}={v}" for k, v in info.default_options)
+        modifiers = "[+uvloop]" if info.supports_uvloop else ""
+        syntax = f"{info.name}{modifiers}" + (f"[:{options}]" if options else "")
+        stdout.print(f"[bold]{syntax}[/]  {info.description}", highlight=False)
+    stdout.print(f"default set: {' '.join(DEFAULT_SERVERS)}", highlight=False)
+
+
+@app.command("scenarios")
+def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """List the scenarios (bundled .toml files)."""
+    from grpcbench.scenario import load_scenario, scenario_files
+
+    found = {name: load_scenario(str(path)) for name, path in scenario_files().items()}
+    if as_json:
+        stdout.print_json(json.dumps({n: {"description": s.description, "path": s.path} for n, s in found.items()}))
+        return
+    for name, chosen in found.items():
+        stdout.print(f"[bold]{name}[/]  {chosen.description}  ({chosen.path})", highlight=False)
+
+
+def main() -> None:
+    try:
+        app()
+    except UsageError as error:  # raised outside a command's own handling
+        stderr.print(f"grpcbench: error: {error}", highlight=False)
+        sys.exit(error.exit_code)

@@ -1,0 +1,40 @@
+"""Run events: how the runner tells the outside world what happens (locust-style).
+
+The runner knows nothing about terminals; the CLI passes a console
+implementation (progress bar), tests pass ``NullEvents`` or a recorder.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from grpcbench.results import LevelResult
+
+
+class RunEvents(Protocol):
+    def server_starting(self, label: str) -> None: ...
+    def server_ready(self, label: str, address: str, pid: int | None) -> None: ...
+    def level_started(self, label: str, driver: str, concurrency: int, total: int) -> None: ...
+    def level_progress(self, done: int) -> None: ...
+    def level_finished(self, level: LevelResult) -> None: ...
+    def warning(self, message: str) -> None: ...
+
+
+class NullEvents:
+    def server_starting(self, label: str) -> None:
+        pass
+
+    def server_ready(self, label: str, address: str, pid: int | None) -> None:
+        pass
+
+    def level_started(self, label: str, driver: str, concurrency: int, total: int) -> None:
+        pass
+
+    def level_progress(self, done: int) -> None:
+        pass
+
+    def level_finished(self, level: LevelResult) -> None:
+        pass
+
+    def warning(self, message: str) -> None:
+        pass

@@ -1,0 +1,95 @@
+"""The built-in driver: runs the closed-loop engine in generator subprocesses.
+
+With ``processes > 1`` the level's concurrency and request budget are split
+across processes and their results merged (histograms merge exactly).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import replace
+from functools import reduce
+
+from grpcbench.errors import UsageError
+from grpcbench.load.driver import MEASUREMENT_STARTED, ProgressCallback
+from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.subprocs import Child, start_python_module
+
+
+class GeneratorError(UsageError):
+    """A generator process failed; the level has no result."""
+
+
+def split(total: int, parts: int) -> list[int]:
+    """Split ``total`` into ``parts`` near-equal non-negative integers."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
+    processes = max(1, min(processes, spec.concurrency))
+    concurrencies = split(spec.concurrency, processes)
+    requests = split(spec.requests, processes)
+    warmups = split(spec.warmup_requests, processes)
+    connections = split(max(spec.connections, processes), processes)
+    return [
+        replace(
+            spec,
+            concurrency=concurrencies[i],
+            requests=requests[i],
+            warmup_requests=warmups[i],
+            connections=max(1, connections[i]),
+        )
+        for i in range(processes)
+    ]
+
+
+class BuiltinDriver:
+    name = "builtin"
+
+    def __init__(self, processes: int = 1) -> None:
+        self.processes = processes
+
+    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+        parts = split_spec(spec, self.processes)
+        done = [0] * len(parts)
+        measuring = [False] * len(parts)
+
+        def on_event(index: int, event: dict) -> None:
+            if event["event"] == "measuring":
+                measuring[index] = True
+                if all(measuring):
+                    progress(MEASUREMENT_STARTED)
+            elif event["event"] == "progress":
+                done[index] = event["done"]
+                progress(sum(done))
+
+        results = await asyncio.gather(
+            *(self._run_one(part, lambda e, i=i: on_event(i, e)) for i, part in enumerate(parts))
+        )
+        return reduce(LoadResult.merge, results)
+
+    async def _run_one(self, spec: LoadSpec, on_event) -> LoadResult:  # type: ignore[no-untyped-def]
+        child = await start_python_module("grpcbench.load.generator")
+        try:
+            assert child.process.stdin and child.process.stdout
+            child.process.stdin.write((json.dumps(spec.to_json()) + "\n").encode())
+            await child.process.stdin.drain()
+            child.process.stdin.close()
+            async for raw in child.process.stdout:
+                event = json.loads(raw)
+                if event["event"] == "result":
+                    return LoadResult.from_json(event["result"])
+                if event["event"] == "error":
+                    raise GeneratorError(event["message"])
+                on_event(event)
+            await child.process.wait()
+            tail = child.stderr_tail()
+            raise GeneratorError(
+                f"load generator exited with code {child.process.returncode} without a result"
+                + (f":\n{tail}" if tail else "")
+            )
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                await child.stop()

@@ -1,0 +1,42 @@
+"""The fake driver: synthetic, seeded results without any network traffic.
+
+For fast tests of the CLI, runner and exporters only. Its figures are not
+measurements, and every table that shows them says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from grpcbench.load.driver import MEASUREMENT_STARTED, ProgressCallback
+from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.stats.histogram import LatencyRecorder
+
+# Every FAILURE_EVERY-th call is reported as Unavailable, so error rows get exercised.
+FAILURE_EVERY = 100
+
+
+class FakeDriver:
+    name = "fake"
+
+    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+        rng = random.Random(spec.concurrency)
+        requests = spec.requests or 1000
+        progress(MEASUREMENT_STARTED)
+        recorder = LatencyRecorder()
+        statuses = {"OK": 0, "Unavailable": 0}
+        for i in range(1, requests + 1):
+            recorder.record(int(rng.lognormvariate(6.5, 0.4) * spec.concurrency))
+            statuses["Unavailable" if i % FAILURE_EVERY == 0 else "OK"] += 1
+        await asyncio.sleep(0.01)
+        progress(requests)
+        return LoadResult(
+            driver=self.name,
+            concurrency=spec.concurrency,
+            connections=spec.connections,
+            statuses=statuses,
+            latency=recorder.summary(),
+            wall_s=recorder.total_us / 1e6 / spec.concurrency,
+            client_cpu_s=0.0,
+        )

@@ -1,0 +1,47 @@
+"""Entry point of a load-generator process: ``python -m grpcbench.load.generator``.
+
+Reads one ``LoadSpec`` as JSON on stdin and writes JSON lines on stdout:
+``{"event": "measuring"}`` when warm-up ends, ``{"event": "progress", "done": N}``
+while measuring, then ``{"event": "result", ...}`` or ``{"event": "error", ...}``.
+Running in its own process keeps the generator off the server's core and lets
+several generators run side by side (their results merge).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+from grpcbench.childproc import setup_child
+from grpcbench.errors import UsageError
+from grpcbench.load.model import LoadSpec
+
+
+def emit(event: str, **fields: Any) -> None:
+    sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    spec = LoadSpec.from_json(json.loads(sys.stdin.readline()))
+    setup_child(spec.cpus)
+    from grpcbench.load.closed_loop import run_closed_loop
+
+    try:
+        result = asyncio.run(
+            run_closed_loop(
+                spec,
+                on_measurement_start=lambda: emit("measuring"),
+                on_progress=lambda done: emit("progress", done=done),
+            )
+        )
+    except UsageError as error:
+        emit("error", message=str(error))
+        sys.exit(2)
+    emit("result", result=result.to_json())
+
+
+if __name__ == "__main__":
+    main()

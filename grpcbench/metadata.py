@@ -1,0 +1,45 @@
+"""What is needed to reproduce (or distrust) a run: versions, machine, time."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from grpcbench import __version__
+
+PACKAGES = ("grpcio", "grpclib", "uvloop", "protobuf", "hdrhistogram", "psutil", "h2")
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def collect_metadata() -> dict[str, Any]:
+    return {
+        "grpcbench": __version__,
+        "python": sys.version.split()[0],
+        "python_implementation": platform.python_implementation(),
+        "packages": {name: _package_version(name) for name in PACKAGES},
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "hostname": platform.node(),
+        "argv": sys.argv,
+    }

@@ -1,0 +1,73 @@
+"""Parsers for the small value languages of the CLI (lists, durations, CPU sets).
+
+They raise ``UsageError`` with a message that names the bad value, so the CLI can
+print one line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+
+from grpcbench.errors import UsageError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*$")
+_UNIT_SECONDS = {None: 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "min": 60.0}
+
+
+def parse_positive_int_list(text: str, what: str) -> tuple[int, ...]:
+    """``"2,10,25"`` -> ``(2, 10, 25)``; every item must be a positive integer."""
+    items = [item.strip() for item in text.split(",")]
+    if not text.strip() or any(not item for item in items):
+        raise UsageError(f"bad {what} list {text!r}: expected comma-separated positive integers")
+    values: list[int] = []
+    for item in items:
+        if not item.isdigit() or int(item) <= 0:
+            raise UsageError(f"bad {what} {item!r} in {text!r}: must be a positive integer")
+        values.append(int(item))
+    return tuple(values)
+
+
+def parse_duration(text: str, what: str) -> float:
+    """``"10s"``, ``"500ms"``, ``"2m"`` or a bare number of seconds -> seconds (> 0)."""
+    match = _DURATION.match(text)
+    if not match:
+        raise UsageError(f"bad {what} {text!r}: expected a duration such as 10s, 500ms or 2m")
+    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds <= 0:
+        raise UsageError(f"bad {what} {text!r}: must be greater than zero")
+    return seconds
+
+
+def parse_warmup(text: str) -> tuple[int, float]:
+    """A warm-up is either a request count (``"500"``) or a duration (``"2s"``).
+
+    Returns ``(requests, seconds)`` with exactly one of them non-zero, or both zero
+    for ``"0"`` (no warm-up).
+    """
+    stripped = text.strip()
+    if stripped.isdigit():
+        return int(stripped), 0.0
+    return 0, parse_duration(stripped, "warm-up")
+
+
+def parse_cpu_set(text: str, what: str) -> tuple[int, ...]:
+    """``"0"``, ``"0,1"`` or ``"0-3"`` -> sorted CPU indices."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        bounds = part.split("-")
+        if not part or len(bounds) > 2 or not all(b.isdigit() for b in bounds):
+            raise UsageError(f"bad {what} {text!r}: expected CPU numbers such as 0, 0,1 or 0-3")
+        low, high = int(bounds[0]), int(bounds[-1])
+        if high < low:
+            raise UsageError(f"bad {what} {text!r}: range {part} is empty")
+        cpus.update(range(low, high + 1))
+    return tuple(sorted(cpus))
+
+
+def parse_host_port(text: str) -> tuple[str, int]:
+    """``"127.0.0.1:50051"`` -> ``("127.0.0.1", 50051)``."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"bad target {text!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
+    return host.strip("[]"), int(port)

@@ -1,0 +1,27 @@
+"""Console exporter: rich tables, one per level."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from grpcbench.report.table import ComparisonTable, build_tables
+from grpcbench.results import LevelResult
+
+
+def to_rich(table: ComparisonTable) -> Table:
+    rich_table = Table(title=table.title, title_justify="left", caption_justify="left")
+    rich_table.add_column("", style="bold")
+    for column in table.columns:
+        rich_table.add_column(column, justify="right")
+    for name, cells in table.rows:
+        rich_table.add_row(name, *cells)
+    if table.notes:
+        rich_table.caption = "\n".join(table.notes)
+    return rich_table
+
+
+def print_tables(console: Console, levels: list[LevelResult]) -> None:
+    for table in build_tables(levels):
+        console.print(to_rich(table))
+        console.print()

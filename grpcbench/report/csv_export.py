@@ -1,0 +1,37 @@
+"""CSV exporter: one row per (level, server, driver) with raw numbers, for spreadsheets."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from grpcbench.report.table import PERCENTILES
+from grpcbench.results import LevelResult
+
+FIELDS = [
+    "scenario", "server", "driver", "concurrency", "count", "ok", "errors", "total_s",
+    "slowest_ms", "fastest_ms", "average_ms", *[f"{name}_ms" for name, _ in PERCENTILES],
+    "rps", "server_cpu_s", "server_peak_rss_bytes", "client_cpu_s", "client_saturated",
+]  # fmt: skip
+
+
+def level_row(level: LevelResult) -> list[object]:
+    load, latency, usage = level.load, level.load.latency, level.server_usage
+    return [
+        level.scenario, level.server, level.driver, level.concurrency, load.count, load.ok,
+        ";".join(f"{k}={v}" for k, v in sorted(load.statuses.items()) if k != "OK"),
+        round(load.wall_s, 6), latency.max_us / 1000, latency.min_us / 1000,
+        round(latency.mean_us / 1000, 3),
+        *[latency.percentile_us(p) / 1000 for _, p in PERCENTILES],
+        round(load.rps, 2),
+        round(usage.cpu_s, 4) if usage else "", usage.peak_rss_bytes if usage else "",
+        round(load.client_cpu_s, 4), load.client_saturated,
+    ]  # fmt: skip
+
+
+def write_csv(levels: list[LevelResult], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(FIELDS)
+        writer.writerows(level_row(level) for level in levels)

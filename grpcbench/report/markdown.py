@@ -1,0 +1,34 @@
+"""Markdown exporter: the seed's published table layout, one table per level."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grpcbench.report.table import ComparisonTable, build_tables
+from grpcbench.results import RunRecord
+
+
+def table_to_markdown(table: ComparisonTable) -> str:
+    header = "| " + " | ".join(["", *table.columns]) + " |"
+    rule = "|" + "|".join(["---"] * (len(table.columns) + 1)) + "|"
+    body = ["| " + " | ".join([name, *cells]) + " |" for name, cells in table.rows]
+    notes = [f"\n> {note}" for note in table.notes]
+    return "\n".join([f"#### {table.title}", "", header, rule, *body, *notes]) + "\n"
+
+
+def run_to_markdown(record: RunRecord) -> str:
+    meta = record.metadata
+    lines = [
+        f"# grpcbench results ({record.status})",
+        "",
+        f"- started {record.started_at}, python {meta.get('python')}, "
+        f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')})",
+        f"- packages: {', '.join(f'{k} {v}' for k, v in meta.get('packages', {}).items() if v)}",
+        "",
+    ]
+    return "\n".join(lines) + "\n".join(table_to_markdown(t) for t in build_tables(record.levels))
+
+
+def write_markdown(record: RunRecord, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(run_to_markdown(record))

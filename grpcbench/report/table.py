@@ -1,0 +1,130 @@
+"""The comparison table model shared by every exporter (console, markdown, CSV).
+
+One table per scenario and concurrency level, servers (and drivers) side by
+side, rows in the seed's order plus percentiles and resource use. Building the
+model once keeps every format showing the same figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from grpcbench.load.model import SATURATION_THRESHOLD
+from grpcbench.report.units import (
+    format_bytes,
+    format_cpu_seconds,
+    format_latency_us,
+    format_percent,
+    format_seconds,
+)
+from grpcbench.results import LevelResult
+
+PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
+WARNING = "⚠"
+
+
+@dataclass(frozen=True)
+class ComparisonTable:
+    scenario: str
+    concurrency: int
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...]], ...]
+    notes: tuple[str, ...]
+
+    @property
+    def title(self) -> str:
+        return f"{self.scenario} - concurrency {self.concurrency}"
+
+
+def column_label(level: LevelResult, several_drivers: bool) -> str:
+    return f"{level.server} [{level.driver}]" if several_drivers else level.server
+
+
+def _status_rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], str]]]:
+    """OK first, then every other status seen in any column (zeros shown elsewhere)."""
+    seen: list[str] = []
+    for level in levels:
+        for status in sorted(level.load.statuses):
+            if status != "OK" and status not in seen:
+                seen.append(status)
+    return [("OK", lambda lv: str(lv.load.ok))] + [
+        (status, lambda lv, s=status: str(lv.load.statuses.get(s, 0))) for status in seen
+    ]
+
+
+def _server_cpu(level: LevelResult) -> str:
+    usage = level.server_usage
+    return f"{format_cpu_seconds(usage.cpu_s)} ({format_percent(usage.cpu_fraction)})" if usage else "-"
+
+
+def _server_rss(level: LevelResult) -> str:
+    return format_bytes(level.server_usage.peak_rss_bytes) if level.server_usage else "-"
+
+
+def _client_cpu(level: LevelResult) -> str:
+    load = level.load
+    text = f"{format_cpu_seconds(load.client_cpu_s)} ({format_percent(load.client_cpu_fraction)})"
+    return f"{text} {WARNING}" if load.client_saturated else text
+
+
+def _rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], str]]]:
+    latency_rows: list[tuple[str, Callable[[LevelResult], str]]] = [
+        ("Total", lambda lv: format_seconds(lv.load.wall_s)),
+        ("Slowest", lambda lv: format_latency_us(lv.load.latency.max_us)),
+        ("Fastest", lambda lv: format_latency_us(lv.load.latency.min_us)),
+        ("Average", lambda lv: format_latency_us(lv.load.latency.mean_us)),
+    ]
+    latency_rows += [
+        (name, lambda lv, p=p: format_latency_us(lv.load.latency.percentile_us(p)))
+        for name, p in PERCENTILES
+    ]
+    return [
+        ("Count", lambda lv: str(lv.load.count)),
+        *_status_rows(levels),
+        *latency_rows,
+        ("Requests/sec", lambda lv: f"{lv.load.rps:.2f}"),
+        ("Server CPU", _server_cpu),
+        ("Server peak RSS", _server_rss),
+        ("Generator CPU", _client_cpu),
+    ]
+
+
+def _notes(levels: list[LevelResult], labels: list[str]) -> list[str]:
+    notes: list[str] = []
+    for level, label in zip(levels, labels, strict=True):
+        load = level.load
+        if load.client_saturated:
+            notes.append(
+                f"{WARNING} {label}: the load generator used {format_percent(load.client_cpu_fraction)}"
+                f" of its CPU (>= {format_percent(SATURATION_THRESHOLD)}): it, not the server, was"
+                " the bottleneck; the server may be faster than shown (try --client-processes or"
+                " more client CPUs)."
+            )
+        if load.truncated:
+            notes.append(
+                f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
+            )
+        if level.driver == "fake":
+            notes.append(f"{label}: synthetic figures from the fake driver, not measurements.")
+        if load.count and load.ok < load.count:
+            notes.append(f"{WARNING} {label}: {load.count - load.ok} of {load.count} calls failed.")
+    return notes
+
+
+def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
+    """Group results by (scenario, concurrency), in the order they were measured."""
+    groups: dict[tuple[str, int], list[LevelResult]] = {}
+    for level in levels:
+        groups.setdefault((level.scenario, level.concurrency), []).append(level)
+    tables = []
+    for (scenario, concurrency), group in sorted(groups.items(), key=lambda kv: kv[0][1]):
+        several_drivers = len({lv.driver for lv in group}) > 1
+        labels = [column_label(lv, several_drivers) for lv in group]
+        rows = tuple(
+            (name, tuple(cell(lv) for lv in group)) for name, cell in _rows(group)
+        )
+        tables.append(
+            ComparisonTable(scenario, concurrency, tuple(labels), rows, tuple(_notes(group, labels)))
+        )
+    return tables

@@ -1,0 +1,158 @@
+"""The runner: for each server, start it, drive every level with every driver, stop it.
+
+Servers run one after another (never two at once, so they do not compete for
+the machine), each in a fresh process for all its levels. Results are exported
+after every level, so Ctrl-C or a failure keeps what was measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from grpcbench.errors import UsageError
+from grpcbench.events import NullEvents, RunEvents
+from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver, make_driver
+from grpcbench.load.model import LoadSpec
+from grpcbench.metadata import collect_metadata
+from grpcbench.monitor import ProcessMonitor
+from grpcbench.options import RunOptions
+from grpcbench.report.markdown import write_markdown
+from grpcbench.results import LevelResult, RunRecord, now_iso, write_json_atomically
+from grpcbench.servers.launcher import RunningServer, check_reachable, start_server
+from grpcbench.servers.spec import ServerSpec
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the tables: a server grpcbench starts, or an external target."""
+
+    label: str
+    spec: ServerSpec | None
+
+
+class Runner:
+    def __init__(self, options: RunOptions, events: RunEvents | None = None) -> None:
+        self.options = options
+        self.events = events or NullEvents()
+        self.record = RunRecord(options=options.to_json(), metadata=collect_metadata())
+        self.drivers: list[LoadDriver] = [make_driver(name) for name in options.drivers]
+
+    def export(self) -> None:
+        """Write every requested file; called after each level and at the end."""
+        if self.options.output:
+            write_json_atomically(self.options.output, self.record.to_json())
+        if self.options.markdown:
+            write_markdown(self.record, self.options.markdown)
+
+    async def run(self) -> RunRecord:
+        try:
+            for column in self._columns():
+                async with self._server(column) as (address, pid, server):
+                    await self._run_levels(column, address, pid, server)
+        except asyncio.CancelledError:
+            self.record.finish("interrupted")
+            self.export()
+            raise
+        except UsageError as error:
+            self.record.finish("failed", str(error))
+            self.export()
+            raise
+        self.record.finish("complete")
+        self.export()
+        return self.record
+
+    def _columns(self) -> list[Column]:
+        if self.options.target:
+            return [Column(self.options.target, None)]
+        return [Column(spec.label, spec) for spec in self.options.servers]
+
+    @asynccontextmanager
+    async def _server(
+        self, column: Column
+    ) -> AsyncIterator[tuple[str, int | None, RunningServer | None]]:
+        options = self.options
+        self.events.server_starting(column.label)
+        if column.spec is None:
+            assert options.target
+            await check_reachable(options.target)
+            self.events.server_ready(column.label, options.target, options.target_pid)
+            yield options.target, options.target_pid, None
+            return
+        server = await start_server(
+            column.spec,
+            options.scenario.service,
+            options.scenario.server_params,
+            cpus=options.placement.server_cpus,
+            port=options.port,
+        )
+        try:
+            self.events.server_ready(column.label, server.address, server.pid)
+            yield server.address, server.pid, server
+        finally:
+            await server.stop()
+
+    async def _run_levels(
+        self, column: Column, address: str, pid: int | None, server: RunningServer | None
+    ) -> None:
+        for concurrency in self.options.concurrency:
+            for driver in self.drivers:
+                level = await self._run_level(column, driver, concurrency, address, pid)
+                self.record.levels.append(level)
+                self.export()
+                self.events.level_finished(level)
+                if server and server.child.process.returncode is not None:
+                    self.events.warning(
+                        f"server {column.label} died during concurrency {concurrency}"
+                        f" (exit code {server.child.process.returncode}); skipping its other"
+                        f" levels. Its stderr:\n{server.child.stderr_tail()}"
+                    )
+                    return
+
+    async def _run_level(
+        self, column: Column, driver: LoadDriver, concurrency: int, address: str, pid: int | None
+    ) -> LevelResult:
+        options = self.options
+        spec = LoadSpec(
+            target=address,
+            service=options.scenario.service,
+            concurrency=concurrency,
+            requests=options.requests,
+            duration_s=options.duration_s,
+            warmup_requests=options.warmup_requests,
+            warmup_s=options.warmup_s,
+            timeout_s=options.timeout_s,
+            connections=options.connections_for(concurrency),
+            max_level_s=options.max_level_s,
+            workload_params=options.scenario.workload_params,
+            cpus=options.placement.client_cpus,
+        )
+        monitor = ProcessMonitor(pid) if pid else None
+        measuring = False
+
+        def progress(done: int) -> None:
+            nonlocal measuring
+            if done == MEASUREMENT_STARTED:
+                measuring = True
+                if monitor:
+                    monitor.start()
+            else:
+                self.events.level_progress(done)
+
+        # total is 0 for time-based levels: the progress bar is then indeterminate.
+        self.events.level_started(column.label, driver.name, concurrency, options.requests)
+        started_at = now_iso()
+        load = await driver.run(spec, progress)
+        usage = monitor.stop() if monitor and measuring else None
+        return LevelResult(
+            scenario=options.scenario.name,
+            server=column.label,
+            driver=driver.name,
+            concurrency=concurrency,
+            load=load,
+            server_usage=usage,
+            started_at=started_at,
+            finished_at=now_iso(),
+        )

@@ -1,0 +1,57 @@
+"""Entry point of a server subprocess: ``python -m grpcbench.servers.child ...``.
+
+It builds the server of the requested kind, binds 127.0.0.1, then prints one
+``READY {"port": N}`` line on stdout; the launcher then waits for the gRPC health
+service to answer SERVING. SIGTERM triggers a graceful stop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any
+
+from grpcbench.childproc import setup_child
+
+READY_PREFIX = "READY "
+# Seconds in-flight RPCs get to finish after SIGTERM.
+STOP_GRACE_SECONDS = 2.0
+
+
+def announce_ready(port: int) -> None:
+    sys.stdout.write(READY_PREFIX + json.dumps({"port": port}) + "\n")
+    sys.stdout.flush()
+
+
+def bind_error(host: str, port: int, error: BaseException) -> SystemExit:
+    """Binding failed: the launcher shows this stderr line to the user."""
+    sys.stderr.write(f"cannot listen on {host}:{port}: address in use or unavailable ({error})\n")
+    return SystemExit(3)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="grpcbench-server")
+    parser.add_argument("--spec", required=True)
+    parser.add_argument("--service", required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--cpus", default="")
+    parser.add_argument("--params", default="{}", help="JSON object of service params")
+    args = parser.parse_args(argv)
+    cpus = [int(c) for c in args.cpus.split(",") if c]
+    setup_child(cpus)
+
+    from grpcbench.servers.spec import parse_server_spec
+    from grpcbench.services.registry import load_service
+
+    spec = parse_server_spec(args.spec)
+    service = load_service(args.service)
+    params: dict[str, Any] = json.loads(args.params)
+    module = importlib.import_module(spec.info.module)
+    module.serve(service, spec, params, args.host, args.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Server kind ``grpclib`` (and ``grpclib+uvloop``): the pure-Python async server.
+
+grpclib's HTTP/2 layer (h2) advertises at most 100 concurrent streams per
+connection; the built-in load generator spreads high concurrency over several
+connections so this limit does not cap a level.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from grpclib.health.service import Health
+from grpclib.reflection.service import ServerReflection
+from grpclib.server import Server
+
+from grpcbench.servers.asyncio_loop import run, sigterm_event
+from grpcbench.servers.child import STOP_GRACE_SECONDS, announce_ready, bind_error
+from grpcbench.servers.spec import ServerSpec
+from grpcbench.services.base import ServiceDefinition
+
+
+async def _serve(
+    service: ServiceDefinition, params: Mapping[str, Any], host: str, port: int
+) -> None:
+    stop = sigterm_event()
+    handlers = service.grpclib_handlers(params)
+    health = Health({handler: [] for handler in handlers})
+    server = Server(ServerReflection.extend([*handlers, health]))
+    try:
+        await server.start(host, port, reuse_port=False)
+    except OSError as error:
+        raise bind_error(host, port, error) from None
+    sockets = server._server.sockets if server._server else ()  # noqa: SLF001 - only way to read the port
+    announce_ready(sockets[0].getsockname()[1])
+    await stop.wait()
+    server.close()
+    try:
+        await asyncio.wait_for(server.wait_closed(), STOP_GRACE_SECONDS)
+    except TimeoutError:
+        pass
+
+
+def serve(
+    service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
+) -> None:
+    run(_serve(service, params, host, port), spec.uvloop)

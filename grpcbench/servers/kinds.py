@@ -1,0 +1,54 @@
+"""Catalogue of server kinds: what each is, its options, and where its code lives.
+
+Only metadata lives here, so listing kinds and parsing specs never imports
+grpcio, grpclib or uvloop; the implementation module is imported inside the
+server subprocess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ServerKindInfo:
+    name: str
+    description: str
+    module: str
+    supports_uvloop: bool
+    default_options: tuple[tuple[str, int], ...] = ()
+
+
+KINDS: dict[str, ServerKindInfo] = {
+    info.name: info
+    for info in (
+        ServerKindInfo(
+            name="grpcio",
+            description="sync grpc.server with a ThreadPoolExecutor of `workers` threads",
+            module="grpcbench.servers.grpcio_sync",
+            supports_uvloop=False,
+            default_options=(("workers", 10),),
+        ),
+        ServerKindInfo(
+            name="grpclib",
+            description="async grpclib server on asyncio (add +uvloop for uvloop)",
+            module="grpcbench.servers.grpclib_async",
+            supports_uvloop=True,
+        ),
+        ServerKindInfo(
+            name="grpcio-aio",
+            description="grpcio's asyncio API, grpc.aio.server (add +uvloop for uvloop)",
+            module="grpcbench.servers.grpcio_aio",
+            supports_uvloop=True,
+        ),
+    )
+}
+
+DEFAULT_SERVERS: tuple[str, ...] = (
+    "grpcio:workers=1",
+    "grpcio:workers=10",
+    "grpclib",
+    "grpclib+uvloop",
+    "grpcio-aio",
+    "grpcio-aio+uvloop",
+)

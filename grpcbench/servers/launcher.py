@@ -1,0 +1,115 @@
+"""Start a server subprocess, wait until it is really ready, stop it gracefully.
+
+Ready means: the child printed its port (it binds 127.0.0.1, port 0 by
+default, so there is no race for a free port) *and* the standard gRPC health
+service answers SERVING. A child that dies first is reported with its stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from grpcbench.errors import ServerStartError, UsageError
+from grpcbench.servers.child import READY_PREFIX
+from grpcbench.servers.spec import ServerSpec
+from grpcbench.subprocs import Child, start_python_module
+
+READY_TIMEOUT_S = 30.0
+HOST = "127.0.0.1"
+
+
+@dataclass
+class RunningServer:
+    spec: ServerSpec
+    child: Child
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.child.pid
+
+    async def stop(self) -> None:
+        await self.child.stop()
+
+
+def _start_failure(spec: ServerSpec, child: Child, what: str) -> ServerStartError:
+    tail = child.stderr_tail()
+    return ServerStartError(f"server {spec.label} {what}" + (f"; its stderr:\n{tail}" if tail else ""))
+
+
+async def start_server(
+    spec: ServerSpec,
+    service: str,
+    params: Mapping[str, Any],
+    cpus: Sequence[int] = (),
+    port: int = 0,
+) -> RunningServer:
+    args = [
+        "--spec", spec.label,
+        "--service", service,
+        "--host", HOST,
+        "--port", str(port),
+        "--cpus", ",".join(map(str, cpus)),
+        "--params", json.dumps(dict(params)),
+    ]  # fmt: skip
+    child = await start_python_module("grpcbench.servers.child", args)
+    try:
+        assert child.process.stdout is not None
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        try:
+            line = await asyncio.wait_for(child.process.stdout.readline(), READY_TIMEOUT_S)
+        except TimeoutError:
+            raise _start_failure(spec, child, f"did not bind within {READY_TIMEOUT_S:.0f}s") from None
+        if not line.startswith(READY_PREFIX.encode()):
+            code = await child.process.wait()
+            if port and code == 3:
+                raise ServerStartError(f"port {port} on {HOST} is in use (server {spec.label})")
+            raise _start_failure(spec, child, f"exited during start-up (exit code {code})")
+        server = RunningServer(spec, child, json.loads(line[len(READY_PREFIX) :])["port"])
+        await wait_until_serving(server.address, deadline, child)
+        return server
+    except BaseException:
+        await child.stop()
+        raise
+
+
+async def wait_until_serving(address: str, deadline: float, child: Child | None = None) -> None:
+    """Poll the health service until SERVING; fail if the deadline passes or the child dies."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        last_error = "no answer"
+        while time.monotonic() < deadline:
+            if child is not None and child.process.returncode is not None:
+                raise ServerStartError(
+                    f"server at {address} exited during start-up; its stderr:\n{child.stderr_tail()}"
+                )
+            try:
+                reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+                last_error = f"health status {reply.status}"
+            except grpc.aio.AioRpcError as error:
+                last_error = f"{error.code().name}: {error.details()}"
+            await asyncio.sleep(0.05)
+    raise UsageError(f"server at {address} did not report SERVING in time ({last_error})")
+
+
+async def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """For ``--target``: one clear error if nothing gRPC answers at ``address``."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        try:
+            await asyncio.wait_for(channel.channel_ready(), timeout_s)
+        except TimeoutError:
+            raise UsageError(f"cannot reach target {address} (no connection within {timeout_s:.0f}s)") from None

@@ -1,0 +1,117 @@
+"""Latency histograms: constant memory, any percentile, exactly mergeable.
+
+Backed by HdrHistogram (the ``hdrhistogram`` package): log-bucketed counts with
+3 significant digits, so a 10 ms latency is known to +-10 us whatever the
+number of requests. Count, sum, min and max are kept exactly beside it, so
+Fastest/Slowest/Average are not rounded to a bucket.
+
+Two types: ``LatencyRecorder`` is the mutable hot-path object inside a load
+generator; ``LatencySummary`` is its frozen, JSON-friendly snapshot that
+results, exporters and merges use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from hdrh.histogram import HdrHistogram
+
+# Microseconds: 1 us .. 1 hour, 3 significant digits (~200 KiB of counters).
+LOWEST_US = 1
+HIGHEST_US = 3_600_000_000
+SIGNIFICANT_DIGITS = 3
+
+
+def new_hdr() -> HdrHistogram:
+    return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
+
+
+class LatencyRecorder:
+    """Records latencies in microseconds; values are clamped into the histogram range."""
+
+    __slots__ = ("hdr", "count", "total_us", "min_us", "max_us")
+
+    def __init__(self) -> None:
+        self.hdr = new_hdr()
+        self.count = 0
+        self.total_us = 0
+        self.min_us = 0
+        self.max_us = 0
+
+    def record(self, micros: int) -> None:
+        micros = min(max(micros, LOWEST_US), HIGHEST_US)
+        self.hdr.record_value(micros)
+        if self.count == 0 or micros < self.min_us:
+            self.min_us = micros
+        if micros > self.max_us:
+            self.max_us = micros
+        self.count += 1
+        self.total_us += micros
+
+    def summary(self) -> LatencySummary:
+        encoded = self.hdr.encode().decode("ascii") if self.count else ""
+        return LatencySummary(
+            count=self.count,
+            total_us=self.total_us,
+            min_us=self.min_us,
+            max_us=self.max_us,
+            encoded=encoded,
+        )
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """Frozen latency distribution; ``encoded`` is HdrHistogram's base64 form."""
+
+    count: int = 0
+    total_us: int = 0
+    min_us: int = 0
+    max_us: int = 0
+    encoded: str = field(default="", repr=False)
+
+    @cached_property
+    def _hdr(self) -> HdrHistogram:
+        return HdrHistogram.decode(self.encoded) if self.encoded else new_hdr()
+
+    @property
+    def mean_us(self) -> float:
+        return self.total_us / self.count if self.count else 0.0
+
+    def percentile_us(self, percentile: float) -> int:
+        """Value at ``percentile`` (0-100), to the histogram's 3 significant digits."""
+        if not self.count:
+            return 0
+        value = int(self._hdr.get_value_at_percentile(percentile))
+        # A bucket's reported value may exceed the exact extremes; clamp to them.
+        return min(max(value, self.min_us), self.max_us)
+
+    def count_at_or_below(self, micros: int) -> int:
+        """Number of recorded values <= micros (for distributions and charts)."""
+        total = 0
+        for item in self._hdr.get_recorded_iterator():
+            if item.value_iterated_to > micros:
+                break
+            total += item.count_at_value_iterated_to
+        return total
+
+    def merge(self, other: LatencySummary) -> LatencySummary:
+        return merge_summaries([self, other])
+
+
+def merge_summaries(summaries: Iterable[LatencySummary]) -> LatencySummary:
+    """Exact merge: counts add bucket by bucket, extremes combine."""
+    parts = [s for s in summaries if s.count]
+    if not parts:
+        return LatencySummary()
+    hdr = new_hdr()
+    for part in parts:
+        hdr.add(part._hdr)
+    return LatencySummary(
+        count=sum(p.count for p in parts),
+        total_us=sum(p.total_us for p in parts),
+        min_us=min(p.min_us for p in parts),
+        max_us=max(p.max_us for p in parts),
+        encoded=hdr.encode().decode("ascii"),
+    )
