@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from grpcbench.errors import UsageError
 from grpcbench.servers.kinds import DEFAULT_SERVERS, KINDS
@@ -34,12 +36,12 @@ SPEC_HELP = (
 
 # Piped output (files, CI logs) gets a wide console so tables are not squeezed.
 stdout = Console() if sys.stdout.isatty() else Console(width=240)
-stderr = Console(stderr=True)
+stderr = Console(stderr=True, soft_wrap=True)
 
 
 def fail(error: UsageError) -> None:
     message = str(error)
-    stderr.print(f"[bold red]grpcbench: error:[/] {message}", markup=True, highlight=False)
+    stderr.print(f"[bold red]grpcbench: error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(error.exit_code)
 
 
@@ -104,6 +106,9 @@ def _run(options, csv_path: Path | None) -> None:  # type: ignore[no-untyped-def
     from grpcbench.report.csv_export import write_csv
     from grpcbench.runner import Runner
 
+    # A shell starts background jobs with SIGINT ignored; restore it so that
+    # SIGINT always means "stop the children and keep the partial results".
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     runner = Runner(options, ConsoleEvents(stderr))
     placement = options.placement
     stderr.print(

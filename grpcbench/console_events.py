@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -38,17 +39,17 @@ class ConsoleEvents:
         self.progress.stop()
 
     def server_starting(self, label: str) -> None:
-        self.console.print(f"[bold]{label}[/]: starting")
+        self.console.print(f"[bold]{escape(label)}[/]: starting")
 
     def server_ready(self, label: str, address: str, pid: int | None) -> None:
         suffix = f" (pid {pid})" if pid else ""
-        self.console.print(f"[bold]{label}[/]: ready on {address}{suffix}")
+        self.console.print(f"[bold]{escape(label)}[/]: ready on {address}{suffix}")
 
     def level_started(self, label: str, driver: str, concurrency: int, total: int) -> None:
         if self._task is not None:
             self.progress.remove_task(self._task)
         self._task = self.progress.add_task(
-            f"{label} [{driver}] concurrency {concurrency}", total=total or None
+            escape(f"{label} [{driver}] concurrency {concurrency}"), total=total or None
         )
 
     def level_progress(self, done: int) -> None:
@@ -61,11 +62,11 @@ class ConsoleEvents:
         errors = load.count - load.ok
         error_text = f", [red]{errors} errors[/]" if errors else ""
         self.console.print(
-            f"  concurrency {level.concurrency:>4} [{level.driver}]: {load.count} calls"
+            f"  concurrency {level.concurrency:>4} {escape(f'[{level.driver}]')}: {load.count} calls"
             f"{error_text}, {load.rps:,.0f} req/s,"
             f" p50 {format_latency_us(load.latency.percentile_us(50))},"
             f" p99 {format_latency_us(load.latency.percentile_us(99))}{flag}"
         )
 
     def warning(self, message: str) -> None:
-        self.console.print(f"[yellow]warning:[/] {message}")
+        self.console.print(f"[yellow]warning:[/] {escape(message)}")

@@ -22,6 +22,7 @@ from grpcbench.parsing import (
 )
 from grpcbench.scenario import Scenario, load_scenario
 from grpcbench.servers.spec import ServerSpec, parse_server_specs
+from grpcbench.services.registry import load_service
 
 DRIVERS = ("builtin", "fake")
 # Concurrent streams per client connection. grpclib's server allows 100 per
@@ -129,6 +130,7 @@ def build_run_options(
     max_level: str | None = None,
 ) -> RunOptions:
     chosen = load_scenario(scenario)
+    load_service(chosen.service)  # fail here, not inside a server process
     drivers = tuple(d.strip() for d in load.split(",") if d.strip())
     unknown = [d for d in drivers if d not in DRIVERS]
     if unknown or not drivers:

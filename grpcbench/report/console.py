@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from grpcbench.report.table import ComparisonTable, build_tables
@@ -10,14 +11,15 @@ from grpcbench.results import LevelResult
 
 
 def to_rich(table: ComparisonTable) -> Table:
-    rich_table = Table(title=table.title, title_justify="left", caption_justify="left")
+    # Labels such as "grpclib [builtin]" must not be read as rich markup.
+    rich_table = Table(title=escape(table.title), title_justify="left", caption_justify="left")
     rich_table.add_column("", style="bold")
     for column in table.columns:
-        rich_table.add_column(column, justify="right")
+        rich_table.add_column(escape(column), justify="right")
     for name, cells in table.rows:
-        rich_table.add_row(name, *cells)
+        rich_table.add_row(escape(name), *map(escape, cells))
     if table.notes:
-        rich_table.caption = "\n".join(table.notes)
+        rich_table.caption = escape("\n".join(table.notes))
     return rich_table
 
 

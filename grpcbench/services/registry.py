@@ -28,12 +28,17 @@ def available_services() -> dict[str, str]:
 
 
 def load_service(name: str) -> ServiceDefinition:
+    """A registered name, or ``package.module:ATTRIBUTE`` for an unregistered service."""
     services = available_services()
-    if name not in services:
+    reference = services.get(name, name if ":" in name else None)
+    if reference is None:
         known = ", ".join(sorted(services))
         raise UsageError(f"unknown service {name!r} (known services: {known})")
-    module_name, _, attribute = services[name].partition(":")
-    service = getattr(importlib.import_module(module_name), attribute)
+    module_name, _, attribute = reference.partition(":")
+    try:
+        service = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise UsageError(f"cannot load service {name!r} from {reference}: {error}") from None
     if not isinstance(service, ServiceDefinition):
-        raise UsageError(f"service {name!r} ({services[name]}) is not a ServiceDefinition")
+        raise UsageError(f"service {name!r} ({reference}) is not a ServiceDefinition")
     return service

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@pytest.fixture(autouse=True)
+def _children_can_import_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Server and generator subprocesses load tests.support services too."""
+    path = os.environ.get("PYTHONPATH", "")
+    monkeypatch.setenv("PYTHONPATH", f"{REPO}{os.pathsep}{path}" if path else str(REPO))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Become a child subreaper: orphaned grandchildren (a server whose grpcbench
+    parent died without stopping it) are re-parented to the test process instead
+    of init, so ``no_leaked_children`` sees them."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_children() -> Iterator[None]:
+    """Every test must leave no child process of the test runner behind."""
+    yield
+    leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+    gone, alive = psutil.wait_procs(leftovers, timeout=5)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], (
+        f"leaked child processes: {[p.cmdline() for p in alive]}"
+    )
+
+
+def write_scenario(tmp_path: Path, service: str, server: str = "", name: str = "custom") -> Path:
+    """A scenario file for a test service (``[server]`` params given as TOML lines)."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f'name = "{name}"\nservice = "{service}"\n'
+        '[defaults]\nservers = ["grpcio:workers=2"]\nconcurrency = [2]\nrequests = 20\nwarmup = "0"\n'
+        f"[server]\n{server}\n"
+    )
+    return path
+
+
+GRPCBENCH = [sys.executable, "-m", "grpcbench"]

@@ -1,0 +1,57 @@
+"""Build result objects from known latencies, so expected figures are computable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from grpcbench.load.model import LoadResult
+from grpcbench.monitor import ProcessUsage
+from grpcbench.results import LevelResult
+from grpcbench.stats.histogram import LatencyRecorder
+
+
+def load_result(
+    latencies_us: Iterable[int],
+    statuses: dict[str, int],
+    wall_s: float = 1.0,
+    client_cpu_s: float = 0.5,
+    concurrency: int = 10,
+    driver: str = "builtin",
+) -> LoadResult:
+    recorder = LatencyRecorder()
+    for value in latencies_us:
+        recorder.record(value)
+    return LoadResult(
+        driver=driver,
+        concurrency=concurrency,
+        connections=1,
+        statuses=statuses,
+        latency=recorder.summary(),
+        wall_s=wall_s,
+        client_cpu_s=client_cpu_s,
+    )
+
+
+def level(
+    server: str,
+    concurrency: int = 10,
+    statuses: dict[str, int] | None = None,
+    latencies_us: Iterable[int] = (1000, 2000, 3000, 4000),
+    client_cpu_s: float = 0.5,
+    driver: str = "builtin",
+) -> LevelResult:
+    return LevelResult(
+        scenario="hello",
+        server=server,
+        driver=driver,
+        concurrency=concurrency,
+        load=load_result(
+            latencies_us, statuses or {"OK": 4}, client_cpu_s=client_cpu_s,
+            concurrency=concurrency, driver=driver,
+        ),  # fmt: skip
+        server_usage=ProcessUsage(
+            cpu_s=0.8, wall_s=1.0, peak_rss_bytes=50 * 1024 * 1024, peak_rss_method="vmhwm"
+        ),
+        started_at="2026-01-01T00:00:00+00:00",
+        finished_at="2026-01-01T00:00:01+00:00",
+    )

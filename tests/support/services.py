@@ -1,0 +1,73 @@
+"""Services used only by tests, loaded as ``tests.support.services:NAME``.
+
+``SLOW`` answers SayHello after ``delay_ms`` (a known service time, so deadline
+and latency expectations are computable); ``CRASHING`` fails while the server
+registers it, to exercise start-up failure reporting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import grpc
+
+from grpcbench.proto import helloworld_pb2, helloworld_pb2_grpc
+from grpcbench.services import hello
+
+
+def _delay_s(params: Mapping[str, Any]) -> float:
+    return float(params.get("delay_ms", 0)) / 1000
+
+
+class SlowGrpcio(helloworld_pb2_grpc.GreeterServicer):
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    def SayHello(self, request: Any, context: grpc.ServicerContext) -> Any:
+        time.sleep(self.delay_s)
+        return helloworld_pb2.HelloReply(message="slow")
+
+
+class SlowAio(helloworld_pb2_grpc.GreeterServicer):
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    async def SayHello(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+        await asyncio.sleep(self.delay_s)
+        return helloworld_pb2.HelloReply(message="slow")
+
+
+class SlowGrpclib(hello.GrpclibGreeter):
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+
+    async def SayHello(self, stream: Any) -> None:
+        await stream.recv_message()
+        await asyncio.sleep(self.delay_s)
+        await stream.send_message(helloworld_pb2.HelloReply(message="slow"))
+
+
+SLOW = replace(
+    hello.SERVICE,
+    name="slow",
+    register_grpcio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
+        SlowGrpcio(_delay_s(params)), server
+    ),
+    register_aio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
+        SlowAio(_delay_s(params)), server
+    ),
+    grpclib_handlers=lambda params: [SlowGrpclib(_delay_s(params))],
+)
+
+
+def _crash(*_: Any) -> Any:
+    raise RuntimeError("boom: this service fails on purpose during start-up")
+
+
+CRASHING = replace(
+    hello.SERVICE, name="crashing", register_grpcio=_crash, register_aio=_crash, grpclib_handlers=_crash
+)

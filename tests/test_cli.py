@@ -1,0 +1,135 @@
+"""The command line as users run it: real processes, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import GRPCBENCH, write_scenario
+
+
+def grpcbench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*GRPCBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    error_lines = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(error_lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--servers", "tornado"], "unknown server kind 'tornado'"),
+        (["--servers", "grpcio+uvloop"], "cannot run on uvloop"),
+        (["--concurrency", "2,x"], "bad concurrency"),
+        (["--concurrency", "0"], "must be a positive integer"),
+        (["--concurrency", "-5"], "must be a positive integer"),
+        (["--concurrency", ""], "bad concurrency list"),
+        (["--requests", "0"], "bad --requests"),
+        (["--duration", "soon"], "bad --duration"),
+        (["--timeout", "0s"], "bad --timeout"),
+        (["--load", "wrk"], "unknown load driver"),
+        (["--scenario", "nope"], "unknown scenario 'nope'"),
+        (["--target", "localhost"], "expected HOST:PORT"),
+        (["--server-cpus", "x"], "bad --server-cpus"),
+        (["--server-cpus", "999"], "not available"),
+    ],
+)
+def test_bad_input_is_one_clear_line(args: list[str], fragment: str) -> None:
+    assert_one_line_error(grpcbench("run", *args), fragment)
+
+
+def test_unreachable_target() -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = grpcbench("run", "--target", f"127.0.0.1:{port}", "-c", "2", "-n", "10")
+    assert_one_line_error(result, "cannot reach target")
+
+
+@pytest.mark.integration
+def test_port_in_use() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        for kind in ("grpcio", "grpclib", "grpcio-aio"):
+            result = grpcbench("run", "-s", kind, "--port", str(port), "-c", "2", "-n", "10")
+            assert_one_line_error(result, f"port {port}", "in use")
+
+
+@pytest.mark.integration
+def test_server_dying_at_start_up_shows_its_stderr(tmp_path: Path) -> None:
+    scenario = write_scenario(tmp_path, "tests.support.services:CRASHING")
+    result = grpcbench("run", "--scenario", str(scenario), "--output", str(tmp_path / "r.json"))
+    assert result.returncode == 3
+    assert "Traceback" not in result.stderr.split("its stderr:")[0]
+    assert "exited during start-up" in result.stderr
+    assert "boom: this service fails on purpose" in result.stderr
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert saved["status"] == "failed" and "start-up" in saved["error"]
+
+
+@pytest.mark.integration
+def test_run_writes_json_markdown_csv_and_tables(tmp_path: Path) -> None:
+    out, md, csv_path = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.csv"
+    result = grpcbench(
+        "run", "-s", "grpcio:workers=2", "-s", "grpclib+uvloop", "-c", "2,5", "-n", "200",
+        "--warmup", "20", "--output", str(out), "--markdown", str(md), "--csv", str(csv_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for title in ("hello - concurrency 2", "hello - concurrency 5"):
+        assert title in result.stdout
+    assert "grpclib+uvloop" in result.stdout and "Requests/sec" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["status"] == "complete" and data["format_version"] == 1
+    assert [(lv["server"], lv["concurrency"]) for lv in data["levels"]] == [
+        ("grpcio:workers=2", 2), ("grpcio:workers=2", 5),
+        ("grpclib+uvloop", 2), ("grpclib+uvloop", 5),
+    ]  # fmt: skip
+    for lv in data["levels"]:
+        assert lv["load"]["statuses"] == {"OK": 200}
+        assert lv["server_usage"]["peak_rss_bytes"] > 0
+    assert data["metadata"]["packages"]["grpcio"]
+    assert data["options"]["placement"]["server_cpus"] != data["options"]["placement"]["client_cpus"]
+    assert md.read_text().count("| Count | 200 | 200 |") == 2
+    assert len(csv_path.read_text().splitlines()) == 5
+
+
+@pytest.mark.integration
+def test_duration_mode_and_fake_driver(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = grpcbench(
+        "run", "-s", "grpcio-aio", "-c", "3", "--duration", "300ms", "--warmup", "100ms",
+        "--load", "builtin,fake", "--output", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    builtin, fake = data["levels"]
+    assert builtin["driver"] == "builtin" and fake["driver"] == "fake"
+    assert builtin["load"]["wall_s"] >= 0.3 and builtin["load"]["statuses"]["OK"] > 0
+    assert "grpcio-aio [fake]" in result.stdout and "synthetic" in result.stdout
+
+
+def test_listing_commands() -> None:
+    servers = grpcbench("servers")
+    assert servers.returncode == 0
+    for kind in ("grpcio", "grpclib", "grpcio-aio", "+uvloop"):
+        assert kind in servers.stdout
+    scenarios = grpcbench("scenarios", "--json")
+    assert scenarios.returncode == 0 and "hello" in json.loads(scenarios.stdout)
+    help_text = grpcbench("run", "--help").stdout
+    for option in ("--scenario", "--servers", "--concurrency", "--requests", "--duration",
+                   "--warmup", "--timeout", "--load", "--target", "--output", "--markdown"):  # fmt: skip
+        assert option in help_text

@@ -1,0 +1,73 @@
+import random
+
+import pytest
+
+from grpcbench.stats.histogram import HIGHEST_US, LatencyRecorder, LatencySummary, merge_summaries
+
+
+def _exact_percentile(values: list[int], percentile: float) -> int:
+    ordered = sorted(values)
+    index = max(0, int(round(percentile / 100 * len(ordered))) - 1)
+    return ordered[index]
+
+
+def test_percentiles_within_histogram_precision() -> None:
+    rng = random.Random(1)
+    values = [int(rng.lognormvariate(7, 1)) + 1 for _ in range(50_000)]
+    recorder = LatencyRecorder()
+    for value in values:
+        recorder.record(value)
+    summary = recorder.summary()
+    assert summary.count == len(values)
+    assert summary.min_us == min(values) and summary.max_us == max(values)
+    assert summary.mean_us == pytest.approx(sum(values) / len(values))
+    for p in (50, 90, 99, 99.9):
+        assert summary.percentile_us(p) == pytest.approx(_exact_percentile(values, p), rel=2e-3)
+
+
+def test_merge_is_exact() -> None:
+    rng = random.Random(2)
+    a, b, both = LatencyRecorder(), LatencyRecorder(), LatencyRecorder()
+    for i in range(20_000):
+        value = rng.randint(50, 200_000)
+        (a if i % 3 else b).record(value)
+        both.record(value)
+    merged = merge_summaries([a.summary(), b.summary()])
+    expected = both.summary()
+    assert (merged.count, merged.total_us, merged.min_us, merged.max_us) == (
+        expected.count, expected.total_us, expected.min_us, expected.max_us,
+    )  # fmt: skip
+    for p in (1, 50, 75, 99, 99.99):
+        assert merged.percentile_us(p) == expected.percentile_us(p)
+    assert a.summary().merge(b.summary()).percentile_us(90) == expected.percentile_us(90)
+
+
+def test_memory_is_constant() -> None:
+    small, large = LatencyRecorder(), LatencyRecorder()
+    for value in range(1, 100):
+        small.record(value)
+    for value in range(1, 300_000):
+        large.record(value % 5000 + 1)
+    assert len(small.hdr.counts) == len(large.hdr.counts)
+
+
+def test_out_of_range_values_are_clamped() -> None:
+    recorder = LatencyRecorder()
+    recorder.record(0)
+    recorder.record(HIGHEST_US * 10)
+    summary = recorder.summary()
+    assert summary.count == 2
+    assert summary.min_us == 1 and summary.max_us == HIGHEST_US
+
+
+def test_empty_summary() -> None:
+    empty = LatencySummary()
+    assert empty.percentile_us(99) == 0 and empty.mean_us == 0
+    assert merge_summaries([empty, empty]).count == 0
+
+
+def test_count_at_or_below() -> None:
+    recorder = LatencyRecorder()
+    for value in (100, 200, 300, 4000):
+        recorder.record(value)
+    assert recorder.summary().count_at_or_below(300) == 3

@@ -1,0 +1,54 @@
+import pytest
+
+from grpcbench.errors import UsageError
+from grpcbench.parsing import (
+    parse_cpu_set,
+    parse_duration,
+    parse_host_port,
+    parse_positive_int_list,
+    parse_warmup,
+)
+
+
+def test_int_list() -> None:
+    assert parse_positive_int_list("2,10, 25,50", "concurrency") == (2, 10, 25, 50)
+
+
+@pytest.mark.parametrize("text", ["", "2,,3", "2,x", "0", "-1", "2.5", "1,0"])
+def test_int_list_rejects(text: str) -> None:
+    with pytest.raises(UsageError, match="concurrency"):
+        parse_positive_int_list(text, "concurrency")
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("10s", 10.0), ("500ms", 0.5), ("2m", 120.0), ("1.5", 1.5)]
+)
+def test_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text, "d") == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "abc", "0s", "-1s", "10 h"])
+def test_duration_rejects(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse_duration(text, "d")
+
+
+def test_warmup_count_or_time() -> None:
+    assert parse_warmup("500") == (500, 0.0)
+    assert parse_warmup("2s") == (0, 2.0)
+    assert parse_warmup("0") == (0, 0.0)
+
+
+def test_cpu_set() -> None:
+    assert parse_cpu_set("0", "c") == (0,)
+    assert parse_cpu_set("3,0-1", "c") == (0, 1, 3)
+    for bad in ("", "a", "2-1", "1-2-3"):
+        with pytest.raises(UsageError):
+            parse_cpu_set(bad, "c")
+
+
+def test_host_port() -> None:
+    assert parse_host_port("127.0.0.1:50051") == ("127.0.0.1", 50051)
+    for bad in ("127.0.0.1", ":1", "h:0", "h:99999", "h:x"):
+        with pytest.raises(UsageError):
+            parse_host_port(bad)

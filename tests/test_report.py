@@ -1,0 +1,88 @@
+import csv
+from pathlib import Path
+
+from rich.console import Console
+
+from grpcbench.report.console import print_tables
+from grpcbench.report.csv_export import FIELDS, write_csv
+from grpcbench.report.markdown import run_to_markdown, table_to_markdown
+from grpcbench.report.table import build_tables
+from grpcbench.results import RunRecord
+from tests.support.factories import level
+
+
+def _rows(table):  # type: ignore[no-untyped-def]
+    return {name: cells for name, cells in table.rows}
+
+
+def test_one_table_per_level_servers_side_by_side() -> None:
+    levels = [
+        level("grpcio:workers=1", 2), level("grpclib", 2),
+        level("grpcio:workers=1", 10), level("grpclib", 10),
+    ]  # fmt: skip
+    tables = build_tables(levels)
+    assert [t.concurrency for t in tables] == [2, 10]
+    assert tables[0].columns == ("grpcio:workers=1", "grpclib")
+    names = [name for name, _ in tables[0].rows]
+    assert names == [
+        "Count", "OK", "Total", "Slowest", "Fastest", "Average", "p50", "p90", "p99",
+        "p99.9", "Requests/sec", "Server CPU", "Server peak RSS", "Generator CPU",
+    ]  # fmt: skip
+
+
+def test_figures_are_the_measured_ones() -> None:
+    rows = _rows(build_tables([level("grpclib", latencies_us=(1000, 2000, 3000, 4000))])[0])
+    assert rows["Count"] == ("4",)
+    assert rows["Slowest"] == ("4.00 ms",)
+    assert rows["Fastest"] == ("1.00 ms",)
+    assert rows["Average"] == ("2.50 ms",)
+    assert rows["p50"] == ("2.00 ms",)
+    assert rows["Requests/sec"] == ("4.00",)
+    assert rows["Server CPU"] == ("0.80 s (80%)",)
+    assert rows["Server peak RSS"] == ("50.0 MiB",)
+
+
+def test_every_error_status_gets_a_row_with_zeros_elsewhere() -> None:
+    table = build_tables(
+        [
+            level("a", statuses={"OK": 2, "Unavailable": 2}),
+            level("b", statuses={"OK": 3, "DeadlineExceeded": 1}),
+        ]
+    )[0]
+    rows = _rows(table)
+    assert rows["OK"] == ("2", "3")
+    assert rows["Unavailable"] == ("2", "0")
+    assert rows["DeadlineExceeded"] == ("0", "1")
+    assert any("2 of 4 calls failed" in note for note in table.notes)
+
+
+def test_saturated_generator_is_flagged() -> None:
+    table = build_tables([level("a", client_cpu_s=0.99), level("b", client_cpu_s=0.2)])[0]
+    assert _rows(table)["Generator CPU"][0].endswith("⚠")
+    assert not _rows(table)["Generator CPU"][1].endswith("⚠")
+    assert len([n for n in table.notes if "bottleneck" in n]) == 1
+
+
+def test_several_drivers_get_their_own_columns() -> None:
+    table = build_tables([level("a", driver="builtin"), level("a", driver="fake")])[0]
+    assert table.columns == ("a [builtin]", "a [fake]")
+    assert any("synthetic" in note for note in table.notes)
+
+
+def test_markdown_is_the_seed_layout() -> None:
+    text = table_to_markdown(build_tables([level("grpclib")])[0])
+    lines = text.splitlines()
+    assert lines[2] == "|  | grpclib |"
+    assert "| Requests/sec | 4.00 |" in lines
+    record = RunRecord(options={}, metadata={"python": "3.11"}, levels=[level("grpclib")])
+    assert "#### hello - concurrency 10" in run_to_markdown(record)
+
+
+def test_console_and_csv(tmp_path: Path) -> None:
+    console = Console(record=True, width=200)
+    print_tables(console, [level("grpclib")])
+    assert "Requests/sec" in console.export_text()
+    path = tmp_path / "r.csv"
+    write_csv([level("grpclib")], path)
+    rows = list(csv.reader(path.open()))
+    assert rows[0] == FIELDS and rows[1][1] == "grpclib" and len(rows) == 2

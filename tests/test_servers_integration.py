@@ -1,0 +1,123 @@
+"""Every server kind starts, becomes SERVING, takes real load, and stops."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import psutil
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from grpcbench.load.builtin import BuiltinDriver
+from grpcbench.load.driver import MEASUREMENT_STARTED
+from grpcbench.load.model import LoadSpec
+from grpcbench.options import build_run_options
+from grpcbench.servers.kinds import DEFAULT_SERVERS
+from grpcbench.servers.launcher import start_server
+from grpcbench.servers.spec import parse_server_spec
+
+pytestmark = pytest.mark.integration
+
+
+async def _health(address: str) -> int:
+    async with grpc.aio.insecure_channel(address) as channel:
+        reply = await health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service="helloworld.Greeter"), timeout=2
+        )
+        return reply.status
+
+
+@pytest.mark.parametrize("spec_text", DEFAULT_SERVERS)
+def test_server_kind_serves_load_and_stops(spec_text: str) -> None:
+    async def scenario() -> None:
+        server = await start_server(parse_server_spec(spec_text), "hello", {})
+        try:
+            assert server.address.startswith("127.0.0.1:")
+            assert await _health(server.address) == health_pb2.HealthCheckResponse.SERVING
+            events: list[int] = []
+            spec = LoadSpec(
+                target=server.address, service="hello", concurrency=10,
+                requests=300, warmup_requests=30, connections=2,
+            )  # fmt: skip
+            result = await BuiltinDriver().run(spec, events.append)
+            assert result.statuses == {"OK": 300}
+            assert result.latency.count == 300
+            assert 0 < result.latency.min_us <= result.latency.percentile_us(50) <= result.latency.max_us
+            assert result.wall_s > 0 and result.client_cpu_s > 0
+            assert events[0] == MEASUREMENT_STARTED
+        finally:
+            await server.stop()
+        assert not psutil.pid_exists(server.pid) or psutil.Process(server.pid).status() == "zombie"
+
+    asyncio.run(scenario())
+
+
+def test_grpclib_stream_limit_does_not_cap_concurrency() -> None:
+    """grpclib allows 100 streams per connection; 150 users must all be in flight at once.
+
+    With a 500 ms handler, 150 calls on enough connections finish in one round
+    (~0.5 s); capped at 100 streams they would need two rounds (>= 1 s).
+    """
+    connections = build_run_options(concurrency="150").connections_for(150)
+    assert connections * 100 >= 150 * 2  # automatic choice keeps each connection at half the cap
+
+    async def scenario() -> None:
+        server = await start_server(
+            parse_server_spec("grpclib"), "tests.support.services:SLOW", {"delay_ms": 500}
+        )
+        try:
+            spec = LoadSpec(
+                target=server.address, service="tests.support.services:SLOW",
+                concurrency=150, requests=150, connections=connections,
+            )  # fmt: skip
+            result = await BuiltinDriver().run(spec, lambda _: None)
+            assert result.statuses == {"OK": 150}
+            assert result.wall_s < 0.95, "calls queued: the per-connection stream limit capped the level"
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_errors_are_counted_by_status_never_raised() -> None:
+    """A 300 ms handler with a 100 ms deadline: every call is DeadlineExceeded."""
+
+    async def scenario() -> None:
+        server = await start_server(
+            parse_server_spec("grpcio-aio"), "tests.support.services:SLOW", {"delay_ms": 300}
+        )
+        try:
+            spec = LoadSpec(
+                target=server.address, service="tests.support.services:SLOW",
+                concurrency=4, requests=8, timeout_s=0.1,
+            )  # fmt: skip
+            result = await BuiltinDriver().run(spec, lambda _: None)
+            assert result.statuses == {"DeadlineExceeded": 8}
+            assert result.latency.count == 8
+            assert 100_000 <= result.latency.min_us < 300_000
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_known_service_time_gives_known_latency() -> None:
+    async def scenario() -> None:
+        server = await start_server(
+            parse_server_spec("grpclib"), "tests.support.services:SLOW", {"delay_ms": 50}
+        )
+        try:
+            spec = LoadSpec(
+                target=server.address, service="tests.support.services:SLOW",
+                concurrency=5, requests=20,
+            )  # fmt: skip
+            result = await BuiltinDriver(processes=2).run(spec, lambda _: None)
+            assert result.statuses == {"OK": 20} and result.processes == 2
+            assert result.latency.min_us >= 50_000
+            # 20 calls of >= 50 ms over 5 users: at least 4 rounds.
+            assert result.wall_s >= 0.2
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
