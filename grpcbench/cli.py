@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grpcbench.errors import UsageError
+from grpcbench.options import RunOptions
 from grpcbench.servers.kinds import DEFAULT_SERVERS, KINDS
 
 app = typer.Typer(
@@ -50,37 +51,61 @@ def run(
     scenario: Annotated[str, typer.Option(help="Scenario name or path to a .toml file.")] = "hello",
     servers: Annotated[list[str] | None, typer.Option("--servers", "-s", help=SPEC_HELP)] = None,
     concurrency: Annotated[
-        str | None, typer.Option("--concurrency", "-c", help="Comma-separated levels, e.g. 2,10,25,50.")
+        str | None,
+        typer.Option("--concurrency", "-c", help="Comma-separated levels, e.g. 2,10,25,50."),
     ] = None,
     requests: Annotated[
         int | None, typer.Option("--requests", "-n", help="Measured calls per level and server.")
     ] = None,
     duration: Annotated[
-        str | None, typer.Option(help="Measure each level for a time (10s, 500ms) instead of --requests.")
+        str | None,
+        typer.Option(help="Measure each level for a time (10s, 500ms) instead of --requests."),
     ] = None,
     warmup: Annotated[
-        str | None, typer.Option(help="Discarded warm-up per level: a call count (200) or a time (2s).")
+        str | None,
+        typer.Option(help="Discarded warm-up per level: a call count (200) or a time (2s)."),
     ] = None,
     timeout: Annotated[str | None, typer.Option(help="Per-call deadline, e.g. 20s.")] = None,
-    load: Annotated[str, typer.Option(help="Load driver(s): builtin, or fake (synthetic, for tests).")] = "builtin",
+    load: Annotated[
+        str, typer.Option(help="Load driver(s): builtin, or fake (synthetic, for tests).")
+    ] = "builtin",
     connections: Annotated[
         int, typer.Option(help="Client connections per level; 0 = one per 50 concurrent calls.")
     ] = 0,
+    client_processes: Annotated[
+        int, typer.Option(help="Built-in generator processes per level (results merged).")
+    ] = 1,
     target: Annotated[
         str | None, typer.Option(help="Benchmark an already running server at HOST:PORT.")
     ] = None,
     target_pid: Annotated[
-        int | None, typer.Option(help="With --target: pid of that server, to measure its CPU and memory.")
+        int | None,
+        typer.Option(help="With --target: pid of that server, to measure its CPU and memory."),
     ] = None,
-    port: Annotated[int, typer.Option(help="Port for the servers grpcbench starts (0 = any free port).")] = 0,
-    output: Annotated[Path | None, typer.Option(help="Write versioned JSON results here (after every level).")] = None,
-    markdown: Annotated[Path | None, typer.Option(help="Write the tables as markdown here.")] = None,
-    csv: Annotated[Path | None, typer.Option(help="Write one CSV row per level and server here.")] = None,
+    port: Annotated[
+        int, typer.Option(help="Port for the servers grpcbench starts (0 = any free port).")
+    ] = 0,
+    output: Annotated[
+        Path | None, typer.Option(help="Write versioned JSON results here (after every level).")
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help="Write the tables as markdown here.")
+    ] = None,
+    csv: Annotated[
+        Path | None, typer.Option(help="Write one CSV row per level and server here.")
+    ] = None,
     pin: Annotated[
-        bool, typer.Option(help="Pin the server and the generator to different CPUs (default when >1 CPU).")
+        bool,
+        typer.Option(
+            help="Pin the server and the generator to different CPUs (default when >1 CPU)."
+        ),
     ] = True,
-    server_cpus: Annotated[str | None, typer.Option(help="CPUs for the server, e.g. 0 or 0-1.")] = None,
-    client_cpus: Annotated[str | None, typer.Option(help="CPUs for the load generator, e.g. 1.")] = None,
+    server_cpus: Annotated[
+        str | None, typer.Option(help="CPUs for the server, e.g. 0 or 0-1.")
+    ] = None,
+    client_cpus: Annotated[
+        str | None, typer.Option(help="CPUs for the load generator, e.g. 1.")
+    ] = None,
     max_level: Annotated[
         str | None, typer.Option(help="Hard time limit of one level's measurement (default 300s).")
     ] = None,
@@ -92,7 +117,8 @@ def run(
         options = build_run_options(
             scenario=scenario, servers=servers, concurrency=concurrency, requests=requests,
             duration=duration, warmup=warmup, timeout=timeout, load=load, connections=connections,
-            target=target, target_pid=target_pid, port=port, output=output, markdown=markdown,
+            client_processes=client_processes, target=target, target_pid=target_pid, port=port,
+            output=output, markdown=markdown,
             pin=pin, server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
         )  # fmt: skip
     except UsageError as error:
@@ -100,7 +126,7 @@ def run(
     _run(options, csv)
 
 
-def _run(options, csv_path: Path | None) -> None:  # type: ignore[no-untyped-def]
+def _run(options: RunOptions, csv_path: Path | None) -> None:
     from grpcbench.console_events import ConsoleEvents
     from grpcbench.report.console import print_tables
     from grpcbench.report.csv_export import write_csv
@@ -140,7 +166,9 @@ def _run(options, csv_path: Path | None) -> None:  # type: ignore[no-untyped-def
 
 @app.command()
 def serve(
-    spec: Annotated[str, typer.Argument(help="Server spec, e.g. grpcio:workers=10 or grpclib+uvloop.")],
+    spec: Annotated[
+        str, typer.Argument(help="Server spec, e.g. grpcio:workers=10 or grpclib+uvloop.")
+    ],
     scenario: Annotated[str, typer.Option(help="Scenario whose service to serve.")] = "hello",
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port).")] = 0,
     cpus: Annotated[str | None, typer.Option(help="Pin the server to these CPUs.")] = None,
@@ -157,7 +185,9 @@ def serve(
             cpus=parse_cpu_set(cpus, "--cpus") if cpus else (), port=port,
         )  # fmt: skip
         try:
-            stdout.print(f"{server.spec.label} serving {chosen.name} on {server.address} (pid {server.pid})")
+            stdout.print(
+                f"{server.spec.label} serving {chosen.name} on {server.address} (pid {server.pid})"
+            )
             stdout.print(f"try: grpcurl -plaintext {server.address} list")
             await server.child.process.wait()
             raise UsageError(f"server exited with code {server.child.process.returncode}")
@@ -191,7 +221,11 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
 
     found = {name: load_scenario(str(path)) for name, path in scenario_files().items()}
     if as_json:
-        stdout.print_json(json.dumps({n: {"description": s.description, "path": s.path} for n, s in found.items()}))
+        stdout.print_json(
+            json.dumps(
+                {n: {"description": s.description, "path": s.path} for n, s in found.items()}
+            )
+        )
         return
     for name, chosen in found.items():
         stdout.print(f"[bold]{name}[/]  {chosen.description}  ({chosen.path})", highlight=False)

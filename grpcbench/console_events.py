@@ -9,6 +9,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     SpinnerColumn,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -29,7 +30,7 @@ class ConsoleEvents:
             console=console,
             transient=True,
         )
-        self._task: int | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> ConsoleEvents:
         self.progress.start()
@@ -62,7 +63,8 @@ class ConsoleEvents:
         errors = load.count - load.ok
         error_text = f", [red]{errors} errors[/]" if errors else ""
         self.console.print(
-            f"  concurrency {level.concurrency:>4} {escape(f'[{level.driver}]')}: {load.count} calls"
+            f"  concurrency {level.concurrency:>4} {escape(f'[{level.driver}]')}:"
+            f" {load.count} calls"
             f"{error_text}, {load.rps:,.0f} req/s,"
             f" p50 {format_latency_us(load.latency.percentile_us(50))},"
             f" p99 {format_latency_us(load.latency.percentile_us(99))}{flag}"

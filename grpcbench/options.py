@@ -51,6 +51,7 @@ class RunOptions:
     timeout_s: float
     drivers: tuple[str, ...]
     connections: int  # 0 = automatic, ceil(concurrency / STREAMS_PER_CONNECTION)
+    client_processes: int
     placement: Placement
     target: str | None = None
     target_pid: int | None = None
@@ -119,6 +120,7 @@ def build_run_options(
     timeout: str | None = None,
     load: str = "builtin",
     connections: int = 0,
+    client_processes: int = 1,
     target: str | None = None,
     target_pid: int | None = None,
     port: int = 0,
@@ -141,12 +143,16 @@ def build_run_options(
         raise UsageError("give either --requests or --duration, not both")
     if connections < 0:
         raise UsageError(f"bad --connections {connections}: must be positive (0 = automatic)")
+    if client_processes <= 0:
+        raise UsageError(f"bad --client-processes {client_processes}: must be a positive integer")
     if not 0 <= port < 65536:
         raise UsageError(f"bad --port {port}")
     if target:
         parse_host_port(target)
         if servers:
-            raise UsageError("--target benchmarks an existing server; do not combine with --servers")
+            raise UsageError(
+                "--target benchmarks an existing server; do not combine with --servers"
+            )
     elif target_pid:
         raise UsageError("--target-pid needs --target")
     duration_s = parse_duration(duration, "--duration") if duration else 0.0
@@ -166,6 +172,7 @@ def build_run_options(
         timeout_s=parse_duration(timeout or chosen.timeout, "--timeout"),
         drivers=drivers,
         connections=connections,
+        client_processes=client_processes,
         placement=build_placement(pin, server_cpus, client_cpus),
         target=target,
         target_pid=target_pid,

@@ -38,7 +38,9 @@ class Runner:
         self.options = options
         self.events = events or NullEvents()
         self.record = RunRecord(options=options.to_json(), metadata=collect_metadata())
-        self.drivers: list[LoadDriver] = [make_driver(name) for name in options.drivers]
+        self.drivers: list[LoadDriver] = [
+            make_driver(name, options.client_processes) for name in options.drivers
+        ]
 
     def export(self) -> None:
         """Write every requested file; called after each level and at the end."""

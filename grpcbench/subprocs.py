@@ -60,7 +60,7 @@ async def start_python_module(module: str, args: Sequence[str] = ()) -> Child:
 
 
 async def start_child(argv: Sequence[str]) -> Child:
-    stderr_file = tempfile.TemporaryFile()
+    stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - owned by Child, closed in stop()
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,

@@ -30,9 +30,14 @@ def generate(out_dir: Path) -> list[Path]:
     sources = [str(p.relative_to(PROTO_ROOT)) for p in proto_files()]
     subprocess.run(
         [
-            sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}",
-            f"--python_out={out_dir}", f"--pyi_out={out_dir}",
-            f"--grpc_python_out={out_dir}", f"--grpclib_python_out={out_dir}",
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{PROTO_ROOT}",
+            f"--python_out={out_dir}",
+            f"--pyi_out={out_dir}",
+            f"--grpc_python_out={out_dir}",
+            f"--grpclib_python_out={out_dir}",
             *sources,
         ],  # fmt: skip
         check=True,

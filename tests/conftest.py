@@ -45,7 +45,8 @@ def write_scenario(tmp_path: Path, service: str, server: str = "", name: str = "
     path = tmp_path / f"{name}.toml"
     path.write_text(
         f'name = "{name}"\nservice = "{service}"\n'
-        '[defaults]\nservers = ["grpcio:workers=2"]\nconcurrency = [2]\nrequests = 20\nwarmup = "0"\n'
+        '[defaults]\nservers = ["grpcio:workers=2"]\nconcurrency = [2]\n'
+        'requests = 20\nwarmup = "0"\n'
         f"[server]\n{server}\n"
     )
     return path

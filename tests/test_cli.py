@@ -102,7 +102,9 @@ def test_run_writes_json_markdown_csv_and_tables(tmp_path: Path) -> None:
         assert lv["load"]["statuses"] == {"OK": 200}
         assert lv["server_usage"]["peak_rss_bytes"] > 0
     assert data["metadata"]["packages"]["grpcio"]
-    assert data["options"]["placement"]["server_cpus"] != data["options"]["placement"]["client_cpus"]
+    assert (
+        data["options"]["placement"]["server_cpus"] != data["options"]["placement"]["client_cpus"]
+    )
     assert md.read_text().count("| Count | 200 | 200 |") == 2
     assert len(csv_path.read_text().splitlines()) == 5
 
@@ -130,6 +132,9 @@ def test_listing_commands() -> None:
     scenarios = grpcbench("scenarios", "--json")
     assert scenarios.returncode == 0 and "hello" in json.loads(scenarios.stdout)
     help_text = grpcbench("run", "--help").stdout
-    for option in ("--scenario", "--servers", "--concurrency", "--requests", "--duration",
-                   "--warmup", "--timeout", "--load", "--target", "--output", "--markdown"):  # fmt: skip
+    options = (
+        "--scenario", "--servers", "--concurrency", "--requests", "--duration",
+        "--warmup", "--timeout", "--load", "--target", "--output", "--markdown",
+    )  # fmt: skip
+    for option in options:
         assert option in help_text

@@ -3,12 +3,13 @@
 import importlib.util
 from pathlib import Path
 
-
 from tests.conftest import REPO
 
 
 def _generator():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("generate_protos", REPO / "scripts/generate_protos.py")
+    spec = importlib.util.spec_from_file_location(
+        "generate_protos", REPO / "scripts/generate_protos.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -43,7 +43,12 @@ def test_server_kind_serves_load_and_stops(spec_text: str) -> None:
             result = await BuiltinDriver().run(spec, events.append)
             assert result.statuses == {"OK": 300}
             assert result.latency.count == 300
-            assert 0 < result.latency.min_us <= result.latency.percentile_us(50) <= result.latency.max_us
+            assert (
+                0
+                < result.latency.min_us
+                <= result.latency.percentile_us(50)
+                <= result.latency.max_us
+            )
             assert result.wall_s > 0 and result.client_cpu_s > 0
             assert events[0] == MEASUREMENT_STARTED
         finally:
@@ -73,7 +78,9 @@ def test_grpclib_stream_limit_does_not_cap_concurrency() -> None:
             )  # fmt: skip
             result = await BuiltinDriver().run(spec, lambda _: None)
             assert result.statuses == {"OK": 150}
-            assert result.wall_s < 0.95, "calls queued: the per-connection stream limit capped the level"
+            assert result.wall_s < 0.95, (
+                "calls queued: the per-connection stream limit capped the level"
+            )
         finally:
             await server.stop()
 

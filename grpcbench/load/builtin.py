@@ -15,7 +15,7 @@ from functools import reduce
 from grpcbench.errors import UsageError
 from grpcbench.load.driver import MEASUREMENT_STARTED, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
-from grpcbench.subprocs import Child, start_python_module
+from grpcbench.subprocs import start_python_module
 
 
 class GeneratorError(UsageError):

@@ -97,7 +97,9 @@ async def _phase(
         hard_end=now + spec.max_level_s,
     )
     users = [
-        asyncio.create_task(_user(calls[i % len(calls)], budget, spec.timeout_s, recorder, statuses))
+        asyncio.create_task(
+            _user(calls[i % len(calls)], budget, spec.timeout_s, recorder, statuses)
+        )
         for i in range(spec.concurrency)
     ]
     ticker = asyncio.create_task(_tick(budget, on_progress)) if on_progress else None
@@ -129,7 +131,9 @@ async def _connect(spec: LoadSpec) -> list[grpc.aio.Channel]:
     except TimeoutError:
         for channel in channels:
             await channel.close()
-        raise UsageError(f"cannot connect to {spec.target} within {CONNECT_TIMEOUT_S:.0f}s") from None
+        raise UsageError(
+            f"cannot connect to {spec.target} within {CONNECT_TIMEOUT_S:.0f}s"
+        ) from None
     return channels
 
 

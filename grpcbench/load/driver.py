@@ -22,11 +22,11 @@ class LoadDriver(Protocol):
         ...
 
 
-def make_driver(name: str) -> LoadDriver:
+def make_driver(name: str, client_processes: int = 1) -> LoadDriver:
     if name == "builtin":
         from grpcbench.load.builtin import BuiltinDriver
 
-        return BuiltinDriver()
+        return BuiltinDriver(processes=client_processes)
     if name == "fake":
         from grpcbench.load.fake import FakeDriver
 

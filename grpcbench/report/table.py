@@ -55,7 +55,11 @@ def _status_rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelRe
 
 def _server_cpu(level: LevelResult) -> str:
     usage = level.server_usage
-    return f"{format_cpu_seconds(usage.cpu_s)} ({format_percent(usage.cpu_fraction)})" if usage else "-"
+    return (
+        f"{format_cpu_seconds(usage.cpu_s)} ({format_percent(usage.cpu_fraction)})"
+        if usage
+        else "-"
+    )
 
 
 def _server_rss(level: LevelResult) -> str:
@@ -68,6 +72,10 @@ def _client_cpu(level: LevelResult) -> str:
     return f"{text} {WARNING}" if load.client_saturated else text
 
 
+def _percentile_cell(percentile: float) -> Callable[[LevelResult], str]:
+    return lambda lv: format_latency_us(lv.load.latency.percentile_us(percentile))
+
+
 def _rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], str]]]:
     latency_rows: list[tuple[str, Callable[[LevelResult], str]]] = [
         ("Total", lambda lv: format_seconds(lv.load.wall_s)),
@@ -75,10 +83,7 @@ def _rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], 
         ("Fastest", lambda lv: format_latency_us(lv.load.latency.min_us)),
         ("Average", lambda lv: format_latency_us(lv.load.latency.mean_us)),
     ]
-    latency_rows += [
-        (name, lambda lv, p=p: format_latency_us(lv.load.latency.percentile_us(p)))
-        for name, p in PERCENTILES
-    ]
+    latency_rows += [(name, _percentile_cell(p)) for name, p in PERCENTILES]
     return [
         ("Count", lambda lv: str(lv.load.count)),
         *_status_rows(levels),
@@ -96,10 +101,11 @@ def _notes(levels: list[LevelResult], labels: list[str]) -> list[str]:
         load = level.load
         if load.client_saturated:
             notes.append(
-                f"{WARNING} {label}: the load generator used {format_percent(load.client_cpu_fraction)}"
-                f" of its CPU (>= {format_percent(SATURATION_THRESHOLD)}): it, not the server, was"
-                " the bottleneck; the server may be faster than shown (try --client-processes or"
-                " more client CPUs)."
+                f"{WARNING} {label}: the load generator used"
+                f" {format_percent(load.client_cpu_fraction)} of its CPU"
+                f" (>= {format_percent(SATURATION_THRESHOLD)}): it, not the server, was the"
+                " bottleneck; the server may be faster than shown (try --client-processes 2"
+                " or more --client-cpus)."
             )
         if load.truncated:
             notes.append(
@@ -121,10 +127,10 @@ def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
     for (scenario, concurrency), group in sorted(groups.items(), key=lambda kv: kv[0][1]):
         several_drivers = len({lv.driver for lv in group}) > 1
         labels = [column_label(lv, several_drivers) for lv in group]
-        rows = tuple(
-            (name, tuple(cell(lv) for lv in group)) for name, cell in _rows(group)
-        )
+        rows = tuple((name, tuple(cell(lv) for lv in group)) for name, cell in _rows(group))
         tables.append(
-            ComparisonTable(scenario, concurrency, tuple(labels), rows, tuple(_notes(group, labels)))
+            ComparisonTable(
+                scenario, concurrency, tuple(labels), rows, tuple(_notes(group, labels))
+            )
         )
     return tables

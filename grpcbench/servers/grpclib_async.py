@@ -8,8 +8,9 @@ connections so this limit does not cap a level.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from grpclib.health.service import Health
 from grpclib.reflection.service import ServerReflection
@@ -32,14 +33,13 @@ async def _serve(
         await server.start(host, port, reuse_port=False)
     except OSError as error:
         raise bind_error(host, port, error) from None
-    sockets = server._server.sockets if server._server else ()  # noqa: SLF001 - only way to read the port
-    announce_ready(sockets[0].getsockname()[1])
+    # grpclib does not expose the bound port; its asyncio server does.
+    listener = cast(asyncio.Server, server._server)
+    announce_ready(listener.sockets[0].getsockname()[1])
     await stop.wait()
     server.close()
-    try:
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(server.wait_closed(), STOP_GRACE_SECONDS)
-    except TimeoutError:
-        pass
 
 
 def serve(

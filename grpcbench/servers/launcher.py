@@ -46,7 +46,9 @@ class RunningServer:
 
 def _start_failure(spec: ServerSpec, child: Child, what: str) -> ServerStartError:
     tail = child.stderr_tail()
-    return ServerStartError(f"server {spec.label} {what}" + (f"; its stderr:\n{tail}" if tail else ""))
+    return ServerStartError(
+        f"server {spec.label} {what}" + (f"; its stderr:\n{tail}" if tail else "")
+    )
 
 
 async def start_server(
@@ -71,7 +73,9 @@ async def start_server(
         try:
             line = await asyncio.wait_for(child.process.stdout.readline(), READY_TIMEOUT_S)
         except TimeoutError:
-            raise _start_failure(spec, child, f"did not bind within {READY_TIMEOUT_S:.0f}s") from None
+            raise _start_failure(
+                spec, child, f"did not bind within {READY_TIMEOUT_S:.0f}s"
+            ) from None
         if not line.startswith(READY_PREFIX.encode()):
             code = await child.process.wait()
             if port and code == 3:
@@ -93,7 +97,8 @@ async def wait_until_serving(address: str, deadline: float, child: Child | None 
         while time.monotonic() < deadline:
             if child is not None and child.process.returncode is not None:
                 raise ServerStartError(
-                    f"server at {address} exited during start-up; its stderr:\n{child.stderr_tail()}"
+                    f"server at {address} exited during start-up;"
+                    f" its stderr:\n{child.stderr_tail()}"
                 )
             try:
                 reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
@@ -112,4 +117,6 @@ async def check_reachable(address: str, timeout_s: float = 5.0) -> None:
         try:
             await asyncio.wait_for(channel.channel_ready(), timeout_s)
         except TimeoutError:
-            raise UsageError(f"cannot reach target {address} (no connection within {timeout_s:.0f}s)") from None
+            raise UsageError(
+                f"cannot reach target {address} (no connection within {timeout_s:.0f}s)"
+            ) from None

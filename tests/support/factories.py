@@ -46,8 +46,11 @@ def level(
         driver=driver,
         concurrency=concurrency,
         load=load_result(
-            latencies_us, statuses or {"OK": 4}, client_cpu_s=client_cpu_s,
-            concurrency=concurrency, driver=driver,
+            latencies_us,
+            statuses or {"OK": 4},
+            client_cpu_s=client_cpu_s,
+            concurrency=concurrency,
+            driver=driver,
         ),  # fmt: skip
         server_usage=ProcessUsage(
             cpu_s=0.8, wall_s=1.0, peak_rss_bytes=50 * 1024 * 1024, peak_rss_method="vmhwm"

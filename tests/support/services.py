@@ -69,5 +69,9 @@ def _crash(*_: Any) -> Any:
 
 
 CRASHING = replace(
-    hello.SERVICE, name="crashing", register_grpcio=_crash, register_aio=_crash, grpclib_handlers=_crash
+    hello.SERVICE,
+    name="crashing",
+    register_grpcio=_crash,
+    register_aio=_crash,
+    grpclib_handlers=_crash,
 )
