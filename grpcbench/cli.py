@@ -67,8 +67,15 @@ def run(
     ] = None,
     timeout: Annotated[str | None, typer.Option(help="Per-call deadline, e.g. 20s.")] = None,
     load: Annotated[
-        str, typer.Option(help="Load driver(s): builtin, or fake (synthetic, for tests).")
+        str,
+        typer.Option(
+            help="Load driver(s), comma-separated: builtin, ghz (the Go tool), or fake (synthetic,"
+            " for tests). builtin,ghz runs both on the same servers and levels, side by side."
+        ),
     ] = "builtin",
+    ghz: Annotated[
+        str | None, typer.Option("--ghz", help="Path to the ghz binary (default: from PATH).")
+    ] = None,
     connections: Annotated[
         int, typer.Option(help="Client connections per level; 0 = one per 50 concurrent calls.")
     ] = 0,
@@ -117,8 +124,8 @@ def run(
         options = build_run_options(
             scenario=scenario, servers=servers, concurrency=concurrency, requests=requests,
             duration=duration, warmup=warmup, timeout=timeout, load=load, connections=connections,
-            client_processes=client_processes, target=target, target_pid=target_pid, port=port,
-            output=output, markdown=markdown,
+            client_processes=client_processes, ghz=ghz, target=target, target_pid=target_pid,
+            port=port, output=output, markdown=markdown,
             pin=pin, server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
         )  # fmt: skip
     except UsageError as error:

@@ -11,6 +11,15 @@ class UsageError(Exception):
     exit_code = 2
 
 
+class DriverError(UsageError):
+    """A load driver could not measure a level (generator crashed, ghz failed).
+
+    The runner records it, keeps going with the other levels and servers, and
+    the run ends with a non-zero exit code."""
+
+    exit_code = 4
+
+
 class ServerStartError(UsageError):
     """A server process died or never became ready; carries its stderr tail."""
 

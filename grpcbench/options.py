@@ -24,7 +24,7 @@ from grpcbench.scenario import Scenario, load_scenario
 from grpcbench.servers.spec import ServerSpec, parse_server_specs
 from grpcbench.services.registry import load_service
 
-DRIVERS = ("builtin", "fake")
+DRIVERS = ("builtin", "ghz", "fake")
 # Concurrent streams per client connection. grpclib's server allows 100 per
 # connection; staying at half keeps every level well below that cap.
 STREAMS_PER_CONNECTION = 50
@@ -52,6 +52,7 @@ class RunOptions:
     drivers: tuple[str, ...]
     connections: int  # 0 = automatic, ceil(concurrency / STREAMS_PER_CONNECTION)
     client_processes: int
+    ghz: str | None  # path to the ghz binary; None = from PATH
     placement: Placement
     target: str | None = None
     target_pid: int | None = None
@@ -121,6 +122,7 @@ def build_run_options(
     load: str = "builtin",
     connections: int = 0,
     client_processes: int = 1,
+    ghz: str | None = None,
     target: str | None = None,
     target_pid: int | None = None,
     port: int = 0,
@@ -173,6 +175,7 @@ def build_run_options(
         drivers=drivers,
         connections=connections,
         client_processes=client_processes,
+        ghz=ghz,
         placement=build_placement(pin, server_cpus, client_cpus),
         target=target,
         target_pid=target_pid,

@@ -64,6 +64,8 @@ class RunRecord:
     status: str = "running"  # running | complete | interrupted | failed
     error: str | None = None
     levels: list[LevelResult] = field(default_factory=list)
+    # "server [driver] concurrency N: message" for every level a driver could not measure.
+    level_errors: list[str] = field(default_factory=list)
 
     def finish(self, status: str, error: str | None = None) -> None:
         self.status = status
@@ -81,6 +83,7 @@ class RunRecord:
             "metadata": self.metadata,
             "options": self.options,
             "levels": [level.to_json() for level in self.levels],
+            "level_errors": self.level_errors,
         }
 
     @classmethod
@@ -96,6 +99,7 @@ class RunRecord:
             status=data["status"],
             error=data.get("error"),
             levels=[LevelResult.from_json(level) for level in data["levels"]],
+            level_errors=list(data.get("level_errors", [])),
         )
 
 

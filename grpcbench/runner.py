@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from grpcbench.errors import UsageError
+from grpcbench.errors import DriverError, UsageError
 from grpcbench.events import NullEvents, RunEvents
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver, make_driver
 from grpcbench.load.model import LoadSpec
@@ -39,7 +39,7 @@ class Runner:
         self.events = events or NullEvents()
         self.record = RunRecord(options=options.to_json(), metadata=collect_metadata())
         self.drivers: list[LoadDriver] = [
-            make_driver(name, options.client_processes) for name in options.drivers
+            make_driver(name, options.client_processes, options.ghz) for name in options.drivers
         ]
 
     def export(self) -> None:
@@ -62,6 +62,12 @@ class Runner:
             self.record.finish("failed", str(error))
             self.export()
             raise
+        if self.record.level_errors:
+            failures = self.record.level_errors
+            message = f"{len(failures)} level(s) could not be measured; first: {failures[0]}"
+            self.record.finish("failed", message)
+            self.export()
+            raise DriverError(message)
         self.record.finish("complete")
         self.export()
         return self.record
@@ -101,7 +107,14 @@ class Runner:
     ) -> None:
         for concurrency in self.options.concurrency:
             for driver in self.drivers:
-                level = await self._run_level(column, driver, concurrency, address, pid)
+                try:
+                    level = await self._run_level(column, driver, concurrency, address, pid)
+                except DriverError as error:
+                    where = f"{column.label} [{driver.name}] concurrency {concurrency}"
+                    self.record.level_errors.append(f"{where}: {error}")
+                    self.export()
+                    self.events.warning(f"{where} failed: {error}")
+                    continue
                 self.record.levels.append(level)
                 self.export()
                 self.events.level_finished(level)

@@ -14,13 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from grpcbench.errors import UsageError
+from grpcbench.resources import data_dirs
 from grpcbench.servers.kinds import DEFAULT_SERVERS
-
-_PACKAGE_DIR = Path(__file__).resolve().parent
-SCENARIO_DIRS = (
-    _PACKAGE_DIR / "_data" / "scenarios",  # installed wheel
-    _PACKAGE_DIR.parent / "scenarios",  # source checkout / editable install
-)
 
 
 @dataclass(frozen=True)
@@ -41,10 +36,9 @@ class Scenario:
 def scenario_files() -> dict[str, Path]:
     """Name -> file, first directory wins (the wheel's copy over a checkout's)."""
     found: dict[str, Path] = {}
-    for directory in SCENARIO_DIRS:
-        if directory.is_dir():
-            for path in sorted(directory.glob("*.toml")):
-                found.setdefault(path.stem, path)
+    for directory in data_dirs("scenarios"):
+        for path in sorted(directory.glob("*.toml")):
+            found.setdefault(path.stem, path)
     return found
 
 

@@ -22,7 +22,10 @@ STOP_TIMEOUT_S = 5.0
 
 
 class Child:
-    """A running child process whose stderr goes to a temporary file (never blocks)."""
+    """A running child process whose stderr goes to a temporary file (never blocks).
+
+    The file stays readable after ``stop()`` (for error messages) and is
+    deleted when the ``Child`` is garbage-collected."""
 
     def __init__(self, process: asyncio.subprocess.Process, stderr_file: IO[bytes]) -> None:
         self.process = process
@@ -51,7 +54,6 @@ class Child:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 await asyncio.shield(process.wait())
-        self._stderr_file.close()
         return process.returncode if process.returncode is not None else -1
 
 
@@ -59,8 +61,11 @@ async def start_python_module(module: str, args: Sequence[str] = ()) -> Child:
     return await start_child([sys.executable, "-m", module, *args])
 
 
-async def start_child(argv: Sequence[str]) -> Child:
+async def start_child(argv: Sequence[str], cpus: Sequence[int] = ()) -> Child:
+    """Start ``argv``; with ``cpus``, pinned before exec (for programs that are not
+    ours, such as ghz, which cannot pin themselves; every thread inherits it)."""
     stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - owned by Child, closed in stop()
+    pin = (lambda: os.sched_setaffinity(0, set(cpus))) if cpus else None
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
@@ -68,5 +73,6 @@ async def start_child(argv: Sequence[str]) -> Child:
         stderr=stderr_file,
         env=child_environment(),
         cwd=os.getcwd(),
+        preexec_fn=pin,
     )
     return Child(process, stderr_file)

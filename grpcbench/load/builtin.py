@@ -12,13 +12,13 @@ import json
 from dataclasses import replace
 from functools import reduce
 
-from grpcbench.errors import UsageError
+from grpcbench.errors import DriverError
 from grpcbench.load.driver import MEASUREMENT_STARTED, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.subprocs import start_python_module
 
 
-class GeneratorError(UsageError):
+class GeneratorError(DriverError):
     """A generator process failed; the level has no result."""
 
 

@@ -22,13 +22,17 @@ class LoadDriver(Protocol):
         ...
 
 
-def make_driver(name: str, client_processes: int = 1) -> LoadDriver:
+def make_driver(name: str, client_processes: int = 1, ghz: str | None = None) -> LoadDriver:
     if name == "builtin":
         from grpcbench.load.builtin import BuiltinDriver
 
         return BuiltinDriver(processes=client_processes)
+    if name == "ghz":
+        from grpcbench.load.ghz import GhzDriver
+
+        return GhzDriver(ghz)
     if name == "fake":
         from grpcbench.load.fake import FakeDriver
 
         return FakeDriver()
-    raise UsageError(f"unknown load driver {name!r} (known drivers: builtin, fake)")
+    raise UsageError(f"unknown load driver {name!r} (known drivers: builtin, ghz, fake)")

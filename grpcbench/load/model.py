@@ -13,8 +13,8 @@ from typing import Any
 
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
 
-# A generator whose process used this share of its CPU time budget
-# (wall time x processes) was the bottleneck, not the server.
+# A generator that used this share of its CPU budget (wall time x cores it
+# could use) was the bottleneck, not the server.
 SATURATION_THRESHOLD = 0.90
 
 
@@ -55,7 +55,13 @@ class LoadResult:
     wall_s: float  # measured phase, first call start to last call end
     client_cpu_s: float = 0.0
     processes: int = 1
+    # Cores the generator could use: 1 per built-in process (Python's GIL), the
+    # CPUs given to ghz (Go uses them all).
+    cpu_cores: float = 1.0
     truncated: bool = False  # the level hit max_level_s before its request count
+    # Set when the latency histogram covers fewer calls than were counted (ghz
+    # keeps at most 1,000,000 per-call records).
+    latency_note: str = ""
 
     @property
     def count(self) -> int:
@@ -73,7 +79,7 @@ class LoadResult:
     @property
     def client_cpu_fraction(self) -> float:
         """Share of the generator processes' CPU budget they used (1.0 = saturated)."""
-        budget = self.wall_s * self.processes
+        budget = self.wall_s * self.cpu_cores
         return self.client_cpu_s / budget if budget > 0 else 0.0
 
     @property
@@ -91,7 +97,9 @@ class LoadResult:
             wall_s=max(self.wall_s, other.wall_s),
             client_cpu_s=self.client_cpu_s + other.client_cpu_s,
             processes=self.processes + other.processes,
+            cpu_cores=self.cpu_cores + other.cpu_cores,
             truncated=self.truncated or other.truncated,
+            latency_note="; ".join(n for n in (self.latency_note, other.latency_note) if n),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -100,13 +100,15 @@ def _notes(levels: list[LevelResult], labels: list[str]) -> list[str]:
     for level, label in zip(levels, labels, strict=True):
         load = level.load
         if load.client_saturated:
+            remedy = "--client-processes 2 or more" if level.driver == "builtin" else "more"
             notes.append(
                 f"{WARNING} {label}: the load generator used"
                 f" {format_percent(load.client_cpu_fraction)} of its CPU"
                 f" (>= {format_percent(SATURATION_THRESHOLD)}): it, not the server, was the"
-                " bottleneck; the server may be faster than shown (try --client-processes 2"
-                " or more --client-cpus)."
+                f" bottleneck; the server may be faster than shown (try {remedy} --client-cpus)."
             )
+        if load.latency_note:
+            notes.append(f"{WARNING} {label}: {load.latency_note}.")
         if load.truncated:
             notes.append(
                 f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
@@ -115,6 +117,39 @@ def _notes(levels: list[LevelResult], labels: list[str]) -> list[str]:
             notes.append(f"{label}: synthetic figures from the fake driver, not measurements.")
         if load.count and load.ok < load.count:
             notes.append(f"{WARNING} {label}: {load.count - load.ok} of {load.count} calls failed.")
+    notes += _driver_comparisons(levels)
+    if any(level.driver == "ghz" for level in levels):
+        notes.append(GHZ_RULES)
+    return notes
+
+
+GHZ_RULES = (
+    "ghz columns: latencies of every call, failed ones included (grpcbench passes --count-errors"
+    " and reads ghz's per-call records, like the built-in driver); neither driver corrects for"
+    " coordinated omission (both are closed loops)."
+)
+
+
+def _ratio(value: float, reference: float) -> str:
+    return f"{value / reference:.2f}x" if reference else "n/a"
+
+
+def _driver_comparisons(levels: list[LevelResult]) -> list[str]:
+    """Per server measured by several drivers: each driver against the first one."""
+    by_server: dict[str, list[LevelResult]] = {}
+    for level in levels:
+        by_server.setdefault(level.server, []).append(level)
+    notes = []
+    for server, measured in by_server.items():
+        reference = measured[0]
+        for other in measured[1:]:
+            a, b = other.load, reference.load
+            notes.append(
+                f"{server}: {other.driver} / {reference.driver} ="
+                f" Requests/sec {_ratio(a.rps, b.rps)},"
+                f" p50 {_ratio(a.latency.percentile_us(50), b.latency.percentile_us(50))},"
+                f" p99 {_ratio(a.latency.percentile_us(99), b.latency.percentile_us(99))}"
+            )
     return notes
 
 

@@ -38,3 +38,6 @@ class ServiceDefinition:
     grpclib_handlers: Callable[[Mapping[str, Any]], list[Any]]
     # Client side: build a workload from the scenario's workload params.
     workload: Callable[[Mapping[str, Any]], Workload]
+    # The request ghz sends (its --data JSON), from the same params; by default
+    # the params are the request message's fields.
+    ghz_data: Callable[[Mapping[str, Any]], dict[str, Any]] = dict

@@ -1,0 +1,193 @@
+"""The ghz driver: the real ghz binary (Go), mapped into grpcbench's result model.
+
+ghz is an independent generator users trust, so running it beside the built-in
+driver is how a user checks grpcbench's numbers. Where ghz's rules differ from
+the built-in driver's, grpcbench aligns them:
+- ghz leaves failed calls out of its latency figures unless ``--count-errors``;
+  grpcbench passes ``--count-errors`` and, like the built-in driver, builds its
+  histogram from every finished call's record (OK or not).
+- ghz keeps at most 1,000,000 per-call records; beyond that the latency figures
+  cover only the recorded calls, and the result says so (counts stay exact:
+  they come from ghz's status distribution).
+- Neither driver corrects for coordinated omission (both are closed loops).
+- Warm-up is a separate ghz invocation whose report is discarded, so the
+  measured run's wall time and CPU exclude it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from grpcbench.errors import DriverError, UsageError
+from grpcbench.load.driver import MEASUREMENT_STARTED, ProgressCallback
+from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.resources import protos_dir
+from grpcbench.services.registry import load_service
+from grpcbench.stats.histogram import LatencyRecorder
+from grpcbench.subprocs import start_child
+
+GHZ_VERSION = "v0.120.0"
+INSTALL_HINT = f"go install github.com/bojand/ghz/cmd/ghz@{GHZ_VERSION}"
+GHZ_DETAIL_LIMIT = 1_000_000
+
+
+class GhzError(DriverError):
+    """ghz failed or printed something grpcbench cannot read."""
+
+
+def find_ghz(explicit: str | None = None) -> str:
+    """The ghz binary from ``--ghz`` or PATH, or one clear error saying how to get it."""
+    if explicit:
+        path = Path(explicit)
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+        raise UsageError(f"--ghz {explicit}: not an executable file")
+    found = shutil.which("ghz")
+    if not found:
+        raise UsageError(
+            f"ghz not found on PATH: install it with `{INSTALL_HINT}` or pass --ghz PATH"
+        )
+    return found
+
+
+def _go_duration(seconds: float) -> str:
+    return f"{max(1, round(seconds * 1000))}ms"
+
+
+def ghz_command(
+    binary: str,
+    spec: LoadSpec,
+    requests: int,
+    duration_s: float,
+    proto_root: Path,
+) -> list[str]:
+    """The ghz argv for one phase (warm-up or measured) of a level."""
+    service = load_service(spec.service)
+    cores = len(spec.cpus) or os.cpu_count() or 1
+    argv = [
+        binary,
+        "--insecure",
+        f"--proto={proto_root / service.proto}",
+        f"--import-paths={proto_root}",
+        f"--call={service.ghz_call}",
+        f"--data={json.dumps(service.ghz_data(spec.workload_params))}",
+        f"--concurrency={spec.concurrency}",
+        f"--connections={min(spec.connections, spec.concurrency)}",
+        f"--timeout={_go_duration(spec.timeout_s)}",
+        f"--cpus={cores}",
+        "--count-errors",
+        "--disable-template-functions",
+        "--format=json",
+    ]
+    if duration_s:
+        # "wait": calls in flight at the end finish normally, as in the built-in driver.
+        argv += [f"--duration={_go_duration(duration_s)}", "--duration-stop=wait"]
+    else:
+        # Not --max-duration: with --total, ghz v0.120.0 can spin at 100% CPU and never
+        # finish (seen here at concurrency 50); the level's time limit is enforced by
+        # GhzDriver instead.
+        argv += [f"--total={requests}"]
+    return [*argv, spec.target]
+
+
+def parse_ghz_report(report: dict[str, Any], spec: LoadSpec, cpu_s: float = 0.0) -> LoadResult:
+    """Map ghz's JSON report onto a ``LoadResult`` (pure: tested with stored reports)."""
+    try:
+        statuses = {str(k): int(v) for k, v in (report.get("statusCodeDistribution") or {}).items()}
+        details = report.get("details") or []
+        wall_s = int(report["total"]) / 1e9
+        recorder = LatencyRecorder()
+        for record in details:
+            recorder.record(int(record["latency"]) // 1000)
+    except (KeyError, TypeError, ValueError) as error:
+        raise GhzError(f"unexpected ghz report ({error!r})") from None
+    count = sum(statuses.values())
+    note = ""
+    if recorder.count < count:
+        note = (
+            f"ghz kept per-call records for {recorder.count} of {count} calls"
+            f" (its limit is {GHZ_DETAIL_LIMIT:,}); latency figures cover those calls only"
+        )
+    return LoadResult(
+        driver="ghz",
+        concurrency=spec.concurrency,
+        connections=min(spec.connections, spec.concurrency),
+        statuses=statuses,
+        latency=recorder.summary(),
+        wall_s=wall_s,
+        client_cpu_s=cpu_s,
+        cpu_cores=float(len(spec.cpus) or os.cpu_count() or 1),
+        truncated=report.get("endReason") == "timeout" and not spec.duration_s,
+        latency_note=note,
+    )
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+class GhzDriver:
+    name = "ghz"
+
+    def __init__(self, binary: str | None = None) -> None:
+        self.binary = find_ghz(binary)
+        self.proto_root = protos_dir()
+
+    async def _invoke(
+        self, argv: Sequence[str], cpus: Sequence[int], time_limit_s: float
+    ) -> tuple[dict[str, Any], float]:
+        """Run ghz once; returns its parsed report and the CPU seconds it used."""
+        cpu_before = _children_cpu_s()
+        child = await start_child(argv, cpus)
+        try:
+            stdout, _ = await asyncio.wait_for(child.process.communicate(), time_limit_s)
+        except TimeoutError:
+            raise GhzError(
+                f"ghz did not finish within the level's time limit ({time_limit_s:.0f}s)"
+            ) from None
+        finally:
+            await child.stop()
+        # ghz was waited for, so its CPU time is now in RUSAGE_CHILDREN.
+        cpu_s = _children_cpu_s() - cpu_before
+        tail = child.stderr_tail()
+        if child.process.returncode != 0:
+            raise GhzError(
+                f"ghz exited with code {child.process.returncode}" + (f":\n{tail}" if tail else "")
+            )
+        try:
+            return json.loads(stdout), cpu_s
+        except json.JSONDecodeError:
+            shown = stdout.decode(errors="replace").strip()[-300:]
+            raise GhzError(
+                f"ghz printed output that is not a JSON report: {shown!r}"
+                + (f"\nits stderr:\n{tail}" if tail else "")
+            ) from None
+
+    @staticmethod
+    def _time_limit(spec: LoadSpec, duration_s: float) -> float:
+        """A phase may take its duration (or the level cap), plus one call deadline."""
+        return (duration_s or spec.max_level_s) + spec.timeout_s + 10.0
+
+    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+        if spec.warmup_requests or spec.warmup_s:
+            warmup = ghz_command(
+                self.binary, spec, spec.warmup_requests, spec.warmup_s, self.proto_root
+            )
+            await self._invoke(warmup, spec.cpus, self._time_limit(spec, spec.warmup_s))
+        # ghz reports only when it ends, so the progress bar jumps from 0 to done.
+        progress(MEASUREMENT_STARTED)
+        measured = ghz_command(self.binary, spec, spec.requests, spec.duration_s, self.proto_root)
+        report, cpu_s = await self._invoke(
+            measured, spec.cpus, self._time_limit(spec, spec.duration_s)
+        )
+        result = parse_ghz_report(report, spec, cpu_s)
+        progress(result.count)
+        return result
