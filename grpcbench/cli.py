@@ -139,9 +139,6 @@ def _run(options: RunOptions, csv_path: Path | None) -> None:
     from grpcbench.report.csv_export import write_csv
     from grpcbench.runner import Runner
 
-    # A shell starts background jobs with SIGINT ignored; restore it so that
-    # SIGINT always means "stop the children and keep the partial results".
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     runner = Runner(options, ConsoleEvents(stderr))
     placement = options.placement
     stderr.print(
@@ -239,6 +236,9 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
 
 
 def main() -> None:
+    # A shell starts background jobs with SIGINT ignored; restore it so that
+    # SIGINT always means "stop the children (and keep the partial results)".
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         app()
     except UsageError as error:  # raised outside a command's own handling
