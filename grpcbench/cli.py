@@ -77,11 +77,37 @@ def run(
         str | None, typer.Option("--ghz", help="Path to the ghz binary (default: from PATH).")
     ] = None,
     connections: Annotated[
-        int, typer.Option(help="Client connections per level; 0 = one per 50 concurrent calls.")
-    ] = 0,
+        str,
+        typer.Option(
+            help="Client connections: auto (one per 50 concurrent calls), shared, N or pool:N"
+            " (round-robin per call), pool:N:least-busy, or per-request (a new connection per"
+            " call; its set-up time is shown apart)."
+        ),
+    ] = "auto",
+    channels: Annotated[
+        str | None,
+        typer.Option(help="Sweep the number of client connections, e.g. 1,10,15,20 (seed 003)."),
+    ] = None,
+    rate: Annotated[
+        str | None,
+        typer.Option(
+            help="Open loop: calls/s on a timetable instead of --concurrency; a list sweeps"
+            " (500,1000,2000). Latency counts from each call's intended send time."
+        ),
+    ] = None,
+    arrivals: Annotated[
+        str, typer.Option(help="Open-loop arrivals: uniform or poisson.")
+    ] = "uniform",
+    max_in_flight: Annotated[
+        int, typer.Option(help="Open loop: most calls in flight at once.")
+    ] = 1000,
     client_processes: Annotated[
-        int, typer.Option(help="Built-in generator processes per level (results merged).")
-    ] = 1,
+        str,
+        typer.Option(
+            help="Built-in generator processes per level, results merged; auto = one per"
+            " client CPU."
+        ),
+    ] = "1",
     target: Annotated[
         str | None, typer.Option(help="Benchmark an already running server at HOST:PORT.")
     ] = None,
@@ -124,6 +150,7 @@ def run(
         options = build_run_options(
             scenario=scenario, servers=servers, concurrency=concurrency, requests=requests,
             duration=duration, warmup=warmup, timeout=timeout, load=load, connections=connections,
+            channels=channels, rate=rate, arrivals=arrivals, max_in_flight=max_in_flight,
             client_processes=client_processes, ghz=ghz, target=target, target_pid=target_pid,
             port=port, output=output, markdown=markdown,
             pin=pin, server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,

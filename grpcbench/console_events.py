@@ -14,6 +14,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from grpcbench.options import describe_level
 from grpcbench.report.units import format_latency_us
 from grpcbench.results import LevelResult
 
@@ -46,11 +47,11 @@ class ConsoleEvents:
         suffix = f" (pid {pid})" if pid else ""
         self.console.print(f"[bold]{escape(label)}[/]: ready on {address}{suffix}")
 
-    def level_started(self, label: str, driver: str, concurrency: int, total: int) -> None:
+    def level_started(self, label: str, driver: str, level: str, total: int) -> None:
         if self._task is not None:
             self.progress.remove_task(self._task)
         self._task = self.progress.add_task(
-            escape(f"{label} [{driver}] concurrency {concurrency}"), total=total or None
+            escape(f"{label} [{driver}] {level}"), total=total or None
         )
 
     def level_progress(self, done: int) -> None:
@@ -63,7 +64,8 @@ class ConsoleEvents:
         errors = load.count - load.ok
         error_text = f", [red]{errors} errors[/]" if errors else ""
         self.console.print(
-            f"  concurrency {level.concurrency:>4} {escape(f'[{level.driver}]')}:"
+            f"  {describe_level(level.concurrency, level.channels, level.rate)}"
+            f" {escape(f'[{level.driver}]')}:"
             f" {load.count} calls"
             f"{error_text}, {load.rps:,.0f} req/s,"
             f" p50 {format_latency_us(load.latency.percentile_us(50))},"

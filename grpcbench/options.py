@@ -6,17 +6,18 @@ The CLI only collects strings; ``build_run_options`` turns them into this object
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from grpcbench.errors import UsageError
+from grpcbench.load.connections import ConnectionStrategy, parse_connection_strategy
 from grpcbench.parsing import (
     parse_cpu_set,
     parse_duration,
     parse_host_port,
+    parse_positive_float_list,
     parse_positive_int_list,
     parse_warmup,
 )
@@ -25,10 +26,27 @@ from grpcbench.servers.spec import ServerSpec, parse_server_specs
 from grpcbench.services.registry import load_service
 
 DRIVERS = ("builtin", "ghz", "fake")
-# Concurrent streams per client connection. grpclib's server allows 100 per
-# connection; staying at half keeps every level well below that cap.
-STREAMS_PER_CONNECTION = 50
+ARRIVALS = ("uniform", "poisson")
 DEFAULT_MAX_LEVEL_S = 300.0
+DEFAULT_MAX_IN_FLIGHT = 1000
+
+
+@dataclass(frozen=True)
+class LevelPlan:
+    """One level: a concurrency (or, open loop, a rate), maybe a swept channel count."""
+
+    concurrency: int  # closed loop: virtual users; open loop: cap on calls in flight
+    channels: int = 0  # 0 = not swept: the connection strategy decides
+    rate: float = 0.0  # 0 = closed loop
+
+    def describe(self) -> str:
+        return describe_level(self.concurrency, self.channels, self.rate)
+
+
+def describe_level(concurrency: int, channels: int, rate: float) -> str:
+    """The name of a level in tables and messages: "concurrency 10", "rate 500/s", ..."""
+    text = f"rate {rate:g}/s" if rate else f"concurrency {concurrency}"
+    return text + (f", channels {channels}" if channels else "")
 
 
 @dataclass(frozen=True)
@@ -50,7 +68,7 @@ class RunOptions:
     warmup_s: float
     timeout_s: float
     drivers: tuple[str, ...]
-    connections: int  # 0 = automatic, ceil(concurrency / STREAMS_PER_CONNECTION)
+    connections: ConnectionStrategy
     client_processes: int
     ghz: str | None  # path to the ghz binary; None = from PATH
     placement: Placement
@@ -60,11 +78,29 @@ class RunOptions:
     output: Path | None = None
     markdown: Path | None = None
     max_level_s: float = DEFAULT_MAX_LEVEL_S
+    channels: tuple[int, ...] = ()  # swept channel counts (a pool of N per level)
+    rates: tuple[float, ...] = ()  # open-loop target rates; empty = closed loop
+    arrivals: str = "uniform"
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
 
-    def connections_for(self, concurrency: int) -> int:
-        if self.connections:
-            return self.connections
-        return max(1, math.ceil(concurrency / STREAMS_PER_CONNECTION))
+    def level_plans(self) -> list[LevelPlan]:
+        """Every level of a server, in the order they run."""
+        channel_counts = self.channels or (0,)
+        if self.rates:
+            return [
+                LevelPlan(self.max_in_flight, channels, rate)
+                for rate in self.rates
+                for channels in channel_counts
+            ]
+        return [
+            LevelPlan(concurrency, channels)
+            for concurrency in self.concurrency
+            for channels in channel_counts
+        ]
+
+    def connections_for(self, plan: LevelPlan) -> int:
+        """Connections a level opens: the swept count, else the strategy's pool size."""
+        return plan.channels or self.connections.pool_size(plan.concurrency)
 
     @property
     def column_labels(self) -> tuple[str, ...]:
@@ -76,6 +112,7 @@ class RunOptions:
         data = asdict(self)
         data["scenario"] = {"name": self.scenario.name, "path": self.scenario.path}
         data["servers"] = [spec.label for spec in self.servers]
+        data["connections"] = self.connections.label
         for key in ("output", "markdown"):
             data[key] = str(data[key]) if data[key] else None
         return data
@@ -120,8 +157,12 @@ def build_run_options(
     warmup: str | None = None,
     timeout: str | None = None,
     load: str = "builtin",
-    connections: int = 0,
-    client_processes: int = 1,
+    connections: str = "auto",
+    channels: str | None = None,
+    rate: str | None = None,
+    arrivals: str = "uniform",
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+    client_processes: str = "1",
     ghz: str | None = None,
     target: str | None = None,
     target_pid: int | None = None,
@@ -143,10 +184,28 @@ def build_run_options(
         raise UsageError(f"bad --requests {requests}: must be a positive integer")
     if requests is not None and duration:
         raise UsageError("give either --requests or --duration, not both")
-    if connections < 0:
-        raise UsageError(f"bad --connections {connections}: must be positive (0 = automatic)")
-    if client_processes <= 0:
-        raise UsageError(f"bad --client-processes {client_processes}: must be a positive integer")
+    strategy = parse_connection_strategy(connections)
+    channel_counts = parse_positive_int_list(channels, "--channels") if channels else ()
+    if channel_counts and strategy.mode != "auto":
+        raise UsageError("--channels sweeps pool sizes; do not combine it with --connections")
+    rates = parse_positive_float_list(rate, "--rate") if rate else ()
+    if rates and concurrency is not None:
+        raise UsageError(
+            "--rate replaces --concurrency (open loop); cap calls in flight with --max-in-flight"
+        )
+    if arrivals not in ARRIVALS:
+        raise UsageError(f"bad --arrivals {arrivals!r} (choose uniform or poisson)")
+    if max_in_flight <= 0:
+        raise UsageError(f"bad --max-in-flight {max_in_flight}: must be a positive integer")
+    if "ghz" in drivers and (
+        rates or strategy.mode == "per-request" or strategy.policy != "round-robin"
+    ):
+        raise UsageError(
+            "ghz runs closed loops over a fixed set of connections: use --load builtin for"
+            " --rate, --connections per-request and pool:N:least-busy"
+        )
+    placement = build_placement(pin, server_cpus, client_cpus)
+    processes = resolve_client_processes(client_processes, placement)
     if not 0 <= port < 65536:
         raise UsageError(f"bad --port {port}")
     if target:
@@ -173,14 +232,27 @@ def build_run_options(
         warmup_s=warmup_s,
         timeout_s=parse_duration(timeout or chosen.timeout, "--timeout"),
         drivers=drivers,
-        connections=connections,
-        client_processes=client_processes,
+        connections=strategy,
+        client_processes=processes,
         ghz=ghz,
-        placement=build_placement(pin, server_cpus, client_cpus),
+        placement=placement,
         target=target,
         target_pid=target_pid,
         port=port,
         output=output,
         markdown=markdown,
         max_level_s=parse_duration(max_level, "--max-level") if max_level else DEFAULT_MAX_LEVEL_S,
+        channels=channel_counts,
+        rates=rates,
+        arrivals=arrivals,
+        max_in_flight=max_in_flight,
     )
+
+
+def resolve_client_processes(text: str, placement: Placement) -> int:
+    """``auto``: one generator process per client CPU (each is one Python thread)."""
+    if text.strip() == "auto":
+        return max(1, len(placement.client_cpus) or (os.cpu_count() or 2) // 2)
+    if not text.strip().isdigit() or int(text) <= 0:
+        raise UsageError(f"bad --client-processes {text!r}: a positive integer or auto")
+    return int(text)

@@ -27,6 +27,22 @@ def parse_positive_int_list(text: str, what: str) -> tuple[int, ...]:
     return tuple(values)
 
 
+def parse_positive_float_list(text: str, what: str) -> tuple[float, ...]:
+    """``"500,1000,2500"`` -> ``(500.0, 1000.0, 2500.0)``; every item must be > 0."""
+    values: list[float] = []
+    for item in text.split(","):
+        try:
+            value = float(item)
+        except ValueError:
+            raise UsageError(
+                f"bad {what} {item.strip()!r} in {text!r}: expected a number"
+            ) from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise UsageError(f"bad {what} {item.strip()!r} in {text!r}: must be greater than zero")
+        values.append(value)
+    return tuple(values)
+
+
 def parse_duration(text: str, what: str) -> float:
     """``"10s"``, ``"500ms"``, ``"2m"`` or a bare number of seconds -> seconds (> 0)."""
     match = _DURATION.match(text)

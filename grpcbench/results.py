@@ -38,6 +38,9 @@ class LevelResult:
     server_usage: ProcessUsage | None
     started_at: str
     finished_at: str
+    connection: str = ""  # client connection strategy (auto, shared, pool:N, per-request)
+    channels: int = 0  # the swept --channels value of this level; 0 when not swept
+    rate: float = 0.0  # the open-loop target rate of this level; 0 for a closed loop
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -18,7 +18,7 @@ from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver, make_driver
 from grpcbench.load.model import LoadSpec
 from grpcbench.metadata import collect_metadata
 from grpcbench.monitor import ProcessMonitor
-from grpcbench.options import RunOptions
+from grpcbench.options import LevelPlan, RunOptions
 from grpcbench.report.markdown import write_markdown
 from grpcbench.results import LevelResult, RunRecord, now_iso, write_json_atomically
 from grpcbench.servers.launcher import RunningServer, check_reachable, start_server
@@ -105,12 +105,12 @@ class Runner:
     async def _run_levels(
         self, column: Column, address: str, pid: int | None, server: RunningServer | None
     ) -> None:
-        for concurrency in self.options.concurrency:
+        for plan in self.options.level_plans():
             for driver in self.drivers:
                 try:
-                    level = await self._run_level(column, driver, concurrency, address, pid)
+                    level = await self._run_level(column, driver, plan, address, pid)
                 except DriverError as error:
-                    where = f"{column.label} [{driver.name}] concurrency {concurrency}"
+                    where = f"{column.label} [{driver.name}] {plan.describe()}"
                     self.record.level_errors.append(f"{where}: {error}")
                     self.export()
                     self.events.warning(f"{where} failed: {error}")
@@ -120,26 +120,31 @@ class Runner:
                 self.events.level_finished(level)
                 if server and server.child.process.returncode is not None:
                     self.events.warning(
-                        f"server {column.label} died during concurrency {concurrency}"
+                        f"server {column.label} died during {plan.describe()}"
                         f" (exit code {server.child.process.returncode}); skipping its other"
                         f" levels. Its stderr:\n{server.child.stderr_tail()}"
                     )
                     return
 
     async def _run_level(
-        self, column: Column, driver: LoadDriver, concurrency: int, address: str, pid: int | None
+        self, column: Column, driver: LoadDriver, plan: LevelPlan, address: str, pid: int | None
     ) -> LevelResult:
         options = self.options
+        strategy = options.connections
         spec = LoadSpec(
             target=address,
             service=options.scenario.service,
-            concurrency=concurrency,
+            concurrency=plan.concurrency,
             requests=options.requests,
             duration_s=options.duration_s,
             warmup_requests=options.warmup_requests,
             warmup_s=options.warmup_s,
             timeout_s=options.timeout_s,
-            connections=options.connections_for(concurrency),
+            connections=options.connections_for(plan),
+            connection_mode="per-request" if strategy.mode == "per-request" else "pool",
+            pool_policy=strategy.policy,
+            rate=plan.rate,
+            arrivals=options.arrivals,
             max_level_s=options.max_level_s,
             workload_params=options.scenario.workload_params,
             cpus=options.placement.client_cpus,
@@ -157,7 +162,7 @@ class Runner:
                 self.events.level_progress(done)
 
         # total is 0 for time-based levels: the progress bar is then indeterminate.
-        self.events.level_started(column.label, driver.name, concurrency, options.requests)
+        self.events.level_started(column.label, driver.name, plan.describe(), options.requests)
         started_at = now_iso()
         load = await driver.run(spec, progress)
         usage = monitor.stop() if monitor and measuring else None
@@ -165,9 +170,12 @@ class Runner:
             scenario=options.scenario.name,
             server=column.label,
             driver=driver.name,
-            concurrency=concurrency,
+            concurrency=plan.concurrency,
             load=load,
             server_usage=usage,
             started_at=started_at,
             finished_at=now_iso(),
+            connection=f"pool:{plan.channels}" if plan.channels else strategy.label,
+            channels=plan.channels,
+            rate=plan.rate,
         )

@@ -21,7 +21,7 @@ def test_one_table_per_level_servers_side_by_side() -> None:
         level("grpcio:workers=1", 10), level("grpclib", 10),
     ]  # fmt: skip
     tables = build_tables(levels)
-    assert [t.concurrency for t in tables] == [2, 10]
+    assert [t.level for t in tables] == ["concurrency 2", "concurrency 10"]
     assert tables[0].columns == ("grpcio:workers=1", "grpclib")
     names = [name for name, _ in tables[0].rows]
     assert names == [

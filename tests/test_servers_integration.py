@@ -64,7 +64,8 @@ def test_grpclib_stream_limit_does_not_cap_concurrency() -> None:
     With a 500 ms handler, 150 calls on enough connections finish in one round
     (~0.5 s); capped at 100 streams they would need two rounds (>= 1 s).
     """
-    connections = build_run_options(concurrency="150").connections_for(150)
+    options = build_run_options(concurrency="150")
+    connections = options.connections_for(options.level_plans()[0])
     assert connections * 100 >= 150 * 2  # automatic choice keeps each connection at half the cap
 
     async def scenario() -> None:

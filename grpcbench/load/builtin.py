@@ -32,6 +32,7 @@ def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
     concurrencies = split(spec.concurrency, processes)
     requests = split(spec.requests, processes)
     warmups = split(spec.warmup_requests, processes)
+    per_request = spec.connection_mode == "per-request"
     connections = split(max(spec.connections, processes), processes)
     return [
         replace(
@@ -39,7 +40,8 @@ def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
             concurrency=concurrencies[i],
             requests=requests[i],
             warmup_requests=warmups[i],
-            connections=max(1, connections[i]),
+            connections=0 if per_request else max(1, connections[i]),
+            rate=spec.rate / processes,
         )
         for i in range(processes)
     ]

@@ -3,9 +3,6 @@
 C virtual users share a budget of N calls (or a deadline); each user sends its
 next call as soon as the previous one finished. Every call is bounded by the
 per-call deadline and every phase by ``max_level_s``, so a level always ends.
-Calls are spread over ``connections`` channels, each its own HTTP/2
-connection (a local subchannel pool stops grpcio from sharing one), so a
-server's per-connection stream limit (100 for grpclib) does not cap a level.
 """
 
 from __future__ import annotations
@@ -13,30 +10,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-import grpc
-
-from grpcbench.errors import UsageError
-from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.load.calls import call_status
+from grpcbench.load.model import LoadSpec
 from grpcbench.services.base import CallFunction
-from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 
-CONNECT_TIMEOUT_S = 10.0
-CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
-
-
-def status_name(code: grpc.StatusCode) -> str:
-    """``DEADLINE_EXCEEDED`` -> ``DeadlineExceeded``, as ghz and the seed print them."""
-    if code is grpc.StatusCode.OK:
-        return "OK"
-    return "".join(part.title() for part in code.name.split("_"))
+PROGRESS_INTERVAL_S = 0.2
 
 
 @dataclass
-class _Budget:
+class Budget:
     """Shared between the users of one phase: calls left, deadlines, progress."""
 
     calls_left: int | None
@@ -44,6 +30,15 @@ class _Budget:
     hard_end: float
     done: int = 0
     truncated: bool = False
+
+    @classmethod
+    def for_phase(cls, requests: int, duration_s: float, max_level_s: float) -> Budget:
+        now = time.monotonic()
+        return cls(
+            calls_left=requests if requests else None,
+            ends_at=now + duration_s if duration_s else None,
+            hard_end=now + max_level_s,
+        )
 
     def take(self) -> bool:
         now = time.monotonic()
@@ -59,9 +54,15 @@ class _Budget:
         return True
 
 
+async def report_progress(budget: Budget, on_progress: Callable[[int], None]) -> None:
+    while True:
+        await asyncio.sleep(PROGRESS_INTERVAL_S)
+        on_progress(budget.done)
+
+
 async def _user(
     call: CallFunction,
-    budget: _Budget,
+    budget: Budget,
     timeout_s: float,
     recorder: LatencyRecorder | None,
     statuses: Counter[str],
@@ -69,11 +70,7 @@ async def _user(
     clock = time.perf_counter_ns
     while budget.take():
         started = clock()
-        try:
-            await call(timeout_s)
-            status = "OK"
-        except grpc.aio.AioRpcError as error:
-            status = status_name(error.code())
+        status = await call_status(call, timeout_s)
         elapsed_us = (clock() - started) // 1000
         budget.done += 1
         if recorder is not None:
@@ -81,28 +78,19 @@ async def _user(
             statuses[status] += 1
 
 
-async def _phase(
-    calls: Sequence[CallFunction],
+async def closed_loop_phase(
+    call: CallFunction,
     spec: LoadSpec,
-    requests: int,
-    duration_s: float,
+    budget: Budget,
     recorder: LatencyRecorder | None,
     statuses: Counter[str],
     on_progress: Callable[[int], None] | None,
-) -> _Budget:
-    now = time.monotonic()
-    budget = _Budget(
-        calls_left=requests if requests else None,
-        ends_at=now + duration_s if duration_s else None,
-        hard_end=now + spec.max_level_s,
-    )
+) -> None:
     users = [
-        asyncio.create_task(
-            _user(calls[i % len(calls)], budget, spec.timeout_s, recorder, statuses)
-        )
-        for i in range(spec.concurrency)
+        asyncio.create_task(_user(call, budget, spec.timeout_s, recorder, statuses))
+        for _ in range(spec.concurrency)
     ]
-    ticker = asyncio.create_task(_tick(budget, on_progress)) if on_progress else None
+    ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     try:
         await asyncio.gather(*users)
     finally:
@@ -110,64 +98,3 @@ async def _phase(
             task.cancel()
         if ticker:
             ticker.cancel()
-    return budget
-
-
-async def _tick(budget: _Budget, on_progress: Callable[[int], None]) -> None:
-    while True:
-        await asyncio.sleep(0.2)
-        on_progress(budget.done)
-
-
-async def _connect(spec: LoadSpec) -> list[grpc.aio.Channel]:
-    channels = [
-        grpc.aio.insecure_channel(spec.target, options=CHANNEL_OPTIONS)
-        for _ in range(spec.connections)
-    ]
-    try:
-        await asyncio.wait_for(
-            asyncio.gather(*(channel.channel_ready() for channel in channels)), CONNECT_TIMEOUT_S
-        )
-    except TimeoutError:
-        for channel in channels:
-            await channel.close()
-        raise UsageError(
-            f"cannot connect to {spec.target} within {CONNECT_TIMEOUT_S:.0f}s"
-        ) from None
-    return channels
-
-
-async def run_closed_loop(
-    spec: LoadSpec,
-    on_measurement_start: Callable[[], None],
-    on_progress: Callable[[int], None],
-) -> LoadResult:
-    workload = load_service(spec.service).workload(spec.workload_params)
-    channels = await _connect(spec)
-    try:
-        calls = [workload.bind(channel) for channel in channels]
-        if spec.warmup_requests or spec.warmup_s:
-            await _phase(calls, spec, spec.warmup_requests, spec.warmup_s, None, Counter(), None)
-        on_measurement_start()
-        recorder = LatencyRecorder()
-        statuses: Counter[str] = Counter()
-        cpu_start = time.process_time()
-        wall_start = time.perf_counter()
-        budget = await _phase(
-            calls, spec, spec.requests, spec.duration_s, recorder, statuses, on_progress
-        )
-        wall_s = time.perf_counter() - wall_start
-        cpu_s = time.process_time() - cpu_start
-    finally:
-        for channel in channels:
-            await channel.close()
-    return LoadResult(
-        driver="builtin",
-        concurrency=spec.concurrency,
-        connections=spec.connections,
-        statuses=dict(statuses),
-        latency=recorder.summary(),
-        wall_s=wall_s,
-        client_cpu_s=cpu_s,
-        truncated=budget.truncated,
-    )

@@ -27,11 +27,11 @@ def emit(event: str, **fields: Any) -> None:
 def main() -> None:
     spec = LoadSpec.from_json(json.loads(sys.stdin.readline()))
     setup_child(spec.cpus)
-    from grpcbench.load.closed_loop import run_closed_loop
+    from grpcbench.load.engine import run_level
 
     try:
         result = asyncio.run(
-            run_closed_loop(
+            run_level(
                 spec,
                 on_measurement_start=lambda: emit("measuring"),
                 on_progress=lambda done: emit("progress", done=done),

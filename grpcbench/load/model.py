@@ -8,7 +8,7 @@ merges exactly with results of other processes running the same spec.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
@@ -16,19 +16,26 @@ from grpcbench.stats.histogram import LatencySummary, merge_summaries
 # A generator that used this share of its CPU budget (wall time x cores it
 # could use) was the bottleneck, not the server.
 SATURATION_THRESHOLD = 0.90
+# An open-loop generator whose p99 send delay exceeds this is behind its schedule.
+SCHEDULE_LAG_LIMIT_US = 10_000
 
 
 @dataclass(frozen=True)
 class LoadSpec:
     target: str  # host:port
     service: str
+    # Closed loop: virtual users. Open loop (rate > 0): the cap on calls in flight.
     concurrency: int
     requests: int = 0  # measured requests; 0 when the level is time-based
     duration_s: float = 0.0  # measured duration; 0 when the level is count-based
     warmup_requests: int = 0
     warmup_s: float = 0.0
     timeout_s: float = 20.0  # per-call deadline
-    connections: int = 1
+    connections: int = 1  # pool size (0 with connection_mode "per-request")
+    connection_mode: str = "pool"  # "pool" or "per-request"
+    pool_policy: str = "round-robin"  # or "least-busy"
+    rate: float = 0.0  # calls/s on a timetable (open loop); 0 = closed loop
+    arrivals: str = "uniform"  # or "poisson"
     max_level_s: float = 300.0  # hard cap on a level's measured phase
     workload_params: dict[str, Any] = field(default_factory=dict)
     cpus: tuple[int, ...] = ()
@@ -43,6 +50,14 @@ class LoadSpec:
         return cls(**data)
 
 
+def _merge_optional(a: LatencySummary | None, b: LatencySummary | None) -> LatencySummary | None:
+    parts = [s for s in (a, b) if s is not None]
+    return merge_summaries(parts) if parts else None
+
+
+_SUMMARY_FIELDS = ("latency", "connect_latency", "service_latency", "schedule_lag")
+
+
 @dataclass(frozen=True)
 class LoadResult:
     """What one or more generator processes measured for one level."""
@@ -51,7 +66,9 @@ class LoadResult:
     concurrency: int
     connections: int
     statuses: dict[str, int]  # gRPC status name -> calls, "OK" included
-    latency: LatencySummary  # every finished call, OK or not (like ghz --count-errors)
+    # Every finished call, OK or not (like ghz --count-errors). In an open loop,
+    # measured from each call's intended send time (coordinated omission corrected).
+    latency: LatencySummary
     wall_s: float  # measured phase, first call start to last call end
     client_cpu_s: float = 0.0
     processes: int = 1
@@ -62,6 +79,10 @@ class LoadResult:
     # Set when the latency histogram covers fewer calls than were counted (ghz
     # keeps at most 1,000,000 per-call records).
     latency_note: str = ""
+    connect_latency: LatencySummary | None = None  # per-request set-up times
+    rate: float = 0.0  # target calls/s of an open loop
+    service_latency: LatencySummary | None = None  # open loop: from actual send
+    schedule_lag: LatencySummary | None = None  # open loop: actual - intended send
 
     @property
     def count(self) -> int:
@@ -86,6 +107,12 @@ class LoadResult:
     def client_saturated(self) -> bool:
         return self.client_cpu_fraction >= SATURATION_THRESHOLD
 
+    @property
+    def behind_schedule(self) -> bool:
+        """An open loop that could not send its calls on time (see schedule_lag)."""
+        lag = self.schedule_lag
+        return bool(lag and lag.count and lag.percentile_us(99) > SCHEDULE_LAG_LIMIT_US)
+
     def merge(self, other: LoadResult) -> LoadResult:
         """Combine results of processes that ran side by side on the same level."""
         return LoadResult(
@@ -100,15 +127,23 @@ class LoadResult:
             cpu_cores=self.cpu_cores + other.cpu_cores,
             truncated=self.truncated or other.truncated,
             latency_note="; ".join(n for n in (self.latency_note, other.latency_note) if n),
+            connect_latency=_merge_optional(self.connect_latency, other.connect_latency),
+            rate=self.rate + other.rate,
+            service_latency=_merge_optional(self.service_latency, other.service_latency),
+            schedule_lag=_merge_optional(self.schedule_lag, other.schedule_lag),
         )
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["latency"] = asdict(self.latency)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in _SUMMARY_FIELDS:
+            summary = data[name]
+            data[name] = asdict(summary) if summary is not None else None
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LoadResult:
         data = dict(data)
-        data["latency"] = LatencySummary(**data["latency"])
+        for name in _SUMMARY_FIELDS:
+            if data.get(name) is not None:
+                data[name] = LatencySummary(**data[name])
         return cls(**data)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from grpcbench.load.model import SATURATION_THRESHOLD
+from grpcbench.options import describe_level
 from grpcbench.report.units import (
     format_bytes,
     format_cpu_seconds,
@@ -19,6 +20,7 @@ from grpcbench.report.units import (
     format_seconds,
 )
 from grpcbench.results import LevelResult
+from grpcbench.stats.histogram import LatencySummary
 
 PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
 WARNING = "⚠"
@@ -27,14 +29,14 @@ WARNING = "⚠"
 @dataclass(frozen=True)
 class ComparisonTable:
     scenario: str
-    concurrency: int
+    level: str  # "concurrency 10", "rate 500/s", "concurrency 10, channels 4"
     columns: tuple[str, ...]
     rows: tuple[tuple[str, tuple[str, ...]], ...]
     notes: tuple[str, ...]
 
     @property
     def title(self) -> str:
-        return f"{self.scenario} - concurrency {self.concurrency}"
+        return f"{self.scenario} - {self.level}"
 
 
 def column_label(level: LevelResult, several_drivers: bool) -> str:
@@ -76,6 +78,41 @@ def _percentile_cell(percentile: float) -> Callable[[LevelResult], str]:
     return lambda lv: format_latency_us(lv.load.latency.percentile_us(percentile))
 
 
+def _summary_cell(
+    pick: Callable[[LevelResult], LatencySummary | None], percentile: float | None
+) -> Callable[[LevelResult], str]:
+    """A cell from an optional latency summary: its mean (percentile None) or a percentile."""
+
+    def cell(level: LevelResult) -> str:
+        summary = pick(level)
+        if summary is None or not summary.count:
+            return "-"
+        value = summary.mean_us if percentile is None else summary.percentile_us(percentile)
+        return format_latency_us(value)
+
+    return cell
+
+
+def _optional_rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], str]]]:
+    """Rows that exist only for some load models: per-request connects, open loops."""
+    rows: list[tuple[str, Callable[[LevelResult], str]]] = []
+    if any(lv.load.connect_latency for lv in levels):
+        connect = lambda lv: lv.load.connect_latency  # noqa: E731
+        rows += [("Connect avg", _summary_cell(connect, None))]
+        rows += [("Connect p99", _summary_cell(connect, 99.0))]
+    if any(lv.load.rate for lv in levels):
+        service = lambda lv: lv.load.service_latency  # noqa: E731
+        lag = lambda lv: lv.load.schedule_lag  # noqa: E731
+        rows += [
+            ("Target rate", lambda lv: f"{lv.load.rate:.2f}" if lv.load.rate else "-"),
+            ("Service p50", _summary_cell(service, 50.0)),
+            ("Service p99", _summary_cell(service, 99.0)),
+            ("Send lag p99", _summary_cell(lag, 99.0)),
+            ("Send lag max", _summary_cell(lag, 100.0)),
+        ]
+    return rows
+
+
 def _rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], str]]]:
     latency_rows: list[tuple[str, Callable[[LevelResult], str]]] = [
         ("Total", lambda lv: format_seconds(lv.load.wall_s)),
@@ -89,6 +126,7 @@ def _rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], 
         *_status_rows(levels),
         *latency_rows,
         ("Requests/sec", lambda lv: f"{lv.load.rps:.2f}"),
+        *_optional_rows(levels),
         ("Server CPU", _server_cpu),
         ("Server peak RSS", _server_rss),
         ("Generator CPU", _client_cpu),
@@ -106,6 +144,16 @@ def _notes(levels: list[LevelResult], labels: list[str]) -> list[str]:
                 f" {format_percent(load.client_cpu_fraction)} of its CPU"
                 f" (>= {format_percent(SATURATION_THRESHOLD)}): it, not the server, was the"
                 f" bottleneck; the server may be faster than shown (try {remedy} --client-cpus)."
+            )
+        if load.behind_schedule:
+            lag = load.schedule_lag
+            assert lag is not None
+            notes.append(
+                f"{WARNING} {label}: the generator fell behind its timetable (send lag"
+                f" p99 {format_latency_us(lag.percentile_us(99))},"
+                f" max {format_latency_us(lag.max_us)});"
+                " latencies still count from the intended send times, but the offered load was"
+                " lower than the target rate."
             )
         if load.latency_note:
             notes.append(f"{WARNING} {label}: {load.latency_note}.")
@@ -155,17 +203,24 @@ def _driver_comparisons(levels: list[LevelResult]) -> list[str]:
 
 def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
     """Group results by (scenario, concurrency), in the order they were measured."""
-    groups: dict[tuple[str, int], list[LevelResult]] = {}
+    groups: dict[tuple[str, float, int, int], list[LevelResult]] = {}
     for level in levels:
-        groups.setdefault((level.scenario, level.concurrency), []).append(level)
+        key = (level.scenario, level.rate, level.concurrency, level.channels)
+        groups.setdefault(key, []).append(level)
     tables = []
-    for (scenario, concurrency), group in sorted(groups.items(), key=lambda kv: kv[0][1]):
+    for (scenario, rate, concurrency, channels), group in sorted(
+        groups.items(), key=lambda kv: kv[0][1:]
+    ):
         several_drivers = len({lv.driver for lv in group}) > 1
         labels = [column_label(lv, several_drivers) for lv in group]
         rows = tuple((name, tuple(cell(lv) for lv in group)) for name, cell in _rows(group))
         tables.append(
             ComparisonTable(
-                scenario, concurrency, tuple(labels), rows, tuple(_notes(group, labels))
+                scenario,
+                describe_level(concurrency, channels, rate),
+                tuple(labels),
+                rows,
+                tuple(_notes(group, labels)),
             )
         )
     return tables

@@ -1,0 +1,72 @@
+"""Runs one level inside a generator process: warm-up, then the measured phase.
+
+Chooses the closed loop (virtual users) or the open loop (``rate`` > 0), over
+the connection strategy of the spec, and returns the measured ``LoadResult``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from grpcbench.load.calls import PerRequestCalls, call_source
+from grpcbench.load.closed_loop import Budget, closed_loop_phase
+from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.load.open_loop import OpenLoopRecorders, open_loop_phase
+from grpcbench.services.base import CallFunction
+from grpcbench.services.registry import load_service
+from grpcbench.stats.histogram import LatencyRecorder
+
+
+async def _phase(
+    call: CallFunction,
+    spec: LoadSpec,
+    budget: Budget,
+    measure: OpenLoopRecorders | None,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    if spec.rate:
+        await open_loop_phase(call, spec, budget, measure, on_progress)
+    else:
+        latency = measure.latency if measure else None
+        statuses = measure.statuses if measure else Counter()
+        await closed_loop_phase(call, spec, budget, latency, statuses, on_progress)
+
+
+async def run_level(
+    spec: LoadSpec,
+    on_measurement_start: Callable[[], None],
+    on_progress: Callable[[int], None],
+) -> LoadResult:
+    workload = load_service(spec.service).workload(spec.workload_params)
+    connect = LatencyRecorder()
+    async with call_source(spec, workload, connect) as call:
+        if spec.warmup_requests or spec.warmup_s:
+            warmup = Budget.for_phase(spec.warmup_requests, spec.warmup_s, spec.max_level_s)
+            await _phase(call, spec, warmup, None, None)
+        on_measurement_start()
+        if isinstance(call, PerRequestCalls):
+            call.recording = True
+        measure = OpenLoopRecorders()
+        budget = Budget.for_phase(spec.requests, spec.duration_s, spec.max_level_s)
+        cpu_start = time.process_time()
+        wall_start = time.perf_counter()
+        await _phase(call, spec, budget, measure, on_progress)
+        wall_s = time.perf_counter() - wall_start
+        cpu_s = time.process_time() - cpu_start
+    per_request = spec.connection_mode == "per-request"
+    return LoadResult(
+        driver="builtin",
+        concurrency=spec.concurrency,
+        connections=spec.connections,
+        statuses=dict(measure.statuses),
+        latency=measure.latency.summary(),
+        wall_s=wall_s,
+        client_cpu_s=cpu_s,
+        truncated=budget.truncated,
+        connect_latency=connect.summary() if per_request else None,
+        rate=spec.rate,
+        service_latency=measure.service.summary() if spec.rate else None,
+        schedule_lag=measure.lag.summary() if spec.rate else None,
+    )

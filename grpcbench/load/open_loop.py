@@ -1,0 +1,98 @@
+"""The built-in open-loop (constant-rate) load engine, coordinated omission corrected.
+
+Calls are scheduled on a timetable - uniform (every 1/R s) or Poisson (random
+exponential gaps, mean 1/R) - and sent without waiting for earlier replies, up
+to ``concurrency`` calls in flight. As in wrk2, a call's latency is measured
+from its *intended* send time, so a stall of the server (or of the generator)
+shows up in the percentiles instead of being hidden by sending fewer calls.
+Beside it: the service time (from the actual send) and the schedule lag
+(actual minus intended send), which says whether the generator kept up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from grpcbench.load.calls import call_status
+from grpcbench.load.closed_loop import Budget, report_progress
+from grpcbench.load.model import LoadSpec
+from grpcbench.services.base import CallFunction
+from grpcbench.stats.histogram import LatencyRecorder
+
+# Do not sleep for less than this: fire every call that is due instead.
+MIN_SLEEP_S = 0.0005
+
+
+def timetable(rate: float, arrivals: str, seed: int | None = None) -> Iterator[float]:
+    """Intended send times in seconds from the start of the phase (seed: for tests;
+    by default each generator process draws its own Poisson gaps)."""
+    rng = random.Random(seed)
+    offset = 0.0
+    index = 0
+    while True:
+        yield offset
+        index += 1
+        offset = index / rate if arrivals == "uniform" else offset + rng.expovariate(rate)
+
+
+@dataclass
+class OpenLoopRecorders:
+    latency: LatencyRecorder = field(default_factory=LatencyRecorder)  # from intended send
+    service: LatencyRecorder = field(default_factory=LatencyRecorder)  # from actual send
+    lag: LatencyRecorder = field(default_factory=LatencyRecorder)  # actual - intended
+    statuses: Counter[str] = field(default_factory=Counter)
+
+
+async def open_loop_phase(
+    call: CallFunction,
+    spec: LoadSpec,
+    budget: Budget,
+    recorders: OpenLoopRecorders | None,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    clock = time.perf_counter
+    slots = asyncio.Semaphore(spec.concurrency)
+    in_flight: set[asyncio.Task[None]] = set()
+
+    async def one_call(intended: float) -> None:
+        try:
+            sent = clock()
+            status = await call_status(call, spec.timeout_s)
+            done = clock()
+            budget.done += 1
+            if recorders is not None:
+                recorders.latency.record(int((done - intended) * 1e6))
+                recorders.service.record(int((done - sent) * 1e6))
+                recorders.lag.record(int((sent - intended) * 1e6))
+                recorders.statuses[status] += 1
+        finally:
+            slots.release()
+
+    ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
+    start = clock()
+    try:
+        for offset in timetable(spec.rate, spec.arrivals):
+            intended = start + offset
+            delay = intended - clock()
+            if delay > MIN_SLEEP_S:
+                await asyncio.sleep(delay)
+            # A full set of slots makes the generator late; the lag shows it.
+            await slots.acquire()
+            if not budget.take():
+                slots.release()
+                break
+            task = asyncio.create_task(one_call(intended))
+            in_flight.add(task)
+            task.add_done_callback(in_flight.discard)
+        if in_flight:
+            await asyncio.gather(*in_flight)
+    finally:
+        for task in in_flight:
+            task.cancel()
+        if ticker:
+            ticker.cancel()
