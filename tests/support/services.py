@@ -8,6 +8,7 @@ registers it, to exercise start-up failure reporting.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -74,4 +75,29 @@ CRASHING = replace(
     register_grpcio=_crash,
     register_aio=_crash,
     grpclib_handlers=_crash,
+)
+
+
+class PeerLoggingGrpcio(helloworld_pb2_grpc.GreeterServicer):
+    """Appends the caller's address (one per client connection) to a file, then waits."""
+
+    def __init__(self, path: str, delay_s: float) -> None:
+        self.path = path
+        self.delay_s = delay_s
+        self.lock = threading.Lock()
+
+    def SayHello(self, request: Any, context: grpc.ServicerContext) -> Any:
+        with self.lock, open(self.path, "a") as log:
+            log.write(context.peer() + "\n")
+        time.sleep(self.delay_s)
+        return helloworld_pb2.HelloReply(message="logged")
+
+
+# Sync grpcio only: the connection-strategy tests count connections by peer address.
+PEERS = replace(
+    hello.SERVICE,
+    name="peers",
+    register_grpcio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
+        PeerLoggingGrpcio(str(params["peer_log"]), _delay_s(params)), server
+    ),
 )

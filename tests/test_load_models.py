@@ -1,0 +1,212 @@
+"""Connection strategies, channel sweeps and the open loop, against real servers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from grpcbench.errors import UsageError
+from grpcbench.load.builtin import BuiltinDriver
+from grpcbench.load.connections import parse_connection_strategy
+from grpcbench.load.model import LoadSpec
+from grpcbench.load.open_loop import timetable
+from grpcbench.options import build_run_options
+from grpcbench.servers.launcher import start_server
+from grpcbench.servers.spec import parse_server_spec
+from tests.conftest import GRPCBENCH
+
+PEERS = "tests.support.services:PEERS"
+SLOW = "tests.support.services:SLOW"
+
+
+def test_strategy_parsing_and_labels() -> None:
+    assert parse_connection_strategy("auto").pool_size(120) == 3
+    assert parse_connection_strategy("shared").label == "shared"
+    assert parse_connection_strategy("4").label == "pool:4"
+    strategy = parse_connection_strategy("pool:3:least-busy")
+    assert (strategy.size, strategy.policy, strategy.label) == (
+        3,
+        "least-busy",
+        "pool:3:least-busy",
+    )
+    assert parse_connection_strategy("per-request").pool_size(50) == 0
+    for bad in ("pool:0", "pool:x", "pool:2:random", "sometimes", "-1"):
+        with pytest.raises(UsageError, match="--connections"):
+            parse_connection_strategy(bad)
+
+
+def test_level_plans_sweep_channels_and_rates() -> None:
+    options = build_run_options(concurrency="10,20", channels="1,4")
+    assert [p.describe() for p in options.level_plans()] == [
+        "concurrency 10, channels 1", "concurrency 10, channels 4",
+        "concurrency 20, channels 1", "concurrency 20, channels 4",
+    ]  # fmt: skip
+    assert options.connections_for(options.level_plans()[1]) == 4
+    open_loop = build_run_options(rate="500,1000", max_in_flight=64)
+    assert [(p.rate, p.concurrency) for p in open_loop.level_plans()] == [(500, 64), (1000, 64)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"rate": "0"}, "--rate"),
+        ({"rate": "fast"}, "--rate"),
+        ({"rate": "100", "concurrency": "2"}, "replaces --concurrency"),
+        ({"channels": "1,0"}, "--channels"),
+        ({"channels": "2", "connections": "shared"}, "do not combine"),
+        ({"arrivals": "bursty"}, "--arrivals"),
+        ({"max_in_flight": 0}, "--max-in-flight"),
+        ({"client_processes": "0"}, "--client-processes"),
+        ({"load": "ghz", "rate": "100"}, "use --load builtin"),
+        ({"load": "ghz", "connections": "per-request"}, "use --load builtin"),
+    ],
+)
+def test_bad_load_model_options(args: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(UsageError, match=message):
+        build_run_options(**args)
+
+
+def test_uniform_and_poisson_timetables() -> None:
+    uniform = timetable(100.0, "uniform")
+    assert [round(next(uniform), 6) for _ in range(4)] == [0.0, 0.01, 0.02, 0.03]
+    poisson = timetable(1000.0, "poisson", seed=7)
+    times = [next(poisson) for _ in range(20001)]
+    assert times == sorted(times)
+    assert times[-1] == pytest.approx(20.0, rel=0.05)  # mean gap 1/rate
+
+
+def _peers_after(strategy: str, concurrency: int, requests: int, tmp_path: Path) -> Counter[str]:
+    log = tmp_path / f"peers-{strategy.replace(':', '-')}-{concurrency}.log"
+
+    async def scenario() -> None:
+        server = await start_server(
+            parse_server_spec("grpcio:workers=4"), PEERS, {"peer_log": str(log), "delay_ms": 5}
+        )
+        try:
+            options = build_run_options(
+                scenario="hello", concurrency=str(concurrency), connections=strategy
+            )
+            plan = options.level_plans()[0]
+            spec = LoadSpec(
+                target=server.address, service=PEERS, concurrency=concurrency,
+                requests=requests, connections=options.connections_for(plan),
+                connection_mode="per-request" if strategy == "per-request" else "pool",
+                pool_policy=options.connections.policy,
+            )  # fmt: skip
+            result = await BuiltinDriver().run(spec, lambda _: None)
+            assert result.statuses == {"OK": requests}
+            if strategy == "per-request":
+                assert result.connect_latency and result.connect_latency.count == requests
+            else:
+                assert result.connect_latency is None
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+    return Counter(log.read_text().split())
+
+
+@pytest.mark.integration
+def test_per_request_opens_one_connection_per_call(tmp_path: Path) -> None:
+    peers = _peers_after("per-request", 3, 30, tmp_path)
+    assert len(peers) == 30 and set(peers.values()) == {1}
+
+
+@pytest.mark.integration
+def test_shared_uses_one_connection(tmp_path: Path) -> None:
+    peers = _peers_after("shared", 4, 40, tmp_path)
+    assert list(peers.values()) == [40]
+
+
+@pytest.mark.integration
+def test_pool_round_robin_spreads_calls_evenly(tmp_path: Path) -> None:
+    peers = _peers_after("pool:3", 1, 30, tmp_path)
+    assert sorted(peers.values()) == [10, 10, 10]
+
+
+@pytest.mark.integration
+def test_pool_least_busy_prefers_idle_connections(tmp_path: Path) -> None:
+    # One call at a time: every connection is idle, so the first one is always chosen.
+    peers = _peers_after("pool:3:least-busy", 1, 12, tmp_path)
+    assert list(peers.values()) == [12]
+    # Three users against slow calls: each user finds a different idle connection.
+    busy = _peers_after("pool:3:least-busy", 3, 30, tmp_path)
+    assert len(busy) == 3 and min(busy.values()) >= 5
+
+
+@pytest.mark.integration
+def test_open_loop_corrects_for_coordinated_omission() -> None:
+    """A 100 ms server, 20 calls/s offered, at most one call in flight.
+
+    The generator can send only every 100 ms while its timetable says every
+    50 ms, so call i goes out 50*i ms late. Service time stays ~100 ms; the
+    latency from the intended send time is 100 + 50*i ms (i = 0..9): up to ~550 ms.
+    """
+
+    async def scenario() -> None:
+        server = await start_server(parse_server_spec("grpcio-aio"), SLOW, {"delay_ms": 100})
+        try:
+            spec = LoadSpec(
+                target=server.address, service=SLOW, concurrency=1, requests=10, rate=20.0,
+            )  # fmt: skip
+            result = await BuiltinDriver().run(spec, lambda _: None)
+        finally:
+            await server.stop()
+        assert result.statuses == {"OK": 10}
+        service, lag, latency = result.service_latency, result.schedule_lag, result.latency
+        assert service is not None and lag is not None
+        assert 100_000 <= service.percentile_us(50) < 160_000
+        assert 500_000 <= latency.max_us < 750_000
+        assert latency.mean_us == pytest.approx(325_000, rel=0.25)
+        assert 400_000 <= lag.max_us < 650_000
+        assert result.behind_schedule
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.integration
+def test_open_loop_keeps_its_timetable_when_calls_can_overlap() -> None:
+    """Same server and rate with room for calls in flight: sent on time, ~100 ms each."""
+
+    async def scenario() -> None:
+        server = await start_server(parse_server_spec("grpcio-aio"), SLOW, {"delay_ms": 100})
+        try:
+            spec = LoadSpec(
+                target=server.address, service=SLOW, concurrency=100, requests=20, rate=20.0,
+            )  # fmt: skip
+            result = await BuiltinDriver().run(spec, lambda _: None)
+        finally:
+            await server.stop()
+        assert result.statuses == {"OK": 20}
+        assert result.schedule_lag and result.schedule_lag.max_us < 50_000
+        assert not result.behind_schedule
+        assert result.latency.percentile_us(50) < 200_000
+        assert result.wall_s == pytest.approx(19 / 20 + 0.1, abs=0.25)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.integration
+def test_cli_rate_sweep_and_channels(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "-s", "grpcio-aio", "--rate", "200,400", "-n", "100",
+         "--warmup", "10", "--channels", "1,2", "--client-processes", "2", "--output", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    levels = json.loads(out.read_text())["levels"]
+    assert [(lv["rate"], lv["channels"], lv["connection"]) for lv in levels] == [
+        (200, 1, "pool:1"), (200, 2, "pool:2"), (400, 1, "pool:1"), (400, 2, "pool:2"),
+    ]  # fmt: skip
+    for lv in levels:
+        assert lv["load"]["processes"] == 2 and lv["load"]["statuses"] == {"OK": 100}
+        assert lv["load"]["rate"] == lv["rate"]
+        assert lv["load"]["schedule_lag"]["count"] == 100
+    assert "hello - rate 400/s, channels 2" in result.stdout
+    assert "Send lag p99" in result.stdout and "Target rate" in result.stdout
