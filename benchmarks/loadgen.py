@@ -1,12 +1,12 @@
 """How expensive is each load generator? (``nox -s bench``)
 
 Starts one fixed server (grpcio-aio, pinned to its own CPU) and drives it at a
-high concurrency with each driver in turn (the built-in one, and ghz when it is
-installed), interleaved over several rounds so drift hits both alike. Prints per
-round and as medians:
+high concurrency with each generator in turn - the built-in one in 1 and in 2
+processes, and ghz when it is installed - interleaved over several rounds so
+drift hits all alike. Prints per round and as medians:
 - the rate reached, and who was saturated (generator and/or server),
 - the generator's CPU microseconds per RPC (its cost; lower is better),
-- the ratios built-in / ghz, measured side by side in this one run.
+- the ratios built-in / ghz and 2 / 1 built-in processes, side by side in one run.
 Numbers to track over time, not assertions: machines here are noisy.
 """
 
@@ -56,12 +56,17 @@ async def _measure(driver: LoadDriver, spec: LoadSpec, pid: int) -> tuple[float,
 
 async def bench(args: argparse.Namespace) -> None:
     server_cpus, client_cpus = _cpus()
-    drivers = [make_driver(name, args.processes) for name in args.drivers.split(",")]
+    drivers: dict[str, LoadDriver] = {}
+    for entry in args.generators.split(","):
+        name, _, processes = entry.partition(":")
+        drivers[entry] = make_driver(name, int(processes or 1))
     server = await start_server(parse_server_spec(args.server), "hello", {}, cpus=server_cpus)
     print(f"server {args.server} on CPUs {list(server_cpus)}; generators on {list(client_cpus)}")
     print(f"concurrency {args.concurrency}, {args.requests} calls per run\n")
-    print(f"{'round':>5} {'driver':>8} {'req/s':>9} {'CPU us/RPC':>11}  saturated")
-    samples = {driver.name: Samples() for driver in drivers}
+    if len(client_cpus) < 2:
+        print("note: the generators share one CPU, so 2 built-in processes cannot add capacity\n")
+    print(f"{'round':>5} {'generator':>10} {'req/s':>9} {'CPU us/RPC':>11}  saturated")
+    samples = {label: Samples() for label in drivers}
     spec = LoadSpec(
         target=server.address, service="hello", concurrency=args.concurrency,
         requests=args.requests, warmup_requests=args.requests // 10,
@@ -69,26 +74,27 @@ async def bench(args: argparse.Namespace) -> None:
     )  # fmt: skip
     try:
         for round_number in range(1, args.repeat + 1):
-            for driver in drivers:
+            for label, driver in drivers.items():
                 rps, cost, busy = await _measure(driver, spec, server.pid)
-                samples[driver.name].rps.append(rps)
-                samples[driver.name].cpu_us_per_rpc.append(cost)
-                print(f"{round_number:>5} {driver.name:>8} {rps:>9.0f} {cost:>11.1f}  {busy}")
+                samples[label].rps.append(rps)
+                samples[label].cpu_us_per_rpc.append(cost)
+                print(f"{round_number:>5} {label:>10} {rps:>9.0f} {cost:>11.1f}  {busy}")
     finally:
         await server.stop()
     print()
     for name, sample in samples.items():
         print(
-            f"median {name:>8}: {statistics.median(sample.rps):.0f} req/s,"
+            f"median {name:>10}: {statistics.median(sample.rps):.0f} req/s,"
             f" {statistics.median(sample.cpu_us_per_rpc):.1f} CPU us/RPC"
         )
-    if "builtin" in samples and "ghz" in samples:
-        median = statistics.median
-        builtin, ghz = samples["builtin"], samples["ghz"]
-        rate = median(builtin.rps) / median(ghz.rps)
-        cost = median(builtin.cpu_us_per_rpc) / median(ghz.cpu_us_per_rpc)
-        print(f"built-in / ghz: rate reached {rate:.2f}x, CPU per RPC {cost:.2f}x")
-        print("(where the server is saturated, the rate is the server's, not the generator's max)")
+    for a, b in (("builtin", "ghz"), ("builtin:2", "builtin")):
+        if a in samples and b in samples:
+            rate = statistics.median(samples[a].rps) / statistics.median(samples[b].rps)
+            cost = statistics.median(samples[a].cpu_us_per_rpc) / statistics.median(
+                samples[b].cpu_us_per_rpc
+            )
+            print(f"{a} / {b}: rate reached {rate:.2f}x, CPU per RPC {cost:.2f}x")
+    print("(where the server is saturated, the rate is the server's, not the generator's max)")
 
 
 def main() -> None:
@@ -97,8 +103,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--processes", type=int, default=1, help="built-in generator processes")
-    parser.add_argument("--drivers", default="builtin,ghz" if shutil.which("ghz") else "builtin")
+    parser.add_argument(
+        "--generators",
+        default="builtin,builtin:2" + (",ghz" if shutil.which("ghz") else ""),
+        help="DRIVER[:PROCESSES],... to compare",
+    )
     asyncio.run(bench(parser.parse_args()))
 
 

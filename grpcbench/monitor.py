@@ -1,9 +1,12 @@
 """Server CPU and memory over a level, measured from outside the server (psutil).
 
-CPU is the process's user+system time (all its threads) during the measured
-phase. Peak RSS on Linux is the kernel's high-water mark (VmHWM), reset at
-the start of each level through /proc/PID/clear_refs, so it is the peak of that
-level and not of start-up; elsewhere it falls back to sampling RSS every 50 ms.
+CPU is the user+system time (all threads) during the measured phase of the
+server process and of its child processes (``grpcio:processes=N`` forks
+workers). Peak RSS on Linux is the kernel's high-water mark (VmHWM) of each
+process, reset at the start of each level through /proc/PID/clear_refs, so it
+is the peak of that level and not of start-up; for several processes it is the
+sum of their peaks (an upper bound of their peak together). Where VmHWM cannot
+be reset it falls back to sampling the summed RSS every 50 ms.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class ProcessUsage:
     wall_s: float
     peak_rss_bytes: int
     peak_rss_method: str  # "vmhwm" (exact kernel peak) or "sampled"
+    processes: int = 1  # server processes measured (summed)
 
     @property
     def cpu_fraction(self) -> float:
@@ -50,11 +54,20 @@ def _read_vmhwm(pid: int) -> int | None:
     return None
 
 
+def _cpu_seconds(process: psutil.Process) -> float:
+    try:
+        times = process.cpu_times()
+    except psutil.Error:
+        return 0.0
+    return times.user + times.system
+
+
 class ProcessMonitor:
-    """``start()`` at measurement start, ``stop()`` at its end."""
+    """``start()`` at measurement start, ``stop()`` at its end; covers the process tree."""
 
     def __init__(self, pid: int) -> None:
-        self.process = psutil.Process(pid)
+        self.root = psutil.Process(pid)
+        self.processes: list[psutil.Process] = [self.root]
         self._cpu_start = 0.0
         self._wall_start = 0.0
         self._use_hwm = False
@@ -62,21 +75,28 @@ class ProcessMonitor:
         self._sampler: asyncio.Task[None] | None = None
 
     def _cpu(self) -> float:
-        times = self.process.cpu_times()
-        return times.user + times.system
+        return sum(_cpu_seconds(process) for process in self.processes)
+
+    def _rss(self) -> int:
+        total = 0
+        for process in self.processes:
+            with contextlib.suppress(psutil.Error):
+                total += process.memory_info().rss
+        return total
 
     def start(self) -> None:
+        with contextlib.suppress(psutil.Error):
+            self.processes = [self.root, *self.root.children(recursive=True)]
         self._cpu_start = self._cpu()
         self._wall_start = time.perf_counter()
-        self._use_hwm = _reset_peak_rss(self.process.pid)
-        self._sampled_peak = self.process.memory_info().rss
+        self._use_hwm = all(_reset_peak_rss(process.pid) for process in self.processes)
+        self._sampled_peak = self._rss()
         if not self._use_hwm:
             self._sampler = asyncio.get_running_loop().create_task(self._sample())
 
     async def _sample(self) -> None:
         while True:
-            with contextlib.suppress(psutil.Error):
-                self._sampled_peak = max(self._sampled_peak, self.process.memory_info().rss)
+            self._sampled_peak = max(self._sampled_peak, self._rss())
             await asyncio.sleep(SAMPLE_INTERVAL_S)
 
     def stop(self) -> ProcessUsage:
@@ -84,10 +104,12 @@ class ProcessMonitor:
         cpu = self._cpu() - self._cpu_start
         if self._sampler:
             self._sampler.cancel()
-        hwm = _read_vmhwm(self.process.pid) if self._use_hwm else None
+        peaks = [_read_vmhwm(process.pid) for process in self.processes] if self._use_hwm else []
+        exact = bool(peaks) and all(peak is not None for peak in peaks)
         return ProcessUsage(
             cpu_s=cpu,
             wall_s=wall,
-            peak_rss_bytes=hwm if hwm is not None else self._sampled_peak,
-            peak_rss_method="vmhwm" if hwm is not None else "sampled",
+            peak_rss_bytes=sum(p or 0 for p in peaks) if exact else self._sampled_peak,
+            peak_rss_method="vmhwm" if exact else "sampled",
+            processes=len(self.processes),
         )

@@ -64,7 +64,7 @@ def test_port_in_use() -> None:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         port = sock.getsockname()[1]
-        for kind in ("grpcio", "grpclib", "grpcio-aio"):
+        for kind in ("grpcio", "grpcio:processes=2", "grpclib", "grpcio-aio"):
             result = grpcbench("run", "-s", kind, "--port", str(port), "-c", "2", "-n", "10")
             assert_one_line_error(result, f"port {port}", "in use")
 

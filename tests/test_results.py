@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from grpcbench.errors import UsageError
-from grpcbench.load.builtin import split, split_spec
+from grpcbench.load.builtin import cap_cpu_budget, split, split_spec
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.results import FORMAT_VERSION, RunRecord, load_run, write_json_atomically
 from tests.support.factories import level, load_result
@@ -59,3 +59,13 @@ def test_split_spec_keeps_totals() -> None:
     assert sum(p.warmup_requests for p in parts) == 10
     assert split(5, 2) == [3, 2]
     assert len(split_spec(spec, 50)) == 7  # never more processes than users
+
+
+def test_processes_sharing_pinned_cpus_share_their_budget() -> None:
+    merged = load_result([1], {"OK": 1}, wall_s=1.0, client_cpu_s=0.5).merge(
+        load_result([1], {"OK": 1}, wall_s=1.0, client_cpu_s=0.45)
+    )
+    assert merged.cpu_cores == 2 and not merged.client_saturated
+    on_one_cpu = cap_cpu_budget(merged, (1,))
+    assert on_one_cpu.cpu_cores == 1 and on_one_cpu.client_saturated
+    assert cap_cpu_budget(merged, (0, 1, 2)).cpu_cores == 2

@@ -17,6 +17,11 @@ def test_labels_round_trip(text: str) -> None:
     assert parse_server_spec(parse_server_spec(text).label) == parse_server_spec(text)
 
 
+def test_default_options_stay_out_of_labels_except_workers() -> None:
+    assert parse_server_spec("grpcio:processes=1").label == "grpcio:workers=10"
+    assert parse_server_spec("grpcio:processes=4,workers=2").label == "grpcio:workers=2,processes=4"
+
+
 def test_uvloop_modifier() -> None:
     spec = parse_server_spec("grpclib+uvloop")
     assert spec.kind == "grpclib" and spec.uvloop

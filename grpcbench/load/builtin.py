@@ -47,6 +47,13 @@ def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
     ]
 
 
+def cap_cpu_budget(result: LoadResult, cpus: tuple[int, ...]) -> LoadResult:
+    """Processes pinned to fewer CPUs than there are processes share those CPUs."""
+    if cpus and result.cpu_cores > len(cpus):
+        return replace(result, cpu_cores=float(len(cpus)))
+    return result
+
+
 class BuiltinDriver:
     name = "builtin"
 
@@ -70,7 +77,7 @@ class BuiltinDriver:
         results = await asyncio.gather(
             *(self._run_one(part, lambda e, i=i: on_event(i, e)) for i, part in enumerate(parts))
         )
-        return reduce(LoadResult.merge, results)
+        return cap_cpu_budget(reduce(LoadResult.merge, results), spec.cpus)
 
     async def _run_one(self, spec: LoadSpec, on_event) -> LoadResult:  # type: ignore[no-untyped-def]
         child = await start_python_module("grpcbench.load.generator")

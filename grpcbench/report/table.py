@@ -65,7 +65,11 @@ def _server_cpu(level: LevelResult) -> str:
 
 
 def _server_rss(level: LevelResult) -> str:
-    return format_bytes(level.server_usage.peak_rss_bytes) if level.server_usage else "-"
+    usage = level.server_usage
+    if usage is None:
+        return "-"
+    suffix = f" ({usage.processes} processes)" if usage.processes > 1 else ""
+    return format_bytes(usage.peak_rss_bytes) + suffix
 
 
 def _client_cpu(level: LevelResult) -> str:

@@ -7,7 +7,10 @@ second server bind the same port silently and split the traffic.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import signal
+import socket
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from grpcbench.childproc import child_environment, setup_child
 from grpcbench.servers.child import STOP_GRACE_SECONDS, announce_ready, bind_error
 from grpcbench.servers.spec import ServerSpec
 from grpcbench.services.base import ServiceDefinition
@@ -35,26 +39,107 @@ def add_health_and_reflection(server: Any, service: ServiceDefinition, servicer:
     reflection.enable_server_reflection(names, server)
 
 
-def serve(
-    service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
-) -> None:
+def _sigterm_event() -> threading.Event:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    server = grpc.server(
-        ThreadPoolExecutor(max_workers=spec.option("workers")), options=SERVER_OPTIONS
-    )
+    return stop
+
+
+def _start_server(
+    service: ServiceDefinition,
+    spec: ServerSpec,
+    params: Mapping[str, Any],
+    address: str,
+    options: list[tuple[str, int]],
+) -> tuple[grpc.Server, int]:
+    server = grpc.server(ThreadPoolExecutor(max_workers=spec.option("workers")), options=options)
     service.register_grpcio(server, params)
     health_servicer = health.HealthServicer()
     for name in ("", *service.service_names):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     add_health_and_reflection(server, service, health_servicer)
+    host, _, port = address.rpartition(":")
     try:
-        bound = server.add_insecure_port(f"{host}:{port}")
+        bound = server.add_insecure_port(address)
     except RuntimeError as error:
-        raise bind_error(host, port, error) from None
+        raise bind_error(host, int(port), error) from None
     if bound == 0:
-        raise bind_error(host, port, RuntimeError("bind failed"))
+        raise bind_error(host, int(port), RuntimeError("bind failed"))
     server.start()
+    return server, bound
+
+
+def serve(
+    service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
+) -> None:
+    if spec.option("processes") > 1:
+        serve_processes(service, spec, params, host, port)
+        return
+    stop = _sigterm_event()
+    server, bound = _start_server(service, spec, params, f"{host}:{port}", SERVER_OPTIONS)
     announce_ready(bound)
     stop.wait()
     server.stop(grace=STOP_GRACE_SECONDS).wait()
+
+
+# --- processes=N: grpcio's multiprocessing example ---------------------------
+# Python threads share one GIL, so a sync server scales across cores only with
+# processes. They are forked before any gRPC object exists (grpcio does not
+# survive a fork of a running server) and share one port through SO_REUSEPORT;
+# the kernel spreads incoming connections over them.
+
+
+def _worker(
+    service: ServiceDefinition,
+    spec: ServerSpec,
+    params: Mapping[str, Any],
+    address: str,
+    ready: Any,
+) -> None:
+    setup_child(None)  # die with the server's main process, ignore the terminal's Ctrl-C
+    stop = _sigterm_event()
+    server, _ = _start_server(service, spec, params, address, [("grpc.so_reuseport", 1)])
+    ready.set()
+    stop.wait()
+    server.stop(grace=STOP_GRACE_SECONDS).wait()
+
+
+def serve_processes(
+    service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
+) -> None:
+    stop = _sigterm_event()
+    # Reserve the port with SO_REUSEPORT, so the workers can all bind it and an
+    # address already used by someone else fails here, with a clear message.
+    reservation = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        reservation.bind((host, port))
+    except OSError as error:
+        raise bind_error(host, port, error) from None
+    address = f"{host}:{reservation.getsockname()[1]}"
+    context = multiprocessing.get_context("fork")
+    os.environ.update(child_environment())  # the workers' parent is this process
+    workers = []
+    try:
+        for _ in range(spec.option("processes")):
+            ready = context.Event()
+            worker = context.Process(
+                target=_worker, args=(service, spec, params, address, ready), daemon=True
+            )
+            worker.start()
+            workers.append((worker, ready))
+        for worker, ready in workers:
+            while not ready.wait(0.1):
+                if not worker.is_alive():
+                    raise SystemExit(f"server worker process exited with code {worker.exitcode}")
+        announce_ready(int(address.rpartition(":")[2]))
+        stop.wait()
+    finally:
+        for worker, _ in workers:
+            if worker.is_alive():
+                worker.terminate()  # SIGTERM: graceful stop
+        for worker, _ in workers:
+            worker.join(STOP_GRACE_SECONDS + 1)
+            if worker.is_alive():
+                worker.kill()
+        reservation.close()

@@ -17,6 +17,8 @@ class ServerKindInfo:
     module: str
     supports_uvloop: bool
     default_options: tuple[tuple[str, int], ...] = ()
+    # Options shown in a spec's label even at their default (e.g. workers=10).
+    always_shown: tuple[str, ...] = ()
 
 
 KINDS: dict[str, ServerKindInfo] = {
@@ -24,10 +26,12 @@ KINDS: dict[str, ServerKindInfo] = {
     for info in (
         ServerKindInfo(
             name="grpcio",
-            description="sync grpc.server with a ThreadPoolExecutor of `workers` threads",
+            description="sync grpc.server with a ThreadPoolExecutor of `workers` threads,"
+            " in `processes` processes sharing the port (SO_REUSEPORT)",
             module="grpcbench.servers.grpcio_sync",
             supports_uvloop=False,
-            default_options=(("workers", 10),),
+            default_options=(("workers", 10), ("processes", 1)),
+            always_shown=("workers",),
         ),
         ServerKindInfo(
             name="grpclib",

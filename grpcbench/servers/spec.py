@@ -24,9 +24,13 @@ class ServerSpec:
     def label(self) -> str:
         """Canonical spec string; also the column header in tables."""
         text = self.kind + ("+uvloop" if self.uvloop else "")
-        if self.options:
-            text += ":" + ",".join(f"{k}={v}" for k, v in self.options)
-        return text
+        defaults = dict(self.info.default_options)
+        shown = [
+            f"{name}={value}"
+            for name, value in self.options
+            if value != defaults[name] or name in self.info.always_shown
+        ]
+        return text + (":" + ",".join(shown) if shown else "")
 
     def option(self, name: str) -> int:
         return dict(self.options)[name]
