@@ -107,7 +107,7 @@ def run(
             help="Built-in generator processes per level, results merged; auto = one per"
             " client CPU."
         ),
-    ] = "1",
+    ] = "auto",
     target: Annotated[
         str | None, typer.Option(help="Benchmark an already running server at HOST:PORT.")
     ] = None,

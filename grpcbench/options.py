@@ -162,7 +162,7 @@ def build_run_options(
     rate: str | None = None,
     arrivals: str = "uniform",
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-    client_processes: str = "1",
+    client_processes: str = "auto",
     ghz: str | None = None,
     target: str | None = None,
     target_pid: int | None = None,
