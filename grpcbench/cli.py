@@ -98,6 +98,13 @@ def run(
     arrivals: Annotated[
         str, typer.Option(help="Open-loop arrivals: uniform or poisson.")
     ] = "uniform",
+    repeat: Annotated[
+        int,
+        typer.Option(
+            help="Run every level N times, each in fresh server processes; tables show"
+            " mean ± standard deviation and flag spreads over 10%."
+        ),
+    ] = 1,
     max_in_flight: Annotated[
         int, typer.Option(help="Open loop: most calls in flight at once.")
     ] = 1000,
@@ -151,6 +158,7 @@ def run(
             scenario=scenario, servers=servers, concurrency=concurrency, requests=requests,
             duration=duration, warmup=warmup, timeout=timeout, load=load, connections=connections,
             channels=channels, rate=rate, arrivals=arrivals, max_in_flight=max_in_flight,
+            repeat=repeat,
             client_processes=client_processes, ghz=ghz, target=target, target_pid=target_pid,
             port=port, output=output, markdown=markdown,
             pin=pin, server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
@@ -232,6 +240,60 @@ def serve(
         stderr.print("stopped")
     except UsageError as error:
         fail(error)
+
+
+@app.command()
+def show(
+    results: Annotated[Path, typer.Argument(help="A results file written by `run --output`.")],
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print markdown instead of tables.")
+    ] = False,
+) -> None:
+    """Re-render saved results as tables (or markdown) without running anything."""
+    from grpcbench.report.console import print_tables
+    from grpcbench.report.markdown import run_to_markdown
+    from grpcbench.results import load_run
+
+    try:
+        record = load_run(results)
+    except UsageError as error:
+        fail(error)
+    if markdown:
+        stdout.out(run_to_markdown(record), highlight=False)
+        return
+    stderr.print(f"{results}: {record.status}, started {record.started_at}", highlight=False)
+    print_tables(stdout, record.levels)
+    for failure in record.level_errors:
+        stderr.print(f"[yellow]not measured:[/] {escape(failure)}")
+
+
+@app.command()
+def compare(
+    baseline: Annotated[Path, typer.Argument(help="Results file A (the baseline).")],
+    contender: Annotated[Path, typer.Argument(help="Results file B, compared with A.")],
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            help="Exit with 1 when B regressed beyond these changes, e.g. rps:-5%,p99:+10%."
+        ),
+    ] = None,
+) -> None:
+    """Compare two results files: ratio B / A of each figure, with its significance."""
+    from grpcbench.compare import compare_runs, parse_fail_on, regressions
+    from grpcbench.results import load_run
+
+    try:
+        thresholds = parse_fail_on(fail_on) if fail_on else []
+        differences = compare_runs(load_run(baseline), load_run(contender))
+    except UsageError as error:
+        fail(error)
+    for difference in differences:
+        stdout.print(escape(difference.describe()), highlight=False, soft_wrap=True)
+    failed = regressions(differences, thresholds)
+    for line in failed:
+        stderr.print(f"[red]regression:[/] {escape(line)}")
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command("servers")

@@ -82,6 +82,7 @@ class RunOptions:
     rates: tuple[float, ...] = ()  # open-loop target rates; empty = closed loop
     arrivals: str = "uniform"
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    repeat: int = 1  # every level this many times, each time in fresh server processes
 
     def level_plans(self) -> list[LevelPlan]:
         """Every level of a server, in the order they run."""
@@ -163,6 +164,7 @@ def build_run_options(
     arrivals: str = "uniform",
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     client_processes: str = "auto",
+    repeat: int = 1,
     ghz: str | None = None,
     target: str | None = None,
     target_pid: int | None = None,
@@ -204,6 +206,8 @@ def build_run_options(
             "ghz runs closed loops over a fixed set of connections: use --load builtin for"
             " --rate, --connections per-request and pool:N:least-busy"
         )
+    if repeat <= 0:
+        raise UsageError(f"bad --repeat {repeat}: must be a positive integer")
     placement = build_placement(pin, server_cpus, client_cpus)
     processes = resolve_client_processes(client_processes, placement)
     if not 0 <= port < 65536:
@@ -246,6 +250,7 @@ def build_run_options(
         rates=rates,
         arrivals=arrivals,
         max_in_flight=max_in_flight,
+        repeat=repeat,
     )
 
 

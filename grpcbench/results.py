@@ -41,6 +41,7 @@ class LevelResult:
     connection: str = ""  # client connection strategy (auto, shared, pool:N, per-request)
     channels: int = 0  # the swept --channels value of this level; 0 when not swept
     rate: float = 0.0  # the open-loop target rate of this level; 0 for a closed loop
+    repeat: int = 0  # which of the --repeat runs (0-based); each in fresh server processes
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from grpcbench.errors import DriverError, UsageError
 from grpcbench.events import NullEvents, RunEvents
@@ -51,9 +51,11 @@ class Runner:
 
     async def run(self) -> RunRecord:
         try:
-            for column in self._columns():
-                async with self._server(column) as (address, pid, server):
-                    await self._run_levels(column, address, pid, server)
+            # Repeats outermost: drift over time then hits every server alike.
+            for repeat in range(self.options.repeat):
+                for column in self._columns():
+                    async with self._server(column) as (address, pid, server):
+                        await self._run_levels(column, address, pid, server, repeat)
         except asyncio.CancelledError:
             self.record.finish("interrupted")
             self.export()
@@ -103,12 +105,18 @@ class Runner:
             await server.stop()
 
     async def _run_levels(
-        self, column: Column, address: str, pid: int | None, server: RunningServer | None
+        self,
+        column: Column,
+        address: str,
+        pid: int | None,
+        server: RunningServer | None,
+        repeat: int,
     ) -> None:
         for plan in self.options.level_plans():
             for driver in self.drivers:
                 try:
                     level = await self._run_level(column, driver, plan, address, pid)
+                    level = replace(level, repeat=repeat)
                 except DriverError as error:
                     where = f"{column.label} [{driver.name}] {plan.describe()}"
                     self.record.level_errors.append(f"{where}: {error}")

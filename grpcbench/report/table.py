@@ -1,8 +1,10 @@
 """The comparison table model shared by every exporter (console, markdown, CSV).
 
-One table per scenario and concurrency level, servers (and drivers) side by
-side, rows in the seed's order plus percentiles and resource use. Building the
-model once keeps every format showing the same figures.
+One table per scenario and level, servers (and drivers) side by side, rows in
+the seed's order plus percentiles and resource use. A column holds every
+repeat of its level (``--repeat``); a figure measured more than once shows as
+mean ± standard deviation and is flagged when its spread exceeds 10%.
+Building the model once keeps every format showing the same figures.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 
 from grpcbench.load.model import SATURATION_THRESHOLD
 from grpcbench.options import describe_level
+from grpcbench.report.figures import FIGURES, Spread
 from grpcbench.report.units import (
     format_bytes,
     format_cpu_seconds,
@@ -24,6 +27,11 @@ from grpcbench.stats.histogram import LatencySummary
 
 PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
 WARNING = "⚠"
+# Figures whose spread over repeats is checked (pyperf-style instability warning).
+CHECKED_FOR_STABILITY = ("rps", "avg", "p50", "p99")
+
+# One column: the repeats of one server (and driver) at one level.
+Column = list[LevelResult]
 
 
 @dataclass(frozen=True)
@@ -39,138 +47,194 @@ class ComparisonTable:
         return f"{self.scenario} - {self.level}"
 
 
+@dataclass(frozen=True)
+class Row:
+    """A table row: a number per level, how to print it, and an optional suffix."""
+
+    name: str
+    value: Callable[[LevelResult], float | None]
+    format: Callable[[float], str]
+    suffix: Callable[[Column], str] = lambda column: ""
+
+    def cell(self, column: Column) -> str:
+        values = [v for v in (self.value(level) for level in column) if v is not None]
+        if not values:
+            return "-"
+        return Spread.of(values).format(self.format) + self.suffix(column)
+
+
 def column_label(level: LevelResult, several_drivers: bool) -> str:
     return f"{level.server} [{level.driver}]" if several_drivers else level.server
 
 
-def _status_rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], str]]]:
+def _count(value: float) -> str:
+    return f"{value:.0f}"
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else 0.0
+
+
+def _status_rows(columns: list[Column]) -> list[Row]:
     """OK first, then every other status seen in any column (zeros shown elsewhere)."""
     seen: list[str] = []
-    for level in levels:
-        for status in sorted(level.load.statuses):
-            if status != "OK" and status not in seen:
-                seen.append(status)
-    return [("OK", lambda lv: str(lv.load.ok))] + [
-        (status, lambda lv, s=status: str(lv.load.statuses.get(s, 0))) for status in seen
-    ]
+    for column in columns:
+        for level in column:
+            for status in sorted(level.load.statuses):
+                if status != "OK" and status not in seen:
+                    seen.append(status)
+    return [Row(status, _status_count(status), _count) for status in ["OK", *seen]]
 
 
-def _server_cpu(level: LevelResult) -> str:
-    usage = level.server_usage
-    return (
-        f"{format_cpu_seconds(usage.cpu_s)} ({format_percent(usage.cpu_fraction)})"
-        if usage
-        else "-"
-    )
+def _status_count(status: str) -> Callable[[LevelResult], float]:
+    return lambda level: float(level.load.statuses.get(status, 0))
 
 
-def _server_rss(level: LevelResult) -> str:
-    usage = level.server_usage
-    if usage is None:
-        return "-"
-    suffix = f" ({usage.processes} processes)" if usage.processes > 1 else ""
-    return format_bytes(usage.peak_rss_bytes) + suffix
+def _server_cpu_suffix(column: Column) -> str:
+    usages = [lv.server_usage for lv in column if lv.server_usage]
+    return f" ({format_percent(_mean(u.cpu_fraction for u in usages))})" if usages else ""
 
 
-def _client_cpu(level: LevelResult) -> str:
-    load = level.load
-    text = f"{format_cpu_seconds(load.client_cpu_s)} ({format_percent(load.client_cpu_fraction)})"
-    return f"{text} {WARNING}" if load.client_saturated else text
+def _server_rss_suffix(column: Column) -> str:
+    processes = max((lv.server_usage.processes for lv in column if lv.server_usage), default=1)
+    return f" ({processes} processes)" if processes > 1 else ""
 
 
-def _percentile_cell(percentile: float) -> Callable[[LevelResult], str]:
-    return lambda lv: format_latency_us(lv.load.latency.percentile_us(percentile))
+def _client_cpu_suffix(column: Column) -> str:
+    fraction = _mean(lv.load.client_cpu_fraction for lv in column)
+    saturated = any(lv.load.client_saturated for lv in column)
+    return f" ({format_percent(fraction)})" + (f" {WARNING}" if saturated else "")
 
 
-def _summary_cell(
-    pick: Callable[[LevelResult], LatencySummary | None], percentile: float | None
-) -> Callable[[LevelResult], str]:
-    """A cell from an optional latency summary: its mean (percentile None) or a percentile."""
+def _summary_row(
+    name: str, pick: Callable[[LevelResult], LatencySummary | None], percentile: float | None
+) -> Row:
+    """A row from an optional latency summary: its mean (percentile None) or a percentile."""
 
-    def cell(level: LevelResult) -> str:
+    def value(level: LevelResult) -> float | None:
         summary = pick(level)
         if summary is None or not summary.count:
-            return "-"
-        value = summary.mean_us if percentile is None else summary.percentile_us(percentile)
-        return format_latency_us(value)
+            return None
+        return summary.mean_us if percentile is None else float(summary.percentile_us(percentile))
 
-    return cell
+    return Row(name, value, format_latency_us)
 
 
-def _optional_rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], str]]]:
+def _optional_rows(columns: list[Column]) -> list[Row]:
     """Rows that exist only for some load models: per-request connects, open loops."""
-    rows: list[tuple[str, Callable[[LevelResult], str]]] = []
+    levels = [level for column in columns for level in column]
+    rows: list[Row] = []
     if any(lv.load.connect_latency for lv in levels):
-        connect = lambda lv: lv.load.connect_latency  # noqa: E731
-        rows += [("Connect avg", _summary_cell(connect, None))]
-        rows += [("Connect p99", _summary_cell(connect, 99.0))]
-    if any(lv.load.rate for lv in levels):
-        service = lambda lv: lv.load.service_latency  # noqa: E731
-        lag = lambda lv: lv.load.schedule_lag  # noqa: E731
         rows += [
-            ("Target rate", lambda lv: f"{lv.load.rate:.2f}" if lv.load.rate else "-"),
-            ("Service p50", _summary_cell(service, 50.0)),
-            ("Service p99", _summary_cell(service, 99.0)),
-            ("Send lag p99", _summary_cell(lag, 99.0)),
-            ("Send lag max", _summary_cell(lag, 100.0)),
+            _summary_row("Connect avg", lambda lv: lv.load.connect_latency, None),
+            _summary_row("Connect p99", lambda lv: lv.load.connect_latency, 99.0),
+        ]
+    if any(lv.load.rate for lv in levels):
+        rows += [
+            Row("Target rate", lambda lv: lv.load.rate or None, lambda v: f"{v:.2f}"),
+            _summary_row("Service p50", lambda lv: lv.load.service_latency, 50.0),
+            _summary_row("Service p99", lambda lv: lv.load.service_latency, 99.0),
+            _summary_row("Send lag p99", lambda lv: lv.load.schedule_lag, 99.0),
+            _summary_row("Send lag max", lambda lv: lv.load.schedule_lag, 100.0),
         ]
     return rows
 
 
-def _rows(levels: list[LevelResult]) -> list[tuple[str, Callable[[LevelResult], str]]]:
-    latency_rows: list[tuple[str, Callable[[LevelResult], str]]] = [
-        ("Total", lambda lv: format_seconds(lv.load.wall_s)),
-        ("Slowest", lambda lv: format_latency_us(lv.load.latency.max_us)),
-        ("Fastest", lambda lv: format_latency_us(lv.load.latency.min_us)),
-        ("Average", lambda lv: format_latency_us(lv.load.latency.mean_us)),
-    ]
-    latency_rows += [(name, _percentile_cell(p)) for name, p in PERCENTILES]
+def _figure_row(key: str) -> Row:
+    figure = FIGURES[key]
+    return Row(figure.label, figure.value, figure.format)
+
+
+def _rows(columns: list[Column]) -> list[Row]:
     return [
-        ("Count", lambda lv: str(lv.load.count)),
-        *_status_rows(levels),
-        *latency_rows,
-        ("Requests/sec", lambda lv: f"{lv.load.rps:.2f}"),
-        *_optional_rows(levels),
-        ("Server CPU", _server_cpu),
-        ("Server peak RSS", _server_rss),
-        ("Generator CPU", _client_cpu),
+        Row("Count", lambda lv: float(lv.load.count), _count),
+        *_status_rows(columns),
+        Row("Total", lambda lv: lv.load.wall_s, format_seconds),
+        Row("Slowest", lambda lv: float(lv.load.latency.max_us), format_latency_us),
+        Row("Fastest", lambda lv: float(lv.load.latency.min_us), format_latency_us),
+        _figure_row("avg"),
+        *(_figure_row(name) for name, _ in PERCENTILES),
+        _figure_row("rps"),
+        *_optional_rows(columns),
+        Row(
+            "Server CPU",
+            lambda lv: lv.server_usage.cpu_s if lv.server_usage else None,
+            format_cpu_seconds,
+            _server_cpu_suffix,
+        ),
+        Row(
+            "Server peak RSS",
+            lambda lv: float(lv.server_usage.peak_rss_bytes) if lv.server_usage else None,
+            lambda v: format_bytes(int(v)),
+            _server_rss_suffix,
+        ),
+        Row(
+            "Generator CPU", lambda lv: lv.load.client_cpu_s, format_cpu_seconds, _client_cpu_suffix
+        ),
     ]
 
 
-def _notes(levels: list[LevelResult], labels: list[str]) -> list[str]:
+def _level_notes(level: LevelResult, label: str) -> list[str]:
+    """Warnings about one measured level (any repeat)."""
+    load = level.load
     notes: list[str] = []
-    for level, label in zip(levels, labels, strict=True):
-        load = level.load
-        if load.client_saturated:
-            remedy = "--client-processes 2 or more" if level.driver == "builtin" else "more"
-            notes.append(
-                f"{WARNING} {label}: the load generator used"
-                f" {format_percent(load.client_cpu_fraction)} of its CPU"
-                f" (>= {format_percent(SATURATION_THRESHOLD)}): it, not the server, was the"
-                f" bottleneck; the server may be faster than shown (try {remedy} --client-cpus)."
-            )
-        if load.behind_schedule:
-            lag = load.schedule_lag
-            assert lag is not None
-            notes.append(
-                f"{WARNING} {label}: the generator fell behind its timetable (send lag"
-                f" p99 {format_latency_us(lag.percentile_us(99))},"
-                f" max {format_latency_us(lag.max_us)});"
-                " latencies still count from the intended send times, but the offered load was"
-                " lower than the target rate."
-            )
-        if load.latency_note:
-            notes.append(f"{WARNING} {label}: {load.latency_note}.")
-        if load.truncated:
-            notes.append(
-                f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
-            )
-        if level.driver == "fake":
-            notes.append(f"{label}: synthetic figures from the fake driver, not measurements.")
-        if load.count and load.ok < load.count:
-            notes.append(f"{WARNING} {label}: {load.count - load.ok} of {load.count} calls failed.")
-    notes += _driver_comparisons(levels)
-    if any(level.driver == "ghz" for level in levels):
+    if load.client_saturated:
+        notes.append(
+            f"{WARNING} {label}: the load generator used"
+            f" {format_percent(load.client_cpu_fraction)} of its CPU"
+            f" (>= {format_percent(SATURATION_THRESHOLD)}): it, not the server, was the"
+            " bottleneck; the server may be faster than shown (give the generator more"
+            " CPUs with --client-cpus, and processes with --client-processes)."
+        )
+    if load.behind_schedule:
+        lag = load.schedule_lag
+        assert lag is not None
+        notes.append(
+            f"{WARNING} {label}: the generator fell behind its timetable (send lag"
+            f" p99 {format_latency_us(lag.percentile_us(99))},"
+            f" max {format_latency_us(lag.max_us)});"
+            " latencies still count from the intended send times, but the offered load was"
+            " lower than the target rate."
+        )
+    if load.latency_note:
+        notes.append(f"{WARNING} {label}: {load.latency_note}.")
+    if load.truncated:
+        notes.append(
+            f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
+        )
+    if level.driver == "fake":
+        notes.append(f"{label}: synthetic figures from the fake driver, not measurements.")
+    if load.count and load.ok < load.count:
+        notes.append(f"{WARNING} {label}: {load.count - load.ok} of {load.count} calls failed.")
+    return notes
+
+
+def _stability_notes(column: Column, label: str) -> list[str]:
+    unstable = []
+    for key in CHECKED_FOR_STABILITY:
+        figure = FIGURES[key]
+        spread = Spread.of([figure.value(level) for level in column])
+        if spread.unstable:
+            unstable.append(f"{figure.label} {spread.relative:.0%}")
+    if not unstable:
+        return []
+    return [
+        f"{WARNING} {label}: unstable over {len(column)} repeats (standard deviation / mean):"
+        f" {', '.join(unstable)}."
+    ]
+
+
+def _notes(columns: list[Column], labels: list[str]) -> list[str]:
+    notes: list[str] = []
+    for column, label in zip(columns, labels, strict=True):
+        for level in column:
+            for note in _level_notes(level, label):
+                if note not in notes:
+                    notes.append(note)
+        notes += _stability_notes(column, label)
+    notes += _driver_comparisons(columns)
+    if any(column[0].driver == "ghz" for column in columns):
         notes.append(GHZ_RULES)
     return notes
 
@@ -186,45 +250,53 @@ def _ratio(value: float, reference: float) -> str:
     return f"{value / reference:.2f}x" if reference else "n/a"
 
 
-def _driver_comparisons(levels: list[LevelResult]) -> list[str]:
+def _driver_comparisons(columns: list[Column]) -> list[str]:
     """Per server measured by several drivers: each driver against the first one."""
-    by_server: dict[str, list[LevelResult]] = {}
-    for level in levels:
-        by_server.setdefault(level.server, []).append(level)
+    by_server: dict[str, list[Column]] = {}
+    for column in columns:
+        by_server.setdefault(column[0].server, []).append(column)
     notes = []
     for server, measured in by_server.items():
         reference = measured[0]
         for other in measured[1:]:
-            a, b = other.load, reference.load
-            notes.append(
-                f"{server}: {other.driver} / {reference.driver} ="
-                f" Requests/sec {_ratio(a.rps, b.rps)},"
-                f" p50 {_ratio(a.latency.percentile_us(50), b.latency.percentile_us(50))},"
-                f" p99 {_ratio(a.latency.percentile_us(99), b.latency.percentile_us(99))}"
+            ratios = ", ".join(
+                f"{FIGURES[key].label} "
+                + _ratio(
+                    _mean(FIGURES[key].value(lv) for lv in other),
+                    _mean(FIGURES[key].value(lv) for lv in reference),
+                )
+                for key in ("rps", "p50", "p99")
             )
+            notes.append(f"{server}: {other[0].driver} / {reference[0].driver} = {ratios}")
     return notes
 
 
+def level_key(level: LevelResult) -> tuple[str, float, int, int]:
+    """Levels with the same key share a table: scenario, rate, concurrency, channels."""
+    return (level.scenario, level.rate, level.concurrency, level.channels)
+
+
 def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
-    """Group results by (scenario, concurrency), in the order they were measured."""
-    groups: dict[tuple[str, float, int, int], list[LevelResult]] = {}
+    """Group results into tables by level and into columns by server and driver."""
+    groups: dict[tuple[str, float, int, int], dict[tuple[str, str], Column]] = {}
     for level in levels:
-        key = (level.scenario, level.rate, level.concurrency, level.channels)
-        groups.setdefault(key, []).append(level)
+        group = groups.setdefault(level_key(level), {})
+        group.setdefault((level.server, level.driver), []).append(level)
     tables = []
-    for (scenario, rate, concurrency, channels), group in sorted(
+    for (scenario, rate, concurrency, channels), by_column in sorted(
         groups.items(), key=lambda kv: kv[0][1:]
     ):
-        several_drivers = len({lv.driver for lv in group}) > 1
-        labels = [column_label(lv, several_drivers) for lv in group]
-        rows = tuple((name, tuple(cell(lv) for lv in group)) for name, cell in _rows(group))
+        columns = list(by_column.values())
+        several_drivers = len({driver for _, driver in by_column}) > 1
+        labels = [column_label(column[0], several_drivers) for column in columns]
+        rows = tuple((row.name, tuple(row.cell(c) for c in columns)) for row in _rows(columns))
         tables.append(
             ComparisonTable(
                 scenario,
                 describe_level(concurrency, channels, rate),
                 tuple(labels),
                 rows,
-                tuple(_notes(group, labels)),
+                tuple(_notes(columns, labels)),
             )
         )
     return tables
