@@ -35,7 +35,16 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Measure the built-in load generator: CPU us per RPC and max rate vs a fixed server."""
+    """pytest-benchmark suite: the hello scenario on every server kind (autosaved)."""
+    session.install(".[test]")
+    session.run(
+        "pytest", "benchmarks", "--benchmark-autosave", "-p", "no:cacheprovider", *session.posargs
+    )
+
+
+@nox.session
+def loadgen(session: nox.Session) -> None:
+    """The generators' own cost: CPU us per RPC and rate, built-in (1 and 2 processes) vs ghz."""
     session.install(".")
     session.run("python", "benchmarks/loadgen.py", *session.posargs)
 

@@ -1,4 +1,4 @@
-"""How expensive is each load generator? (``nox -s bench``)
+"""How expensive is each load generator? (``nox -s loadgen``)
 
 Starts one fixed server (grpcio-aio, pinned to its own CPU) and drives it at a
 high concurrency with each generator in turn - the built-in one in 1 and in 2

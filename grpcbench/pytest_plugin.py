@@ -1,0 +1,159 @@
+"""pytest plugin: benchmark a server kind with grpcbench inside pytest-benchmark.
+
+Registered through the ``pytest11`` entry point, so installing grpcbench is
+enough. Two fixtures:
+
+- ``grpcbench``: starts servers (``grpcbench.server("grpclib+uvloop")``) that
+  are stopped after the test, and drives a level against them
+  (``grpcbench.load(server, concurrency=10, requests=2000)``).
+- ``grpcbench_benchmark``: does both inside pytest-benchmark's ``benchmark``
+  fixture and puts grpcbench's figures (Requests/sec, percentiles, server
+  CPU, ...) into ``extra_info``, so ``pytest --benchmark-autosave`` stores them
+  and ``pytest-benchmark compare`` shows them::
+
+      def test_my_server(grpcbench_benchmark):
+          level = grpcbench_benchmark("grpcio-aio", concurrency=10, requests=2000)
+          assert level.load.ok == 2000
+
+A service of your own is a ``ServiceDefinition``, passed as
+``service="package.module:ATTRIBUTE"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from grpcbench.load.driver import MEASUREMENT_STARTED, make_driver
+from grpcbench.load.model import LoadSpec
+from grpcbench.monitor import ProcessMonitor
+from grpcbench.options import default_placement
+from grpcbench.results import LevelResult, now_iso
+from grpcbench.servers.launcher import RunningServer, start_server
+from grpcbench.servers.spec import parse_server_spec
+
+
+class GrpcbenchSession:
+    """Servers and load for one test, on one event loop kept between calls."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.Runner()
+        self.servers: list[RunningServer] = []
+        self.placement = default_placement()
+
+    def server(
+        self, spec: str, service: str = "hello", params: Mapping[str, Any] | None = None
+    ) -> RunningServer:
+        server = self.loop.run(
+            start_server(
+                parse_server_spec(spec), service, params or {}, cpus=self.placement.server_cpus
+            )
+        )
+        self.servers.append(server)
+        return server
+
+    def load(
+        self,
+        server: RunningServer,
+        *,
+        concurrency: int = 10,
+        requests: int = 2000,
+        warmup: int = 200,
+        timeout_s: float = 20.0,
+        driver: str = "builtin",
+        service: str = "hello",
+        workload_params: Mapping[str, Any] | None = None,
+    ) -> LevelResult:
+        """One closed-loop level against ``server``; server CPU/RSS measured too."""
+        spec = LoadSpec(
+            target=server.address,
+            service=service,
+            concurrency=concurrency,
+            requests=requests,
+            warmup_requests=warmup,
+            timeout_s=timeout_s,
+            connections=max(1, -(-concurrency // 50)),
+            workload_params=dict(workload_params or {}),
+            cpus=self.placement.client_cpus,
+        )
+        monitor = ProcessMonitor(server.pid)
+        started = now_iso()
+
+        def progress(done: int) -> None:
+            if done == MEASUREMENT_STARTED:
+                monitor.start()
+
+        async def run() -> LevelResult:
+            load = await make_driver(driver).run(spec, progress)
+            return LevelResult(
+                scenario=service,
+                server=server.spec.label,
+                driver=driver,
+                concurrency=concurrency,
+                load=load,
+                server_usage=monitor.stop(),
+                started_at=started,
+                finished_at=now_iso(),
+            )
+
+        return self.loop.run(run())
+
+    def close(self) -> None:
+        for server in self.servers:
+            self.loop.run(server.stop())
+        self.loop.close()
+
+
+def extra_info(level: LevelResult) -> dict[str, Any]:
+    """The figures pytest-benchmark stores beside its own timing statistics."""
+    load, usage = level.load, level.server_usage
+    info: dict[str, Any] = {
+        "grpcbench_server": level.server,
+        "grpcbench_driver": level.driver,
+        "concurrency": level.concurrency,
+        "calls": load.count,
+        "ok": load.ok,
+        "statuses": load.statuses,
+        "requests_per_sec": round(load.rps, 2),
+        "latency_avg_ms": round(load.latency.mean_us / 1000, 3),
+        "generator_cpu_s": round(load.client_cpu_s, 4),
+        "generator_saturated": load.client_saturated,
+    }
+    for name, percentile in (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99_9", 99.9)):
+        info[f"latency_{name}_ms"] = load.latency.percentile_us(percentile) / 1000
+    if usage:
+        info["server_cpu_s"] = round(usage.cpu_s, 4)
+        info["server_peak_rss_bytes"] = usage.peak_rss_bytes
+    return info
+
+
+@pytest.fixture
+def grpcbench() -> Iterator[GrpcbenchSession]:
+    session = GrpcbenchSession()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+@pytest.fixture
+def grpcbench_benchmark(benchmark: Any, grpcbench: GrpcbenchSession) -> Callable[..., LevelResult]:
+    def run(
+        spec: str,
+        *,
+        service: str = "hello",
+        params: Mapping[str, Any] | None = None,
+        **load: Any,
+    ) -> LevelResult:
+        server = grpcbench.server(spec, service, params)
+        level: LevelResult = benchmark.pedantic(
+            grpcbench.load, args=(server,), kwargs={"service": service, **load},
+            rounds=1, iterations=1,
+        )  # fmt: skip
+        benchmark.extra_info.update(extra_info(level))
+        return level
+
+    return run
