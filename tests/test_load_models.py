@@ -13,7 +13,7 @@ import pytest
 from grpcbench.errors import UsageError
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.load.connections import parse_connection_strategy
-from grpcbench.load.model import LoadSpec
+from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.open_loop import timetable
 from grpcbench.options import build_run_options
 from grpcbench.servers.launcher import start_server
@@ -139,6 +139,21 @@ def test_pool_least_busy_prefers_idle_connections(tmp_path: Path) -> None:
     assert len(busy) == 3 and min(busy.values()) >= 5
 
 
+def _open_loop_against_100ms_server(concurrency: int, requests: int, rate: float) -> LoadResult:
+    async def scenario() -> LoadResult:
+        server = await start_server(parse_server_spec("grpcio-aio"), SLOW, {"delay_ms": 100})
+        try:
+            spec = LoadSpec(
+                target=server.address, service=SLOW, concurrency=concurrency,
+                requests=requests, rate=rate,
+            )  # fmt: skip
+            return await BuiltinDriver().run(spec, lambda _: None)
+        finally:
+            await server.stop()
+
+    return asyncio.run(scenario())
+
+
 @pytest.mark.integration
 def test_open_loop_corrects_for_coordinated_omission() -> None:
     """A 100 ms server, 20 calls/s offered, at most one call in flight.
@@ -148,47 +163,27 @@ def test_open_loop_corrects_for_coordinated_omission() -> None:
     latency from the intended send time is 100 + 50*i ms (i = 0..9): up to ~550 ms.
     """
 
-    async def scenario() -> None:
-        server = await start_server(parse_server_spec("grpcio-aio"), SLOW, {"delay_ms": 100})
-        try:
-            spec = LoadSpec(
-                target=server.address, service=SLOW, concurrency=1, requests=10, rate=20.0,
-            )  # fmt: skip
-            result = await BuiltinDriver().run(spec, lambda _: None)
-        finally:
-            await server.stop()
-        assert result.statuses == {"OK": 10}
-        service, lag, latency = result.service_latency, result.schedule_lag, result.latency
-        assert service is not None and lag is not None
-        assert 100_000 <= service.percentile_us(50) < 160_000
-        assert 500_000 <= latency.max_us < 750_000
-        assert latency.mean_us == pytest.approx(325_000, rel=0.25)
-        assert 400_000 <= lag.max_us < 650_000
-        assert result.behind_schedule
-
-    asyncio.run(scenario())
+    result = _open_loop_against_100ms_server(concurrency=1, requests=10, rate=20.0)
+    assert result.statuses == {"OK": 10}
+    service, lag, latency = result.service_latency, result.schedule_lag, result.latency
+    assert service is not None and lag is not None
+    assert 100_000 <= service.percentile_us(50) < 160_000
+    assert 500_000 <= latency.max_us < 750_000
+    assert latency.mean_us == pytest.approx(325_000, rel=0.25)
+    assert 400_000 <= lag.max_us < 650_000
+    assert result.behind_schedule
 
 
 @pytest.mark.integration
 def test_open_loop_keeps_its_timetable_when_calls_can_overlap() -> None:
     """Same server and rate with room for calls in flight: sent on time, ~100 ms each."""
 
-    async def scenario() -> None:
-        server = await start_server(parse_server_spec("grpcio-aio"), SLOW, {"delay_ms": 100})
-        try:
-            spec = LoadSpec(
-                target=server.address, service=SLOW, concurrency=100, requests=20, rate=20.0,
-            )  # fmt: skip
-            result = await BuiltinDriver().run(spec, lambda _: None)
-        finally:
-            await server.stop()
-        assert result.statuses == {"OK": 20}
-        assert result.schedule_lag and result.schedule_lag.max_us < 50_000
-        assert not result.behind_schedule
-        assert result.latency.percentile_us(50) < 200_000
-        assert result.wall_s == pytest.approx(19 / 20 + 0.1, abs=0.25)
-
-    asyncio.run(scenario())
+    result = _open_loop_against_100ms_server(concurrency=100, requests=20, rate=20.0)
+    assert result.statuses == {"OK": 20}
+    assert result.schedule_lag and result.schedule_lag.max_us < 50_000
+    assert not result.behind_schedule
+    assert result.latency.percentile_us(50) < 200_000
+    assert result.wall_s == pytest.approx(19 / 20 + 0.1, abs=0.25)
 
 
 @pytest.mark.integration
