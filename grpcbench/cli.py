@@ -160,41 +160,44 @@ def run(
             channels=channels, rate=rate, arrivals=arrivals, max_in_flight=max_in_flight,
             repeat=repeat,
             client_processes=client_processes, ghz=ghz, target=target, target_pid=target_pid,
-            port=port, output=output, markdown=markdown,
+            port=port, output=output, markdown=markdown, csv=csv,
             pin=pin, server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
         )  # fmt: skip
     except UsageError as error:
         fail(error)
-    _run(options, csv)
+    _run(options)
 
 
-def _run(options: RunOptions, csv_path: Path | None) -> None:
+def _run(options: RunOptions) -> None:
     from grpcbench.console_events import ConsoleEvents
     from grpcbench.report.console import print_tables
-    from grpcbench.report.csv_export import write_csv
     from grpcbench.runner import Runner
 
-    runner = Runner(options, ConsoleEvents(stderr))
+    events = ConsoleEvents(stderr)
+    try:
+        runner = Runner(options, events)
+    except UsageError as setup_error:
+        fail(setup_error)
     placement = options.placement
+    levels = ", ".join(plan.describe() for plan in options.level_plans())
+    size = f"{options.requests} calls" if options.requests else f"{options.duration_s:g} s"
     stderr.print(
-        f"scenario [bold]{options.scenario.name}[/]: {len(options.column_labels)} server(s),"
-        f" concurrency {','.join(map(str, options.concurrency))},"
-        + (f" {options.requests} calls" if options.requests else f" {options.duration_s:g}s")
-        + f" per level; server CPUs {list(placement.server_cpus) or 'any'},"
-        f" generator CPUs {list(placement.client_cpus) or 'any'}"
+        f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.column_labels)}"
+        f" server(s) x {levels}; {size} per level"
+        + (f", {options.repeat} repeats" if options.repeat > 1 else "")
+        + f"; server CPUs {list(placement.server_cpus) or 'any'},"
+        f" generator CPUs {list(placement.client_cpus) or 'any'}",
+        highlight=False,
     )
     error: UsageError | None = None
     interrupted = False
     try:
-        with runner.events:  # type: ignore[attr-defined]
+        with events:
             asyncio.run(runner.run())
     except KeyboardInterrupt:
         interrupted = True
     except UsageError as caught:
         error = caught
-    finally:
-        if csv_path:
-            write_csv(runner.record.levels, csv_path)
     print_tables(stdout, runner.record.levels)
     if interrupted:
         stderr.print("[yellow]interrupted[/]: all child processes stopped; partial results kept.")

@@ -77,6 +77,7 @@ class RunOptions:
     port: int = 0
     output: Path | None = None
     markdown: Path | None = None
+    csv: Path | None = None
     max_level_s: float = DEFAULT_MAX_LEVEL_S
     channels: tuple[int, ...] = ()  # swept channel counts (a pool of N per level)
     rates: tuple[float, ...] = ()  # open-loop target rates; empty = closed loop
@@ -114,7 +115,7 @@ class RunOptions:
         data["scenario"] = {"name": self.scenario.name, "path": self.scenario.path}
         data["servers"] = [spec.label for spec in self.servers]
         data["connections"] = self.connections.label
-        for key in ("output", "markdown"):
+        for key in ("output", "markdown", "csv"):
             data[key] = str(data[key]) if data[key] else None
         return data
 
@@ -171,6 +172,7 @@ def build_run_options(
     port: int = 0,
     output: Path | None = None,
     markdown: Path | None = None,
+    csv: Path | None = None,
     pin: bool = True,
     server_cpus: str | None = None,
     client_cpus: str | None = None,
@@ -245,6 +247,7 @@ def build_run_options(
         port=port,
         output=output,
         markdown=markdown,
+        csv=csv,
         max_level_s=parse_duration(max_level, "--max-level") if max_level else DEFAULT_MAX_LEVEL_S,
         channels=channel_counts,
         rates=rates,

@@ -19,6 +19,7 @@ from grpcbench.load.model import LoadSpec
 from grpcbench.metadata import collect_metadata
 from grpcbench.monitor import ProcessMonitor
 from grpcbench.options import LevelPlan, RunOptions
+from grpcbench.report.csv_export import write_csv
 from grpcbench.report.markdown import write_markdown
 from grpcbench.results import LevelResult, RunRecord, now_iso, write_json_atomically
 from grpcbench.servers.launcher import RunningServer, check_reachable, start_server
@@ -48,6 +49,8 @@ class Runner:
             write_json_atomically(self.options.output, self.record.to_json())
         if self.options.markdown:
             write_markdown(self.record, self.options.markdown)
+        if self.options.csv:
+            write_csv(self.record.levels, self.options.csv)
 
     async def run(self) -> RunRecord:
         try:
