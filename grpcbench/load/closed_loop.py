@@ -32,8 +32,12 @@ class Budget:
     truncated: bool = False
 
     @classmethod
-    def for_phase(cls, requests: int, duration_s: float, max_level_s: float) -> Budget:
-        now = time.monotonic()
+    def for_phase(
+        cls, requests: int, duration_s: float, max_level_s: float, start: float | None = None
+    ) -> Budget:
+        """``start``: the phase's time.perf_counter() origin, shared with its wall clock,
+        so a time-based phase lasts at least its duration by that clock."""
+        now = time.perf_counter() if start is None else start
         return cls(
             calls_left=requests if requests else None,
             ends_at=now + duration_s if duration_s else None,
@@ -41,7 +45,7 @@ class Budget:
         )
 
     def take(self) -> bool:
-        now = time.monotonic()
+        now = time.perf_counter()
         if now >= self.hard_end:
             self.truncated = self.calls_left is not None
             return False

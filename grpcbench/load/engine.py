@@ -49,9 +49,9 @@ async def run_level(
         if isinstance(call, PerRequestCalls):
             call.recording = True
         measure = OpenLoopRecorders()
-        budget = Budget.for_phase(spec.requests, spec.duration_s, spec.max_level_s)
         cpu_start = time.process_time()
         wall_start = time.perf_counter()
+        budget = Budget.for_phase(spec.requests, spec.duration_s, spec.max_level_s, wall_start)
         await _phase(call, spec, budget, measure, on_progress)
         wall_s = time.perf_counter() - wall_start
         cpu_s = time.process_time() - cpu_start
