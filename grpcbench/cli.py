@@ -11,6 +11,7 @@ import asyncio
 import json
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -105,6 +106,10 @@ def run(
             " mean ± standard deviation and flag spreads over 10%."
         ),
     ] = 1,
+    variants: Annotated[
+        str | None,
+        typer.Option(help="Run only these of the scenario's workload variants (comma-separated)."),
+    ] = None,
     max_in_flight: Annotated[
         int, typer.Option(help="Open loop: most calls in flight at once.")
     ] = 1000,
@@ -158,7 +163,7 @@ def run(
             scenario=scenario, servers=servers, concurrency=concurrency, requests=requests,
             duration=duration, warmup=warmup, timeout=timeout, load=load, connections=connections,
             channels=channels, rate=rate, arrivals=arrivals, max_in_flight=max_in_flight,
-            repeat=repeat,
+            repeat=repeat, variants=variants,
             client_processes=client_processes, ghz=ghz, target=target, target_pid=target_pid,
             port=port, output=output, markdown=markdown, csv=csv,
             pin=pin, server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
@@ -220,10 +225,15 @@ def serve(
     from grpcbench.scenario import load_scenario
     from grpcbench.servers.launcher import start_server
     from grpcbench.servers.spec import parse_server_spec
+    from grpcbench.services.registry import load_service
 
     async def serve_forever() -> None:
+        params = dict(chosen.server_params)
+        service = load_service(chosen.service)
+        if service.prepare:
+            params = service.prepare(params, Path(workdir))
         server = await start_server(
-            parse_server_spec(spec), chosen.service, chosen.server_params,
+            parse_server_spec(spec), chosen.service, params,
             cpus=parse_cpu_set(cpus, "--cpus") if cpus else (), port=port,
         )  # fmt: skip
         try:
@@ -238,7 +248,8 @@ def serve(
 
     try:
         chosen = load_scenario(scenario)
-        asyncio.run(serve_forever())
+        with tempfile.TemporaryDirectory(prefix="grpcbench-") as workdir:
+            asyncio.run(serve_forever())
     except KeyboardInterrupt:
         stderr.print("stopped")
     except UsageError as error:

@@ -14,9 +14,8 @@ import math
 from dataclasses import dataclass
 
 from grpcbench.errors import UsageError
-from grpcbench.options import describe_level
 from grpcbench.report.figures import FIGURES, Figure, Spread
-from grpcbench.report.table import level_key
+from grpcbench.report.table import LevelKey, level_key
 from grpcbench.results import LevelResult, RunRecord
 
 SIGNIFICANT_T = 2.0
@@ -72,11 +71,9 @@ class Difference:
         )
 
 
-def _columns(
-    record: RunRecord,
-) -> dict[tuple[tuple[str, float, int, int], str, str], list[LevelResult]]:
+def _columns(record: RunRecord) -> dict[tuple[LevelKey, str, str], list[LevelResult]]:
     """(level key, server, driver) -> the repeats of that column."""
-    columns: dict[tuple[tuple[str, float, int, int], str, str], list[LevelResult]] = {}
+    columns: dict[tuple[LevelKey, str, str], list[LevelResult]] = {}
     for level in record.levels:
         columns.setdefault((level_key(level), level.server, level.driver), []).append(level)
     return columns
@@ -91,8 +88,8 @@ def compare_runs(
         raise UsageError("the two results files have no scenario, level and server in common")
     differences = []
     for key in common:
-        (scenario, rate, concurrency, channels), server, driver = key
-        where = f"{scenario} - {describe_level(concurrency, channels, rate)} - {server} [{driver}]"
+        first = a_columns[key][0]
+        where = f"{first.scenario} - {first.describe()} - {first.server} [{first.driver}]"
         for name in figures:
             figure = FIGURES[name]
             differences.append(

@@ -14,7 +14,6 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from grpcbench.options import describe_level
 from grpcbench.report.units import format_latency_us
 from grpcbench.results import LevelResult
 
@@ -64,7 +63,7 @@ class ConsoleEvents:
         errors = load.count - load.ok
         error_text = f", [red]{errors} errors[/]" if errors else ""
         self.console.print(
-            f"  {describe_level(level.concurrency, level.channels, level.rate)}"
+            f"  {level.describe()}"
             f" {escape(f'[{level.driver}]')}:"
             f" {load.count} calls"
             f"{error_text}, {load.rps:,.0f} req/s,"

@@ -21,7 +21,7 @@ from grpcbench.parsing import (
     parse_positive_int_list,
     parse_warmup,
 )
-from grpcbench.scenario import Scenario, load_scenario
+from grpcbench.scenario import Scenario, Variant, load_scenario
 from grpcbench.servers.spec import ServerSpec, parse_server_specs
 from grpcbench.services.registry import load_service
 
@@ -38,15 +38,17 @@ class LevelPlan:
     concurrency: int  # closed loop: virtual users; open loop: cap on calls in flight
     channels: int = 0  # 0 = not swept: the connection strategy decides
     rate: float = 0.0  # 0 = closed loop
+    variant: str = ""  # the scenario's workload variant ("" when it has none)
 
     def describe(self) -> str:
-        return describe_level(self.concurrency, self.channels, self.rate)
+        return describe_level(self.concurrency, self.channels, self.rate, self.variant)
 
 
-def describe_level(concurrency: int, channels: int, rate: float) -> str:
+def describe_level(concurrency: int, channels: int, rate: float, variant: str = "") -> str:
     """The name of a level in tables and messages: "concurrency 10", "rate 500/s", ..."""
     text = f"rate {rate:g}/s" if rate else f"concurrency {concurrency}"
-    return text + (f", channels {channels}" if channels else "")
+    text += f", channels {channels}" if channels else ""
+    return text + (f", {variant}" if variant else "")
 
 
 @dataclass(frozen=True)
@@ -84,21 +86,31 @@ class RunOptions:
     arrivals: str = "uniform"
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     repeat: int = 1  # every level this many times, each time in fresh server processes
+    variants: tuple[Variant, ...] = ()  # the scenario's workload variants chosen to run
 
     def level_plans(self) -> list[LevelPlan]:
         """Every level of a server, in the order they run."""
         channel_counts = self.channels or (0,)
-        if self.rates:
-            return [
-                LevelPlan(self.max_in_flight, channels, rate)
-                for rate in self.rates
-                for channels in channel_counts
-            ]
+        variants = [variant.name for variant in self.variants] or [""]
+        loads = (
+            [(self.max_in_flight, rate) for rate in self.rates]
+            if self.rates
+            else [(concurrency, 0.0) for concurrency in self.concurrency]
+        )
         return [
-            LevelPlan(concurrency, channels)
-            for concurrency in self.concurrency
+            LevelPlan(concurrency, channels, rate, variant)
+            for concurrency, rate in loads
             for channels in channel_counts
+            for variant in variants
         ]
+
+    def workload_params(self, plan: LevelPlan) -> dict[str, Any]:
+        """The scenario's workload params, overridden by the level's variant."""
+        params = dict(self.scenario.workload_params)
+        for variant in self.variants:
+            if variant.name == plan.variant:
+                params.update(variant.params)
+        return params
 
     def connections_for(self, plan: LevelPlan) -> int:
         """Connections a level opens: the swept count, else the strategy's pool size."""
@@ -115,6 +127,7 @@ class RunOptions:
         data["scenario"] = {"name": self.scenario.name, "path": self.scenario.path}
         data["servers"] = [spec.label for spec in self.servers]
         data["connections"] = self.connections.label
+        data["variants"] = [{"name": v.name, **v.params} for v in self.variants]
         for key in ("output", "markdown", "csv"):
             data[key] = str(data[key]) if data[key] else None
         return data
@@ -166,6 +179,7 @@ def build_run_options(
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     client_processes: str = "auto",
     repeat: int = 1,
+    variants: str | None = None,
     ghz: str | None = None,
     target: str | None = None,
     target_pid: int | None = None,
@@ -254,7 +268,21 @@ def build_run_options(
         arrivals=arrivals,
         max_in_flight=max_in_flight,
         repeat=repeat,
+        variants=choose_variants(chosen, variants),
     )
+
+
+def choose_variants(scenario: Scenario, names: str | None) -> tuple[Variant, ...]:
+    if not names:
+        return scenario.variants
+    known = {variant.name: variant for variant in scenario.variants}
+    chosen = []
+    for name in (n.strip() for n in names.split(",")):
+        if name not in known:
+            listed = ", ".join(known) or "none"
+            raise UsageError(f"unknown variant {name!r} of {scenario.name} (variants: {listed})")
+        chosen.append(known[name])
+    return tuple(chosen)
 
 
 def resolve_client_processes(text: str, placement: Placement) -> int:

@@ -42,6 +42,13 @@ class LevelResult:
     channels: int = 0  # the swept --channels value of this level; 0 when not swept
     rate: float = 0.0  # the open-loop target rate of this level; 0 for a closed loop
     repeat: int = 0  # which of the --repeat runs (0-based); each in fresh server processes
+    variant: str = ""  # the scenario's workload variant, if it has several
+
+    def describe(self) -> str:
+        """The level's name in tables: "concurrency 10", "rate 500/s, channels 2", ..."""
+        from grpcbench.options import describe_level
+
+        return describe_level(self.concurrency, self.channels, self.rate, self.variant)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -8,9 +8,12 @@ after every level, so Ctrl-C or a failure keeps what was measured.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from grpcbench.errors import DriverError, UsageError
 from grpcbench.events import NullEvents, RunEvents
@@ -24,6 +27,7 @@ from grpcbench.report.markdown import write_markdown
 from grpcbench.results import LevelResult, RunRecord, now_iso, write_json_atomically
 from grpcbench.servers.launcher import RunningServer, check_reachable, start_server
 from grpcbench.servers.spec import ServerSpec
+from grpcbench.services.registry import load_service
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,7 @@ class Runner:
         self.options = options
         self.events = events or NullEvents()
         self.record = RunRecord(options=options.to_json(), metadata=collect_metadata())
+        self.server_params: dict[str, Any] = dict(options.scenario.server_params)
         self.drivers: list[LoadDriver] = [
             make_driver(name, options.client_processes, options.ghz) for name in options.drivers
         ]
@@ -53,7 +58,18 @@ class Runner:
             write_csv(self.record.levels, self.options.csv)
 
     async def run(self) -> RunRecord:
+        with tempfile.TemporaryDirectory(prefix="grpcbench-") as workdir:
+            return await self._run(Path(workdir))
+
+    def _prepare(self, workdir: Path) -> None:
+        """Let the service build its data once, so every server kind starts from the same."""
+        service = load_service(self.options.scenario.service)
+        if service.prepare and not self.options.target:
+            self.server_params = service.prepare(self.server_params, workdir)
+
+    async def _run(self, workdir: Path) -> RunRecord:
         try:
+            await asyncio.to_thread(self._prepare, workdir)
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):
                 for column in self._columns():
@@ -97,7 +113,7 @@ class Runner:
         server = await start_server(
             column.spec,
             options.scenario.service,
-            options.scenario.server_params,
+            self.server_params,
             cpus=options.placement.server_cpus,
             port=options.port,
         )
@@ -157,7 +173,7 @@ class Runner:
             rate=plan.rate,
             arrivals=options.arrivals,
             max_level_s=options.max_level_s,
-            workload_params=options.scenario.workload_params,
+            workload_params=options.workload_params(plan),
             cpus=options.placement.client_cpus,
         )
         monitor = ProcessMonitor(pid) if pid else None
@@ -189,4 +205,5 @@ class Runner:
             connection=f"pool:{plan.channels}" if plan.channels else strategy.label,
             channels=plan.channels,
             rate=plan.rate,
+            variant=plan.variant,
         )

@@ -19,6 +19,14 @@ from grpcbench.servers.kinds import DEFAULT_SERVERS
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A named set of workload params: one more level per server (e.g. paginate vs stream)."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
@@ -31,6 +39,7 @@ class Scenario:
     timeout: str = "20s"
     workload_params: dict[str, Any] = field(default_factory=dict)
     server_params: dict[str, Any] = field(default_factory=dict)
+    variants: tuple[Variant, ...] = ()
 
 
 def scenario_files() -> dict[str, Path]:
@@ -72,6 +81,10 @@ def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
             timeout=str(defaults.get("timeout", "20s")),
             workload_params=dict(data.get("workload", {})),
             server_params=dict(data.get("server", {})),
+            variants=tuple(
+                Variant(str(v["name"]), {k: x for k, x in v.items() if k != "name"})
+                for v in data.get("variants", [])
+            ),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise UsageError(f"invalid scenario file {path}: {error!r}") from None

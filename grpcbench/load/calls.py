@@ -16,7 +16,7 @@ import grpc
 from grpcbench.errors import UsageError
 from grpcbench.load.connections import Policy
 from grpcbench.load.model import LoadSpec
-from grpcbench.services.base import CallFunction, Workload
+from grpcbench.services.base import CallFunction, CallStats, Workload, WorkloadError
 from grpcbench.stats.histogram import LatencyRecorder
 
 CONNECT_TIMEOUT_S = 10.0
@@ -32,15 +32,18 @@ def status_name(code: grpc.StatusCode) -> str:
     return "".join(part.title() for part in code.name.split("_"))
 
 
-async def call_status(call: CallFunction, timeout_s: float) -> str:
+async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallStats | None]:
+    """The call's status name, and its stream statistics when it has some."""
     try:
-        await asyncio.wait_for(call(timeout_s), timeout_s + 1.0)
+        stats = await asyncio.wait_for(call(timeout_s), timeout_s + 1.0)
     except grpc.aio.AioRpcError as error:
-        return status_name(error.code())
+        return status_name(error.code()), None
     except TimeoutError:
         # The deadline passed outside the RPC itself (e.g. while connecting).
-        return "DeadlineExceeded"
-    return "OK"
+        return "DeadlineExceeded", None
+    except WorkloadError as error:
+        return error.status, None
+    return "OK", stats
 
 
 def open_channel(target: str) -> grpc.aio.Channel:
@@ -56,7 +59,7 @@ class PooledCalls:
         self.next = 0
         self.least_busy = policy == "least-busy"
 
-    async def __call__(self, timeout: float) -> None:
+    async def __call__(self, timeout: float) -> CallStats | None:
         if self.least_busy:
             index = min(range(len(self.calls)), key=self.in_flight.__getitem__)
         else:
@@ -64,7 +67,7 @@ class PooledCalls:
             self.next = (index + 1) % len(self.calls)
         self.in_flight[index] += 1
         try:
-            await self.calls[index](timeout)
+            return await self.calls[index](timeout)
         finally:
             self.in_flight[index] -= 1
 
@@ -78,7 +81,7 @@ class PerRequestCalls:
         self.connect = connect
         self.recording = False  # switched on after warm-up
 
-    async def __call__(self, timeout: float) -> None:
+    async def __call__(self, timeout: float) -> CallStats | None:
         """Connect and call within one deadline, as a real per-request client would."""
         started = time.perf_counter_ns()
         channel = open_channel(self.target)
@@ -87,7 +90,7 @@ class PerRequestCalls:
             connect_ns = time.perf_counter_ns() - started
             if self.recording:
                 self.connect.record(connect_ns // 1000)
-            await self.workload.bind(channel)(max(timeout - connect_ns / 1e9, 0.001))
+            return await self.workload.bind(channel)(max(timeout - connect_ns / 1e9, 0.001))
         finally:
             await channel.close()
 

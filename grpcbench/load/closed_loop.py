@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from grpcbench.load.calls import call_status
 from grpcbench.load.model import LoadSpec
+from grpcbench.load.recorders import LevelRecorders
 from grpcbench.services.base import CallFunction
-from grpcbench.stats.histogram import LatencyRecorder
 
 PROGRESS_INTERVAL_S = 0.2
 
@@ -65,33 +64,27 @@ async def report_progress(budget: Budget, on_progress: Callable[[int], None]) ->
 
 
 async def _user(
-    call: CallFunction,
-    budget: Budget,
-    timeout_s: float,
-    recorder: LatencyRecorder | None,
-    statuses: Counter[str],
+    call: CallFunction, budget: Budget, timeout_s: float, recorders: LevelRecorders | None
 ) -> None:
     clock = time.perf_counter_ns
     while budget.take():
         started = clock()
-        status = await call_status(call, timeout_s)
+        status, stats = await call_status(call, timeout_s)
         elapsed_us = (clock() - started) // 1000
         budget.done += 1
-        if recorder is not None:
-            recorder.record(elapsed_us)
-            statuses[status] += 1
+        if recorders is not None:
+            recorders.record_call(status, elapsed_us, stats)
 
 
 async def closed_loop_phase(
     call: CallFunction,
     spec: LoadSpec,
     budget: Budget,
-    recorder: LatencyRecorder | None,
-    statuses: Counter[str],
+    recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
 ) -> None:
     users = [
-        asyncio.create_task(_user(call, budget, spec.timeout_s, recorder, statuses))
+        asyncio.create_task(_user(call, budget, spec.timeout_s, recorders))
         for _ in range(spec.concurrency)
     ]
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None

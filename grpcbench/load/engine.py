@@ -7,13 +7,13 @@ the connection strategy of the spec, and returns the measured ``LoadResult``.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable
 
 from grpcbench.load.calls import PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.model import LoadResult, LoadSpec
-from grpcbench.load.open_loop import OpenLoopRecorders, open_loop_phase
+from grpcbench.load.open_loop import open_loop_phase
+from grpcbench.load.recorders import LevelRecorders
 from grpcbench.services.base import CallFunction
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
@@ -23,15 +23,13 @@ async def _phase(
     call: CallFunction,
     spec: LoadSpec,
     budget: Budget,
-    measure: OpenLoopRecorders | None,
+    measure: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
 ) -> None:
     if spec.rate:
         await open_loop_phase(call, spec, budget, measure, on_progress)
     else:
-        latency = measure.latency if measure else None
-        statuses = measure.statuses if measure else Counter()
-        await closed_loop_phase(call, spec, budget, latency, statuses, on_progress)
+        await closed_loop_phase(call, spec, budget, measure, on_progress)
 
 
 async def run_level(
@@ -48,7 +46,7 @@ async def run_level(
         on_measurement_start()
         if isinstance(call, PerRequestCalls):
             call.recording = True
-        measure = OpenLoopRecorders()
+        measure = LevelRecorders()
         cpu_start = time.process_time()
         wall_start = time.perf_counter()
         budget = Budget.for_phase(spec.requests, spec.duration_s, spec.max_level_s, wall_start)
@@ -69,4 +67,5 @@ async def run_level(
         rate=spec.rate,
         service_latency=measure.service.summary() if spec.rate else None,
         schedule_lag=measure.lag.summary() if spec.rate else None,
+        stream=measure.streams.summary(),
     )

@@ -50,6 +50,35 @@ class LoadSpec:
         return cls(**data)
 
 
+@dataclass(frozen=True)
+class StreamSummary:
+    """Streaming (or multi-page) calls: how many messages and items came back, how fast."""
+
+    calls: int  # calls that returned statistics (completed streams)
+    messages: int
+    items: int
+    bytes: int
+    first_message: LatencySummary  # time to first message, per call
+
+    def merge(self, other: StreamSummary) -> StreamSummary:
+        return StreamSummary(
+            calls=self.calls + other.calls,
+            messages=self.messages + other.messages,
+            items=self.items + other.items,
+            bytes=self.bytes + other.bytes,
+            first_message=self.first_message.merge(other.first_message),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["first_message"] = asdict(self.first_message)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StreamSummary:
+        return cls(**{**data, "first_message": LatencySummary(**data["first_message"])})
+
+
 def _merge_optional(a: LatencySummary | None, b: LatencySummary | None) -> LatencySummary | None:
     parts = [s for s in (a, b) if s is not None]
     return merge_summaries(parts) if parts else None
@@ -83,6 +112,7 @@ class LoadResult:
     rate: float = 0.0  # target calls/s of an open loop
     service_latency: LatencySummary | None = None  # open loop: from actual send
     schedule_lag: LatencySummary | None = None  # open loop: actual - intended send
+    stream: StreamSummary | None = None  # calls that reported messages and items
 
     @property
     def count(self) -> int:
@@ -131,6 +161,11 @@ class LoadResult:
             rate=self.rate + other.rate,
             service_latency=_merge_optional(self.service_latency, other.service_latency),
             schedule_lag=_merge_optional(self.schedule_lag, other.schedule_lag),
+            stream=(
+                self.stream.merge(other.stream)
+                if self.stream and other.stream
+                else self.stream or other.stream
+            ),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -138,6 +173,7 @@ class LoadResult:
         for name in _SUMMARY_FIELDS:
             summary = data[name]
             data[name] = asdict(summary) if summary is not None else None
+        data["stream"] = self.stream.to_json() if self.stream else None
         return data
 
     @classmethod
@@ -146,4 +182,6 @@ class LoadResult:
         for name in _SUMMARY_FIELDS:
             if data.get(name) is not None:
                 data[name] = LatencySummary(**data[name])
+        if data.get("stream") is not None:
+            data["stream"] = StreamSummary.from_json(data["stream"])
         return cls(**data)

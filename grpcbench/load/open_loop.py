@@ -14,15 +14,13 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from grpcbench.load.calls import call_status
 from grpcbench.load.closed_loop import Budget, report_progress
 from grpcbench.load.model import LoadSpec
+from grpcbench.load.recorders import LevelRecorders
 from grpcbench.services.base import CallFunction
-from grpcbench.stats.histogram import LatencyRecorder
 
 # Do not sleep for less than this: fire every call that is due instead.
 MIN_SLEEP_S = 0.0005
@@ -40,19 +38,11 @@ def timetable(rate: float, arrivals: str, seed: int | None = None) -> Iterator[f
         offset = index / rate if arrivals == "uniform" else offset + rng.expovariate(rate)
 
 
-@dataclass
-class OpenLoopRecorders:
-    latency: LatencyRecorder = field(default_factory=LatencyRecorder)  # from intended send
-    service: LatencyRecorder = field(default_factory=LatencyRecorder)  # from actual send
-    lag: LatencyRecorder = field(default_factory=LatencyRecorder)  # actual - intended
-    statuses: Counter[str] = field(default_factory=Counter)
-
-
 async def open_loop_phase(
     call: CallFunction,
     spec: LoadSpec,
     budget: Budget,
-    recorders: OpenLoopRecorders | None,
+    recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
 ) -> None:
     clock = time.perf_counter
@@ -62,14 +52,13 @@ async def open_loop_phase(
     async def one_call(intended: float) -> None:
         try:
             sent = clock()
-            status = await call_status(call, spec.timeout_s)
+            status, stats = await call_status(call, spec.timeout_s)
             done = clock()
             budget.done += 1
             if recorders is not None:
-                recorders.latency.record(int((done - intended) * 1e6))
+                recorders.record_call(status, int((done - intended) * 1e6), stats)
                 recorders.service.record(int((done - sent) * 1e6))
                 recorders.lag.record(int((sent - intended) * 1e6))
-                recorders.statuses[status] += 1
         finally:
             slots.release()
 

@@ -12,7 +12,8 @@ from grpcbench.results import LevelResult
 
 def to_rich(table: ComparisonTable) -> Table:
     # Labels such as "grpclib [builtin]" must not be read as rich markup.
-    rich_table = Table(title=escape(table.title), title_justify="left", caption_justify="left")
+    # The title is printed apart (print_tables): a table title wraps at the table's width.
+    rich_table = Table(caption_justify="left")
     rich_table.add_column("", style="bold")
     for column in table.columns:
         rich_table.add_column(escape(column), justify="right")
@@ -25,5 +26,6 @@ def to_rich(table: ComparisonTable) -> Table:
 
 def print_tables(console: Console, levels: list[LevelResult]) -> None:
     for table in build_tables(levels):
+        console.print(table.title, style="italic", soft_wrap=True, markup=False, highlight=False)
         console.print(to_rich(table))
         console.print()

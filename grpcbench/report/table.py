@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from grpcbench.load.model import SATURATION_THRESHOLD
-from grpcbench.options import describe_level
+from grpcbench.load.model import SATURATION_THRESHOLD, StreamSummary
 from grpcbench.report.figures import FIGURES, Spread
 from grpcbench.report.units import (
     format_bytes,
@@ -130,6 +129,8 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
             _summary_row("Connect avg", lambda lv: lv.load.connect_latency, None),
             _summary_row("Connect p99", lambda lv: lv.load.connect_latency, 99.0),
         ]
+    if any(lv.load.stream for lv in levels):
+        rows += _stream_rows()
     if any(lv.load.rate for lv in levels):
         rows += [
             Row("Target rate", lambda lv: lv.load.rate or None, lambda v: f"{v:.2f}"),
@@ -139,6 +140,38 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
             _summary_row("Send lag max", lambda lv: lv.load.schedule_lag, 100.0),
         ]
     return rows
+
+
+def _stream_rows() -> list[Row]:
+    """Streams (or multi-page fetches): what came back, how soon and how fast."""
+
+    def per_second(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
+        def value(level: LevelResult) -> float | None:
+            stream = level.load.stream
+            return pick(stream) / level.load.wall_s if stream and level.load.wall_s else None
+
+        return value
+
+    def total(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
+        return lambda lv: float(pick(lv.load.stream)) if lv.load.stream else None
+
+    def first_message(lv: LevelResult) -> LatencySummary | None:
+        return lv.load.stream.first_message if lv.load.stream else None
+
+    return [
+        Row("Messages", total(lambda s: s.messages), _count),
+        Row(
+            "Messages/call",
+            lambda lv: lv.load.stream.messages / lv.load.stream.calls if lv.load.stream else None,
+            lambda v: f"{v:.1f}",
+        ),
+        Row("Items", total(lambda s: s.items), _count),
+        _summary_row("First message p50", first_message, 50.0),
+        _summary_row("First message p99", first_message, 99.0),
+        Row("Messages/sec", per_second(lambda s: s.messages), lambda v: f"{v:.2f}"),
+        Row("Items/sec", per_second(lambda s: s.items), lambda v: f"{v:.2f}"),
+        Row("Bytes/sec", per_second(lambda s: s.bytes), lambda v: format_bytes(int(v)) + "/s"),
+    ]
 
 
 def _figure_row(key: str) -> Row:
@@ -271,21 +304,23 @@ def _driver_comparisons(columns: list[Column]) -> list[str]:
     return notes
 
 
-def level_key(level: LevelResult) -> tuple[str, float, int, int]:
-    """Levels with the same key share a table: scenario, rate, concurrency, channels."""
-    return (level.scenario, level.rate, level.concurrency, level.channels)
+LevelKey = tuple[str, float, int, int, str]
+
+
+def level_key(level: LevelResult) -> LevelKey:
+    """Levels with the same key share a table: scenario, rate, concurrency, channels, variant."""
+    return (level.scenario, level.rate, level.concurrency, level.channels, level.variant)
 
 
 def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
     """Group results into tables by level and into columns by server and driver."""
-    groups: dict[tuple[str, float, int, int], dict[tuple[str, str], Column]] = {}
+    groups: dict[LevelKey, dict[tuple[str, str], Column]] = {}
     for level in levels:
         group = groups.setdefault(level_key(level), {})
         group.setdefault((level.server, level.driver), []).append(level)
     tables = []
-    for (scenario, rate, concurrency, channels), by_column in sorted(
-        groups.items(), key=lambda kv: kv[0][1:]
-    ):
+    # By rate, concurrency and channels; variants in the scenario's order.
+    for (scenario, *_), by_column in sorted(groups.items(), key=lambda kv: kv[0][1:4]):
         columns = list(by_column.values())
         several_drivers = len({driver for _, driver in by_column}) > 1
         labels = [column_label(column[0], several_drivers) for column in columns]
@@ -293,7 +328,7 @@ def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
         tables.append(
             ComparisonTable(
                 scenario,
-                describe_level(concurrency, channels, rate),
+                next(iter(by_column.values()))[0].describe(),
                 tuple(labels),
                 rows,
                 tuple(_notes(columns, labels)),

@@ -9,11 +9,30 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
+
+@dataclass(frozen=True)
+class CallStats:
+    """What one call of a streaming (or multi-request) workload received."""
+
+    messages: int  # response messages (stream messages, or pages)
+    items: int  # records inside them (users, objects, pairs)
+    bytes: int  # serialized size of the response messages
+    first_message_s: float  # from the start of the call to the first message
+
+
+class WorkloadError(Exception):
+    """The reply was wrong (missing, repeated or foreign records): counted as DataLoss."""
+
+    status = "DataLoss"
+
+
 # One call of a workload: given the per-call deadline in seconds, perform the
-# RPC and return normally on OK; raise grpc.aio.AioRpcError on any other status.
-CallFunction = Callable[[float], Awaitable[None]]
+# RPC(s) and return normally on OK - with CallStats when there is more to say
+# than "one reply" - or raise grpc.aio.AioRpcError with any other status.
+CallFunction = Callable[[float], Awaitable[CallStats | None]]
 
 
 class Workload(Protocol):
@@ -41,3 +60,7 @@ class ServiceDefinition:
     # The request ghz sends (its --data JSON), from the same params; by default
     # the params are the request message's fields.
     ghz_data: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
+    # Run once per run before any server starts (e.g. to build a database in
+    # ``workdir``); returns the server params to use, so every server kind
+    # starts from the same data.
+    prepare: Callable[[Mapping[str, Any], Path], dict[str, Any]] | None = None

@@ -1,0 +1,55 @@
+"""Everything a generator records during a measured phase, in constant memory."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from grpcbench.load.model import StreamSummary
+from grpcbench.services.base import CallStats
+from grpcbench.stats.histogram import LatencyRecorder
+
+
+@dataclass
+class StreamRecorder:
+    """Totals and time-to-first-message of calls that reported CallStats."""
+
+    calls: int = 0
+    messages: int = 0
+    items: int = 0
+    bytes: int = 0
+    first_message: LatencyRecorder = field(default_factory=LatencyRecorder)
+
+    def record(self, stats: CallStats) -> None:
+        self.calls += 1
+        self.messages += stats.messages
+        self.items += stats.items
+        self.bytes += stats.bytes
+        self.first_message.record(int(stats.first_message_s * 1e6))
+
+    def summary(self) -> StreamSummary | None:
+        if not self.calls:
+            return None
+        return StreamSummary(
+            calls=self.calls,
+            messages=self.messages,
+            items=self.items,
+            bytes=self.bytes,
+            first_message=self.first_message.summary(),
+        )
+
+
+@dataclass
+class LevelRecorders:
+    latency: LatencyRecorder = field(default_factory=LatencyRecorder)
+    statuses: Counter[str] = field(default_factory=Counter)
+    streams: StreamRecorder = field(default_factory=StreamRecorder)
+    # Open loop only: from the actual send, and actual minus intended send.
+    service: LatencyRecorder = field(default_factory=LatencyRecorder)
+    lag: LatencyRecorder = field(default_factory=LatencyRecorder)
+
+    def record_call(self, status: str, latency_us: int, stats: CallStats | None) -> None:
+        self.latency.record(latency_us)
+        self.statuses[status] += 1
+        if stats is not None:
+            self.streams.record(stats)
