@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import nox
 
 nox.options.default_venv_backend = "venv"
+
+
+def _runs(version: str) -> bool:
+    """On PATH *and* working: a pyenv shim of a version that is not enabled fails."""
+    binary = shutil.which(f"python{version}")
+    if binary is None:
+        return False
+    probe = subprocess.run([binary, "-c", ""], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+# Every supported CPython that works on this machine (tests run once per version).
+PYTHONS = [v for v in ("3.11", "3.12", "3.13", "3.14") if _runs(v)] or None
+# The default server kinds, for sessions parametrized by server kind.
+SERVER_KINDS = [
+    "grpcio:workers=1",
+    "grpcio:workers=10",
+    "grpclib",
+    "grpclib+uvloop",
+    "grpcio-aio",
+    "grpcio-aio+uvloop",
+]
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
 SOURCES = ("grpcbench", "tests", "benchmarks", "scripts", "noxfile.py")
 
 
-@nox.session
+@nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """Run the test suite (unit, integration, CLI and process-leak tests)."""
     session.install(".[test]")
@@ -50,14 +75,15 @@ def loadgen(session: nox.Session) -> None:
 
 
 @nox.session
-def smoke(session: nox.Session) -> None:
-    """A short real `grpcbench run` from an installed wheel (not the source tree)."""
+@nox.parametrize("server", SERVER_KINDS)
+def smoke(session: nox.Session, server: str) -> None:
+    """A short real `grpcbench run` of one server kind from the installed wheel."""
     session.install(".")
     tmp = session.create_tmp()
     session.chdir(tmp)
     session.run(
-        "grpcbench", "run", "--concurrency", "2,10", "--requests", "300", "--warmup", "30",
-        "--output", "smoke.json", "--markdown", "smoke.md", *session.posargs,
+        "grpcbench", "run", "--servers", server, "--concurrency", "2,10", "--requests", "300",
+        "--warmup", "30", "--output", "smoke.json", "--markdown", "smoke.md", *session.posargs,
     )  # fmt: skip
 
 
