@@ -176,6 +176,9 @@ class Runner:
             workload_params=options.workload_params(plan),
             cpus=options.placement.client_cpus,
         )
+        service = load_service(options.scenario.service)
+        if service.check_level:
+            service.check_level(self.server_params, spec.workload_params, spec.concurrency)
         monitor = ProcessMonitor(pid) if pid else None
         measuring = False
 

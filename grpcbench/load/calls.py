@@ -22,7 +22,8 @@ from grpcbench.stats.histogram import LatencyRecorder
 CONNECT_TIMEOUT_S = 10.0
 # Its own subchannel pool per channel: grpcio would otherwise share one TCP
 # connection between channels with the same target and arguments.
-CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1)]
+# No cap on received messages: a benchmark client must not reject big replies.
+CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1), ("grpc.max_receive_message_length", -1)]
 
 
 def status_name(code: grpc.StatusCode) -> str:

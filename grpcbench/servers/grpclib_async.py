@@ -28,7 +28,8 @@ async def _serve(
     stop = sigterm_event()
     handlers = service.grpclib_handlers(params)
     health = Health({handler: [] for handler in handlers})
-    server = Server(ServerReflection.extend([*handlers, health]))
+    codec = service.grpclib_codec() if service.grpclib_codec else None
+    server = Server(ServerReflection.extend([*handlers, health]), codec=codec)
     try:
         await server.start(host, port, reuse_port=False)
     except OSError as error:

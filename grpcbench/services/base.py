@@ -64,3 +64,9 @@ class ServiceDefinition:
     # ``workdir``); returns the server params to use, so every server kind
     # starts from the same data.
     prepare: Callable[[Mapping[str, Any], Path], dict[str, Any]] | None = None
+    # grpclib only: the codec for the whole server (e.g. one that passes
+    # pre-serialized bytes through); None = grpclib's protobuf codec.
+    grpclib_codec: Callable[[], Any] | None = None
+    # Called before each level with (server params, workload params,
+    # concurrency); raises UsageError when the level cannot run (e.g. memory).
+    check_level: Callable[[Mapping[str, Any], Mapping[str, Any], int], None] | None = None

@@ -17,6 +17,7 @@ ENTRY_POINT_GROUP = "grpcbench.services"
 _BUILTIN: dict[str, str] = {
     "hello": "grpcbench.services.hello:SERVICE",
     "users": "grpcbench.services.users:SERVICE",
+    "watch": "grpcbench.services.watch:SERVICE",
 }
 
 

@@ -1,0 +1,273 @@
+"""Seed 004: an etcd-like watch over an in-memory key-value store.
+
+Folders hold ``pairs`` key-value pairs (1000 by default) of ~500 B ("small"),
+~5 KB ("medium") or ~50 KB ("large") values. ``Watch`` sends a folder in one
+message ("mono"); ``WatchSeparated`` sends one message per pair with part/parts
+counters ("separated"). The request picks the server's cache mode:
+
+- ``OBJECTS``: key-value objects turned into messages and serialized per call;
+- ``SERIALIZED``: every response serialized once at start-up and its bytes
+  sent as they are - through a pass-through serializer for grpcio and
+  grpc.aio, through a pass-through codec for grpclib.
+
+Unlike etcd, a stream ends once the folder is sent, so a call has an end to
+time. The seed's headline figures are the server's CPU-seconds and peak RSS.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+import grpc
+import psutil
+from grpclib.const import Status
+from grpclib.encoding.proto import ProtoCodec
+from grpclib.exceptions import GRPCError
+from grpclib.server import Stream
+
+from grpcbench.errors import UsageError
+from grpcbench.proto import watch_grpc, watch_pb2
+from grpcbench.services.base import CallStats, ServiceDefinition, WorkloadError
+
+VALUE_SIZES = {"small": 500, "medium": 5_000, "large": 50_000}
+DEFAULT_PAIRS = 1000
+DEFAULT_FOLDERS = ("small", "medium", "large")
+SERIALIZED = watch_pb2.CacheMode.SERIALIZED
+# A level may use at most this share of the memory available when it starts.
+MEMORY_BUDGET = 0.8
+
+
+def folder_pairs(folder: str, pairs: int, seed: int = 0) -> list[tuple[str, bytes]]:
+    rng = random.Random(f"{seed}:{folder}")
+    size = VALUE_SIZES[folder]
+    return [(f"/{folder}/key-{index:05d}", rng.randbytes(size)) for index in range(pairs)]
+
+
+class FolderCache:
+    """The store: objects, plus every response pre-serialized (the two cache modes)."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        pairs = int(params.get("pairs", DEFAULT_PAIRS))
+        folders = [str(f) for f in params.get("folders", DEFAULT_FOLDERS)]
+        unknown = [f for f in folders if f not in VALUE_SIZES]
+        if unknown:
+            raise ValueError(f"unknown folders {unknown} (known: {', '.join(VALUE_SIZES)})")
+        self.objects = {folder: folder_pairs(folder, pairs) for folder in folders}
+        self.mono = {name: self.mono_message(name).SerializeToString() for name in self.objects}
+        self.separated = {
+            name: [m.SerializeToString() for m in self.separated_messages(name)]
+            for name in self.objects
+        }
+
+    def mono_message(self, folder: str) -> watch_pb2.WatchResponse:
+        return watch_pb2.WatchResponse(
+            kv=[
+                watch_pb2.KV(key=key, value=value, revision=index + 1)
+                for index, (key, value) in enumerate(self.objects[folder])
+            ]
+        )
+
+    def separated_messages(self, folder: str) -> Iterator[watch_pb2.SeparatedWatchResponse]:
+        pairs = self.objects[folder]
+        for index, (key, value) in enumerate(pairs):
+            yield watch_pb2.SeparatedWatchResponse(
+                part=index + 1,
+                parts=len(pairs),
+                kv=watch_pb2.KV(key=key, value=value, revision=index + 1),
+            )
+
+    def watch(self, request: watch_pb2.WatchRequest) -> watch_pb2.WatchResponse | bytes:
+        if request.cache == SERIALIZED:
+            return self.mono[request.folder]
+        return self.mono_message(request.folder)
+
+    def watch_separated(
+        self, request: watch_pb2.WatchRequest
+    ) -> Iterator[watch_pb2.SeparatedWatchResponse | bytes]:
+        if request.cache == SERIALIZED:
+            return iter(self.separated[request.folder])
+        return self.separated_messages(request.folder)
+
+
+def serialize(message: Any) -> bytes:
+    """grpcio: pre-serialized responses pass through, messages are serialized."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+# --- servers --------------------------------------------------------------------------
+
+
+class GrpcioWatch:
+    """Sync grpcio: each stream occupies a worker thread while it sends."""
+
+    def __init__(self, cache: FolderCache) -> None:
+        self.cache = cache
+
+    def Watch(
+        self, request: watch_pb2.WatchRequest, context: grpc.ServicerContext
+    ) -> Iterator[Any]:
+        if request.folder not in self.cache.objects:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        yield self.cache.watch(request)
+
+    def WatchSeparated(
+        self, request: watch_pb2.WatchRequest, context: grpc.ServicerContext
+    ) -> Iterator[Any]:
+        if request.folder not in self.cache.objects:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        yield from self.cache.watch_separated(request)
+
+
+class AioWatch:
+    """grpc.aio: each stream is a coroutine; writes wait for flow control."""
+
+    def __init__(self, cache: FolderCache) -> None:
+        self.cache = cache
+
+    async def Watch(self, request: watch_pb2.WatchRequest, context: Any) -> AsyncIterator[Any]:
+        if request.folder not in self.cache.objects:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        yield self.cache.watch(request)
+
+    async def WatchSeparated(
+        self, request: watch_pb2.WatchRequest, context: Any
+    ) -> AsyncIterator[Any]:
+        if request.folder not in self.cache.objects:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        for message in self.cache.watch_separated(request):
+            yield message
+
+
+def _generic_handler(servicer: GrpcioWatch | AioWatch) -> grpc.GenericRpcHandler:
+    """Both grpcio APIs: registered by hand to plug in the pass-through serializer."""
+    handlers = {
+        name: grpc.unary_stream_rpc_method_handler(
+            getattr(servicer, name),
+            request_deserializer=watch_pb2.WatchRequest.FromString,
+            response_serializer=serialize,
+        )
+        for name in ("Watch", "WatchSeparated")
+    }
+    return grpc.method_handlers_generic_handler("watch.StreamBench", handlers)
+
+
+class PassThroughCodec(ProtoCodec):
+    """grpclib: pre-serialized responses pass through, messages are encoded as usual."""
+
+    def encode(self, message: Any, message_type: Any) -> bytes:
+        if isinstance(message, bytes):
+            return message
+        return super().encode(message, message_type)
+
+
+class GrpclibWatch(watch_grpc.StreamBenchBase):
+    def __init__(self, cache: FolderCache) -> None:
+        self.cache = cache
+
+    async def _request(self, stream: Stream[Any, Any]) -> watch_pb2.WatchRequest:
+        request = await stream.recv_message()
+        assert request is not None
+        if request.folder not in self.cache.objects:
+            raise GRPCError(Status.NOT_FOUND, f"no folder {request.folder!r}")
+        return request
+
+    async def Watch(self, stream: Stream[watch_pb2.WatchRequest, Any]) -> None:
+        request = await self._request(stream)
+        await stream.send_message(self.cache.watch(request))
+
+    async def WatchSeparated(self, stream: Stream[watch_pb2.WatchRequest, Any]) -> None:
+        request = await self._request(stream)
+        for message in self.cache.watch_separated(request):
+            await stream.send_message(message)
+
+
+# --- client ------------------------------------------------------------------------------
+
+
+class WatchWorkload:
+    """One call = one folder received completely, checked pair by pair."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.separated = str(params.get("message", "mono")) == "separated"
+        cache = str(params.get("cache", "objects"))
+        if cache not in ("objects", "serialized"):
+            raise ValueError(f"unknown cache {cache!r} (objects or serialized)")
+        self.request = watch_pb2.WatchRequest(
+            folder=str(params.get("folder", "small")),
+            cache=SERIALIZED if cache == "serialized" else watch_pb2.CacheMode.OBJECTS,
+        )
+
+    def bind(self, channel: grpc.aio.Channel) -> Any:
+        name = "WatchSeparated" if self.separated else "Watch"
+        response = watch_pb2.SeparatedWatchResponse if self.separated else watch_pb2.WatchResponse
+        method = channel.unary_stream(
+            f"/watch.StreamBench/{name}",
+            request_serializer=watch_pb2.WatchRequest.SerializeToString,
+            response_deserializer=response.FromString,
+        )
+
+        async def call(timeout: float) -> CallStats:
+            started = time.perf_counter()
+            messages, items, size, first = 0, 0, 0, 0.0
+            async for reply in method(self.request, timeout=timeout):
+                if messages == 0:
+                    first = time.perf_counter() - started
+                messages += 1
+                size += reply.ByteSize()
+                pairs = [reply.kv] if self.separated else list(reply.kv)
+                for kv in pairs:
+                    items += 1
+                    if kv.revision != items:
+                        raise WorkloadError(f"pair {kv.revision} arrived as number {items}")
+                if self.separated and (reply.part != items or reply.parts < items):
+                    raise WorkloadError(f"part {reply.part}/{reply.parts} arrived as {items}")
+            if self.separated and messages and items != reply.parts:
+                raise WorkloadError(f"received {items} of {reply.parts} parts")
+            return CallStats(messages=messages, items=items, bytes=size, first_message_s=first)
+
+        return call
+
+
+def check_level(
+    server_params: Mapping[str, Any], workload_params: Mapping[str, Any], concurrency: int
+) -> None:
+    """Refuse a level that would not fit in memory, instead of meeting the OOM killer.
+
+    Each stream may hold a serialized copy of its folder on the server and a
+    received and a parsed copy on the client at once.
+    """
+    folder = str(workload_params.get("folder", "small"))
+    pairs = int(server_params.get("pairs", DEFAULT_PAIRS))
+    folder_bytes = pairs * VALUE_SIZES.get(folder, 0)
+    copies = 1 if workload_params.get("message") == "separated" else 3
+    need = concurrency * folder_bytes * copies
+    available = psutil.virtual_memory().available
+    if need > available * MEMORY_BUDGET:
+        raise UsageError(
+            f"{concurrency} concurrent watches of the {folder} folder"
+            f" ({folder_bytes / 2**20:.0f} MiB each) need about {need / 2**30:.1f} GiB,"
+            f" more than {MEMORY_BUDGET:.0%} of the {available / 2**30:.1f} GiB available:"
+            " lower --concurrency or use a smaller folder"
+        )
+
+
+SERVICE = ServiceDefinition(
+    name="watch",
+    description="watch.StreamBench: a KV folder in one message or one message per pair",
+    service_names=("watch.StreamBench",),
+    ghz_call="watch.StreamBench.Watch",
+    proto="grpcbench/proto/watch.proto",
+    register_grpcio=lambda server, params: server.add_generic_rpc_handlers(
+        (_generic_handler(GrpcioWatch(FolderCache(params))),)
+    ),
+    register_aio=lambda server, params: server.add_generic_rpc_handlers(
+        (_generic_handler(AioWatch(FolderCache(params))),)
+    ),
+    grpclib_handlers=lambda params: [GrpclibWatch(FolderCache(params))],
+    grpclib_codec=PassThroughCodec,
+    workload=WatchWorkload,
+    check_level=check_level,
+)

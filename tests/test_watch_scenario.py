@@ -1,0 +1,127 @@
+"""watch (seed 004): every pair once and in order, identical bytes from both cache modes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+import psutil
+import pytest
+
+from grpcbench.errors import UsageError
+from grpcbench.load.builtin import BuiltinDriver
+from grpcbench.load.model import LoadSpec
+from grpcbench.proto import watch_pb2
+from grpcbench.servers.launcher import start_server
+from grpcbench.servers.spec import parse_server_spec
+from grpcbench.services.watch import SERIALIZED, check_level
+
+pytestmark = pytest.mark.integration
+
+KINDS = ("grpcio:workers=4", "grpclib", "grpcio-aio+uvloop")
+PARAMS = {"pairs": 40, "folders": ["small", "medium"]}
+
+
+async def _raw(address: str, method: str, folder: str, cache: int) -> list[bytes]:
+    """The response messages as bytes, exactly as they came over the wire."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.unary_stream(
+            f"/watch.StreamBench/{method}",
+            request_serializer=watch_pb2.WatchRequest.SerializeToString,
+            response_deserializer=None,
+        )
+        request = watch_pb2.WatchRequest(folder=folder, cache=cache)
+        return [message async for message in call(request, timeout=30)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_cache_modes_send_identical_bytes_and_every_pair_once(kind: str) -> None:
+    async def scenario() -> None:
+        server = await start_server(parse_server_spec(kind), "watch", PARAMS)
+        try:
+            for method, messages in (("Watch", 1), ("WatchSeparated", 40)):
+                for folder in ("small", "medium"):
+                    per_call = await _raw(server.address, method, folder, watch_pb2.OBJECTS)
+                    cached = await _raw(server.address, method, folder, SERIALIZED)
+                    assert per_call == cached and len(cached) == messages
+            for message in ("mono", "separated"):
+                for cache in ("objects", "serialized"):
+                    spec = LoadSpec(
+                        target=server.address, service="watch", concurrency=3, requests=6,
+                        workload_params={"message": message, "folder": "small", "cache": cache},
+                    )  # fmt: skip
+                    result = await BuiltinDriver().run(spec, lambda _: None)
+                    assert result.statuses == {"OK": 6}, (message, cache)
+                    stream = result.stream
+                    assert stream is not None and stream.items == 6 * 40
+                    assert stream.messages == 6 * (1 if message == "mono" else 40)
+                    assert stream.bytes > 6 * 40 * 500
+            missing = LoadSpec(
+                target=server.address, service="watch", concurrency=1, requests=2,
+                workload_params={"folder": "nope"},
+            )  # fmt: skip
+            result = await BuiltinDriver().run(missing, lambda _: None)
+            assert result.statuses == {"NotFound": 2}
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_clients_leaving_mid_stream_leave_nothing_running(kind: str) -> None:
+    async def scenario() -> None:
+        server = await start_server(
+            parse_server_spec(kind), "watch", {"pairs": 2000, "folders": ["medium"]}
+        )
+        try:
+            process = psutil.Process(server.pid)
+            threads_before = process.num_threads()
+            async with grpc.aio.insecure_channel(server.address) as channel:
+                method = channel.unary_stream(
+                    "/watch.StreamBench/WatchSeparated",
+                    request_serializer=watch_pb2.WatchRequest.SerializeToString,
+                    response_deserializer=watch_pb2.SeparatedWatchResponse.FromString,
+                )
+                request = watch_pb2.WatchRequest(folder="medium")
+                for _ in range(20):
+                    call = method(request, timeout=30)
+                    async for _reply in call:
+                        break
+                    call.cancel()
+                await asyncio.sleep(1.0)
+                before = sum(process.cpu_times()[:2])
+                time.sleep(1.0)
+                busy = sum(process.cpu_times()[:2]) - before
+                assert busy < 0.3, f"server still busy {busy:.2f} s/s after clients left"
+                assert process.num_threads() <= threads_before + 4
+                replies = [reply async for reply in method(request, timeout=60)]
+                assert [r.part for r in replies] == list(range(1, 2001))
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_level_that_cannot_fit_in_memory_is_refused() -> None:
+    with pytest.raises(UsageError, match="lower --concurrency"):
+        check_level({"pairs": 1000}, {"folder": "large", "message": "mono"}, 1_000_000)
+    check_level({"pairs": 1000}, {"folder": "small", "message": "mono"}, 10)
+
+
+def test_cli_refuses_a_level_too_big_for_memory_before_running_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+
+    from tests.conftest import GRPCBENCH
+
+    out = tmp_path / "r.json"
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "--scenario", "watch", "-s", "grpclib", "-c", "100000",
+         "--variants", "mono-medium-objects", "--output", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "lower --concurrency" in result.stderr
+    assert json.loads(out.read_text())["status"] == "failed"
