@@ -110,6 +110,17 @@ def run(
         str | None,
         typer.Option(help="Run only these of the scenario's workload variants (comma-separated)."),
     ] = None,
+    server_param: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Override a server param of the scenario, KEY=VALUE (repeatable), e.g."
+            " users=1000000."
+        ),
+    ] = None,
+    workload_param: Annotated[
+        list[str] | None,
+        typer.Option(help="Override a workload param of the scenario, KEY=VALUE, e.g. keyword=e."),
+    ] = None,
     max_in_flight: Annotated[
         int, typer.Option(help="Open loop: most calls in flight at once.")
     ] = 1000,
@@ -163,7 +174,8 @@ def run(
             scenario=scenario, servers=servers, concurrency=concurrency, requests=requests,
             duration=duration, warmup=warmup, timeout=timeout, load=load, connections=connections,
             channels=channels, rate=rate, arrivals=arrivals, max_in_flight=max_in_flight,
-            repeat=repeat, variants=variants,
+            repeat=repeat, variants=variants, server_params=server_param,
+            workload_params=workload_param,
             client_processes=client_processes, ghz=ghz, target=target, target_pid=target_pid,
             port=port, output=output, markdown=markdown, csv=csv,
             pin=pin, server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,

@@ -7,7 +7,7 @@ The CLI only collects strings; ``build_run_options`` turns them into this object
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from grpcbench.parsing import (
     parse_cpu_set,
     parse_duration,
     parse_host_port,
+    parse_params,
     parse_positive_float_list,
     parse_positive_int_list,
     parse_warmup,
@@ -124,7 +125,12 @@ class RunOptions:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["scenario"] = {"name": self.scenario.name, "path": self.scenario.path}
+        data["scenario"] = {
+            "name": self.scenario.name,
+            "path": self.scenario.path,
+            "server_params": self.scenario.server_params,
+            "workload_params": self.scenario.workload_params,
+        }
         data["servers"] = [spec.label for spec in self.servers]
         data["connections"] = self.connections.label
         data["variants"] = [{"name": v.name, **v.params} for v in self.variants]
@@ -180,6 +186,8 @@ def build_run_options(
     client_processes: str = "auto",
     repeat: int = 1,
     variants: str | None = None,
+    server_params: list[str] | None = None,
+    workload_params: list[str] | None = None,
     ghz: str | None = None,
     target: str | None = None,
     target_pid: int | None = None,
@@ -193,6 +201,14 @@ def build_run_options(
     max_level: str | None = None,
 ) -> RunOptions:
     chosen = load_scenario(scenario)
+    overrides = parse_params(server_params or [], "--server-param")
+    workload_overrides = parse_params(workload_params or [], "--workload-param")
+    if overrides or workload_overrides:
+        chosen = replace(
+            chosen,
+            server_params={**chosen.server_params, **overrides},
+            workload_params={**chosen.workload_params, **workload_overrides},
+        )
     load_service(chosen.service)  # fail here, not inside a server process
     drivers = tuple(d.strip() for d in load.split(",") if d.strip())
     unknown = [d for d in drivers if d not in DRIVERS]

@@ -7,6 +7,8 @@ print one line instead of a traceback.
 from __future__ import annotations
 
 import re
+import tomllib
+from typing import Any
 
 from grpcbench.errors import UsageError
 
@@ -87,3 +89,22 @@ def parse_host_port(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise UsageError(f"bad target {text!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
     return host.strip("[]"), int(port)
+
+
+def parse_params(items: list[str], what: str) -> dict[str, Any]:
+    """``["users=1000000", "keyword=e"]`` -> ``{"users": 1000000, "keyword": "e"}``.
+
+    Values are read as TOML values (numbers, booleans, ``["a", "b"]``) and fall
+    back to plain strings, so the command line says what a scenario file says.
+    """
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"bad {what} {item!r}: expected KEY=VALUE")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        params[key.strip()] = value
+    return params

@@ -205,3 +205,14 @@ def test_cli_rate_sweep_and_channels(tmp_path: Path) -> None:
         assert lv["load"]["schedule_lag"]["count"] == 100
     assert "hello - rate 400/s, channels 2" in result.stdout
     assert "Send lag p99" in result.stdout and "Target rate" in result.stdout
+
+
+def test_scenario_params_can_be_overridden() -> None:
+    options = build_run_options(
+        scenario="paginate-vs-stream",
+        server_params=["users=1000000"],
+        workload_params=["keyword=e"],
+    )
+    assert options.scenario.server_params["users"] == 1000000
+    assert options.workload_params(options.level_plans()[0])["keyword"] == "e"
+    assert options.to_json()["scenario"]["server_params"]["users"] == 1000000

@@ -52,3 +52,16 @@ def test_host_port() -> None:
     for bad in ("127.0.0.1", ":1", "h:0", "h:99999", "h:x"):
         with pytest.raises(UsageError):
             parse_host_port(bad)
+
+
+def test_params_are_toml_values_or_strings() -> None:
+    from grpcbench.parsing import parse_params
+
+    assert parse_params(["users=1000000", "keyword=e", "on=true", 'f=["a", "b"]'], "p") == {
+        "users": 1000000,
+        "keyword": "e",
+        "on": True,
+        "f": ["a", "b"],
+    }
+    with pytest.raises(UsageError, match="KEY=VALUE"):
+        parse_params(["users"], "--server-param")
