@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -121,6 +122,23 @@ def run(
         list[str] | None,
         typer.Option(help="Override a workload param of the scenario, KEY=VALUE, e.g. keyword=e."),
     ] = None,
+    s3_endpoint: Annotated[
+        str | None,
+        typer.Option(help="Use this S3 (or MinIO) instead of the embedded moto server."),
+    ] = None,
+    s3_bucket: Annotated[str | None, typer.Option(help="Bucket for --s3-endpoint.")] = None,
+    mongo_uri: Annotated[
+        str | None,
+        typer.Option(help="Use this MongoDB instead of the embedded mongo-java-server."),
+    ] = None,
+    mongo_driver: Annotated[
+        str | None,
+        typer.Option(help="Async servers' MongoDB driver: pymongo (AsyncMongoClient) or motor."),
+    ] = None,
+    io_delay_ms: Annotated[
+        int | None,
+        typer.Option(help="Simulated upstream round trip before each S3 call, in ms."),
+    ] = None,
     max_in_flight: Annotated[
         int, typer.Option(help="Open loop: most calls in flight at once.")
     ] = 1000,
@@ -169,6 +187,19 @@ def run(
     """Run a scenario on every server kind at every concurrency level and print the tables."""
     from grpcbench.options import build_run_options
 
+    # The backing-service options are server params of the I/O scenarios.
+    named = {
+        "s3_endpoint": s3_endpoint, "s3_bucket": s3_bucket, "mongo_uri": mongo_uri,
+        "mongo_driver": mongo_driver, "io_delay_ms": io_delay_ms,
+    }  # fmt: skip
+    server_param = [
+        *(server_param or []),
+        *(f'{k}="{v}"' for k, v in named.items() if v is not None),
+    ]
+    if mongo_driver not in (None, "pymongo", "motor"):
+        fail(UsageError(f"bad --mongo-driver {mongo_driver!r} (pymongo or motor)"))
+    if io_delay_ms is not None and io_delay_ms < 0:
+        fail(UsageError(f"bad --io-delay-ms {io_delay_ms}: must be zero or more"))
     try:
         options = build_run_options(
             scenario=scenario, servers=servers, concurrency=concurrency, requests=requests,
@@ -243,7 +274,7 @@ def serve(
         params = dict(chosen.server_params)
         service = load_service(chosen.service)
         if service.prepare:
-            params = service.prepare(params, Path(workdir))
+            params = service.prepare(params, Path(workdir), stack)
         server = await start_server(
             parse_server_spec(spec), chosen.service, params,
             cpus=parse_cpu_set(cpus, "--cpus") if cpus else (), port=port,
@@ -260,7 +291,8 @@ def serve(
 
     try:
         chosen = load_scenario(scenario)
-        with tempfile.TemporaryDirectory(prefix="grpcbench-") as workdir:
+        with ExitStack() as stack:
+            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
             asyncio.run(serve_forever())
     except KeyboardInterrupt:
         stderr.print("stopped")

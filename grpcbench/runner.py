@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,8 @@ class Runner:
         self.events = events or NullEvents()
         self.record = RunRecord(options=options.to_json(), metadata=collect_metadata())
         self.server_params: dict[str, Any] = dict(options.scenario.server_params)
+        self.workload_context: dict[str, Any] = {}
+        self.service = load_service(options.scenario.service)
         self.drivers: list[LoadDriver] = [
             make_driver(name, options.client_processes, options.ghz) for name in options.drivers
         ]
@@ -58,18 +60,24 @@ class Runner:
             write_csv(self.record.levels, self.options.csv)
 
     async def run(self) -> RunRecord:
-        with tempfile.TemporaryDirectory(prefix="grpcbench-") as workdir:
-            return await self._run(Path(workdir))
+        # Backing services and data live as long as the run, errors and Ctrl-C included.
+        with ExitStack() as stack:
+            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
+            return await self._run(Path(workdir), stack)
 
-    def _prepare(self, workdir: Path) -> None:
-        """Let the service build its data once, so every server kind starts from the same."""
-        service = load_service(self.options.scenario.service)
-        if service.prepare and not self.options.target:
-            self.server_params = service.prepare(self.server_params, workdir)
+    def _prepare(self, workdir: Path, stack: ExitStack) -> None:
+        """Let the service build its data and backing services once, for every server kind.
 
-    async def _run(self, workdir: Path) -> RunRecord:
+        Runs on the main thread on purpose: children started here must not be
+        tied (PR_SET_PDEATHSIG) to a worker thread that may exit first."""
+        if self.service.prepare and not self.options.target:
+            self.server_params = self.service.prepare(self.server_params, workdir, stack)
+        if self.service.workload_context:
+            self.workload_context = self.service.workload_context(self.server_params)
+
+    async def _run(self, workdir: Path, stack: ExitStack) -> RunRecord:
         try:
-            await asyncio.to_thread(self._prepare, workdir)
+            self._prepare(workdir, stack)
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):
                 for column in self._columns():
@@ -110,6 +118,8 @@ class Runner:
             self.events.server_ready(column.label, options.target, options.target_pid)
             yield options.target, options.target_pid, None
             return
+        if self.service.reset:
+            self.service.reset(self.server_params)
         server = await start_server(
             column.spec,
             options.scenario.service,
@@ -173,12 +183,11 @@ class Runner:
             rate=plan.rate,
             arrivals=options.arrivals,
             max_level_s=options.max_level_s,
-            workload_params=options.workload_params(plan),
+            workload_params={**self.workload_context, **options.workload_params(plan)},
             cpus=options.placement.client_cpus,
         )
-        service = load_service(options.scenario.service)
-        if service.check_level:
-            service.check_level(self.server_params, spec.workload_params, spec.concurrency)
+        if self.service.check_level:
+            self.service.check_level(self.server_params, spec.workload_params, spec.concurrency)
         monitor = ProcessMonitor(pid) if pid else None
         measuring = False
 

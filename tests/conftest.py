@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import sys
@@ -29,11 +30,31 @@ def pytest_configure(config: pytest.Config) -> None:
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+# Children that a wider-scoped fixture owns on purpose (e.g. embedded S3 and
+# MongoDB for a whole module); the leak check leaves them alone.
+_LONG_LIVED: set[int] = set()
+
+
+@contextlib.contextmanager
+def long_lived_children() -> Iterator[None]:
+    """Mark the current children as owned by the enclosing (module) fixture."""
+    owned = {p.pid for p in psutil.Process().children(recursive=True)}
+    _LONG_LIVED.update(owned)
+    try:
+        yield
+    finally:
+        _LONG_LIVED.difference_update(owned)
+
+
 @pytest.fixture(autouse=True)
 def no_leaked_children() -> Iterator[None]:
     """Every test must leave no child process of the test runner behind."""
     yield
-    leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+    leftovers = [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if p.is_running() and p.pid not in _LONG_LIVED
+    ]
     gone, alive = psutil.wait_procs(leftovers, timeout=5)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], (
         f"leaked child processes: {[p.cmdline() for p in alive]}"

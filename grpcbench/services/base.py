@@ -8,6 +8,7 @@ lets a reader compare sync and async code of the same logic side by side.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -60,10 +61,17 @@ class ServiceDefinition:
     # The request ghz sends (its --data JSON), from the same params; by default
     # the params are the request message's fields.
     ghz_data: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
-    # Run once per run before any server starts (e.g. to build a database in
-    # ``workdir``); returns the server params to use, so every server kind
-    # starts from the same data.
-    prepare: Callable[[Mapping[str, Any], Path], dict[str, Any]] | None = None
+    # Run once per run before any server starts (build a database in
+    # ``workdir``, start backing services whose stop it registers on the exit
+    # stack); returns the server params to use, so every server kind starts
+    # from the same data.
+    prepare: Callable[[Mapping[str, Any], Path, ExitStack], dict[str, Any]] | None = None
+    # Run before each server kind starts, with the prepared params (e.g. empty
+    # a collection), so each starts from the same state.
+    reset: Callable[[Mapping[str, Any]], None] | None = None
+    # Workload params derived from the prepared server params (e.g. how many
+    # objects were seeded, so the client can check it got them all).
+    workload_context: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     # grpclib only: the codec for the whole server (e.g. one that passes
     # pre-serialized bytes through); None = grpclib's protobuf codec.
     grpclib_codec: Callable[[], Any] | None = None

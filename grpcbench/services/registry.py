@@ -18,6 +18,7 @@ _BUILTIN: dict[str, str] = {
     "hello": "grpcbench.services.hello:SERVICE",
     "users": "grpcbench.services.users:SERVICE",
     "watch": "grpcbench.services.watch:SERVICE",
+    "objects": "grpcbench.services.objects:SERVICE",
 }
 
 

@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,9 @@ def build_database(path: Path, users: int, seed: int = 0) -> None:
     tmp.replace(path)
 
 
-def prepare(params: Mapping[str, Any], workdir: Path) -> dict[str, Any]:
+def prepare(
+    params: Mapping[str, Any], workdir: Path, stack: ExitStack | None = None
+) -> dict[str, Any]:
     users = int(params.get("users", DEFAULT_USERS))
     path = workdir / f"users-{users}.sqlite"
     if not path.exists():

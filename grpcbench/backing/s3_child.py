@@ -1,0 +1,30 @@
+"""Entry point of the embedded S3: moto's server on 127.0.0.1, a free port.
+
+Prints ``READY <port>`` once it listens; stops on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+from grpcbench.childproc import setup_child
+
+
+def main() -> None:
+    setup_child(None)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    sys.stdout.write(f"READY {server.get_host_and_port()[1]}\n")
+    sys.stdout.flush()
+    stop.wait()
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()
