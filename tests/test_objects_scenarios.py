@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -157,3 +158,20 @@ def test_missing_bucket_and_missing_java(
     )  # fmt: skip
     assert missing_java.returncode == 2
     assert "needs Java" in missing_java.stderr and "Traceback" not in missing_java.stderr
+
+
+def test_ctrl_c_stops_the_backing_services_too(tmp_path: Path) -> None:
+    from tests.test_lifecycle import _assert_all_gone, _levels_written, _start, _watch_descendants
+
+    out = tmp_path / "r.json"
+    process = _start(
+        "run", "--scenario", "s3-mongo", "-s", "grpclib grpcio-aio", "-c", "2,3",
+        "-n", "20", "--output", str(out),
+    )  # fmt: skip
+    seen = _watch_descendants(process, lambda: _levels_written(out) >= 1, timeout=120)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in stderr
+    assert len(seen) >= 3  # moto, the MongoDB JVM, the server (and generators)
+    _assert_all_gone(seen)
+    assert json.loads(out.read_text())["status"] == "interrupted"
