@@ -168,6 +168,10 @@ def run(
     csv: Annotated[
         Path | None, typer.Option(help="Write one CSV row per level and server here.")
     ] = None,
+    report_html: Annotated[
+        Path | None,
+        typer.Option("--report", help="Write a self-contained HTML report (tables + charts) here."),
+    ] = None,
     pin: Annotated[
         bool,
         typer.Option(
@@ -213,10 +217,17 @@ def run(
         )  # fmt: skip
     except UsageError as error:
         fail(error)
-    _run(options)
+    if report_html:
+        from grpcbench.report.charts import require_matplotlib
+
+        try:
+            require_matplotlib()  # fail now, not after the run
+        except UsageError as error:
+            fail(error)
+    _run(options, report_html)
 
 
-def _run(options: RunOptions) -> None:
+def _run(options: RunOptions, report_html: Path | None = None) -> None:
     from grpcbench.console_events import ConsoleEvents
     from grpcbench.report.console import print_tables
     from grpcbench.runner import Runner
@@ -247,6 +258,11 @@ def _run(options: RunOptions) -> None:
     except UsageError as caught:
         error = caught
     print_tables(stdout, runner.record.levels)
+    if report_html and runner.record.levels:
+        from grpcbench.report.html import write_html
+
+        write_html(runner.record, report_html)
+        stderr.print(f"wrote {report_html}", highlight=False)
     if interrupted:
         stderr.print("[yellow]interrupted[/]: all child processes stopped; partial results kept.")
         raise typer.Exit(130)
@@ -352,6 +368,42 @@ def compare(
         stderr.print(f"[red]regression:[/] {escape(line)}")
     if failed:
         raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    results: Annotated[Path, typer.Argument(help="A results file written by `run --output`.")],
+    html_path: Annotated[
+        Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")
+    ] = None,
+    png: Annotated[
+        Path | None, typer.Option(help="Write every chart as PNG into this folder.")
+    ] = None,
+    svg: Annotated[
+        Path | None, typer.Option(help="Write every chart as SVG into this folder.")
+    ] = None,
+) -> None:
+    """Charts and an offline HTML report from saved results (needs the charts extra)."""
+    from grpcbench.report.charts import render_charts, write_images
+    from grpcbench.report.html import write_html
+    from grpcbench.results import load_run
+
+    if not (html_path or png or svg):
+        fail(UsageError("nothing to write: give --html FILE, --png DIR and/or --svg DIR"))
+    try:
+        record = load_run(results)
+        charts = render_charts(record)
+    except UsageError as error:
+        fail(error)
+    if html_path:
+        write_html(record, html_path, charts)
+        stderr.print(f"wrote {html_path}", highlight=False)
+    for directory, fmt in ((png, "png"), (svg, "svg")):
+        if directory:
+            written = write_images(charts, directory, [fmt])
+            stderr.print(
+                f"wrote {len(written)} {fmt.upper()} charts to {directory}", highlight=False
+            )
 
 
 @app.command("servers")

@@ -96,6 +96,15 @@ class LatencySummary:
             total += item.count_at_value_iterated_to
         return total
 
+    def cumulative(self) -> list[tuple[int, float]]:
+        """(latency us, share of calls at or below it), one point per recorded bucket."""
+        points: list[tuple[int, float]] = []
+        seen = 0
+        for item in self._hdr.get_recorded_iterator() if self.count else ():
+            seen += item.count_at_value_iterated_to
+            points.append((int(item.value_iterated_to), seen / self.count))
+        return points
+
     def merge(self, other: LatencySummary) -> LatencySummary:
         return merge_summaries([self, other])
 

@@ -1,0 +1,282 @@
+"""Charts of a run (matplotlib, an optional extra imported only here).
+
+One figure per question a reader asks: how does throughput grow with load,
+how do latency percentiles grow, what does the latency distribution look like
+at each level, what did each server cost in CPU and memory, and - for
+streaming scenarios - how fast did messages flow. Failed calls are drawn as
+red crosses with their count, so a run with errors never looks healthy.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grpcbench.errors import UsageError
+from grpcbench.report.figures import FIGURES
+from grpcbench.results import LevelResult, RunRecord
+
+PERCENTILES = ("p50", "p90", "p99", "p99.9")
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str  # file stem: "throughput", "latency", ...
+    title: str
+    svg: str
+    png: bytes
+
+
+def require_matplotlib() -> None:
+    _pyplot()
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("charts need matplotlib: pip install 'grpcbench[charts]'") from None
+    return plt
+
+
+def _x(level: LevelResult) -> float:
+    return level.rate or float(level.concurrency)
+
+
+def _x_label(levels: list[LevelResult]) -> str:
+    return "offered rate (calls/s)" if any(lv.rate for lv in levels) else "concurrency"
+
+
+def _series_label(level: LevelResult, several_drivers: bool) -> str:
+    label = level.server + (f" [{level.driver}]" if several_drivers else "")
+    label += f" {level.variant}" if level.variant else ""
+    return label + (f" ch={level.channels}" if level.channels else "")
+
+
+def _series(levels: list[LevelResult]) -> dict[str, dict[float, list[LevelResult]]]:
+    """Series label -> x -> the repeats measured there."""
+    several_drivers = len({lv.driver for lv in levels}) > 1
+    series: dict[str, dict[float, list[LevelResult]]] = {}
+    for level in levels:
+        points = series.setdefault(_series_label(level, several_drivers), {})
+        points.setdefault(_x(level), []).append(level)
+    return series
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else 0.0
+
+
+def _finish(plt: Any, figure: Any, name: str, title: str) -> Chart:
+    figure.suptitle(title)
+    figure.tight_layout()
+    svg, png = io.StringIO(), io.BytesIO()
+    figure.savefig(svg, format="svg")
+    figure.savefig(png, format="png", dpi=110)
+    plt.close(figure)
+    return Chart(name, title, svg.getvalue(), png.getvalue())
+
+
+def _line_chart(
+    plt: Any,
+    levels: list[LevelResult],
+    value: Callable[[LevelResult], float],
+    name: str,
+    title: str,
+    y_label: str,
+    log_y: bool = False,
+) -> Chart:
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    for label, points in _series(levels).items():
+        xs = sorted(points)
+        axes.plot(xs, [_mean(value(lv) for lv in points[x]) for x in xs], marker="o", label=label)
+        _mark_errors(axes, xs, points, value)
+    axes.set_xlabel(_x_label(levels))
+    axes.set_ylabel(y_label)
+    _level_ticks(axes, levels)
+    if log_y:
+        _log_scale(axes)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=7)
+    return _finish(plt, figure, name, title)
+
+
+def _mark_errors(
+    axes: Any,
+    xs: list[float],
+    points: dict[float, list[LevelResult]],
+    value: Callable[[LevelResult], float],
+) -> None:
+    for x in xs:
+        failed = sum(lv.load.count - lv.load.ok for lv in points[x])
+        if failed:
+            y = _mean(value(lv) for lv in points[x])
+            axes.plot([x], [y], marker="x", color="red", markersize=12, mew=2)
+            axes.annotate(f"{failed} errors", (x, y), color="red", fontsize=7, xytext=(4, 4),
+                          textcoords="offset points")  # fmt: skip
+
+
+def _level_ticks(axes: Any, levels: list[LevelResult]) -> None:
+    """Ticks at the measured levels only (2, 10, 25, 50), not at 2.25, 2.5, ..."""
+    axes.set_xticks(sorted({_x(level) for level in levels}))
+
+
+def _log_scale(axes: Any, axis: str = "y") -> None:
+    """Log scale with plain numbers (12, 30, 100) instead of 1.2 x 10^1."""
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+    getattr(axes, f"set_{axis}scale")("log")
+    target = axes.yaxis if axis == "y" else axes.xaxis
+    target.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(ScalarFormatter())
+    target.set_minor_formatter(NullFormatter())
+
+
+def _in_ms(value: Callable[[LevelResult], float]) -> Callable[[LevelResult], float]:
+    return lambda level: value(level) / 1000
+
+
+def _percentile_chart(plt: Any, levels: list[LevelResult]) -> Chart:
+    figure, grid = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    for axes, key in zip(grid.flat, PERCENTILES, strict=True):
+        figure_of = FIGURES[key]
+        for label, points in _series(levels).items():
+            xs = sorted(points)
+            ys = [_mean(figure_of.value(lv) for lv in points[x]) / 1000 for x in xs]
+            axes.plot(xs, ys, marker="o", label=label)
+            _mark_errors(axes, xs, points, _in_ms(figure_of.value))
+        axes.set_title(key)
+        _log_scale(axes)
+        _level_ticks(axes, levels)
+        axes.set_ylabel("ms")
+        axes.grid(True, alpha=0.3)
+    for axes in grid[-1]:
+        axes.set_xlabel(_x_label(levels))
+    grid.flat[0].legend(fontsize=7)
+    return _finish(plt, figure, "latency-percentiles", "Latency percentiles vs load")
+
+
+def _distribution_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
+    """One latency distribution (share of calls at or below a latency) per level."""
+    by_level: dict[str, list[LevelResult]] = {}
+    for level in levels:
+        by_level.setdefault(level.describe(), []).append(level)
+    charts = []
+    for index, (title, group) in enumerate(by_level.items()):
+        figure, axes = plt.subplots(figsize=(8, 4))
+        several_drivers = len({lv.driver for lv in group}) > 1
+        for level in group:
+            points = level.load.latency.cumulative()
+            if points:
+                axes.step([v / 1000 for v, _ in points], [100 * s for _, s in points],
+                          where="post", label=_series_label(level, several_drivers))  # fmt: skip
+        _log_scale(axes, "x")
+        axes.set_xlabel("latency (ms)")
+        axes.set_ylabel("% of calls at or below")
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize=7)
+        charts.append(
+            _finish(plt, figure, f"distribution-{index + 1}", f"Latency distribution, {title}")
+        )
+    return charts
+
+
+def _resource_chart(plt: Any, levels: list[LevelResult]) -> Chart | None:
+    measured = [lv for lv in levels if lv.server_usage]
+    if not measured:
+        return None
+    labels = list(_series(measured))
+    several_drivers = len({lv.driver for lv in measured}) > 1
+    level_names = list(dict.fromkeys(lv.describe() for lv in measured))
+    figure, (cpu_axes, rss_axes) = plt.subplots(1, 2, figsize=(11, 4.5))
+    width = 0.8 / max(1, len(labels))
+    for offset, label in enumerate(labels):
+        cpu, rss = [], []
+        for name in level_names:
+            group = [
+                lv for lv in measured
+                if lv.describe() == name and _series_label(lv, several_drivers) == label
+            ]  # fmt: skip
+            cpu.append(_mean(lv.server_usage.cpu_s for lv in group if lv.server_usage))
+            rss.append(
+                _mean(lv.server_usage.peak_rss_bytes / 2**20 for lv in group if lv.server_usage)
+            )
+        xs = [i + offset * width for i in range(len(level_names))]
+        cpu_axes.bar(xs, cpu, width, label=label)
+        rss_axes.bar(xs, rss, width, label=label)
+    for axes, title in ((cpu_axes, "server CPU (s)"), (rss_axes, "server peak RSS (MiB)")):
+        axes.set_xticks([i + 0.4 - width / 2 for i in range(len(level_names))])
+        axes.set_xticklabels(level_names, rotation=30, ha="right", fontsize=7)
+        axes.set_title(title)
+        axes.grid(True, axis="y", alpha=0.3)
+    cpu_axes.legend(fontsize=7)
+    return _finish(plt, figure, "server-resources", "Server CPU and peak memory per level")
+
+
+def render_charts(record: RunRecord) -> list[Chart]:
+    levels = record.levels
+    if not levels:
+        return []
+    plt = _pyplot()
+    charts = [
+        _line_chart(
+            plt,
+            levels,
+            lambda lv: lv.load.rps,
+            "throughput",
+            "Requests/sec vs load",
+            "requests/sec",
+        ),  # fmt: skip
+        _percentile_chart(plt, levels),
+        *_distribution_charts(plt, levels),
+    ]
+    resources = _resource_chart(plt, levels)
+    if resources:
+        charts.append(resources)
+    streaming = [lv for lv in levels if lv.load.stream]
+    if streaming:
+        charts.append(
+            _line_chart(
+                plt,
+                streaming,
+                lambda lv: lv.load.stream.messages / lv.load.wall_s if lv.load.stream else 0.0,
+                "stream-messages",
+                "Stream messages/sec vs load",
+                "messages/sec",
+            )  # fmt: skip
+        )
+        charts.append(
+            _line_chart(
+                plt,
+                streaming,
+                lambda lv: (
+                    lv.load.stream.first_message.percentile_us(50) / 1000 if lv.load.stream else 0.0
+                ),
+                "first-message",
+                "Time to first message (p50) vs load",
+                "ms",
+                log_y=True,
+            )  # fmt: skip
+        )
+    return charts
+
+
+def write_images(charts: list[Chart], directory: Path, formats: Iterable[str]) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for chart in charts:
+        for fmt in formats:
+            path = directory / f"{chart.name}.{fmt}"
+            if fmt == "png":
+                path.write_bytes(chart.png)
+            else:
+                path.write_text(chart.svg)
+            written.append(path)
+    return written

@@ -1,0 +1,96 @@
+"""Charts and the offline HTML report, from stored results (one with errors, one streaming)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from grpcbench.report.charts import render_charts, write_images
+from grpcbench.report.html import run_to_html, write_html
+from grpcbench.results import load_run
+from tests.conftest import GRPCBENCH
+
+RESULTS = Path(__file__).parent / "fixtures" / "results"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def test_charts_show_errors_and_every_level() -> None:
+    record = load_run(RESULTS / "with_errors.json")
+    charts = render_charts(record)
+    names = [chart.name for chart in charts]
+    assert names[:2] == ["throughput", "latency-percentiles"]
+    assert names.count("distribution-1") == 1 and "distribution-2" in names  # levels 2 and 4
+    assert "server-resources" in names
+    throughput = charts[0].svg
+    assert "58 errors" in throughput  # the failed calls are drawn, not hidden
+    assert all(chart.png.startswith(b"\x89PNG") for chart in charts)
+
+
+def test_streaming_results_get_stream_charts(tmp_path: Path) -> None:
+    charts = render_charts(load_run(RESULTS / "streaming.json"))
+    names = {chart.name for chart in charts}
+    assert {"stream-messages", "first-message"} <= names
+    written = write_images(charts, tmp_path, ["png", "svg"])
+    assert len(written) == 2 * len(charts) and all(p.stat().st_size > 1000 for p in written)
+
+
+def test_html_is_self_contained_and_holds_tables_and_charts(tmp_path: Path) -> None:
+    record = load_run(RESULTS / "with_errors.json")
+    page = run_to_html(record, render_charts(record))
+    assert page.count("<svg") == len(render_charts(record))
+    assert "DeadlineExceeded" in page and "hello-errors - concurrency 4" in page
+    assert "grpcio 1.85.1" in page  # metadata
+    # Offline: nothing is fetched from anywhere.
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+
+
+def test_report_command(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [*GRPCBENCH, "report", str(RESULTS / "streaming.json"), "--html", str(tmp_path / "r.html"),
+         "--png", str(tmp_path / "png")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "r.html").stat().st_size > 10_000
+    assert len(list((tmp_path / "png").glob("*.png"))) >= 5
+    nothing = subprocess.run(
+        [*GRPCBENCH, "report", str(RESULTS / "streaming.json")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert nothing.returncode == 2 and "nothing to write" in nothing.stderr
+
+
+@pytest.mark.integration
+def test_report_renders_its_charts_in_headless_chromium(tmp_path: Path) -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing in CI: .ci/run must install Debian's chromium")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    record = load_run(RESULTS / "with_errors.json")
+    charts = render_charts(record)
+    page = tmp_path / "report.html"
+    write_html(record, page, charts)
+    common = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(
+        [*common, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    # The page's own script counts the charts that have a drawn size.
+    assert f"<title>charts: {len(charts)} rendered of {len(charts)}</title>" in dom.stdout
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [*common, "--window-size=1280,2400", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 50_000
