@@ -7,6 +7,7 @@ lets a reader compare sync and async code of the same logic side by side.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -22,6 +23,29 @@ class CallStats:
     items: int  # records inside them (users, objects, pairs)
     bytes: int  # serialized size of the response messages
     first_message_s: float  # from the start of the call to the first message
+
+
+class ReplyCounter:
+    """Counts the replies of one call as they arrive: messages, bytes, time to the first.
+
+    Every streaming (or multi-page) workload feeds each reply to ``add`` and
+    ends with ``stats(items)``, so all of them measure the same way.
+    """
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.messages = 0
+        self.bytes = 0
+        self.first_message_s = 0.0
+
+    def add(self, reply: Any) -> None:
+        if self.messages == 0:
+            self.first_message_s = time.perf_counter() - self.started
+        self.messages += 1
+        self.bytes += reply.ByteSize()
+
+    def stats(self, items: int) -> CallStats:
+        return CallStats(self.messages, items, self.bytes, self.first_message_s)
 
 
 class WorkloadError(Exception):

@@ -28,7 +28,7 @@ import grpc
 from grpclib.server import Stream
 
 from grpcbench.proto import objects_grpc, objects_pb2, objects_pb2_grpc
-from grpcbench.services.base import CallStats, ServiceDefinition, WorkloadError
+from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 
 DEFAULT_POOL_SIZE = 100
 
@@ -261,15 +261,11 @@ class ObjectsWorkload:
             )  # fmt: skip
 
             async def stream_call(timeout: float) -> CallStats:
-                started = time.perf_counter()
-                messages, size, first = 0, 0, 0.0
+                replies = ReplyCounter()
                 async for info in method(self.request, timeout=timeout):
-                    if messages == 0:
-                        first = time.perf_counter() - started
-                    messages += 1
-                    size += info.ByteSize()
-                self._check(messages)
-                return CallStats(messages, messages, size, first)
+                    replies.add(info)
+                self._check(replies.messages)
+                return replies.stats(items=replies.messages)
 
             return stream_call
         name, reply = (
@@ -283,12 +279,12 @@ class ObjectsWorkload:
         )  # fmt: skip
 
         async def unary_call(timeout: float) -> CallStats:
-            started = time.perf_counter()
+            replies = ReplyCounter()
             response = await unary(self.request, timeout=timeout)
-            elapsed = time.perf_counter() - started
+            replies.add(response)
             count = len(response.objects) if self.mode == "list" else response.saved
             self._check(count)
-            return CallStats(1, count, response.ByteSize(), elapsed)
+            return replies.stats(items=count)
 
         return unary_call
 

@@ -32,7 +32,7 @@ import grpc
 from grpclib.server import Stream
 
 from grpcbench.proto import users_grpc, users_pb2, users_pb2_grpc
-from grpcbench.services.base import CallStats, ServiceDefinition, WorkloadError
+from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 
 DEFAULT_USERS = 110_000
 NAME_ALPHABET = "abcdef"
@@ -287,10 +287,10 @@ class PaginateWorkload:
         )
 
         async def call(timeout: float) -> CallStats:
-            started = time.perf_counter()
-            deadline = started + timeout
+            replies = ReplyCounter()
+            deadline = replies.started + timeout
             checker = _Checker(self.keyword)
-            token, total, pages, size, first = "", 0, 0, 0, 0.0
+            token, total = "", 0
             while True:
                 reply = await method(
                     users_pb2.ListUsersRequest(
@@ -298,16 +298,15 @@ class PaginateWorkload:
                     ),
                     timeout=max(deadline - time.perf_counter(), 0.001),
                 )
-                if pages == 0:
-                    first, total = time.perf_counter() - started, reply.total
-                pages += 1
-                size += reply.ByteSize()
+                if replies.messages == 0:
+                    total = reply.total  # counted on the first page only
+                replies.add(reply)
                 checker.add(reply.users)
                 token = reply.next_page_token
                 if not token:
                     break
             checker.finish(total)
-            return CallStats(messages=pages, items=checker.items, bytes=size, first_message_s=first)
+            return replies.stats(items=checker.items)
 
         return call
 
@@ -330,19 +329,16 @@ class StreamWorkload:
         )
 
         async def call(timeout: float) -> CallStats:
-            started = time.perf_counter()
+            replies = ReplyCounter()
             checker = _Checker(self.request.keyword)
-            messages, size, total, first = 0, 0, 0, 0.0
+            total = 0
             async for reply in method(self.request, timeout=timeout):
-                if messages == 0:
-                    first, total = time.perf_counter() - started, reply.total
-                messages += 1
-                size += reply.ByteSize()
+                if replies.messages == 0:
+                    total = reply.total  # set in the first message only
+                replies.add(reply)
                 checker.add(reply.users)
             checker.finish(total)
-            return CallStats(
-                messages=messages, items=checker.items, bytes=size, first_message_s=first
-            )
+            return replies.stats(items=checker.items)
 
         return call
 

@@ -17,7 +17,6 @@ time. The seed's headline figures are the server's CPU-seconds and peak RSS.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
@@ -30,7 +29,7 @@ from grpclib.server import Stream
 
 from grpcbench.errors import UsageError
 from grpcbench.proto import watch_grpc, watch_pb2
-from grpcbench.services.base import CallStats, ServiceDefinition, WorkloadError
+from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 
 VALUE_SIZES = {"small": 500, "medium": 5_000, "large": 50_000}
 DEFAULT_PAIRS = 1000
@@ -210,13 +209,10 @@ class WatchWorkload:
         )
 
         async def call(timeout: float) -> CallStats:
-            started = time.perf_counter()
-            messages, items, size, first = 0, 0, 0, 0.0
+            replies = ReplyCounter()
+            items = 0
             async for reply in method(self.request, timeout=timeout):
-                if messages == 0:
-                    first = time.perf_counter() - started
-                messages += 1
-                size += reply.ByteSize()
+                replies.add(reply)
                 pairs = [reply.kv] if self.separated else list(reply.kv)
                 for kv in pairs:
                     items += 1
@@ -224,9 +220,9 @@ class WatchWorkload:
                         raise WorkloadError(f"pair {kv.revision} arrived as number {items}")
                 if self.separated and (reply.part != items or reply.parts < items):
                     raise WorkloadError(f"part {reply.part}/{reply.parts} arrived as {items}")
-            if self.separated and messages and items != reply.parts:
+            if self.separated and replies.messages and items != reply.parts:
                 raise WorkloadError(f"received {items} of {reply.parts} parts")
-            return CallStats(messages=messages, items=items, bytes=size, first_message_s=first)
+            return replies.stats(items=items)
 
         return call
 
