@@ -209,7 +209,7 @@ def build_run_options(
             server_params={**chosen.server_params, **overrides},
             workload_params={**chosen.workload_params, **workload_overrides},
         )
-    load_service(chosen.service)  # fail here, not inside a server process
+    service = load_service(chosen.service)  # fail here, not inside a server process
     drivers = tuple(d.strip() for d in load.split(",") if d.strip())
     unknown = [d for d in drivers if d not in DRIVERS]
     if unknown or not drivers:
@@ -254,7 +254,7 @@ def build_run_options(
         raise UsageError("--target-pid needs --target")
     duration_s = parse_duration(duration, "--duration") if duration else 0.0
     warmup_requests, warmup_s = parse_warmup(warmup if warmup is not None else chosen.warmup)
-    return RunOptions(
+    options = RunOptions(
         scenario=chosen,
         servers=() if target else parse_server_specs(servers or list(chosen.servers)),
         concurrency=(
@@ -286,6 +286,10 @@ def build_run_options(
         repeat=repeat,
         variants=choose_variants(chosen, variants),
     )
+    if "ghz" in drivers:
+        for plan in options.level_plans():  # ghz cannot run every workload: say so now
+            service.ghz_call_and_data(options.workload_params(plan))
+    return options
 
 
 def choose_variants(scenario: Scenario, names: str | None) -> tuple[Variant, ...]:

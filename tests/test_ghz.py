@@ -161,3 +161,36 @@ def test_failing_ghz_keeps_other_results(tmp_path: Path) -> None:
     assert data["status"] == "failed"
     assert [lv["driver"] for lv in data["levels"]] == ["builtin"]
     assert "grpcio-aio" in result.stdout  # the measured table is still printed
+
+
+def test_ghz_refuses_workloads_it_cannot_run_before_anything_starts() -> None:
+    from grpcbench.options import build_run_options
+
+    with pytest.raises(UsageError, match="ghz cannot page through ListUsers"):
+        build_run_options(scenario="paginate-vs-stream", load="builtin,ghz")
+    options = build_run_options(
+        scenario="paginate-vs-stream", load="ghz", variants="stream-fetch-10"
+    )
+    argv = ghz_command(
+        "ghz", LoadSpec(target="127.0.0.1:1", service="users", concurrency=1,
+                        workload_params=options.workload_params(options.level_plans()[0])),
+        5, 0.0, Path("/protos"),
+    )  # fmt: skip
+    assert "--call=users.Users.StreamUsers" in argv
+    assert '--data={"keyword": "ff", "page_size": 1000, "fetch_concurrency": 10}' in argv
+
+
+@pytest.mark.integration
+def test_ghz_drives_a_streaming_scenario(tmp_path: Path) -> None:
+    binary = ghz_binary()
+    out = tmp_path / "r.json"
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "--scenario", "watch", "--load", "builtin,ghz", "--ghz", binary,
+         "-s", "grpcio-aio", "-c", "4", "-n", "8", "--warmup", "0",
+         "--variants", "separated-small-serialized", "--server-param", "pairs=50",
+         "--output", str(out)],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    builtin, ghz = json.loads(out.read_text())["levels"]
+    assert builtin["load"]["statuses"] == ghz["load"]["statuses"] == {"OK": 8}

@@ -70,14 +70,15 @@ def ghz_command(
 ) -> list[str]:
     """The ghz argv for one phase (warm-up or measured) of a level."""
     service = load_service(spec.service)
+    call, data = service.ghz_call_and_data(spec.workload_params)
     cores = len(spec.cpus) or os.cpu_count() or 1
     argv = [
         binary,
         "--insecure",
         f"--proto={proto_root / service.proto}",
         f"--import-paths={proto_root}",
-        f"--call={service.ghz_call}",
-        f"--data={json.dumps(service.ghz_data(spec.workload_params))}",
+        f"--call={call}",
+        f"--data={json.dumps(data)}",
         f"--concurrency={spec.concurrency}",
         f"--connections={min(spec.connections, spec.concurrency)}",
         f"--timeout={_go_duration(spec.timeout_s)}",

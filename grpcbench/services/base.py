@@ -72,8 +72,8 @@ class ServiceDefinition:
     description: str
     # Fully-qualified gRPC service names, for the health and reflection services.
     service_names: tuple[str, ...]
-    # The method ghz calls, e.g. "helloworld.Greeter.SayHello", and its proto
-    # path relative to the protos/ directory.
+    # The method ghz calls by default, e.g. "helloworld.Greeter.SayHello", and
+    # its proto path relative to the protos/ directory.
     ghz_call: str
     proto: str
     # Server side: each receives the server and the scenario's server params.
@@ -82,9 +82,16 @@ class ServiceDefinition:
     grpclib_handlers: Callable[[Mapping[str, Any]], list[Any]]
     # Client side: build a workload from the scenario's workload params.
     workload: Callable[[Mapping[str, Any]], Workload]
-    # The request ghz sends (its --data JSON), from the same params; by default
-    # the params are the request message's fields.
-    ghz_data: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
+    # What ghz calls with which request (its --call and --data) for these
+    # workload params; None means the params are the request of ``ghz_call``.
+    # Raises UsageError for a workload ghz cannot run (e.g. a paging loop).
+    ghz_request: Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | None = None
+
+    def ghz_call_and_data(self, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        if self.ghz_request is not None:
+            return self.ghz_request(params)
+        return self.ghz_call, dict(params)
+
     # Run once per run before any server starts (build a database in
     # ``workdir``, start backing services whose stop it registers on the exit
     # stack); returns the server params to use, so every server kind starts

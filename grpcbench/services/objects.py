@@ -292,6 +292,12 @@ class ObjectsWorkload:
 # --- backing services -------------------------------------------------------------------------
 
 
+def ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    mode = ObjectsWorkload(params).mode
+    method = {"list": "ListObjects", "stream": "StreamObjects", "save": "SaveObjects"}[mode]
+    return f"objects.ObjectStore.{method}", {"prefix": str(params.get("prefix", ""))}
+
+
 def prepare(params: Mapping[str, Any], workdir: Path, stack: ExitStack) -> dict[str, Any]:
     from grpcbench.backing.mongo import provide_mongo
     from grpcbench.backing.s3 import provide_s3
@@ -323,6 +329,7 @@ SERVICE = ServiceDefinition(
     ),
     grpclib_handlers=lambda params: [GrpclibObjects(params)],
     workload=ObjectsWorkload,
+    ghz_request=ghz_request,
     prepare=prepare,
     reset=reset,
     workload_context=lambda params: (

@@ -31,6 +31,7 @@ from typing import Any
 import grpc
 from grpclib.server import Stream
 
+from grpcbench.errors import UsageError
 from grpcbench.proto import users_grpc, users_pb2, users_pb2_grpc
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 
@@ -343,6 +344,17 @@ class StreamWorkload:
         return call
 
 
+def ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """ghz can read one stream; it cannot follow next-page tokens from call to call."""
+    if str(params.get("mode", "stream")) != "stream":
+        raise UsageError("ghz cannot page through ListUsers (each page needs the previous"
+                         " token): run the paginate variant with --load builtin")  # fmt: skip
+    request = StreamWorkload(params).request
+    data = {"keyword": request.keyword, "page_size": request.page_size,
+            "fetch_concurrency": request.fetch_concurrency}  # fmt: skip
+    return "users.Users.StreamUsers", data
+
+
 def workload(params: Mapping[str, Any]) -> PaginateWorkload | StreamWorkload:
     mode = str(params.get("mode", "stream"))
     if mode == "paginate":
@@ -366,5 +378,6 @@ SERVICE = ServiceDefinition(
     ),
     grpclib_handlers=lambda params: [GrpclibUsers(_store(params))],
     workload=workload,
+    ghz_request=ghz_request,
     prepare=prepare,
 )

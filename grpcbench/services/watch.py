@@ -227,6 +227,13 @@ class WatchWorkload:
         return call
 
 
+def ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    request = WatchWorkload(params)
+    method = "WatchSeparated" if request.separated else "Watch"
+    cache = "SERIALIZED" if request.request.cache == SERIALIZED else "OBJECTS"
+    return f"watch.StreamBench.{method}", {"folder": request.request.folder, "cache": cache}
+
+
 def check_level(
     server_params: Mapping[str, Any], workload_params: Mapping[str, Any], concurrency: int
 ) -> None:
@@ -265,5 +272,6 @@ SERVICE = ServiceDefinition(
     grpclib_handlers=lambda params: [GrpclibWatch(FolderCache(params))],
     grpclib_codec=PassThroughCodec,
     workload=WatchWorkload,
+    ghz_request=ghz_request,
     check_level=check_level,
 )
