@@ -84,7 +84,7 @@ def test_every_mode_on_every_server_kind(kind: str, backing: dict[str, Any]) -> 
 
 def test_motor_driver_and_io_delay(backing: dict[str, Any]) -> None:
     SERVICE.reset(backing)  # type: ignore[misc]
-    params = {**backing, "mongo_driver": "motor", "io_delay_ms": 200}
+    params = {**backing, "mongo_driver": "motor", "io_delay_ms": 500}
 
     async def scenario() -> None:
         server = await start_server(parse_server_spec("grpclib"), "objects", params)
@@ -95,8 +95,8 @@ def test_motor_driver_and_io_delay(backing: dict[str, Any]) -> None:
             )  # fmt: skip
             result = await BuiltinDriver().run(spec, lambda _: None)
             assert result.statuses == {"OK": 4}
-            # Four awaited 200 ms delays overlap: one round, not four.
-            assert result.latency.min_us >= 200_000 and result.wall_s < 0.75
+            # Four awaited 500 ms delays overlap: one round (~0.5 s), not four (>= 2 s).
+            assert result.latency.min_us >= 500_000 and result.wall_s < 1.5
         finally:
             await server.stop()
 
