@@ -19,9 +19,8 @@ import shutil
 import statistics
 from dataclasses import dataclass, field
 
-from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver, make_driver
+from grpcbench.load.driver import LoadDriver, make_driver, run_monitored
 from grpcbench.load.model import LoadSpec
-from grpcbench.monitor import ProcessMonitor
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 
@@ -40,9 +39,8 @@ def _cpus() -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 async def _measure(driver: LoadDriver, spec: LoadSpec, pid: int) -> tuple[float, float, str]:
-    monitor = ProcessMonitor(pid)
-    result = await driver.run(spec, lambda n: monitor.start() if n == MEASUREMENT_STARTED else None)
-    usage = monitor.stop()
+    result, usage = await run_monitored(driver, spec, pid)
+    assert usage is not None
     busy = [
         name
         for name, saturated in (

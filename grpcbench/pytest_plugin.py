@@ -27,9 +27,8 @@ from typing import Any
 
 import pytest
 
-from grpcbench.load.driver import MEASUREMENT_STARTED, make_driver
+from grpcbench.load.driver import make_driver, run_monitored
 from grpcbench.load.model import LoadSpec
-from grpcbench.monitor import ProcessMonitor
 from grpcbench.options import default_placement
 from grpcbench.results import LevelResult, now_iso
 from grpcbench.servers.launcher import RunningServer, start_server
@@ -79,22 +78,17 @@ class GrpcbenchSession:
             workload_params=dict(workload_params or {}),
             cpus=self.placement.client_cpus,
         )
-        monitor = ProcessMonitor(server.pid)
         started = now_iso()
 
-        def progress(done: int) -> None:
-            if done == MEASUREMENT_STARTED:
-                monitor.start()
-
         async def run() -> LevelResult:
-            load = await make_driver(driver).run(spec, progress)
+            load, usage = await run_monitored(make_driver(driver), spec, server.pid)
             return LevelResult(
                 scenario=service,
                 server=server.spec.label,
                 driver=driver,
                 concurrency=concurrency,
                 load=load,
-                server_usage=monitor.stop(),
+                server_usage=usage,
                 started_at=started,
                 finished_at=now_iso(),
             )

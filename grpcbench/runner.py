@@ -17,10 +17,9 @@ from typing import Any
 
 from grpcbench.errors import DriverError, UsageError
 from grpcbench.events import NullEvents, RunEvents
-from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver, make_driver
+from grpcbench.load.driver import LoadDriver, make_driver, run_monitored
 from grpcbench.load.model import LoadSpec
 from grpcbench.metadata import collect_metadata
-from grpcbench.monitor import ProcessMonitor
 from grpcbench.options import LevelPlan, RunOptions
 from grpcbench.report.csv_export import write_csv
 from grpcbench.report.markdown import write_markdown
@@ -188,23 +187,10 @@ class Runner:
         )
         if self.service.check_level:
             self.service.check_level(self.server_params, spec.workload_params, spec.concurrency)
-        monitor = ProcessMonitor(pid) if pid else None
-        measuring = False
-
-        def progress(done: int) -> None:
-            nonlocal measuring
-            if done == MEASUREMENT_STARTED:
-                measuring = True
-                if monitor:
-                    monitor.start()
-            else:
-                self.events.level_progress(done)
-
         # total is 0 for time-based levels: the progress bar is then indeterminate.
         self.events.level_started(column.label, driver.name, plan.describe(), options.requests)
         started_at = now_iso()
-        load = await driver.run(spec, progress)
-        usage = monitor.stop() if monitor and measuring else None
+        load, usage = await run_monitored(driver, spec, pid, self.events.level_progress)
         return LevelResult(
             scenario=options.scenario.name,
             server=column.label,

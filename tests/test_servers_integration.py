@@ -10,9 +10,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from grpcbench.load.builtin import BuiltinDriver
-from grpcbench.load.driver import MEASUREMENT_STARTED
+from grpcbench.load.driver import MEASUREMENT_STARTED, run_monitored
 from grpcbench.load.model import LoadSpec
-from grpcbench.monitor import ProcessMonitor
 from grpcbench.options import build_run_options
 from grpcbench.servers.kinds import DEFAULT_SERVERS
 from grpcbench.servers.launcher import start_server
@@ -140,17 +139,13 @@ def test_grpcio_processes_share_the_port_and_are_measured_together() -> None:
         try:
             tree = psutil.Process(server.pid).children(recursive=True)
             assert len(tree) == 2
-            monitor = ProcessMonitor(server.pid)
             spec = LoadSpec(
                 target=server.address, service="hello", concurrency=8,
                 requests=400, connections=8,
             )  # fmt: skip
-            result = await BuiltinDriver().run(
-                spec, lambda n: monitor.start() if n == MEASUREMENT_STARTED else None
-            )
-            usage = monitor.stop()
+            result, usage = await run_monitored(BuiltinDriver(), spec, server.pid)
             assert result.statuses == {"OK": 400}
-            assert usage.processes == 3 and usage.peak_rss_bytes > 0
+            assert usage is not None and usage.processes == 3 and usage.peak_rss_bytes > 0
             # Eight connections spread over both workers: each one did some work.
             worker_cpu = [p.cpu_times().user + p.cpu_times().system for p in tree]
             assert all(cpu > 0 for cpu in worker_cpu)
