@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import shutil
 import statistics
 from dataclasses import dataclass, field
 
+from grpcbench.load.connections import ConnectionStrategy
 from grpcbench.load.driver import LoadDriver, make_driver, run_monitored
 from grpcbench.load.model import LoadSpec
+from grpcbench.options import default_placement
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 
@@ -31,11 +32,6 @@ SERVER_SATURATED = 0.9
 class Samples:
     rps: list[float] = field(default_factory=list)
     cpu_us_per_rpc: list[float] = field(default_factory=list)
-
-
-def _cpus() -> tuple[tuple[int, ...], tuple[int, ...]]:
-    cpus = sorted(os.sched_getaffinity(0))
-    return ((cpus[0],), tuple(cpus[1:])) if len(cpus) > 1 else ((), ())
 
 
 async def _measure(driver: LoadDriver, spec: LoadSpec, pid: int) -> tuple[float, float, str]:
@@ -53,7 +49,8 @@ async def _measure(driver: LoadDriver, spec: LoadSpec, pid: int) -> tuple[float,
 
 
 async def bench(args: argparse.Namespace) -> None:
-    server_cpus, client_cpus = _cpus()
+    placement = default_placement()  # the same placement as `grpcbench run`
+    server_cpus, client_cpus = placement.server_cpus, placement.client_cpus
     drivers: dict[str, LoadDriver] = {}
     for entry in args.generators.split(","):
         name, _, processes = entry.partition(":")
@@ -68,7 +65,7 @@ async def bench(args: argparse.Namespace) -> None:
     spec = LoadSpec(
         target=server.address, service="hello", concurrency=args.concurrency,
         requests=args.requests, warmup_requests=args.requests // 10,
-        connections=max(1, args.concurrency // 50), cpus=client_cpus,
+        connections=ConnectionStrategy().pool_size(args.concurrency), cpus=client_cpus,
     )  # fmt: skip
     try:
         for round_number in range(1, args.repeat + 1):

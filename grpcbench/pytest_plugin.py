@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from grpcbench.load.connections import ConnectionStrategy
 from grpcbench.load.driver import make_driver, run_monitored
 from grpcbench.load.model import LoadSpec
 from grpcbench.options import default_placement
@@ -74,7 +75,7 @@ class GrpcbenchSession:
             requests=requests,
             warmup_requests=warmup,
             timeout_s=timeout_s,
-            connections=max(1, -(-concurrency // 50)),
+            connections=ConnectionStrategy().pool_size(concurrency),  # as `run` does: auto
             workload_params=dict(workload_params or {}),
             cpus=self.placement.client_cpus,
         )
