@@ -20,13 +20,21 @@ from collections.abc import Sequence
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
+def set_parent_death_signal() -> bool:
+    """Ask Linux to send us SIGTERM when our parent dies; also usable as a
+    ``preexec_fn`` for programs that are not ours (java). False elsewhere."""
     if not sys.platform.startswith("linux"):
-        return
+        return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
+        return False
+    return True
+
+
+def _die_with_parent() -> None:
+    if not set_parent_death_signal():
         return
     # The parent may have died between fork and prctl: then we were re-parented.
     parent = os.environ.get("GRPCBENCH_PARENT_PID")

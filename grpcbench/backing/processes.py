@@ -12,18 +12,10 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import IO
 
-from grpcbench.childproc import child_environment
+from grpcbench.childproc import child_environment, set_parent_death_signal
 from grpcbench.errors import UsageError
 
 READY_TIMEOUT_S = 60.0
-
-
-def _die_with_parent() -> None:
-    """preexec_fn for programs that are not ours (java): SIGTERM when we die."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 @contextlib.contextmanager
@@ -36,7 +28,7 @@ def ready_process(name: str, argv: Sequence[str]) -> Iterator[int]:
         stdout=subprocess.PIPE,
         stderr=stderr,
         env=child_environment(),
-        preexec_fn=_die_with_parent if os.name == "posix" else None,
+        preexec_fn=set_parent_death_signal if os.name == "posix" else None,
     )
     try:
         yield _wait_ready(name, process, stderr)
