@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from grpcbench.errors import UsageError
-from grpcbench.report.figures import FIGURES
+from grpcbench.report.figures import FIGURES, PERCENTILES
+from grpcbench.report.figures import mean as _mean
 from grpcbench.results import LevelResult, RunRecord
-
-PERCENTILES = ("p50", "p90", "p99", "p99.9")
 
 
 @dataclass(frozen=True)
@@ -67,11 +66,6 @@ def _series(levels: list[LevelResult]) -> dict[str, dict[float, list[LevelResult
         points = series.setdefault(_series_label(level, several_drivers), {})
         points.setdefault(_x(level), []).append(level)
     return series
-
-
-def _mean(values: Iterable[float]) -> float:
-    items = list(values)
-    return sum(items) / len(items) if items else 0.0
 
 
 def _finish(plt: Any, figure: Any, name: str, title: str) -> Chart:
@@ -145,7 +139,7 @@ def _in_ms(value: Callable[[LevelResult], float]) -> Callable[[LevelResult], flo
 
 def _percentile_chart(plt: Any, levels: list[LevelResult]) -> Chart:
     figure, grid = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
-    for axes, key in zip(grid.flat, PERCENTILES, strict=True):
+    for axes, (key, _) in zip(grid.flat, PERCENTILES, strict=True):
         figure_of = FIGURES[key]
         for label, points in _series(levels).items():
             xs = sorted(points)

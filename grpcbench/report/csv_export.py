@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from grpcbench.report.table import PERCENTILES
+from grpcbench.report.figures import PERCENTILES
 from grpcbench.results import LevelResult
 
 FIELDS = [

@@ -7,7 +7,7 @@ Shared by the tables (mean ± standard deviation over repeats) and by
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from grpcbench.report.units import format_latency_us
@@ -15,6 +15,14 @@ from grpcbench.results import LevelResult
 
 # pyperf's rule: a spread over 10% of the mean makes a figure unstable.
 UNSTABLE_SPREAD = 0.10
+# The latency percentiles every exporter shows: (name, percentile).
+PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
+
+
+def mean(values: Iterable[float]) -> float:
+    """Mean of possibly no values (0.0), for figures averaged over repeats."""
+    items = list(values)
+    return sum(items) / len(items) if items else 0.0
 
 
 @dataclass(frozen=True)
@@ -35,10 +43,7 @@ FIGURES: dict[str, Figure] = {
     for figure in (
         Figure("rps", "Requests/sec", lambda lv: lv.load.rps, lambda v: f"{v:.2f}", True),
         Figure("avg", "Average", lambda lv: lv.load.latency.mean_us, format_latency_us, False),
-        *(
-            Figure(key, key, _percentile(p), format_latency_us, False)
-            for key, p in (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
-        ),
+        *(Figure(key, key, _percentile(p), format_latency_us, False) for key, p in PERCENTILES),
     )
 }
 

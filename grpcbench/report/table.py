@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from grpcbench.load.model import SATURATION_THRESHOLD, StreamSummary
-from grpcbench.report.figures import FIGURES, Spread
+from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
+from grpcbench.report.figures import mean as _mean
 from grpcbench.report.units import (
     format_bytes,
     format_cpu_seconds,
@@ -24,7 +25,6 @@ from grpcbench.report.units import (
 from grpcbench.results import LevelResult
 from grpcbench.stats.histogram import LatencySummary
 
-PERCENTILES = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9))
 WARNING = "⚠"
 # Figures whose spread over repeats is checked (pyperf-style instability warning).
 CHECKED_FOR_STABILITY = ("rps", "avg", "p50", "p99")
@@ -68,11 +68,6 @@ def column_label(level: LevelResult, several_drivers: bool) -> str:
 
 def _count(value: float) -> str:
     return f"{value:.0f}"
-
-
-def _mean(values: Iterable[float]) -> float:
-    items = list(values)
-    return sum(items) / len(items) if items else 0.0
 
 
 def _status_rows(columns: list[Column]) -> list[Row]:
