@@ -66,8 +66,10 @@ def test_empty_summary() -> None:
     assert merge_summaries([empty, empty]).count == 0
 
 
-def test_count_at_or_below() -> None:
+def test_cumulative_distribution() -> None:
     recorder = LatencyRecorder()
     for value in (100, 200, 300, 4000):
         recorder.record(value)
-    assert recorder.summary().count_at_or_below(300) == 3
+    points = dict(recorder.summary().cumulative())
+    assert points[300] == 0.75  # 3 of 4 calls at or below 300 us
+    assert max(points.values()) == 1.0 and LatencySummary().cumulative() == []

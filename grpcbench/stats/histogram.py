@@ -87,15 +87,6 @@ class LatencySummary:
         # A bucket's reported value may exceed the exact extremes; clamp to them.
         return min(max(value, self.min_us), self.max_us)
 
-    def count_at_or_below(self, micros: int) -> int:
-        """Number of recorded values <= micros (for distributions and charts)."""
-        total = 0
-        for item in self._hdr.get_recorded_iterator():
-            if item.value_iterated_to > micros:
-                break
-            total += item.count_at_value_iterated_to
-        return total
-
     def cumulative(self) -> list[tuple[int, float]]:
         """(latency us, share of calls at or below it), one point per recorded bucket."""
         points: list[tuple[int, float]] = []
