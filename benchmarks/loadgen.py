@@ -18,12 +18,15 @@ import shutil
 import statistics
 from dataclasses import dataclass, field
 
-from grpcbench.load.connections import ConnectionStrategy
-from grpcbench.load.driver import LoadDriver, make_driver, run_monitored
-from grpcbench.load.model import LoadSpec
+from grpcbench.load.catalogue import make_driver
+from grpcbench.load.driver import DriverSettings, LoadDriver
+from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
+from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
+from grpcbench.targets.base import Target
+from grpcbench.targets.started import StartedServer
 
 SERVER_SATURATED = 0.9
 
@@ -34,8 +37,13 @@ class Samples:
     cpu_us_per_rpc: list[float] = field(default_factory=list)
 
 
-async def _measure(driver: LoadDriver, spec: LoadSpec, pid: int) -> tuple[float, float, str]:
-    result, usage = await run_monitored(driver, spec, pid)
+async def _measure(
+    driver: LoadDriver, target: Target, plan: LevelPlan, settings: LoadSettings
+) -> tuple[float, float, str]:
+    level = await measure_level(
+        driver, target, plan, settings, scenario="hello", service="hello", workload_params={}
+    )
+    result, usage = level.load, level.server_usage
     assert usage is not None
     busy = [
         name
@@ -54,7 +62,7 @@ async def bench(args: argparse.Namespace) -> None:
     drivers: dict[str, LoadDriver] = {}
     for entry in args.generators.split(","):
         name, _, processes = entry.partition(":")
-        drivers[entry] = make_driver(name, int(processes or 1))
+        drivers[entry] = make_driver(name, DriverSettings(client_processes=int(processes or 1)))
     server = await start_server(parse_server_spec(args.server), "hello", {}, cpus=server_cpus)
     print(f"server {args.server} on CPUs {list(server_cpus)}; generators on {list(client_cpus)}")
     print(f"concurrency {args.concurrency}, {args.requests} calls per run\n")
@@ -62,15 +70,15 @@ async def bench(args: argparse.Namespace) -> None:
         print("note: the generators share one CPU, so 2 built-in processes cannot add capacity\n")
     print(f"{'round':>5} {'generator':>10} {'req/s':>9} {'CPU us/RPC':>11}  saturated")
     samples = {label: Samples() for label in drivers}
-    spec = LoadSpec(
-        target=server.address, service="hello", concurrency=args.concurrency,
-        requests=args.requests, warmup_requests=args.requests // 10,
-        connections=ConnectionStrategy().pool_size(args.concurrency), cpus=client_cpus,
-    )  # fmt: skip
+    settings = LoadSettings(
+        requests=args.requests, warmup_requests=args.requests // 10, client_cpus=client_cpus
+    )
+    plan = LevelPlan(args.concurrency, connection=settings.connection_label(0))
+    target = StartedServer(server)
     try:
         for round_number in range(1, args.repeat + 1):
             for label, driver in drivers.items():
-                rps, cost, busy = await _measure(driver, spec, server.pid)
+                rps, cost, busy = await _measure(driver, target, plan, settings)
                 samples[label].rps.append(rps)
                 samples[label].cpu_us_per_rpc.append(cost)
                 print(f"{round_number:>5} {label:>10} {rps:>9.0f} {cost:>11.1f}  {busy}")

@@ -1,4 +1,4 @@
-"""Set-up shared by every child process grpcbench starts (servers, load generators).
+"""Set-up shared by every child process grpcbench starts (servers, generators, backing services).
 
 Children must never outlive the runner, and Ctrl-C must be handled in one place
 (the runner), so each child:
@@ -12,12 +12,31 @@ Children must never outlive the runner, and Ctrl-C must be handled in one place
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import sys
 from collections.abc import Sequence
 
 _PR_SET_PDEATHSIG = 1
+# Every child that serves something (gRPC servers, the embedded S3 and MongoDB)
+# prints one line `READY {"port": N}` on stdout once it listens.
+READY_PREFIX = "READY "
+
+
+def announce_ready(port: int) -> None:
+    sys.stdout.write(READY_PREFIX + json.dumps({"port": port}) + "\n")
+    sys.stdout.flush()
+
+
+def parse_ready_line(line: bytes) -> int | None:
+    """The port of a READY line, or None for any other line."""
+    if not line.startswith(READY_PREFIX.encode()):
+        return None
+    try:
+        return int(json.loads(line[len(READY_PREFIX) :])["port"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def set_parent_death_signal() -> bool:

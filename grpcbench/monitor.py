@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -29,6 +30,19 @@ class ProcessUsage:
     peak_rss_bytes: int
     peak_rss_method: str  # "vmhwm" (exact kernel peak) or "sampled"
     processes: int = 1  # server processes measured (summed)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProcessUsage:
+        return cls(
+            cpu_s=float(data["cpu_s"]),
+            wall_s=float(data["wall_s"]),
+            peak_rss_bytes=int(data["peak_rss_bytes"]),
+            peak_rss_method=str(data["peak_rss_method"]),
+            processes=int(data.get("processes", 1)),
+        )
 
     @property
     def cpu_fraction(self) -> float:
@@ -59,7 +73,7 @@ def _cpu_seconds(process: psutil.Process) -> float:
         times = process.cpu_times()
     except psutil.Error:
         return 0.0
-    return times.user + times.system
+    return float(times.user + times.system)
 
 
 class ProcessMonitor:

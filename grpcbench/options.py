@@ -1,18 +1,22 @@
 """``RunOptions``: every choice of a run, validated, frozen, and saved with its results.
 
-The CLI only collects strings; ``build_run_options`` turns them into this object
-(one clear ``UsageError`` per bad value), so the runner never sees raw input.
+The command line only collects raw values into ``RunArgs``; ``build_run_options``
+turns them into ``RunOptions`` (one clear ``UsageError`` per bad value), so the
+runner never sees raw input. Each default is declared once, in ``defaults``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from grpcbench import defaults
 from grpcbench.errors import UsageError
+from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
 from grpcbench.load.connections import ConnectionStrategy, parse_connection_strategy
+from grpcbench.load.driver import DriverSettings
 from grpcbench.parsing import (
     parse_cpu_set,
     parse_duration,
@@ -22,121 +26,292 @@ from grpcbench.parsing import (
     parse_positive_int_list,
     parse_warmup,
 )
+from grpcbench.plan import ARRIVALS, LevelPlan, LoadSettings, Placement
+from grpcbench.report.exporters import Output, outputs_from
+from grpcbench.results import RecordedOptions
 from grpcbench.scenario import Scenario, Variant, load_scenario
-from grpcbench.servers.spec import ServerSpec, parse_server_specs
+from grpcbench.servers.spec import parse_server_specs
+from grpcbench.services.base import ServiceDefinition
+from grpcbench.services.params import check_params
 from grpcbench.services.registry import load_service
-
-DRIVERS = ("builtin", "ghz", "fake")
-ARRIVALS = ("uniform", "poisson")
-DEFAULT_MAX_LEVEL_S = 300.0
-DEFAULT_MAX_IN_FLIGHT = 1000
+from grpcbench.targets import TargetPlan, make_target_plan
 
 
 @dataclass(frozen=True)
-class LevelPlan:
-    """One level: a concurrency (or, open loop, a rate), maybe a swept channel count."""
+class RunArgs:
+    """``grpcbench run``'s options as typed on the command line (None = not given)."""
 
-    concurrency: int  # closed loop: virtual users; open loop: cap on calls in flight
-    channels: int = 0  # 0 = not swept: the connection strategy decides
-    rate: float = 0.0  # 0 = closed loop
-    variant: str = ""  # the scenario's workload variant ("" when it has none)
+    scenario: str = defaults.SCENARIO
+    servers: tuple[str, ...] = ()
+    concurrency: str | None = None
+    requests: int | None = None
+    duration: str | None = None
+    warmup: str | None = None
+    timeout: str | None = None
+    load: str = defaults.LOAD
+    ghz: str | None = None
+    connections: str = defaults.CONNECTIONS
+    channels: str | None = None
+    rate: str | None = None
+    arrivals: str = defaults.ARRIVALS
+    max_in_flight: int = defaults.MAX_IN_FLIGHT
+    client_processes: str = defaults.CLIENT_PROCESSES
+    repeat: int = defaults.REPEAT
+    variants: str | None = None
+    server_params: tuple[str, ...] = ()  # KEY=VALUE
+    workload_params: tuple[str, ...] = ()  # KEY=VALUE
+    # Options that are server params of the services that read them (objects).
+    s3_endpoint: str | None = None
+    s3_bucket: str | None = None
+    mongo_uri: str | None = None
+    mongo_driver: str | None = None
+    io_delay_ms: float | None = None
+    target: str | None = None
+    target_pid: int | None = None
+    port: int = defaults.PORT
+    output: Path | None = None
+    markdown: Path | None = None
+    csv: Path | None = None
+    report: Path | None = None
+    exports: tuple[str, ...] = ()  # FORMAT=PATH, any registered exporter
+    pin: bool = True
+    server_cpus: str | None = None
+    client_cpus: str | None = None
+    max_level: str | None = None
 
-    def describe(self) -> str:
-        return describe_level(self.concurrency, self.channels, self.rate, self.variant)
-
-
-def describe_level(concurrency: int, channels: int, rate: float, variant: str = "") -> str:
-    """The name of a level in tables and messages: "concurrency 10", "rate 500/s", ..."""
-    text = f"rate {rate:g}/s" if rate else f"concurrency {concurrency}"
-    text += f", channels {channels}" if channels else ""
-    return text + (f", {variant}" if variant else "")
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Which CPUs the server and the load generator may run on (empty = anywhere)."""
-
-    server_cpus: tuple[int, ...]
-    client_cpus: tuple[int, ...]
+    def named_server_params(self) -> dict[str, Any]:
+        """Server params given through their own options (--io-delay-ms, ...)."""
+        named = {
+            "s3_endpoint": self.s3_endpoint,
+            "s3_bucket": self.s3_bucket,
+            "mongo_uri": self.mongo_uri,
+            "mongo_driver": self.mongo_driver,
+            "io_delay_ms": self.io_delay_ms,
+        }
+        return {key: value for key, value in named.items() if value is not None}
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    scenario: Scenario
-    servers: tuple[ServerSpec, ...]
-    concurrency: tuple[int, ...]
-    requests: int
-    duration_s: float
-    warmup_requests: int
-    warmup_s: float
-    timeout_s: float
+    scenario: Scenario  # with --server-param/--workload-param applied
+    targets: tuple[TargetPlan, ...]  # the columns: servers to start, or an external target
+    levels: tuple[LevelPlan, ...]  # every level of a column, in the order they run
+    load: LoadSettings
     drivers: tuple[str, ...]
-    connections: ConnectionStrategy
-    client_processes: int
-    ghz: str | None  # path to the ghz binary; None = from PATH
+    driver_settings: DriverSettings
     placement: Placement
-    target: str | None = None
-    target_pid: int | None = None
-    port: int = 0
-    output: Path | None = None
-    markdown: Path | None = None
-    csv: Path | None = None
-    max_level_s: float = DEFAULT_MAX_LEVEL_S
-    channels: tuple[int, ...] = ()  # swept channel counts (a pool of N per level)
-    rates: tuple[float, ...] = ()  # open-loop target rates; empty = closed loop
-    arrivals: str = "uniform"
-    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
-    repeat: int = 1  # every level this many times, each time in fresh server processes
-    variants: tuple[Variant, ...] = ()  # the scenario's workload variants chosen to run
+    outputs: tuple[Output, ...] = ()
+    repeat: int = defaults.REPEAT  # every level this many times, in fresh server processes
+    port: int = defaults.PORT
 
     def level_plans(self) -> list[LevelPlan]:
-        """Every level of a server, in the order they run."""
-        channel_counts = self.channels or (0,)
-        variants = [variant.name for variant in self.variants] or [""]
-        loads = (
-            [(self.max_in_flight, rate) for rate in self.rates]
-            if self.rates
-            else [(concurrency, 0.0) for concurrency in self.concurrency]
-        )
-        return [
-            LevelPlan(concurrency, channels, rate, variant)
-            for concurrency, rate in loads
-            for channels in channel_counts
-            for variant in variants
-        ]
+        return list(self.levels)
 
     def workload_params(self, plan: LevelPlan) -> dict[str, Any]:
         """The scenario's workload params, overridden by the level's variant."""
         params = dict(self.scenario.workload_params)
-        for variant in self.variants:
+        for variant in self.scenario.variants:
             if variant.name == plan.variant:
                 params.update(variant.params)
         return params
 
     def connections_for(self, plan: LevelPlan) -> int:
-        """Connections a level opens: the swept count, else the strategy's pool size."""
-        return plan.channels or self.connections.pool_size(plan.concurrency)
+        return self.load.connections_for(plan)
+
+    @property
+    def connections(self) -> ConnectionStrategy:
+        return self.load.connections
 
     @property
     def column_labels(self) -> tuple[str, ...]:
-        if self.target:
-            return (self.target,)
-        return tuple(spec.label for spec in self.servers)
+        return tuple(target.label for target in self.targets)
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["scenario"] = {
-            "name": self.scenario.name,
-            "path": self.scenario.path,
-            "server_params": self.scenario.server_params,
-            "workload_params": self.scenario.workload_params,
-        }
-        data["servers"] = [spec.label for spec in self.servers]
-        data["connections"] = self.connections.label
-        data["variants"] = [{"name": v.name, **v.params} for v in self.variants]
-        for key in ("output", "markdown", "csv"):
-            data[key] = str(data[key]) if data[key] else None
-        return data
+    def recorded(self) -> RecordedOptions:
+        """What is saved with the results."""
+        return RecordedOptions(
+            scenario=self.scenario.name,
+            service=self.scenario.service,
+            server_params=dict(self.scenario.server_params),
+            workload_params=dict(self.scenario.workload_params),
+            targets=self.column_labels,
+            drivers=self.drivers,
+            levels=self.levels,
+            load=self.load,
+            placement=self.placement,
+            client_processes=self.driver_settings.client_processes,
+            repeat=self.repeat,
+        )
+
+
+def build_run_options(args: RunArgs) -> RunOptions:
+    """Every option checked, before anything starts."""
+    scenario, service = _scenario(args)
+    load = _load_settings(args, scenario)
+    drivers = parse_drivers(args.load)
+    check_load_model(drivers, bool(args.rate), load.connections)
+    placement = build_placement(args.pin, args.server_cpus, args.client_cpus)
+    load = replace(load, client_cpus=placement.client_cpus)
+    if args.repeat <= 0:
+        raise UsageError(f"bad --repeat {args.repeat}: must be a positive integer")
+    if not 0 <= args.port < 65536:
+        raise UsageError(f"bad --port {args.port}")
+    options = RunOptions(
+        scenario=scenario,
+        targets=_targets(args, scenario),
+        levels=_levels(args, scenario, load),
+        load=load,
+        drivers=drivers,
+        driver_settings=DriverSettings(
+            client_processes=resolve_client_processes(args.client_processes, placement),
+            ghz=args.ghz,
+        ),
+        placement=placement,
+        outputs=outputs_from(
+            args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
+        ),
+        repeat=args.repeat,
+        port=args.port,
+    )
+    _check_workloads(options, service)
+    return options
+
+
+def _scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
+    """The scenario with its overrides, every param checked by the service that reads it."""
+    chosen = load_scenario(args.scenario)
+    service = load_service(chosen.service)  # fail here, not inside a server process
+    owner = f"service {chosen.service} (scenario {chosen.name})"
+    declared = service.server_params
+    for name, value in args.named_server_params().items():
+        option = "--" + name.replace("_", "-")
+        if declared is None:
+            continue
+        if name not in declared:
+            raise UsageError(
+                f"{option} does not apply to scenario {chosen.name}"
+                f" (its service {chosen.service} has no {name} parameter)"
+            )
+        try:
+            declared[name].check(name, value)
+        except UsageError:
+            raise UsageError(
+                f"bad {option} {value!r}: expected {declared[name].describe()}"
+            ) from None
+    server = {
+        **chosen.server_params,
+        **parse_params(list(args.server_params), "--server-param"),
+        **args.named_server_params(),
+    }
+    workload = {
+        **chosen.workload_params,
+        **parse_params(list(args.workload_params), "--workload-param"),
+    }
+    variants = tuple(
+        Variant(v.name, check_params(owner, f"workload param of variant {v.name}",
+                                     service.workload_params, v.params))
+        for v in choose_variants(chosen, args.variants)
+    )  # fmt: skip
+    chosen = replace(
+        chosen,
+        server_params=check_params(owner, "server param", declared, server),
+        workload_params=check_params(owner, "workload param", service.workload_params, workload),
+        variants=variants,
+    )
+    return chosen, service
+
+
+def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
+    if args.requests is not None and args.requests <= 0:
+        raise UsageError(f"bad --requests {args.requests}: must be a positive integer")
+    if args.requests is not None and args.duration:
+        raise UsageError("give either --requests or --duration, not both")
+    if args.arrivals not in ARRIVALS:
+        raise UsageError(f"bad --arrivals {args.arrivals!r} (choose uniform or poisson)")
+    if args.max_in_flight <= 0:
+        raise UsageError(f"bad --max-in-flight {args.max_in_flight}: must be a positive integer")
+    duration_s = parse_duration(args.duration, "--duration") if args.duration else 0.0
+    warmup_requests, warmup_s = parse_warmup(
+        args.warmup if args.warmup is not None else scenario.warmup
+    )
+    return LoadSettings(
+        requests=0 if duration_s else (args.requests or scenario.requests),
+        duration_s=duration_s,
+        warmup_requests=warmup_requests,
+        warmup_s=warmup_s,
+        timeout_s=parse_duration(args.timeout or scenario.timeout, "--timeout"),
+        connections=parse_connection_strategy(args.connections),
+        arrivals="poisson" if args.arrivals == "poisson" else "uniform",
+        max_in_flight=args.max_in_flight,
+        max_level_s=parse_duration(args.max_level or defaults.MAX_LEVEL, "--max-level"),
+    )
+
+
+def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[LevelPlan, ...]:
+    """Every level of a column: loads x swept channel counts x variants."""
+    channel_counts = parse_positive_int_list(args.channels, "--channels") if args.channels else ()
+    if channel_counts and load.connections.mode != "auto":
+        raise UsageError("--channels sweeps pool sizes; do not combine it with --connections")
+    rates = parse_positive_float_list(args.rate, "--rate") if args.rate else ()
+    if rates and args.concurrency is not None:
+        raise UsageError(
+            "--rate replaces --concurrency (open loop); cap calls in flight with --max-in-flight"
+        )
+    concurrency = (
+        parse_positive_int_list(args.concurrency, "concurrency")
+        if args.concurrency is not None
+        else scenario.concurrency
+    )
+    loads = (
+        [(load.max_in_flight, rate) for rate in rates]
+        if rates
+        else [(level, 0.0) for level in concurrency]
+    )
+    variants = [variant.name for variant in scenario.variants] or [""]
+    return tuple(
+        LevelPlan(level, channels, rate, variant, load.connection_label(channels))
+        for level, rate in loads
+        for channels in channel_counts or (0,)
+        for variant in variants
+    )
+
+
+def _targets(args: RunArgs, scenario: Scenario) -> tuple[TargetPlan, ...]:
+    if args.target:
+        parse_host_port(args.target)
+        if args.servers:
+            raise UsageError(
+                "--target benchmarks an existing server; do not combine with --servers"
+            )
+        return (make_target_plan("external", address=args.target, pid=args.target_pid),)
+    if args.target_pid:
+        raise UsageError("--target-pid needs --target")
+    specs = parse_server_specs(list(args.servers or scenario.servers))
+    return tuple(make_target_plan("server", spec=spec) for spec in specs)
+
+
+def _check_workloads(options: RunOptions, service: ServiceDefinition) -> None:
+    """Every driver and every level's workload checked now, not when the level is reached."""
+    if not options.targets or not options.levels:
+        raise UsageError("nothing to run: no server and no level")
+    for plan in options.levels:
+        params = options.workload_params(plan)
+        for name in options.drivers:  # e.g. ghz cannot follow page tokens: say so now
+            check_workload(name, options.scenario.service, params)
+        if service.check_level and any(t.kind == "server" for t in options.targets):
+            service.check_level(options.scenario.server_params, params, plan.concurrency)
+
+
+def choose_variants(scenario: Scenario, names: str | None) -> tuple[Variant, ...]:
+    if not names:
+        return scenario.variants
+    known = {variant.name: variant for variant in scenario.variants}
+    chosen = []
+    for name in (n.strip() for n in names.split(",")):
+        if name not in known:
+            listed = ", ".join(known) or "none"
+            raise UsageError(f"unknown variant {name!r} of {scenario.name} (variants: {listed})")
+        chosen.append(known[name])
+    return tuple(chosen)
 
 
 def default_placement() -> Placement:
@@ -166,143 +341,6 @@ def build_placement(pin: bool, server_cpus: str | None, client_cpus: str | None)
         if bad:
             raise UsageError(f"CPU {bad[0]} is not available (allowed: {sorted(allowed)})")
     return placement
-
-
-def build_run_options(
-    *,
-    scenario: str = "hello",
-    servers: list[str] | None = None,
-    concurrency: str | None = None,
-    requests: int | None = None,
-    duration: str | None = None,
-    warmup: str | None = None,
-    timeout: str | None = None,
-    load: str = "builtin",
-    connections: str = "auto",
-    channels: str | None = None,
-    rate: str | None = None,
-    arrivals: str = "uniform",
-    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-    client_processes: str = "auto",
-    repeat: int = 1,
-    variants: str | None = None,
-    server_params: list[str] | None = None,
-    workload_params: list[str] | None = None,
-    ghz: str | None = None,
-    target: str | None = None,
-    target_pid: int | None = None,
-    port: int = 0,
-    output: Path | None = None,
-    markdown: Path | None = None,
-    csv: Path | None = None,
-    pin: bool = True,
-    server_cpus: str | None = None,
-    client_cpus: str | None = None,
-    max_level: str | None = None,
-) -> RunOptions:
-    chosen = load_scenario(scenario)
-    overrides = parse_params(server_params or [], "--server-param")
-    workload_overrides = parse_params(workload_params or [], "--workload-param")
-    if overrides or workload_overrides:
-        chosen = replace(
-            chosen,
-            server_params={**chosen.server_params, **overrides},
-            workload_params={**chosen.workload_params, **workload_overrides},
-        )
-    service = load_service(chosen.service)  # fail here, not inside a server process
-    drivers = tuple(d.strip() for d in load.split(",") if d.strip())
-    unknown = [d for d in drivers if d not in DRIVERS]
-    if unknown or not drivers:
-        raise UsageError(f"unknown load driver {load!r} (known drivers: {', '.join(DRIVERS)})")
-    if requests is not None and requests <= 0:
-        raise UsageError(f"bad --requests {requests}: must be a positive integer")
-    if requests is not None and duration:
-        raise UsageError("give either --requests or --duration, not both")
-    strategy = parse_connection_strategy(connections)
-    channel_counts = parse_positive_int_list(channels, "--channels") if channels else ()
-    if channel_counts and strategy.mode != "auto":
-        raise UsageError("--channels sweeps pool sizes; do not combine it with --connections")
-    rates = parse_positive_float_list(rate, "--rate") if rate else ()
-    if rates and concurrency is not None:
-        raise UsageError(
-            "--rate replaces --concurrency (open loop); cap calls in flight with --max-in-flight"
-        )
-    if arrivals not in ARRIVALS:
-        raise UsageError(f"bad --arrivals {arrivals!r} (choose uniform or poisson)")
-    if max_in_flight <= 0:
-        raise UsageError(f"bad --max-in-flight {max_in_flight}: must be a positive integer")
-    if "ghz" in drivers and (
-        rates or strategy.mode == "per-request" or strategy.policy != "round-robin"
-    ):
-        raise UsageError(
-            "ghz runs closed loops over a fixed set of connections: use --load builtin for"
-            " --rate, --connections per-request and pool:N:least-busy"
-        )
-    if repeat <= 0:
-        raise UsageError(f"bad --repeat {repeat}: must be a positive integer")
-    placement = build_placement(pin, server_cpus, client_cpus)
-    processes = resolve_client_processes(client_processes, placement)
-    if not 0 <= port < 65536:
-        raise UsageError(f"bad --port {port}")
-    if target:
-        parse_host_port(target)
-        if servers:
-            raise UsageError(
-                "--target benchmarks an existing server; do not combine with --servers"
-            )
-    elif target_pid:
-        raise UsageError("--target-pid needs --target")
-    duration_s = parse_duration(duration, "--duration") if duration else 0.0
-    warmup_requests, warmup_s = parse_warmup(warmup if warmup is not None else chosen.warmup)
-    options = RunOptions(
-        scenario=chosen,
-        servers=() if target else parse_server_specs(servers or list(chosen.servers)),
-        concurrency=(
-            parse_positive_int_list(concurrency, "concurrency")
-            if concurrency is not None
-            else chosen.concurrency
-        ),
-        requests=0 if duration_s else (requests or chosen.requests),
-        duration_s=duration_s,
-        warmup_requests=warmup_requests,
-        warmup_s=warmup_s,
-        timeout_s=parse_duration(timeout or chosen.timeout, "--timeout"),
-        drivers=drivers,
-        connections=strategy,
-        client_processes=processes,
-        ghz=ghz,
-        placement=placement,
-        target=target,
-        target_pid=target_pid,
-        port=port,
-        output=output,
-        markdown=markdown,
-        csv=csv,
-        max_level_s=parse_duration(max_level, "--max-level") if max_level else DEFAULT_MAX_LEVEL_S,
-        channels=channel_counts,
-        rates=rates,
-        arrivals=arrivals,
-        max_in_flight=max_in_flight,
-        repeat=repeat,
-        variants=choose_variants(chosen, variants),
-    )
-    if "ghz" in drivers:
-        for plan in options.level_plans():  # ghz cannot run every workload: say so now
-            service.ghz_call_and_data(options.workload_params(plan))
-    return options
-
-
-def choose_variants(scenario: Scenario, names: str | None) -> tuple[Variant, ...]:
-    if not names:
-        return scenario.variants
-    known = {variant.name: variant for variant in scenario.variants}
-    chosen = []
-    for name in (n.strip() for n in names.split(",")):
-        if name not in known:
-            listed = ", ".join(known) or "none"
-            raise UsageError(f"unknown variant {name!r} of {scenario.name} (variants: {listed})")
-        chosen.append(known[name])
-    return tuple(chosen)
 
 
 def resolve_client_processes(text: str, placement: Placement) -> int:

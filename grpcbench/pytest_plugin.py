@@ -27,13 +27,17 @@ from typing import Any
 
 import pytest
 
-from grpcbench.load.connections import ConnectionStrategy
-from grpcbench.load.driver import make_driver, run_monitored
-from grpcbench.load.model import LoadSpec
+from grpcbench.load.catalogue import make_driver
+from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
-from grpcbench.results import LevelResult, now_iso
+from grpcbench.plan import LevelPlan, LoadSettings
+from grpcbench.results import LevelResult
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
+from grpcbench.targets.started import StartedServer
+
+# The plugin's defaults are `grpcbench run`'s.
+_DEFAULTS = LoadSettings()
 
 
 class GrpcbenchSession:
@@ -60,41 +64,33 @@ class GrpcbenchSession:
         server: RunningServer,
         *,
         concurrency: int = 10,
-        requests: int = 2000,
-        warmup: int = 200,
-        timeout_s: float = 20.0,
+        requests: int = _DEFAULTS.requests,
+        warmup: int = _DEFAULTS.warmup_requests,
+        timeout_s: float = _DEFAULTS.timeout_s,
         driver: str = "builtin",
         service: str = "hello",
         workload_params: Mapping[str, Any] | None = None,
     ) -> LevelResult:
         """One closed-loop level against ``server``; server CPU/RSS measured too."""
-        spec = LoadSpec(
-            target=server.address,
-            service=service,
-            concurrency=concurrency,
+        settings = LoadSettings(
             requests=requests,
             warmup_requests=warmup,
+            warmup_s=0.0,
             timeout_s=timeout_s,
-            connections=ConnectionStrategy().pool_size(concurrency),  # as `run` does: auto
-            workload_params=dict(workload_params or {}),
-            cpus=self.placement.client_cpus,
+            client_cpus=self.placement.client_cpus,
         )
-        started = now_iso()
-
-        async def run() -> LevelResult:
-            load, usage = await run_monitored(make_driver(driver), spec, server.pid)
-            return LevelResult(
+        plan = LevelPlan(concurrency, connection=settings.connection_label(0))
+        return self.loop.run(
+            measure_level(
+                make_driver(driver),
+                StartedServer(server),
+                plan,
+                settings,
                 scenario=service,
-                server=server.spec.label,
-                driver=driver,
-                concurrency=concurrency,
-                load=load,
-                server_usage=usage,
-                started_at=started,
-                finished_at=now_iso(),
+                service=service,
+                workload_params=dict(workload_params or {}),
             )
-
-        return self.loop.run(run())
+        )
 
     def close(self) -> None:
         for server in self.servers:

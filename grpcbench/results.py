@@ -2,24 +2,27 @@
 
 The JSON file is rewritten (atomically) after every level, so a run that is
 interrupted or fails keeps everything it measured; ``status`` says which.
-Bump ``FORMAT_VERSION`` whenever the layout changes, and keep ``load_run``
-able to read older versions.
+The layout is versioned: ``results_format`` holds its history and the upgrade
+chain that lets every older file load as the current one.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from grpcbench.errors import UsageError
+from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.load.model import LoadResult
 from grpcbench.monitor import ProcessUsage
+from grpcbench.plan import LevelPlan, LoadSettings, Placement
+from grpcbench.results_format import FORMAT_VERSION, upgrade
 
-FORMAT_VERSION = 1
+RunStatus = Literal["running", "complete", "interrupted", "failed"]
 
 
 def now_iso() -> str:
@@ -28,57 +31,199 @@ def now_iso() -> str:
 
 @dataclass(frozen=True)
 class LevelResult:
-    """One server (column) at one concurrency level, driven by one driver."""
+    """One target (column) at one level, driven by one driver, in one repeat."""
 
     scenario: str
-    server: str
-    driver: str
-    concurrency: int
-    load: LoadResult
+    server: str  # the column: a server kind's label, or an external target's address
+    plan: LevelPlan
+    load: LoadResult  # carries the driver and what the generator ran
     server_usage: ProcessUsage | None
     started_at: str
     finished_at: str
-    connection: str = ""  # client connection strategy (auto, shared, pool:N, per-request)
-    channels: int = 0  # the swept --channels value of this level; 0 when not swept
-    rate: float = 0.0  # the open-loop target rate of this level; 0 for a closed loop
     repeat: int = 0  # which of the --repeat runs (0-based); each in fresh server processes
-    variant: str = ""  # the scenario's workload variant, if it has several
+
+    @property
+    def driver(self) -> str:
+        return self.load.driver
+
+    @property
+    def concurrency(self) -> int:
+        return self.plan.concurrency
+
+    @property
+    def channels(self) -> int:
+        return self.plan.channels
+
+    @property
+    def rate(self) -> float:
+        return self.plan.rate
+
+    @property
+    def variant(self) -> str:
+        return self.plan.variant
+
+    @property
+    def connection(self) -> str:
+        return self.plan.connection
 
     def describe(self) -> str:
         """The level's name in tables: "concurrency 10", "rate 500/s, channels 2", ..."""
-        from grpcbench.options import describe_level
-
-        return describe_level(self.concurrency, self.channels, self.rate, self.variant)
+        return self.plan.describe()
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["load"] = self.load.to_json()
-        return data
+        return {
+            "scenario": self.scenario,
+            "server": self.server,
+            "plan": self.plan.to_json(),
+            "repeat": self.repeat,
+            "load": self.load.to_json(),
+            "server_usage": self.server_usage.to_json() if self.server_usage else None,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LevelResult:
-        data = dict(data)
-        data["load"] = LoadResult.from_json(data["load"])
         usage = data.get("server_usage")
-        data["server_usage"] = ProcessUsage(**usage) if usage else None
-        return cls(**data)
+        return cls(
+            scenario=str(data["scenario"]),
+            server=str(data["server"]),
+            plan=LevelPlan.from_json(data["plan"]),
+            load=LoadResult.from_json(data["load"]),
+            server_usage=ProcessUsage.from_json(usage) if usage else None,
+            started_at=str(data["started_at"]),
+            finished_at=str(data["finished_at"]),
+            repeat=int(data.get("repeat", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class LevelError:
+    """A level (or, with no plan, a whole column) that could not be measured, and why."""
+
+    server: str
+    driver: str
+    plan: LevelPlan | None
+    message: str
+
+    def describe(self) -> str:
+        where = " ".join(
+            part
+            for part in (
+                self.server,
+                f"[{self.driver}]" if self.driver else "",
+                self.plan.describe() if self.plan else "",
+            )
+            if part
+        )
+        return f"{where}: {self.message}" if where else self.message
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "driver": self.driver,
+            "plan": self.plan.to_json() if self.plan else None,
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LevelError:
+        plan = data.get("plan")
+        return cls(
+            server=str(data.get("server", "")),
+            driver=str(data.get("driver", "")),
+            plan=LevelPlan.from_json(plan) if plan else None,
+            message=str(data["message"]),
+        )
+
+
+@dataclass(frozen=True)
+class RecordedOptions:
+    """The choices of a run that its results depend on, as saved beside them."""
+
+    scenario: str = ""
+    service: str = ""
+    server_params: dict[str, Any] = field(default_factory=dict)
+    workload_params: dict[str, Any] = field(default_factory=dict)
+    targets: tuple[str, ...] = ()  # column labels: server specs or external addresses
+    drivers: tuple[str, ...] = ()
+    levels: tuple[LevelPlan, ...] = ()
+    load: LoadSettings = field(default_factory=LoadSettings)
+    placement: Placement = field(default_factory=Placement)
+    client_processes: int = 1
+    repeat: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        load = self.load
+        return {
+            "scenario": self.scenario,
+            "service": self.service,
+            "server_params": self.server_params,
+            "workload_params": self.workload_params,
+            "targets": list(self.targets),
+            "drivers": list(self.drivers),
+            "levels": [plan.to_json() for plan in self.levels],
+            "load": {
+                "requests": load.requests,
+                "duration_s": load.duration_s,
+                "warmup_requests": load.warmup_requests,
+                "warmup_s": load.warmup_s,
+                "timeout_s": load.timeout_s,
+                "connections": load.connections.label,
+                "arrivals": load.arrivals,
+                "max_in_flight": load.max_in_flight,
+                "max_level_s": load.max_level_s,
+                "client_cpus": list(load.client_cpus),
+            },
+            "placement": self.placement.to_json(),
+            "client_processes": self.client_processes,
+            "repeat": self.repeat,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RecordedOptions:
+        load = dict(data.get("load") or {})
+        arrivals = load.get("arrivals", "uniform")
+        return cls(
+            scenario=str(data.get("scenario", "")),
+            service=str(data.get("service", "")),
+            server_params=dict(data.get("server_params") or {}),
+            workload_params=dict(data.get("workload_params") or {}),
+            targets=tuple(str(t) for t in data.get("targets") or ()),
+            drivers=tuple(str(d) for d in data.get("drivers") or ()),
+            levels=tuple(LevelPlan.from_json(p) for p in data.get("levels") or ()),
+            load=LoadSettings(
+                requests=int(load.get("requests", 0)),
+                duration_s=float(load.get("duration_s", 0.0)),
+                warmup_requests=int(load.get("warmup_requests", 0)),
+                warmup_s=float(load.get("warmup_s", 0.0)),
+                timeout_s=float(load.get("timeout_s", LoadSettings.timeout_s)),
+                connections=parse_connection_strategy(str(load.get("connections", "auto"))),
+                arrivals="poisson" if arrivals == "poisson" else "uniform",
+                max_in_flight=int(load.get("max_in_flight", LoadSettings.max_in_flight)),
+                max_level_s=float(load.get("max_level_s", LoadSettings.max_level_s)),
+                client_cpus=tuple(int(c) for c in load.get("client_cpus") or ()),
+            ),
+            placement=Placement.from_json(data.get("placement") or {}),
+            client_processes=int(data.get("client_processes", 1)),
+            repeat=int(data.get("repeat", 1)),
+        )
 
 
 @dataclass
 class RunRecord:
     """A run in progress or finished; the only mutable result object."""
 
-    options: dict[str, Any]
+    options: RecordedOptions
     metadata: dict[str, Any]
     started_at: str = field(default_factory=now_iso)
     finished_at: str | None = None
-    status: str = "running"  # running | complete | interrupted | failed
+    status: RunStatus = "running"
     error: str | None = None
     levels: list[LevelResult] = field(default_factory=list)
-    # "server [driver] concurrency N: message" for every level a driver could not measure.
-    level_errors: list[str] = field(default_factory=list)
+    level_errors: list[LevelError] = field(default_factory=list)
 
-    def finish(self, status: str, error: str | None = None) -> None:
+    def finish(self, status: RunStatus, error: str | None = None) -> None:
         self.status = status
         self.error = error
         self.finished_at = now_iso()
@@ -92,37 +237,51 @@ class RunRecord:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "metadata": self.metadata,
-            "options": self.options,
+            "options": self.options.to_json(),
             "levels": [level.to_json() for level in self.levels],
-            "level_errors": self.level_errors,
+            "level_errors": [error.to_json() for error in self.level_errors],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        """A record of the current format; older formats go through ``results_format``."""
         version = data.get("format_version")
         if version != FORMAT_VERSION:
             raise UsageError(f"unsupported results format version {version!r}")
+        status = data["status"]
+        if status not in get_args(RunStatus):
+            raise UsageError(f"unknown run status {status!r}")
         return cls(
-            options=data["options"],
-            metadata=data["metadata"],
-            started_at=data["started_at"],
+            options=RecordedOptions.from_json(data["options"]),
+            metadata=dict(data["metadata"]),
+            started_at=str(data["started_at"]),
             finished_at=data.get("finished_at"),
-            status=data["status"],
+            status=status,
             error=data.get("error"),
             levels=[LevelResult.from_json(level) for level in data["levels"]],
-            level_errors=list(data.get("level_errors", [])),
+            level_errors=[LevelError.from_json(e) for e in data.get("level_errors") or ()],
         )
 
 
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def load_run(path: Path) -> RunRecord:
+    """Any results file grpcbench ever wrote, upgraded to the current format."""
     try:
-        return RunRecord.from_json(json.loads(path.read_text()))
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise TypeError(f"expected a JSON object, found {type(data).__name__}")
+        return RunRecord.from_json(upgrade(data))
+    except UsageError as error:
         raise UsageError(f"cannot read results file {path}: {error}") from None
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as error:
+        reason = f"{type(error).__name__}: {error}" if isinstance(error, KeyError) else error
+        raise UsageError(f"cannot read results file {path}: {reason}") from None

@@ -3,7 +3,8 @@
 The file says which service (Python, from the registry) to run, with which
 workload and server parameters, and the defaults for servers, levels and
 sizes. The files live in the repository's top-level ``scenarios/`` directory;
-the wheel ships them as ``grpcbench/_data/scenarios``.
+the wheel ships them as ``grpcbench/_data/scenarios``. A file is checked like
+the command line: an unknown key or a bad value is one clear error.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grpcbench import defaults
 from grpcbench.errors import UsageError
+from grpcbench.parsing import parse_duration, parse_warmup
 from grpcbench.resources import data_dirs
-from grpcbench.servers.kinds import DEFAULT_SERVERS
 
 
 @dataclass(frozen=True)
@@ -32,14 +34,18 @@ class Scenario:
     description: str
     service: str
     path: str
-    servers: tuple[str, ...] = DEFAULT_SERVERS
-    concurrency: tuple[int, ...] = (2, 10, 25, 50)
-    requests: int = 2000
-    warmup: str = "200"
-    timeout: str = "20s"
+    servers: tuple[str, ...] = defaults.SERVERS
+    concurrency: tuple[int, ...] = defaults.CONCURRENCY
+    requests: int = defaults.REQUESTS
+    warmup: str = defaults.WARMUP
+    timeout: str = defaults.TIMEOUT
     workload_params: dict[str, Any] = field(default_factory=dict)
     server_params: dict[str, Any] = field(default_factory=dict)
     variants: tuple[Variant, ...] = ()
+
+
+TOP_LEVEL_KEYS = ("name", "description", "service", "defaults", "workload", "server", "variants")
+DEFAULTS_KEYS = ("servers", "concurrency", "requests", "warmup", "timeout")
 
 
 def scenario_files() -> dict[str, Path]:
@@ -61,30 +67,87 @@ def load_scenario(name_or_path: str) -> Scenario:
         path = files[name_or_path]
     try:
         data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise UsageError(f"cannot read scenario file {path}: {error}") from None
-    return parse_scenario(data, path)
+    try:
+        return parse_scenario(data, path)
+    except UsageError as error:
+        raise UsageError(f"invalid scenario file {path}: {error}") from None
+
+
+def _check_keys(table: dict[str, Any], known: tuple[str, ...], where: str) -> None:
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise UsageError(f"unknown key {unknown[0]!r} in {where} (known: {', '.join(known)})")
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise UsageError(f"[{key}] must be a table, not {type(value).__name__}")
+    return value
+
+
+def _positive_int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise UsageError(f"{where} must be a positive integer, not {value!r}")
+    return value
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or not value:
+        raise UsageError(f"{where} must be a non-empty list of strings, not {value!r}")
+    return tuple(value)
+
+
+def _variants(value: Any) -> tuple[Variant, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise UsageError("variants must be [[variants]] tables")
+    variants = []
+    for table in value:
+        name = table.get("name")
+        if not isinstance(name, str) or not name:
+            raise UsageError("every [[variants]] table needs a name")
+        variants.append(Variant(name, {k: v for k, v in table.items() if k != "name"}))
+    names = [v.name for v in variants]
+    if len(set(names)) != len(names):
+        raise UsageError(f"variant names repeat: {names}")
+    return tuple(variants)
 
 
 def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
-    defaults = data.get("defaults", {})
-    try:
-        return Scenario(
-            name=str(data.get("name", path.stem)),
-            description=str(data.get("description", "")),
-            service=str(data["service"]),
-            path=str(path),
-            servers=tuple(defaults.get("servers", DEFAULT_SERVERS)),
-            concurrency=tuple(int(c) for c in defaults.get("concurrency", (2, 10, 25, 50))),
-            requests=int(defaults.get("requests", 2000)),
-            warmup=str(defaults.get("warmup", "200")),
-            timeout=str(defaults.get("timeout", "20s")),
-            workload_params=dict(data.get("workload", {})),
-            server_params=dict(data.get("server", {})),
-            variants=tuple(
-                Variant(str(v["name"]), {k: x for k, x in v.items() if k != "name"})
-                for v in data.get("variants", [])
-            ),
-        )
-    except (KeyError, TypeError, ValueError) as error:
-        raise UsageError(f"invalid scenario file {path}: {error!r}") from None
+    """A scenario from a parsed TOML file; every key and value checked."""
+    _check_keys(data, TOP_LEVEL_KEYS, "the scenario")
+    table = _table(data, "defaults")
+    _check_keys(table, DEFAULTS_KEYS, "[defaults]")
+    service = data.get("service")
+    if not isinstance(service, str) or not service:
+        raise UsageError('the scenario must name its service (service = "hello")')
+    warmup = str(table.get("warmup", defaults.WARMUP))
+    timeout = str(table.get("timeout", defaults.TIMEOUT))
+    parse_warmup(warmup)
+    parse_duration(timeout, "timeout")
+    return Scenario(
+        name=str(data.get("name", path.stem)),
+        description=str(data.get("description", "")),
+        service=service,
+        path=str(path),
+        servers=_strings(table["servers"], "servers") if "servers" in table else defaults.SERVERS,
+        concurrency=(
+            tuple(_positive_int(c, "concurrency") for c in _list(table["concurrency"]))
+            if "concurrency" in table
+            else defaults.CONCURRENCY
+        ),
+        requests=_positive_int(table.get("requests", defaults.REQUESTS), "requests"),
+        warmup=warmup,
+        timeout=timeout,
+        workload_params=_table(data, "workload"),
+        server_params=_table(data, "server"),
+        variants=_variants(data.get("variants", [])),
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list) or not value:
+        raise UsageError(f"concurrency must be a non-empty list, not {value!r}")
+    return value

@@ -1,8 +1,13 @@
-"""Async helpers for child processes: start with the right environment, stop for sure.
+"""The one launcher of child processes: start with the right environment, stop for sure.
 
-Every child grpcbench starts goes through ``start_child`` and is stopped by
-``stop_child`` in a ``finally``; together with PR_SET_PDEATHSIG in the child
-this is what guarantees no child outlives a run, a failed run or Ctrl-C.
+Every child grpcbench starts goes through here: servers, load generators and
+ghz (async, ``start_child``), and the backing services of a run's preparation
+(sync, ``ready_process``). Each is stopped in a ``finally`` (``Child.stop`` or
+the end of ``ready_process``); with PR_SET_PDEATHSIG in the child this is what
+guarantees no child outlives a run, a failed run or Ctrl-C. Children that
+serve something announce their port with one ``READY {"port": N}`` line
+(``childproc.announce_ready``). Python children start with ``-P``, so a file
+in the current directory named like a dependency cannot shadow it.
 """
 
 from __future__ import annotations
@@ -10,15 +15,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
+import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from typing import IO
 
-from grpcbench.childproc import child_environment
+from grpcbench.childproc import child_environment, parse_ready_line, set_parent_death_signal
+from grpcbench.errors import UsageError
 
 STOP_TIMEOUT_S = 5.0
+BACKING_READY_TIMEOUT_S = 60.0
+
+
+def python_argv(module: str, args: Sequence[str] = ()) -> list[str]:
+    """``python -P -m module args``: -P keeps the current directory off ``sys.path``."""
+    return [sys.executable, "-P", "-m", module, *args]
+
+
+def _tail(stderr_file: IO[bytes], lines: int = 8) -> str:
+    stderr_file.flush()
+    stderr_file.seek(0)
+    text = stderr_file.read().decode(errors="replace")
+    return "\n".join([line for line in text.splitlines() if line.strip()][-lines:])
 
 
 class Child:
@@ -36,11 +58,7 @@ class Child:
         return self.process.pid
 
     def stderr_tail(self, lines: int = 8) -> str:
-        self._stderr_file.flush()
-        self._stderr_file.seek(0)
-        text = self._stderr_file.read().decode(errors="replace")
-        tail = [line for line in text.splitlines() if line.strip()][-lines:]
-        return "\n".join(tail)
+        return _tail(self._stderr_file, lines)
 
     async def stop(self, sig: int = signal.SIGTERM) -> int:
         """Signal, wait up to STOP_TIMEOUT_S, then SIGKILL; returns the exit code."""
@@ -58,14 +76,20 @@ class Child:
 
 
 async def start_python_module(module: str, args: Sequence[str] = ()) -> Child:
-    return await start_child([sys.executable, "-m", module, *args])
+    return await start_child(python_argv(module, args))
+
+
+def _prepare_child(cpus: Sequence[int]) -> None:
+    """Runs in the child before exec: die with us, and take the given CPUs (for
+    programs that are not ours, such as ghz and java, which cannot do it themselves)."""
+    set_parent_death_signal()
+    if cpus:
+        os.sched_setaffinity(0, set(cpus))
 
 
 async def start_child(argv: Sequence[str], cpus: Sequence[int] = ()) -> Child:
-    """Start ``argv``; with ``cpus``, pinned before exec (for programs that are not
-    ours, such as ghz, which cannot pin themselves; every thread inherits it)."""
-    stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - owned by Child, closed in stop()
-    pin = (lambda: os.sched_setaffinity(0, set(cpus))) if cpus else None
+    """Start ``argv``; with ``cpus``, pinned before exec (every thread inherits it)."""
+    stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - owned by Child
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
@@ -73,6 +97,58 @@ async def start_child(argv: Sequence[str], cpus: Sequence[int] = ()) -> Child:
         stderr=stderr_file,
         env=child_environment(),
         cwd=os.getcwd(),
-        preexec_fn=pin,
+        preexec_fn=lambda: _prepare_child(cpus),
     )
     return Child(process, stderr_file)
+
+
+@contextlib.contextmanager
+def ready_process(name: str, argv: Sequence[str], cpus: Sequence[int] = ()) -> Iterator[int]:
+    """Run a backing service until the context ends; yields the port of its READY line.
+
+    Synchronous on purpose: a run's preparation happens before its event loop."""
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=child_environment(),
+        preexec_fn=lambda: _prepare_child(cpus),
+    )
+    try:
+        yield _wait_ready(name, process, stderr)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            with contextlib.suppress(OSError):
+                process.stdin.close()  # type: ignore[union-attr]
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        stderr.close()
+
+
+def _wait_ready(name: str, process: subprocess.Popen[bytes], stderr: IO[bytes]) -> int:
+    assert process.stdout is not None
+    deadline = time.monotonic() + BACKING_READY_TIMEOUT_S
+    buffer = b""
+    while time.monotonic() < deadline:
+        readable, _, _ = select.select([process.stdout], [], [], 0.2)
+        if readable:
+            chunk = os.read(process.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            buffer += chunk
+            for line in buffer.splitlines():
+                port = parse_ready_line(line)
+                if port is not None:
+                    return port
+        elif process.poll() is not None:
+            break
+    tail = _tail(stderr)
+    raise UsageError(
+        f"the embedded {name} did not start" + (f"; its stderr:\n{tail}" if tail else "")
+    )

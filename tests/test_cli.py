@@ -93,8 +93,8 @@ def test_run_writes_json_markdown_csv_and_tables(tmp_path: Path) -> None:
         assert title in result.stdout
     assert "grpclib+uvloop" in result.stdout and "Requests/sec" in result.stdout
     data = json.loads(out.read_text())
-    assert data["status"] == "complete" and data["format_version"] == 1
-    assert [(lv["server"], lv["concurrency"]) for lv in data["levels"]] == [
+    assert data["status"] == "complete" and data["format_version"] == 2
+    assert [(lv["server"], lv["plan"]["concurrency"]) for lv in data["levels"]] == [
         ("grpcio:workers=2", 2), ("grpcio:workers=2", 5),
         ("grpclib+uvloop", 2), ("grpclib+uvloop", 5),
     ]  # fmt: skip
@@ -119,7 +119,7 @@ def test_duration_mode_and_fake_driver(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
     builtin, fake = data["levels"]
-    assert builtin["driver"] == "builtin" and fake["driver"] == "fake"
+    assert builtin["load"]["driver"] == "builtin" and fake["load"]["driver"] == "fake"
     assert builtin["load"]["wall_s"] >= 0.3 and builtin["load"]["statuses"]["OK"] > 0
     assert "grpcio-aio [fake]" in result.stdout and "synthetic" in result.stdout
 

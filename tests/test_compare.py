@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from grpcbench.compare import compare_runs, parse_fail_on, regressions
 from grpcbench.errors import UsageError
 from grpcbench.report.figures import Spread
 from grpcbench.report.table import build_tables
-from grpcbench.results import RunRecord, load_run
+from grpcbench.results import RecordedOptions, RunRecord, load_run
 from tests.conftest import GRPCBENCH
 from tests.support.factories import level
 
@@ -26,7 +27,7 @@ def _record(server: str, latencies: list[tuple[int, ...]]) -> RunRecord:
         replace(level(server, latencies_us=values), repeat=index)
         for index, values in enumerate(latencies)
     ]
-    return RunRecord(options={}, metadata={}, levels=levels)
+    return RunRecord(options=RecordedOptions(), metadata={}, levels=levels)
 
 
 def test_spread() -> None:
@@ -104,3 +105,27 @@ def test_show_and_compare_on_the_command_line() -> None:
     assert "regression:" in different.stderr and "Traceback" not in different.stderr
     bad = _cli("compare", a, str(RESULTS / "missing.json"))
     assert bad.returncode == 2 and "cannot read results file" in bad.stderr
+
+
+def test_show_compare_and_report_read_format_1_and_format_2(tmp_path: Path) -> None:
+    """The commands read today's files and every older format, side by side."""
+    from grpcbench.results import write_json_atomically
+
+    old = RESULTS / "repeat3_a.json"
+    new = tmp_path / "repeat3_b_v2.json"
+    write_json_atomically(new, load_run(RESULTS / "repeat3_b.json").to_json())
+    assert json.loads(new.read_text())["format_version"] == 2
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*GRPCBENCH, *args], capture_output=True, text=True, timeout=120, check=False
+        )
+
+    for path in (old, new):
+        shown = run("show", str(path))
+        assert shown.returncode == 0 and "Requests/sec" in shown.stdout, shown.stderr
+    compared = run("compare", str(old), str(new))
+    assert compared.returncode == 0 and "Requests/sec" in compared.stdout, compared.stderr
+    reported = run("report", str(new), "--html", str(tmp_path / "r.html"))
+    assert reported.returncode == 0, reported.stderr
+    assert "<svg" in (tmp_path / "r.html").read_text()

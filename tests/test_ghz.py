@@ -132,7 +132,7 @@ def test_both_drivers_against_the_hello_server(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
-    drivers = [(lv["driver"], lv["concurrency"]) for lv in data["levels"]]
+    drivers = [(lv["load"]["driver"], lv["plan"]["concurrency"]) for lv in data["levels"]]
     assert drivers == [("builtin", 2), ("ghz", 2), ("builtin", 20), ("ghz", 20)]
     for lv in data["levels"]:
         assert lv["load"]["statuses"] == {"OK": 300}
@@ -159,17 +159,17 @@ def test_failing_ghz_keeps_other_results(tmp_path: Path) -> None:
     assert "ghz: something went wrong" in result.stderr
     data = json.loads(out.read_text())
     assert data["status"] == "failed"
-    assert [lv["driver"] for lv in data["levels"]] == ["builtin"]
+    assert [lv["load"]["driver"] for lv in data["levels"]] == ["builtin"]
     assert "grpcio-aio" in result.stdout  # the measured table is still printed
 
 
 def test_ghz_refuses_workloads_it_cannot_run_before_anything_starts() -> None:
-    from grpcbench.options import build_run_options
+    from grpcbench.options import RunArgs, build_run_options
 
     with pytest.raises(UsageError, match="ghz cannot page through ListUsers"):
-        build_run_options(scenario="paginate-vs-stream", load="builtin,ghz")
+        build_run_options(RunArgs(scenario="paginate-vs-stream", load="builtin,ghz"))
     options = build_run_options(
-        scenario="paginate-vs-stream", load="ghz", variants="stream-fetch-10"
+        RunArgs(scenario="paginate-vs-stream", load="ghz", variants="stream-fetch-10")
     )
     argv = ghz_command(
         "ghz", LoadSpec(target="127.0.0.1:1", service="users", concurrency=1,

@@ -15,7 +15,7 @@ from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.open_loop import timetable
-from grpcbench.options import build_run_options
+from grpcbench.options import RunArgs, build_run_options
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from tests.conftest import GRPCBENCH
@@ -41,13 +41,13 @@ def test_strategy_parsing_and_labels() -> None:
 
 
 def test_level_plans_sweep_channels_and_rates() -> None:
-    options = build_run_options(concurrency="10,20", channels="1,4")
+    options = build_run_options(RunArgs(concurrency="10,20", channels="1,4"))
     assert [p.describe() for p in options.level_plans()] == [
         "concurrency 10, channels 1", "concurrency 10, channels 4",
         "concurrency 20, channels 1", "concurrency 20, channels 4",
     ]  # fmt: skip
     assert options.connections_for(options.level_plans()[1]) == 4
-    open_loop = build_run_options(rate="500,1000", max_in_flight=64)
+    open_loop = build_run_options(RunArgs(rate="500,1000", max_in_flight=64))
     assert [(p.rate, p.concurrency) for p in open_loop.level_plans()] == [(500, 64), (1000, 64)]
 
 
@@ -68,7 +68,7 @@ def test_level_plans_sweep_channels_and_rates() -> None:
 )
 def test_bad_load_model_options(args: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(UsageError, match=message):
-        build_run_options(**args)
+        build_run_options(RunArgs(**args))
 
 
 def test_uniform_and_poisson_timetables() -> None:
@@ -89,7 +89,7 @@ def _peers_after(strategy: str, concurrency: int, requests: int, tmp_path: Path)
         )
         try:
             options = build_run_options(
-                scenario="hello", concurrency=str(concurrency), connections=strategy
+                RunArgs(scenario="hello", concurrency=str(concurrency), connections=strategy)
             )
             plan = options.level_plans()[0]
             spec = LoadSpec(
@@ -196,12 +196,13 @@ def test_cli_rate_sweep_and_channels(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     levels = json.loads(out.read_text())["levels"]
-    assert [(lv["rate"], lv["channels"], lv["connection"]) for lv in levels] == [
+    plans = [lv["plan"] for lv in levels]
+    assert [(p["rate"], p["channels"], p["connection"]) for p in plans] == [
         (200, 1, "pool:1"), (200, 2, "pool:2"), (400, 1, "pool:1"), (400, 2, "pool:2"),
     ]  # fmt: skip
     for lv in levels:
         assert lv["load"]["processes"] == 2 and lv["load"]["statuses"] == {"OK": 100}
-        assert lv["load"]["rate"] == lv["rate"]
+        assert lv["load"]["rate"] == lv["plan"]["rate"]
         assert lv["load"]["schedule_lag"]["count"] == 100
     assert "hello - rate 400/s, channels 2" in result.stdout
     assert "Send lag p99" in result.stdout and "Target rate" in result.stdout
@@ -209,10 +210,12 @@ def test_cli_rate_sweep_and_channels(tmp_path: Path) -> None:
 
 def test_scenario_params_can_be_overridden() -> None:
     options = build_run_options(
-        scenario="paginate-vs-stream",
-        server_params=["users=1000000"],
-        workload_params=["keyword=e"],
+        RunArgs(
+            scenario="paginate-vs-stream",
+            server_params=("users=1000000",),
+            workload_params=("keyword=e",),
+        )
     )
     assert options.scenario.server_params["users"] == 1000000
     assert options.workload_params(options.level_plans()[0])["keyword"] == "e"
-    assert options.to_json()["scenario"]["server_params"]["users"] == 1000000
+    assert options.recorded().to_json()["server_params"]["users"] == 1000000

@@ -7,7 +7,7 @@ from grpcbench.report.console import print_tables
 from grpcbench.report.csv_export import FIELDS, write_csv
 from grpcbench.report.markdown import run_to_markdown, table_to_markdown
 from grpcbench.report.table import build_tables
-from grpcbench.results import RunRecord
+from grpcbench.results import RecordedOptions, RunRecord
 from tests.support.factories import level
 
 
@@ -74,7 +74,9 @@ def test_markdown_is_the_seed_layout() -> None:
     lines = text.splitlines()
     assert lines[2] == "|  | grpclib |"
     assert "| Requests/sec | 4.00 |" in lines
-    record = RunRecord(options={}, metadata={"python": "3.11"}, levels=[level("grpclib")])
+    record = RunRecord(
+        options=RecordedOptions(), metadata={"python": "3.11"}, levels=[level("grpclib")]
+    )
     assert "#### hello - concurrency 10" in run_to_markdown(record)
 
 
@@ -83,6 +85,6 @@ def test_console_and_csv(tmp_path: Path) -> None:
     print_tables(console, [level("grpclib")])
     assert "Requests/sec" in console.export_text()
     path = tmp_path / "r.csv"
-    write_csv([level("grpclib")], path)
+    write_csv(RunRecord(RecordedOptions(), {}, levels=[level("grpclib")]), path)
     rows = list(csv.reader(path.open()))
     assert rows[0] == FIELDS and rows[1][1] == "grpclib" and len(rows) == 2

@@ -6,12 +6,20 @@ import pytest
 from grpcbench.errors import UsageError
 from grpcbench.load.builtin import cap_cpu_budget, split, split_spec
 from grpcbench.load.model import LoadResult, LoadSpec
-from grpcbench.results import FORMAT_VERSION, RunRecord, load_run, write_json_atomically
+from grpcbench.results import (
+    FORMAT_VERSION,
+    RecordedOptions,
+    RunRecord,
+    load_run,
+    write_json_atomically,
+)
 from tests.support.factories import level, load_result
 
 
 def test_run_record_json_round_trip(tmp_path: Path) -> None:
-    record = RunRecord(options={"concurrency": [2]}, metadata={"python": "3.11"})
+    record = RunRecord(
+        options=RecordedOptions(scenario="hello", targets=("grpclib",)), metadata={"python": "3.11"}
+    )
     record.levels.append(level("grpclib", statuses={"OK": 3, "Unavailable": 1}))
     record.finish("complete")
     path = tmp_path / "r.json"
@@ -20,6 +28,7 @@ def test_run_record_json_round_trip(tmp_path: Path) -> None:
     assert data["format_version"] == FORMAT_VERSION and data["status"] == "complete"
     loaded = load_run(path)
     assert loaded.levels == record.levels
+    assert loaded.options == record.options
     assert loaded.levels[0].load.latency.percentile_us(50) == 2000
 
 
@@ -69,3 +78,76 @@ def test_processes_sharing_pinned_cpus_share_their_budget() -> None:
     on_one_cpu = cap_cpu_budget(merged, (1,))
     assert on_one_cpu.cpu_cores == 1 and on_one_cpu.client_saturated
     assert cap_cpu_budget(merged, (0, 1, 2)).cpu_cores == 2
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "results"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.json")))
+def test_every_stored_format_1_file_loads_as_format_2(name: str, tmp_path: Path) -> None:
+    raw = json.loads((FIXTURES / name).read_text())
+    assert raw["format_version"] == 1
+    record = load_run(FIXTURES / name)
+    # Every level keeps its identity: plan from the flat fields, driver from load.
+    assert [
+        (lv.server, lv.driver, lv.concurrency, lv.channels, lv.rate, lv.variant, lv.repeat)
+        for lv in record.levels
+    ] == [
+        (
+            lv["server"], lv["driver"], lv["concurrency"], lv.get("channels", 0),
+            lv.get("rate", 0.0), lv.get("variant", ""), lv.get("repeat", 0),
+        )
+        for lv in raw["levels"]
+    ]  # fmt: skip
+    assert [lv.load.statuses for lv in record.levels] == [
+        lv["load"]["statuses"] for lv in raw["levels"]
+    ]
+    options = raw["options"]
+    assert record.options.scenario == options["scenario"]["name"]
+    assert record.options.load.requests == options["requests"]
+    assert record.options.load.timeout_s == options["timeout_s"]
+    assert list(record.options.placement.server_cpus) == options["placement"]["server_cpus"]
+    # Written again, it is a format-2 file that loads to the same record.
+    path = tmp_path / "again.json"
+    write_json_atomically(path, record.to_json())
+    assert json.loads(path.read_text())["format_version"] == FORMAT_VERSION == 2
+    again = load_run(path)
+    assert again.levels == record.levels and again.options == record.options
+
+
+def test_format_1_level_errors_become_typed_errors(tmp_path: Path) -> None:
+    raw = json.loads((FIXTURES / "with_errors.json").read_text())
+    raw["level_errors"] = ["grpclib [ghz] concurrency 4: ghz exited with code 1"]
+    raw["status"] = "failed"
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(raw))
+    record = load_run(path)
+    assert record.status == "failed"
+    assert [e.describe() for e in record.level_errors] == raw["level_errors"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[1, 2]", "expected a JSON object"),
+        ('{"format_version": 2, "status": "done"}', "cannot read results file"),
+        ("\x89PNG\x00\x01", "cannot read results file"),
+        ('{"format_version": "2"}', "format version"),
+    ],
+)
+def test_malformed_results_files_are_one_clear_error(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(UsageError, match=message):
+        load_run(path)
+
+
+def test_corrupt_histogram_is_a_clear_error(tmp_path: Path) -> None:
+    raw = json.loads((FIXTURES / "with_errors.json").read_text())
+    raw["levels"][0]["load"]["latency"]["encoded"] = "not base64!"
+    path = tmp_path / "corrupt.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(UsageError, match="cannot read results file"):
+        load_run(path).levels[0].load.latency.percentile_us(50)

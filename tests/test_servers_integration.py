@@ -9,11 +9,12 @@ import psutil
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from grpcbench.defaults import SERVERS as DEFAULT_SERVERS
 from grpcbench.load.builtin import BuiltinDriver
-from grpcbench.load.driver import MEASUREMENT_STARTED, run_monitored
+from grpcbench.load.driver import MEASUREMENT_STARTED
 from grpcbench.load.model import LoadSpec
-from grpcbench.options import build_run_options
-from grpcbench.servers.kinds import DEFAULT_SERVERS
+from grpcbench.measure import run_monitored
+from grpcbench.options import RunArgs, build_run_options
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 
@@ -64,7 +65,7 @@ def test_grpclib_stream_limit_does_not_cap_concurrency() -> None:
     With a 1 s handler, 150 calls on enough connections finish in one round
     (~1 s); capped at 100 streams they would need two rounds (>= 2 s).
     """
-    options = build_run_options(concurrency="150")
+    options = build_run_options(RunArgs(concurrency="150"))
     connections = options.connections_for(options.level_plans()[0])
     assert connections * 100 >= 150 * 2  # automatic choice keeps each connection at half the cap
 

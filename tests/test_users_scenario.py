@@ -143,7 +143,7 @@ def test_cli_runs_the_scenario_with_its_variants(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     levels = json.loads(out.read_text())["levels"]
-    assert [lv["variant"] for lv in levels] == ["paginate", "stream-fetch-10"]
+    assert [lv["plan"]["variant"] for lv in levels] == ["paginate", "stream-fetch-10"]
     assert levels[0]["load"]["stream"]["items"] == levels[1]["load"]["stream"]["items"] > 0
     assert "paginate-vs-stream - concurrency 1, stream-fetch-10" in result.stdout
     assert "First message p50" in result.stdout and "Items/sec" in result.stdout

@@ -16,8 +16,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from grpcbench.backing.processes import ready_process
 from grpcbench.errors import UsageError
+from grpcbench.subprocs import ready_process
 
 MONGO_JAVA_SERVER = "1.47.0"
 DATABASE = "grpcbench"

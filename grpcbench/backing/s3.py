@@ -8,12 +8,11 @@ that it answers and the bucket exists.
 
 from __future__ import annotations
 
-import sys
 from contextlib import ExitStack
 from typing import Any
 
-from grpcbench.backing.processes import ready_process
 from grpcbench.errors import UsageError
+from grpcbench.subprocs import python_argv, ready_process
 
 EMBEDDED_CREDENTIALS = {"aws_access_key_id": "grpcbench", "aws_secret_access_key": "grpcbench"}
 REGION = "us-east-1"
@@ -66,7 +65,7 @@ def provide_s3(params: dict[str, Any], stack: ExitStack) -> dict[str, Any]:
             raise UsageError(
                 "the embedded S3 needs moto: pip install 'grpcbench[io]' (or give --s3-endpoint)"
             ) from None
-        argv = [sys.executable, "-m", "grpcbench.backing.s3_child"]
+        argv = python_argv("grpcbench.backing.s3_child")
         port = stack.enter_context(ready_process("S3 (moto)", argv))
         params.update(s3_endpoint=f"http://127.0.0.1:{port}", s3_embedded=True)
         seed_bucket(params)

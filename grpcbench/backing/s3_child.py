@@ -1,15 +1,14 @@
 """Entry point of the embedded S3: moto's server on 127.0.0.1, a free port.
 
-Prints ``READY <port>`` once it listens; stops on SIGTERM.
+Prints ``READY {"port": N}`` once it listens; stops on SIGTERM.
 """
 
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 
-from grpcbench.childproc import setup_child
+from grpcbench.childproc import announce_ready, setup_child
 
 
 def main() -> None:
@@ -20,8 +19,7 @@ def main() -> None:
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    sys.stdout.write(f"READY {server.get_host_and_port()[1]}\n")
-    sys.stdout.flush()
+    announce_ready(server.get_host_and_port()[1])
     stop.wait()
     server.stop()
 

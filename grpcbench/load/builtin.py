@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from functools import reduce
+from typing import Any
 
 from grpcbench.errors import DriverError
-from grpcbench.load.driver import MEASUREMENT_STARTED, ProgressCallback
+from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.subprocs import start_python_module
 
@@ -65,7 +67,7 @@ class BuiltinDriver:
         done = [0] * len(parts)
         measuring = [False] * len(parts)
 
-        def on_event(index: int, event: dict) -> None:
+        def on_event(index: int, event: dict[str, Any]) -> None:
             if event["event"] == "measuring":
                 measuring[index] = True
                 if all(measuring):
@@ -74,12 +76,17 @@ class BuiltinDriver:
                 done[index] = event["done"]
                 progress(sum(done))
 
+        def events_of(index: int) -> Callable[[dict[str, Any]], None]:
+            return lambda event: on_event(index, event)
+
         results = await asyncio.gather(
-            *(self._run_one(part, lambda e, i=i: on_event(i, e)) for i, part in enumerate(parts))
+            *(self._run_one(part, events_of(i)) for i, part in enumerate(parts))
         )
         return cap_cpu_budget(reduce(LoadResult.merge, results), spec.cpus)
 
-    async def _run_one(self, spec: LoadSpec, on_event) -> LoadResult:  # type: ignore[no-untyped-def]
+    async def _run_one(
+        self, spec: LoadSpec, on_event: Callable[[dict[str, Any]], None]
+    ) -> LoadResult:
         child = await start_python_module("grpcbench.load.generator")
         try:
             assert child.process.stdin and child.process.stdout
@@ -102,3 +109,7 @@ class BuiltinDriver:
         finally:
             with contextlib.suppress(ProcessLookupError):
                 await child.stop()
+
+
+def create(settings: DriverSettings) -> BuiltinDriver:
+    return BuiltinDriver(processes=settings.client_processes)

@@ -1,18 +1,29 @@
-"""The ``LoadDriver`` interface and the driver registry."""
+"""The ``LoadDriver`` interface: a plain ``LoadSpec`` in, a mergeable ``LoadResult`` out.
+
+Only the interface lives here (no driver is imported), so drivers can import it
+without a cycle; ``load.catalogue`` lists the drivers and builds them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
-from grpcbench.errors import UsageError
 from grpcbench.load.model import LoadResult, LoadSpec
-from grpcbench.monitor import ProcessMonitor, ProcessUsage
 
 # Called with the number of measured calls finished so far (for progress bars),
 # and once with -1 when warm-up ends and measurement starts.
 ProgressCallback = Callable[[int], None]
 MEASUREMENT_STARTED = -1
+
+
+@dataclass(frozen=True)
+class DriverSettings:
+    """What a driver needs besides the level itself, chosen once per run."""
+
+    client_processes: int = 1  # built-in generator processes per level
+    ghz: str | None = None  # path to the ghz binary; None = from PATH
 
 
 class LoadDriver(Protocol):
@@ -21,47 +32,3 @@ class LoadDriver(Protocol):
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
         """Drive one level against ``spec.target`` and return what was measured."""
         ...
-
-
-async def run_monitored(
-    driver: LoadDriver,
-    spec: LoadSpec,
-    server_pid: int | None,
-    on_progress: Callable[[int], None] = lambda done: None,
-) -> tuple[LoadResult, ProcessUsage | None]:
-    """Drive one level and measure the server over its measured phase only.
-
-    The monitor starts when the driver reports MEASUREMENT_STARTED (warm-up
-    excluded) and stops when the driver returns; without a pid there is no
-    server to measure (``--target`` without ``--target-pid``).
-    """
-    monitor = ProcessMonitor(server_pid) if server_pid else None
-    measuring = False
-
-    def progress(done: int) -> None:
-        nonlocal measuring
-        if done == MEASUREMENT_STARTED:
-            measuring = True
-            if monitor:
-                monitor.start()
-        else:
-            on_progress(done)
-
-    load = await driver.run(spec, progress)
-    return load, monitor.stop() if monitor and measuring else None
-
-
-def make_driver(name: str, client_processes: int = 1, ghz: str | None = None) -> LoadDriver:
-    if name == "builtin":
-        from grpcbench.load.builtin import BuiltinDriver
-
-        return BuiltinDriver(processes=client_processes)
-    if name == "ghz":
-        from grpcbench.load.ghz import GhzDriver
-
-        return GhzDriver(ghz)
-    if name == "fake":
-        from grpcbench.load.fake import FakeDriver
-
-        return FakeDriver()
-    raise UsageError(f"unknown load driver {name!r} (known drivers: builtin, ghz, fake)")

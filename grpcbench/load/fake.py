@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from grpcbench.load.driver import MEASUREMENT_STARTED, ProgressCallback
+from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.stats.histogram import LatencyRecorder
 
@@ -40,3 +40,7 @@ class FakeDriver:
             wall_s=recorder.total_us / 1e6 / spec.concurrency,
             client_cpu_s=0.0,
         )
+
+
+def create(settings: DriverSettings) -> FakeDriver:
+    return FakeDriver()

@@ -21,12 +21,12 @@ import json
 import os
 import resource
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from grpcbench.errors import DriverError, UsageError
-from grpcbench.load.driver import MEASUREMENT_STARTED, ProgressCallback
+from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.resources import protos_dir
 from grpcbench.services.registry import load_service
@@ -47,7 +47,8 @@ def find_ghz(explicit: str | None = None) -> str:
     if explicit:
         path = Path(explicit)
         if path.is_file() and os.access(path, os.X_OK):
-            return str(path)
+            # Absolute: Path("./ghz") is "ghz", which exec would look up on PATH.
+            return str(path.resolve())
         raise UsageError(f"--ghz {explicit}: not an executable file")
     found = shutil.which("ghz")
     if not found:
@@ -135,6 +136,11 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def check_workload(service: str, workload_params: Mapping[str, Any]) -> None:
+    """ghz cannot run every workload (e.g. a paging loop): the service says which."""
+    load_service(service).ghz_call_and_data(workload_params)
+
+
 class GhzDriver:
     name = "ghz"
 
@@ -192,3 +198,7 @@ class GhzDriver:
         result = parse_ghz_report(report, spec, cpu_s)
         progress(result.count)
         return result
+
+
+def create(settings: DriverSettings) -> GhzDriver:
+    return GhzDriver(settings.ghz)

@@ -11,6 +11,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from grpcbench import defaults
+from grpcbench.parsing import parse_duration
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
 
 # A generator that used this share of its CPU budget (wall time x cores it
@@ -30,13 +32,13 @@ class LoadSpec:
     duration_s: float = 0.0  # measured duration; 0 when the level is count-based
     warmup_requests: int = 0
     warmup_s: float = 0.0
-    timeout_s: float = 20.0  # per-call deadline
+    timeout_s: float = parse_duration(defaults.TIMEOUT, "timeout")  # per-call deadline
     connections: int = 1  # pool size (0 with connection_mode "per-request")
     connection_mode: str = "pool"  # "pool" or "per-request"
     pool_policy: str = "round-robin"  # or "least-busy"
     rate: float = 0.0  # calls/s on a timetable (open loop); 0 = closed loop
     arrivals: str = "uniform"  # or "poisson"
-    max_level_s: float = 300.0  # hard cap on a level's measured phase
+    max_level_s: float = parse_duration(defaults.MAX_LEVEL, "max level")  # cap on measuring
     workload_params: dict[str, Any] = field(default_factory=dict)
     cpus: tuple[int, ...] = ()
 
@@ -76,7 +78,7 @@ class StreamSummary:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StreamSummary:
-        return cls(**{**data, "first_message": LatencySummary(**data["first_message"])})
+        return cls(**{**data, "first_message": LatencySummary.from_json(data["first_message"])})
 
 
 def _merge_optional(a: LatencySummary | None, b: LatencySummary | None) -> LatencySummary | None:
@@ -181,7 +183,7 @@ class LoadResult:
         data = dict(data)
         for name in _SUMMARY_FIELDS:
             if data.get(name) is not None:
-                data[name] = LatencySummary(**data[name])
+                data[name] = LatencySummary.from_json(data[name])
         if data.get("stream") is not None:
             data["stream"] = StreamSummary.from_json(data["stream"])
         return cls(**data)

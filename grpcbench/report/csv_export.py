@@ -1,4 +1,9 @@
-"""CSV exporter: one row per (level, server, driver) with raw numbers, for spreadsheets."""
+"""CSV exporter: one row per measured level (target, driver, level, repeat), raw numbers.
+
+It does not use the table model: tables show formatted means over repeats,
+while a spreadsheet wants every repeat's raw figures and every dimension that
+tells two rows of a sweep apart (rate, channels, connections, variant, repeat).
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,22 @@ import csv
 from pathlib import Path
 
 from grpcbench.report.figures import PERCENTILES
-from grpcbench.results import LevelResult
+from grpcbench.results import LevelResult, RunRecord
 
 FIELDS = [
-    "scenario", "server", "driver", "concurrency", "count", "ok", "errors", "total_s",
-    "slowest_ms", "fastest_ms", "average_ms", *[f"{name}_ms" for name, _ in PERCENTILES],
+    "scenario", "server", "driver", "concurrency", "rate", "channels", "connection", "variant",
+    "repeat", "count", "ok", "errors", "total_s", "slowest_ms", "fastest_ms", "average_ms",
+    *[f"{name}_ms" for name, _ in PERCENTILES],
     "rps", "server_cpu_s", "server_peak_rss_bytes", "client_cpu_s", "client_saturated",
 ]  # fmt: skip
 
 
 def level_row(level: LevelResult) -> list[object]:
     load, latency, usage = level.load, level.load.latency, level.server_usage
+    plan = level.plan
     return [
-        level.scenario, level.server, level.driver, level.concurrency, load.count, load.ok,
+        level.scenario, level.server, level.driver, plan.concurrency, plan.rate or "",
+        plan.channels or "", plan.connection, plan.variant, level.repeat, load.count, load.ok,
         ";".join(f"{k}={v}" for k, v in sorted(load.statuses.items()) if k != "OK"),
         round(load.wall_s, 6), latency.max_us / 1000, latency.min_us / 1000,
         round(latency.mean_us / 1000, 3),
@@ -29,9 +37,9 @@ def level_row(level: LevelResult) -> list[object]:
     ]  # fmt: skip
 
 
-def write_csv(levels: list[LevelResult], path: Path) -> None:
+def write_csv(record: RunRecord, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(FIELDS)
-        writer.writerows(level_row(level) for level in levels)
+        writer.writerows(level_row(level) for level in record.levels)

@@ -62,13 +62,13 @@ def run_to_html(record: RunRecord, charts: list[Chart]) -> str:
         "status": record.status + (f" ({record.error})" if record.error else ""),
         "started": record.started_at,
         "finished": record.finished_at or "-",
-        "scenario": (options.get("scenario") or {}).get("name", "-"),
+        "scenario": options.scenario or "-",
         "python": meta.get("python", "-"),
         "packages": ", ".join(f"{k} {v}" for k, v in (meta.get("packages") or {}).items() if v),
         "machine": (
             f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')}), {meta.get('platform')}"
         ),
-        "placement": str(options.get("placement", "-")),
+        "placement": options.placement.describe(),
         "command": " ".join(meta.get("argv") or []),
     }
     facts_html = "".join(
@@ -79,7 +79,7 @@ def run_to_html(record: RunRecord, charts: list[Chart]) -> str:
     charts_html = "".join(
         f'<div class="chart" title="{html.escape(c.title)}">{_svg(c)}</div>' for c in charts
     )
-    failures = "".join(f"<li>{html.escape(f)}</li>" for f in record.level_errors)
+    failures = "".join(f"<li>{html.escape(e.describe())}</li>" for e in record.level_errors)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>grpcbench report</title>
 <style>{STYLE}</style><script>{CHECK_SCRIPT}</script></head>

@@ -17,22 +17,16 @@ def table_to_markdown(table: ComparisonTable) -> str:
 
 
 def run_to_markdown(record: RunRecord) -> str:
-    meta, options = record.metadata, record.options
-    placement = options.get("placement") or {}
-    size = (
-        f"{options.get('requests')} calls" if options.get("requests") else
-        f"{options.get('duration_s')} s"
-    )  # fmt: skip
+    meta, load = record.metadata, record.options.load
     lines = [
         f"# grpcbench results ({record.status})",
         "",
         f"- started {record.started_at}, python {meta.get('python')}, "
         f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')})",
         f"- packages: {', '.join(f'{k} {v}' for k, v in meta.get('packages', {}).items() if v)}",
-        f"- {size} per level after a warm-up of {options.get('warmup_requests') or 0} calls"
-        f" / {options.get('warmup_s') or 0} s, deadline {options.get('timeout_s')} s;"
-        f" server CPUs {placement.get('server_cpus') or 'any'},"
-        f" generator CPUs {placement.get('client_cpus') or 'any'}",
+        f"- {load.describe()} per level after a warm-up of {load.warmup_requests} calls"
+        f" / {load.warmup_s:g} s, deadline {load.timeout_s:g} s;"
+        f" {record.options.placement.describe()}",
         "",
         "",
     ]

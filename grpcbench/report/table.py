@@ -1,4 +1,4 @@
-"""The comparison table model shared by every exporter (console, markdown, CSV).
+"""The comparison table model shared by the console, markdown and HTML exporters.
 
 One table per scenario and level, servers (and drivers) side by side, rows in
 the seed's order plus percentiles and resource use. A column holds every
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from grpcbench.load.catalogue import DRIVERS
 from grpcbench.load.model import SATURATION_THRESHOLD, StreamSummary
 from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
 from grpcbench.report.figures import mean as _mean
@@ -231,8 +232,6 @@ def _level_notes(level: LevelResult, label: str) -> list[str]:
         notes.append(
             f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
         )
-    if level.driver == "fake":
-        notes.append(f"{label}: synthetic figures from the fake driver, not measurements.")
     if load.count and load.ok < load.count:
         notes.append(f"{WARNING} {label}: {load.count - load.ok} of {load.count} calls failed.")
     return notes
@@ -262,16 +261,11 @@ def _notes(columns: list[Column], labels: list[str]) -> list[str]:
                     notes.append(note)
         notes += _stability_notes(column, label)
     notes += _driver_comparisons(columns)
-    if any(column[0].driver == "ghz" for column in columns):
-        notes.append(GHZ_RULES)
+    for driver in dict.fromkeys(column[0].driver for column in columns):
+        info = DRIVERS.get(driver)
+        if info and info.note:
+            notes.append(info.note)
     return notes
-
-
-GHZ_RULES = (
-    "ghz columns: latencies of every call, failed ones included (grpcbench passes --count-errors"
-    " and reads ghz's per-call records, like the built-in driver); neither driver corrects for"
-    " coordinated omission (both are closed loops)."
-)
 
 
 def _ratio(value: float, reference: float) -> str:

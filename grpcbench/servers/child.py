@@ -13,16 +13,12 @@ import json
 import sys
 from typing import Any
 
-from grpcbench.childproc import setup_child
+from grpcbench.childproc import announce_ready, setup_child
 
-READY_PREFIX = "READY "
 # Seconds in-flight RPCs get to finish after SIGTERM.
 STOP_GRACE_SECONDS = 2.0
 
-
-def announce_ready(port: int) -> None:
-    sys.stdout.write(READY_PREFIX + json.dumps({"port": port}) + "\n")
-    sys.stdout.flush()
+__all__ = ["announce_ready", "bind_error", "main"]
 
 
 def bind_error(host: str, port: int, error: BaseException) -> SystemExit:

@@ -47,12 +47,3 @@ KINDS: dict[str, ServerKindInfo] = {
         ),
     )
 }
-
-DEFAULT_SERVERS: tuple[str, ...] = (
-    "grpcio:workers=1",
-    "grpcio:workers=10",
-    "grpclib",
-    "grpclib+uvloop",
-    "grpcio-aio",
-    "grpcio-aio+uvloop",
-)

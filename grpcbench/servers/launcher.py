@@ -17,8 +17,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from grpcbench.childproc import parse_ready_line
 from grpcbench.errors import ServerStartError, UsageError
-from grpcbench.servers.child import READY_PREFIX
 from grpcbench.servers.spec import ServerSpec
 from grpcbench.subprocs import Child, start_python_module
 
@@ -76,12 +76,13 @@ async def start_server(
             raise _start_failure(
                 spec, child, f"did not bind within {READY_TIMEOUT_S:.0f}s"
             ) from None
-        if not line.startswith(READY_PREFIX.encode()):
+        bound = parse_ready_line(line)
+        if bound is None:
             code = await child.process.wait()
             if port and code == 3:
                 raise ServerStartError(f"port {port} on {HOST} is in use (server {spec.label})")
             raise _start_failure(spec, child, f"exited during start-up (exit code {code})")
-        server = RunningServer(spec, child, json.loads(line[len(READY_PREFIX) :])["port"])
+        server = RunningServer(spec, child, bound)
         await wait_until_serving(server.address, deadline, child)
         return server
     except BaseException:
@@ -108,7 +109,7 @@ async def wait_until_serving(address: str, deadline: float, child: Child | None 
             except grpc.aio.AioRpcError as error:
                 last_error = f"{error.code().name}: {error.details()}"
             await asyncio.sleep(0.05)
-    raise UsageError(f"server at {address} did not report SERVING in time ({last_error})")
+    raise ServerStartError(f"server at {address} did not report SERVING in time ({last_error})")
 
 
 async def check_reachable(address: str, timeout_s: float = 5.0) -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from grpcbench.services.params import Params
+
 
 @dataclass(frozen=True)
 class CallStats:
@@ -109,3 +111,8 @@ class ServiceDefinition:
     # Called before each level with (server params, workload params,
     # concurrency); raises UsageError when the level cannot run (e.g. memory).
     check_level: Callable[[Mapping[str, Any], Mapping[str, Any], int], None] | None = None
+    # The parameters the servicers and the workload read (name -> kind, limits,
+    # help): scenario files and --server-param/--workload-param are checked
+    # against them. None = not declared (anything passes, for older plugins).
+    server_params: Params | None = None
+    workload_params: Params | None = None

@@ -14,6 +14,7 @@ from grpclib.server import Stream
 
 from grpcbench.proto import helloworld_grpc, helloworld_pb2, helloworld_pb2_grpc
 from grpcbench.services.base import CallFunction, ServiceDefinition
+from grpcbench.services.params import Param
 
 
 def greeting(name: str) -> str:
@@ -35,7 +36,7 @@ class GrpcioGreeter(helloworld_pb2_grpc.GreeterServicer):
 class AioGreeter(helloworld_pb2_grpc.GreeterServicer):
     """grpc.aio: a coroutine on the server's event loop."""
 
-    async def SayHello(  # type: ignore[override]
+    async def SayHello(
         self, request: helloworld_pb2.HelloRequest, context: grpc.aio.ServicerContext
     ) -> helloworld_pb2.HelloReply:
         return helloworld_pb2.HelloReply(message=greeting(request.name))
@@ -97,4 +98,6 @@ SERVICE = ServiceDefinition(
     register_aio=_register_aio,
     grpclib_handlers=_grpclib_handlers,
     workload=SayHelloWorkload,
+    server_params={},
+    workload_params={"name": Param(str, "the HelloRequest's name")},
 )

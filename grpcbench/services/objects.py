@@ -29,6 +29,7 @@ from grpclib.server import Stream
 
 from grpcbench.proto import objects_grpc, objects_pb2, objects_pb2_grpc
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
+from grpcbench.services.params import Param
 
 DEFAULT_POOL_SIZE = 100
 
@@ -197,16 +198,16 @@ class AioObjects(objects_pb2_grpc.ObjectStoreServicer):
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.backends = AsyncBackends(params)
 
-    async def ListObjects(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+    async def ListObjects(self, request: Any, context: Any) -> Any:
         return objects_pb2.ListObjectsResponse(
             objects=[info async for info in self.backends.list_objects(request)]
         )
 
-    async def StreamObjects(self, request: Any, context: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+    async def StreamObjects(self, request: Any, context: Any) -> AsyncIterator[Any]:
         async for info in self.backends.list_objects(request):
             yield info
 
-    async def SaveObjects(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+    async def SaveObjects(self, request: Any, context: Any) -> Any:
         infos = [info async for info in self.backends.list_objects(request)]
         return objects_pb2.SaveObjectsResponse(saved=await self.backends.save_objects(infos))
 
@@ -335,4 +336,18 @@ SERVICE = ServiceDefinition(
     workload_context=lambda params: (
         {"objects": int(params.get("objects", 893))} if params.get("s3_embedded") else {}
     ),
+    server_params={
+        "objects": Param(int, "objects seeded into the embedded S3 bucket", minimum=0),
+        "pool_size": Param(int, "S3 and MongoDB connection pools per server process", minimum=1),
+        "io_delay_ms": Param(float, "simulated upstream round trip before each S3 call", minimum=0),
+        "needs_mongo": Param(bool, "the scenario saves into MongoDB"),
+        "s3_endpoint": Param(str, "an S3 (or MinIO) URL instead of the embedded moto"),
+        "s3_bucket": Param(str, "the bucket at s3_endpoint"),
+        "mongo_uri": Param(str, "a MongoDB URI instead of the embedded mongo-java-server"),
+        "mongo_driver": Param(str, "the async servers' MongoDB driver", ("pymongo", "motor")),
+    },
+    workload_params={
+        "mode": Param(str, "what a call does", ("list", "stream", "save")),
+        "prefix": Param(str, "list the objects under this prefix"),
+    },
 )

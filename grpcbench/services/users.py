@@ -34,6 +34,7 @@ from grpclib.server import Stream
 from grpcbench.errors import UsageError
 from grpcbench.proto import users_grpc, users_pb2, users_pb2_grpc
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
+from grpcbench.services.params import Param
 
 DEFAULT_USERS = 110_000
 NAME_ALPHABET = "abcdef"
@@ -195,13 +196,13 @@ class AioUsers(users_pb2_grpc.UsersServicer):
         self.store = store
         self.pool = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="page")
 
-    async def ListUsers(  # type: ignore[override]
+    async def ListUsers(
         self, request: users_pb2.ListUsersRequest, context: grpc.aio.ServicerContext
     ) -> users_pb2.ListUsersResponse:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.pool, list_page, self.store, request)
 
-    async def StreamUsers(  # type: ignore[override]
+    async def StreamUsers(
         self, request: users_pb2.StreamUsersRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[users_pb2.StreamUsersResponse]:
         first = True
@@ -380,4 +381,11 @@ SERVICE = ServiceDefinition(
     workload=workload,
     ghz_request=ghz_request,
     prepare=prepare,
+    server_params={"users": Param(int, "rows in the users table", minimum=1)},
+    workload_params={
+        "keyword": Param(str, "fetch the users whose name contains it"),
+        "page_size": Param(int, "users per page (and per stream message)", minimum=1),
+        "mode": Param(str, "unary pagination or one server stream", ("paginate", "stream")),
+        "fetch_concurrency": Param(int, "pages the streaming server fetches at once", minimum=1),
+    },
 )

@@ -30,6 +30,7 @@ from grpclib.server import Stream
 from grpcbench.errors import UsageError
 from grpcbench.proto import watch_grpc, watch_pb2
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
+from grpcbench.services.params import Param
 
 VALUE_SIZES = {"small": 500, "medium": 5_000, "large": 50_000}
 DEFAULT_PAIRS = 1000
@@ -80,8 +81,10 @@ class FolderCache:
 
     def watch(self, request: watch_pb2.WatchRequest) -> watch_pb2.WatchResponse | bytes:
         if request.cache == SERIALIZED:
-            return self.mono[request.folder]
-        return self.mono_message(request.folder)
+            serialized: bytes = self.mono[request.folder]
+            return serialized
+        message: watch_pb2.WatchResponse = self.mono_message(request.folder)
+        return message
 
     def watch_separated(
         self, request: watch_pb2.WatchRequest
@@ -167,7 +170,7 @@ class GrpclibWatch(watch_grpc.StreamBenchBase):
         self.cache = cache
 
     async def _request(self, stream: Stream[Any, Any]) -> watch_pb2.WatchRequest:
-        request = await stream.recv_message()
+        request: watch_pb2.WatchRequest | None = await stream.recv_message()
         assert request is not None
         if request.folder not in self.cache.objects:
             raise GRPCError(Status.NOT_FOUND, f"no folder {request.folder!r}")
@@ -274,4 +277,13 @@ SERVICE = ServiceDefinition(
     workload=WatchWorkload,
     ghz_request=ghz_request,
     check_level=check_level,
+    server_params={
+        "pairs": Param(int, "key-value pairs per folder", minimum=1),
+        "folders": Param(list, "folders to build (small, medium, large)"),
+    },
+    workload_params={
+        "message": Param(str, "one big message or one per pair", ("mono", "separated")),
+        "folder": Param(str, "the folder to watch", ("small", "medium", "large")),
+        "cache": Param(str, "per-call objects or pre-serialized", ("objects", "serialized")),
+    },
 )

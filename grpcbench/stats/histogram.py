@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
@@ -70,6 +71,22 @@ class LatencySummary:
     min_us: int = 0
     max_us: int = 0
     encoded: str = field(default="", repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LatencySummary:
+        """From a results file; the histogram is decoded now, so a corrupt one fails here."""
+        summary = cls(
+            count=int(data["count"]),
+            total_us=int(data["total_us"]),
+            min_us=int(data["min_us"]),
+            max_us=int(data["max_us"]),
+            encoded=str(data.get("encoded", "")),
+        )
+        try:
+            summary._hdr  # noqa: B018 - decoding is the check
+        except Exception as error:  # base64, zlib or HdrHistogram's own errors
+            raise ValueError(f"corrupt latency histogram ({error})") from None
+        return summary
 
     @cached_property
     def _hdr(self) -> HdrHistogram:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from grpcbench.load.model import LoadResult
 from grpcbench.monitor import ProcessUsage
+from grpcbench.plan import LevelPlan
 from grpcbench.results import LevelResult
 from grpcbench.stats.histogram import LatencyRecorder
 
@@ -43,8 +44,7 @@ def level(
     return LevelResult(
         scenario="hello",
         server=server,
-        driver=driver,
-        concurrency=concurrency,
+        plan=LevelPlan(concurrency),
         load=load_result(
             latencies_us,
             statuses or {"OK": 4},

@@ -1,0 +1,222 @@
+"""What each ``grpcbench`` command does, once its options are parsed.
+
+``cli`` only turns command-line options into arguments and calls one function
+here. Expected failures raise ``UsageError`` (the CLI prints one line and
+exits with its code); a function returns the exit code of a run that ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import tempfile
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from rich.console import Console
+from rich.markup import escape
+
+from grpcbench.errors import UsageError
+from grpcbench.options import RunArgs, build_run_options
+
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 143  # SIGTERM
+EXIT_REGRESSION = 1  # compare --fail-on found a regression
+
+
+@dataclass
+class Consoles:
+    """Tables and results go to ``out``; progress, messages and errors to ``err``."""
+
+    out: Console
+    err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
+
+
+class _SigtermAsInterrupt:
+    """SIGTERM stops a run like Ctrl-C (children stopped, results kept), then exits 143."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self._previous: object = None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        signal.raise_signal(signal.SIGINT)
+
+    def __enter__(self) -> _SigtermAsInterrupt:
+        self._previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGTERM, self._previous)  # type: ignore[arg-type]
+
+
+def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
+    """``grpcbench run``: build and check every option, run, print and write the results."""
+    from grpcbench.console_events import ConsoleEvents
+    from grpcbench.report.console import print_tables
+    from grpcbench.runner import Runner
+
+    options = build_run_options(args)
+    err = consoles.err
+    events = ConsoleEvents(err)
+    runner = Runner(options, events)
+    levels = ", ".join(plan.describe() for plan in options.levels)
+    err.print(
+        f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
+        f" server(s) x {levels}; {options.load.describe()} per level"
+        + (f", {options.repeat} repeats" if options.repeat > 1 else "")
+        + f"; {options.placement.describe()}",
+        highlight=False,
+    )
+    error: UsageError | None = None
+    interrupted = False
+    with _SigtermAsInterrupt() as sigterm:
+        try:
+            with events:
+                asyncio.run(runner.run())
+        except KeyboardInterrupt:
+            interrupted = True
+        except UsageError as caught:
+            error = caught
+    print_tables(consoles.out, runner.record.levels)
+    if runner.record.levels:
+        for path in runner.exports.at_end(runner.record):
+            err.print(f"wrote {path}", highlight=False)
+    if interrupted:
+        err.print("[yellow]interrupted[/]: all child processes stopped; partial results kept.")
+        return EXIT_TERMINATED if sigterm.received else EXIT_INTERRUPTED
+    if error:
+        raise error
+    return 0
+
+
+def serve(spec_text: str, scenario: str, port: int, cpus: str | None, consoles: Consoles) -> int:
+    """``grpcbench serve``: one server in the foreground until Ctrl-C."""
+    from grpcbench.parsing import parse_cpu_set
+    from grpcbench.scenario import load_scenario
+    from grpcbench.servers.launcher import start_server
+    from grpcbench.servers.spec import parse_server_spec
+    from grpcbench.services.registry import load_service
+
+    chosen = load_scenario(scenario)
+    spec = parse_server_spec(spec_text)
+    pinned = parse_cpu_set(cpus, "--cpus") if cpus else ()
+    service = load_service(chosen.service)
+
+    async def serve_forever(params: dict[str, object]) -> None:
+        server = await start_server(spec, chosen.service, params, cpus=pinned, port=port)
+        try:
+            consoles.out.print(
+                f"{server.spec.label} serving {chosen.name} on {server.address} (pid {server.pid})"
+            )
+            consoles.out.print(f"try: grpcurl -plaintext {server.address} list")
+            await server.child.process.wait()
+            raise UsageError(f"server exited with code {server.child.process.returncode}")
+        finally:
+            await server.stop()
+
+    try:
+        with ExitStack() as stack:
+            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
+            params = dict(chosen.server_params)
+            if service.prepare:
+                params = service.prepare(params, Path(workdir), stack)
+            asyncio.run(serve_forever(params))
+    except KeyboardInterrupt:
+        consoles.err.print("stopped")
+    return 0
+
+
+def show(results: Path, markdown: bool, consoles: Consoles) -> int:
+    """``grpcbench show``: saved results as tables (or markdown), nothing run."""
+    from grpcbench.report.console import print_tables
+    from grpcbench.report.markdown import run_to_markdown
+    from grpcbench.results import load_run
+
+    record = load_run(results)
+    if markdown:
+        consoles.out.out(run_to_markdown(record), highlight=False)
+        return 0
+    consoles.err.print(f"{results}: {record.status}, started {record.started_at}", highlight=False)
+    print_tables(consoles.out, record.levels)
+    for failure in record.level_errors:
+        consoles.err.print(f"[yellow]not measured:[/] {escape(failure.describe())}")
+    return 0
+
+
+def compare(baseline: Path, contender: Path, fail_on: str | None, consoles: Consoles) -> int:
+    """``grpcbench compare``: B / A per figure with its significance; 1 on a regression."""
+    from grpcbench.compare import compare_runs, parse_fail_on, regressions
+    from grpcbench.results import load_run
+
+    thresholds = parse_fail_on(fail_on) if fail_on else []
+    differences = compare_runs(load_run(baseline), load_run(contender))
+    for difference in differences:
+        consoles.out.print(escape(difference.describe()), highlight=False, soft_wrap=True)
+    failed = regressions(differences, thresholds)
+    for line in failed:
+        consoles.err.print(f"[red]regression:[/] {escape(line)}")
+    return EXIT_REGRESSION if failed else 0
+
+
+def report(
+    results: Path, html_path: Path | None, png: Path | None, svg: Path | None, consoles: Consoles
+) -> int:
+    """``grpcbench report``: charts and an offline HTML report from saved results."""
+    from grpcbench.report.charts import render_charts, require_matplotlib, write_images
+    from grpcbench.report.exporters import check_writable
+    from grpcbench.report.html import write_html
+    from grpcbench.results import load_run
+
+    if not (html_path or png or svg):
+        raise UsageError("nothing to write: give --html FILE, --png DIR and/or --svg DIR")
+    require_matplotlib()
+    if html_path:
+        check_writable("--html", html_path)
+    record = load_run(results)
+    charts = render_charts(record)
+    if html_path:
+        write_html(record, html_path, charts)
+        consoles.err.print(f"wrote {html_path}", highlight=False)
+    for directory, fmt in ((png, "png"), (svg, "svg")):
+        if directory:
+            written = write_images(charts, directory, [fmt])
+            consoles.err.print(
+                f"wrote {len(written)} {fmt.upper()} charts to {directory}", highlight=False
+            )
+    return 0
+
+
+def list_servers(consoles: Consoles) -> int:
+    from grpcbench import defaults
+    from grpcbench.servers.kinds import KINDS
+
+    for info in KINDS.values():
+        options = ",".join(f"{k}={v}" for k, v in info.default_options)
+        modifiers = "[+uvloop]" if info.supports_uvloop else ""
+        syntax = f"{info.name}{modifiers}" + (f"[:{options}]" if options else "")
+        consoles.out.print(f"[bold]{syntax}[/]  {info.description}", highlight=False)
+    consoles.out.print(f"default set: {' '.join(defaults.SERVERS)}", highlight=False)
+    return 0
+
+
+def list_scenarios(as_json: bool, consoles: Consoles) -> int:
+    from grpcbench.scenario import load_scenario, scenario_files
+
+    found = {name: load_scenario(str(path)) for name, path in scenario_files().items()}
+    if as_json:
+        consoles.out.print_json(
+            json.dumps(
+                {n: {"description": s.description, "path": s.path} for n, s in found.items()}
+            )
+        )
+        return 0
+    for name, chosen in found.items():
+        consoles.out.print(
+            f"[bold]{name}[/]  {chosen.description}  ({chosen.path})", highlight=False
+        )
+    return 0

@@ -1,0 +1,30 @@
+"""Every default of a run, declared once.
+
+The command line shows these in its help, the scenario files fall back to
+them, and the frozen option objects use them: one number, one place.
+"""
+
+from __future__ import annotations
+
+SCENARIO = "hello"
+# The server kinds a scenario compares when it names none.
+SERVERS: tuple[str, ...] = (
+    "grpcio:workers=1",
+    "grpcio:workers=10",
+    "grpclib",
+    "grpclib+uvloop",
+    "grpcio-aio",
+    "grpcio-aio+uvloop",
+)
+CONCURRENCY: tuple[int, ...] = (2, 10, 25, 50)
+REQUESTS = 2000  # measured calls per level (a scenario file may set its own)
+WARMUP = "200"  # discarded calls (or a time, "2s") before each level
+TIMEOUT = "20s"  # per-call deadline
+MAX_LEVEL = "300s"  # hard limit of one level's measured phase
+LOAD = "builtin"  # load driver(s)
+CONNECTIONS = "auto"  # client connection strategy
+ARRIVALS = "uniform"  # open-loop arrival process
+MAX_IN_FLIGHT = 1000  # open loop: most calls in flight at once
+CLIENT_PROCESSES = "auto"  # built-in generator processes per level
+REPEAT = 1
+PORT = 0  # 0 = any free port

@@ -1,0 +1,102 @@
+"""One level, measured: shared by the CLI runner, the pytest plugin and the benchmarks.
+
+``load_spec`` is the one place that turns load settings, a level plan and a
+target into the plain ``LoadSpec`` a driver runs; ``measure_level`` drives it
+and measures the target's process over the measured phase only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
+from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.monitor import ProcessMonitor, ProcessUsage
+from grpcbench.plan import LevelPlan, LoadSettings
+from grpcbench.results import LevelResult, now_iso
+from grpcbench.targets.base import Target
+
+
+def load_spec(
+    settings: LoadSettings,
+    plan: LevelPlan,
+    address: str,
+    service: str,
+    workload_params: Mapping[str, Any],
+) -> LoadSpec:
+    strategy = settings.connections
+    return LoadSpec(
+        target=address,
+        service=service,
+        concurrency=plan.concurrency,
+        requests=settings.requests,
+        duration_s=settings.duration_s,
+        warmup_requests=settings.warmup_requests,
+        warmup_s=settings.warmup_s,
+        timeout_s=settings.timeout_s,
+        connections=settings.connections_for(plan),
+        connection_mode="per-request" if strategy.mode == "per-request" else "pool",
+        pool_policy=strategy.policy,
+        rate=plan.rate,
+        arrivals=settings.arrivals,
+        max_level_s=settings.max_level_s,
+        workload_params=dict(workload_params),
+        cpus=settings.client_cpus,
+    )
+
+
+async def run_monitored(
+    driver: LoadDriver,
+    spec: LoadSpec,
+    server_pid: int | None,
+    on_progress: Callable[[int], None] = lambda done: None,
+) -> tuple[LoadResult, ProcessUsage | None]:
+    """Drive one level and measure the server over its measured phase only.
+
+    The monitor starts when the driver reports MEASUREMENT_STARTED (warm-up
+    excluded) and stops when the driver returns; without a pid there is no
+    server to measure (``--target`` without ``--target-pid``).
+    """
+    monitor = ProcessMonitor(server_pid) if server_pid else None
+    measuring = False
+
+    def progress(done: int) -> None:
+        nonlocal measuring
+        if done == MEASUREMENT_STARTED:
+            measuring = True
+            if monitor:
+                monitor.start()
+        else:
+            on_progress(done)
+
+    load = await driver.run(spec, progress)
+    return load, monitor.stop() if monitor and measuring else None
+
+
+async def measure_level(
+    driver: LoadDriver,
+    target: Target,
+    plan: LevelPlan,
+    settings: LoadSettings,
+    *,
+    scenario: str,
+    service: str,
+    workload_params: Mapping[str, Any],
+    repeat: int = 0,
+    on_progress: Callable[[int], None] = lambda done: None,
+) -> LevelResult:
+    """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs."""
+    spec = load_spec(settings, plan, target.address, service, workload_params)
+    started_at = now_iso()
+    load, usage = await run_monitored(driver, spec, target.pid, on_progress)
+    return LevelResult(
+        scenario=scenario,
+        server=target.label,
+        plan=plan,
+        load=load,
+        server_usage=usage,
+        started_at=started_at,
+        finished_at=now_iso(),
+        repeat=repeat,
+    )

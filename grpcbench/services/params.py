@@ -1,0 +1,77 @@
+"""Parameters a service understands, declared by the service and checked before a run.
+
+The service that reads a parameter owns its name, type and limits, so a typo
+(``concurency``), a misplaced option (``--io-delay-ms`` on hello) or a bad value
+is one clear error before anything starts, instead of being silently ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from grpcbench.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Param:
+    kind: type  # int, float, str, bool or list
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` converted to this parameter's kind, or one clear error."""
+        bad = UsageError(f"bad value {value!r} for {name}: expected {self.describe()}")
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise bad
+        elif self.kind in (int, float):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise bad
+            if self.kind is int and value != int(value):
+                raise bad
+            value = self.kind(value)
+            if self.minimum is not None and value < self.minimum:
+                raise bad
+        elif self.kind is list:
+            if not isinstance(value, list):
+                raise bad
+        else:
+            value = str(value)
+            if self.choices and value not in self.choices:
+                raise bad
+        return value
+
+    def describe(self) -> str:
+        if self.choices:
+            return " or ".join(self.choices)
+        text = {bool: "true or false", int: "an integer", float: "a number", list: "a list"}.get(
+            self.kind, "a string"
+        )
+        return text + (f" >= {self.minimum:g}" if self.minimum is not None else "")
+
+
+Params = Mapping[str, Param]
+
+
+def check_params(
+    owner: str, where: str, declared: Params | None, given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``given`` with each value converted; an unknown name is an error naming the known ones.
+
+    ``declared`` None means the service declares nothing (a third-party service
+    written before declarations existed): everything passes unchanged."""
+    if declared is None:
+        return dict(given)
+    checked = {}
+    for name, value in given.items():
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise UsageError(f"unknown {where} {name!r} of {owner} (known: {known})")
+        try:
+            checked[name] = declared[name].check(name, value)
+        except UsageError as error:
+            raise UsageError(f"{where} of {owner}: {error}") from None
+    return checked

@@ -1,0 +1,30 @@
+"""Target kinds: what a column of the tables measures.
+
+One module per kind, implementing ``TargetPlan`` (what the options hold) and
+``Target`` (what is open while its levels run), plus one line here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from grpcbench.errors import UsageError
+from grpcbench.targets.base import Target, TargetContext, TargetPlan
+
+# kind -> "module:Class" of its TargetPlan, imported only when used.
+TARGET_KINDS: dict[str, str] = {
+    "server": "grpcbench.targets.started:StartedServerPlan",
+    "external": "grpcbench.targets.external:ExternalTargetPlan",
+}
+
+
+def make_target_plan(kind: str, **fields: Any) -> TargetPlan:
+    if kind not in TARGET_KINDS:
+        raise UsageError(f"unknown target kind {kind!r} (known: {', '.join(TARGET_KINDS)})")
+    module_name, _, name = TARGET_KINDS[kind].partition(":")
+    plan: TargetPlan = getattr(importlib.import_module(module_name), name)(**fields)
+    return plan
+
+
+__all__ = ["TARGET_KINDS", "Target", "TargetContext", "TargetPlan", "make_target_plan"]

@@ -1,0 +1,58 @@
+"""What a level measures: a ``Target`` (an address, maybe a pid to watch) and its plan.
+
+The runner only sees these two protocols, so "a server grpcbench started" and
+"a server somebody else runs" (and, later, remote kinds) differ in one module
+each, not in branches of the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from grpcbench import defaults
+
+
+@dataclass(frozen=True)
+class TargetContext:
+    """What the run knows when a target opens (after the service prepared its data)."""
+
+    service: str  # the service's registry name (or module:ATTRIBUTE)
+    server_params: Mapping[str, Any] = field(default_factory=dict)
+    server_cpus: tuple[int, ...] = ()
+    port: int = defaults.PORT
+
+
+class Target(Protocol):
+    """An open target: where to send load, what to measure, whether it still lives."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def address(self) -> str: ...
+
+    @property
+    def pid(self) -> int | None:
+        """The process whose CPU and memory are measured; None = not measured."""
+        ...
+
+    def failure(self) -> str | None:
+        """Why the target can no longer be measured (it died), else None."""
+        ...
+
+
+class TargetPlan(Protocol):
+    """A column of the tables before it runs: opened once per repeat, closed after."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    def open(self, context: TargetContext) -> AbstractAsyncContextManager[Target]:
+        """Start (or reach) the target; it is stopped when the context ends."""
+        ...

@@ -1,0 +1,44 @@
+"""A server somebody else runs (``--target HOST:PORT``, maybe ``--target-pid``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+
+import psutil
+
+from grpcbench.servers.launcher import check_reachable
+from grpcbench.targets.base import Target, TargetContext
+
+
+@dataclass(frozen=True)
+class ExternalTarget:
+    label: str
+    address: str
+    pid: int | None
+
+    def failure(self) -> str | None:
+        """Only a watched process can be seen to die; calls failing say the rest."""
+        if self.pid is not None and not psutil.pid_exists(self.pid):
+            return f"target process {self.pid} is gone"
+        return None
+
+
+@dataclass(frozen=True)
+class ExternalTargetPlan:
+    address: str
+    pid: int | None = None
+    kind: str = "external"
+
+    @property
+    def label(self) -> str:
+        return self.address
+
+    def open(self, context: TargetContext) -> AbstractAsyncContextManager[Target]:
+        return self._open()
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[Target]:
+        await check_reachable(self.address)
+        yield ExternalTarget(self.address, self.address, self.pid)

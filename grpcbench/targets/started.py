@@ -1,0 +1,68 @@
+"""A server grpcbench starts itself: one subprocess per column and repeat, stopped after."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+
+from grpcbench.servers.launcher import RunningServer, start_server
+from grpcbench.servers.spec import ServerSpec
+from grpcbench.services.registry import load_service
+from grpcbench.targets.base import Target, TargetContext
+
+
+@dataclass(frozen=True)
+class StartedServer:
+    server: RunningServer
+
+    @property
+    def label(self) -> str:
+        return self.server.spec.label
+
+    @property
+    def address(self) -> str:
+        return self.server.address
+
+    @property
+    def pid(self) -> int | None:
+        return self.server.pid
+
+    def failure(self) -> str | None:
+        code = self.server.child.process.returncode
+        if code is None:
+            return None
+        tail = self.server.child.stderr_tail()
+        return f"server {self.label} exited (code {code})" + (
+            f"; its stderr:\n{tail}" if tail else ""
+        )
+
+
+@dataclass(frozen=True)
+class StartedServerPlan:
+    spec: ServerSpec
+    kind: str = "server"
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    def open(self, context: TargetContext) -> AbstractAsyncContextManager[Target]:
+        return self._open(context)
+
+    @asynccontextmanager
+    async def _open(self, context: TargetContext) -> AsyncIterator[Target]:
+        service = load_service(context.service)
+        if service.reset:  # every server kind starts from the same data
+            service.reset(context.server_params)
+        server = await start_server(
+            self.spec,
+            context.service,
+            context.server_params,
+            cpus=context.server_cpus,
+            port=context.port,
+        )
+        try:
+            yield StartedServer(server)
+        finally:
+            await server.stop()

@@ -1,0 +1,134 @@
+"""The package's shape: no import cycles, and each registry names modules that exist."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "grpcbench"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        _module_name(path): path
+        for path in PACKAGE.rglob("*.py")
+        if "proto" not in path.relative_to(PACKAGE).parts  # generated stubs
+    }
+
+
+def _resolve(name: str, known: dict[str, Path]) -> str | None:
+    """The grpcbench module an imported name lives in (``a.b.c`` -> ``a.b`` if c is a name)."""
+    while name:
+        if name in known:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> grpcbench modules it imports, at module level *or* inside functions.
+
+    Imports under ``if TYPE_CHECKING:`` do not run, so they are left out."""
+    known = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        tree = ast.parse(path.read_text())
+        skipped = {
+            id(child)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and _is_type_checking(node)
+            for child in ast.walk(node)
+        }
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+            for target in targets:
+                resolved = _resolve(target, known)
+                if resolved and resolved != name:
+                    graph[name].add(resolved)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path (first module repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a"}}) is None
+
+
+def test_the_graph_sees_imports_inside_functions() -> None:
+    graph = import_graph()
+    # commands imports the runner only inside run_benchmark
+    assert "grpcbench.runner" in graph["grpcbench.commands"]
+    assert "grpcbench.load.driver" in graph["grpcbench.load.builtin"]
+
+
+def test_no_import_cycles_in_the_package() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def _reference(text: str) -> object:
+    module, _, attribute = text.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@pytest.mark.parametrize("registry", ["drivers", "exporters", "targets"])
+def test_every_registry_entry_imports(registry: str) -> None:
+    from grpcbench.load.catalogue import DRIVERS
+    from grpcbench.report.exporters import EXPORTERS
+    from grpcbench.targets import TARGET_KINDS
+
+    references = {
+        "drivers": [info.factory for info in DRIVERS.values()]
+        + [info.workload_check for info in DRIVERS.values() if info.workload_check],
+        "exporters": [info.writer for info in EXPORTERS.values()]
+        + [info.requires for info in EXPORTERS.values() if info.requires],
+        "targets": list(TARGET_KINDS.values()),
+    }[registry]
+    for reference in references:
+        assert callable(_reference(reference)), reference
