@@ -22,7 +22,7 @@ from grpcbench.metadata import collect_metadata
 from grpcbench.options import RunOptions
 from grpcbench.plan import LevelPlan
 from grpcbench.report.exporters import Exports
-from grpcbench.results import LevelError, RunRecord
+from grpcbench.results import LevelError, RunRecord, RunStatus
 from grpcbench.services.registry import load_service
 from grpcbench.targets import Target, TargetContext, TargetPlan
 
@@ -95,7 +95,7 @@ class Runner:
         self._finish("complete")
         return self.record
 
-    def _finish(self, status: Any, error: str | None = None) -> None:
+    def _finish(self, status: RunStatus, error: str | None = None) -> None:
         self.record.finish(status, error)
         self.export()
 
