@@ -8,7 +8,6 @@ lifecycle"); Ctrl-C stops all children, keeps the partial results and exits 130.
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,9 +17,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from grpcbench import commands, defaults
+from grpcbench import commands, defaults, interrupts
 from grpcbench.errors import UsageError
 from grpcbench.options import RunArgs
+from grpcbench.secrets import redact
 
 app = typer.Typer(
     add_completion=False,
@@ -45,8 +45,12 @@ def _call(command: Callable[..., int], *args: object) -> None:
     try:
         code = command(*args, commands.Consoles(stdout, stderr))
     except UsageError as error:
-        stderr.print(f"[bold red]grpcbench: error:[/] {escape(str(error))}", highlight=False)
+        message = escape(redact(str(error)))
+        stderr.print(f"[bold red]grpcbench: error:[/] {message}", highlight=False)
         raise typer.Exit(error.exit_code) from None
+    except KeyboardInterrupt:  # before a run started: nothing to stop or keep
+        stderr.print("[yellow]interrupted[/]")
+        raise typer.Exit(interrupts.exit_code()) from None
     raise typer.Exit(code)
 
 
@@ -216,6 +220,13 @@ def run(
     client_cpus: Annotated[
         str | None, typer.Option(help="CPUs for the load generator, e.g. 1.")
     ] = None,
+    start_timeout: Annotated[
+        str | None,
+        typer.Option(
+            help="How long a server may take to start and answer SERVING"
+            f" (default {defaults.START_TIMEOUT})."
+        ),
+    ] = None,
     max_level: Annotated[
         str | None,
         typer.Option(
@@ -235,6 +246,7 @@ def run(
         io_delay_ms=io_delay_ms, target=target, target_pid=target_pid, port=port, output=output,
         markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
         server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
+        start_timeout=start_timeout,
     )  # fmt: skip
     _call(commands.run_benchmark, args)
 
@@ -310,7 +322,9 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
 
 
 def main() -> None:
-    # A shell starts background jobs with SIGINT ignored; restore it so that
-    # SIGINT always means "stop the children (and keep the partial results)".
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    app()
+    interrupts.install()
+    try:
+        app()
+    except KeyboardInterrupt:  # before a run started, or in a command that is not a run
+        stderr.print("[yellow]interrupted[/]")
+        sys.exit(interrupts.exit_code())

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import tempfile
+import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 
 from rich.console import Console
 from rich.markup import escape
 
-from grpcbench.errors import UsageError
+from grpcbench import interrupts
+from grpcbench.errors import InternalError, UsageError
 from grpcbench.options import RunArgs, build_run_options
 
-EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
-EXIT_TERMINATED = 143  # SIGTERM
 EXIT_REGRESSION = 1  # compare --fail-on found a regression
 
 
@@ -33,25 +31,6 @@ class Consoles:
 
     out: Console
     err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
-
-
-class _SigtermAsInterrupt:
-    """SIGTERM stops a run like Ctrl-C (children stopped, results kept), then exits 143."""
-
-    def __init__(self) -> None:
-        self.received = False
-        self._previous: object = None
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.received = True
-        signal.raise_signal(signal.SIGINT)
-
-    def __enter__(self) -> _SigtermAsInterrupt:
-        self._previous = signal.signal(signal.SIGTERM, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGTERM, self._previous)  # type: ignore[arg-type]
 
 
 def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
@@ -74,24 +53,36 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     )
     error: UsageError | None = None
     interrupted = False
-    with _SigtermAsInterrupt() as sigterm:
-        try:
-            with events:
-                asyncio.run(runner.run())
-        except KeyboardInterrupt:
-            interrupted = True
-        except UsageError as caught:
-            error = caught
+    try:
+        with events:
+            asyncio.run(runner.run())
+    except KeyboardInterrupt:
+        interrupted = True
+    except UsageError as caught:
+        error = caught
+    except Exception as bug:  # keep the tables and the results; the traceback goes to a file
+        error = _internal_error(bug)
     print_tables(consoles.out, runner.record.levels)
     if runner.record.levels:
         for path in runner.exports.at_end(runner.record):
             err.print(f"wrote {path}", highlight=False)
     if interrupted:
         err.print("[yellow]interrupted[/]: all child processes stopped; partial results kept.")
-        return EXIT_TERMINATED if sigterm.received else EXIT_INTERRUPTED
+        return interrupts.exit_code()
     if error:
         raise error
     return 0
+
+
+def _internal_error(bug: Exception) -> InternalError:
+    with tempfile.NamedTemporaryFile(
+        "w", prefix="grpcbench-traceback-", suffix=".txt", delete=False
+    ) as handle:
+        traceback.print_exception(bug, file=handle)
+    return InternalError(
+        f"internal error {type(bug).__name__}: {bug} (a bug in grpcbench; the traceback is in"
+        f" {handle.name})"
+    )
 
 
 def serve(spec_text: str, scenario: str, port: int, cpus: str | None, consoles: Consoles) -> int:

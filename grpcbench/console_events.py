@@ -16,6 +16,7 @@ from rich.progress import (
 
 from grpcbench.report.units import format_latency_us
 from grpcbench.results import LevelResult
+from grpcbench.secrets import redact
 
 
 class ConsoleEvents:
@@ -72,4 +73,4 @@ class ConsoleEvents:
         )
 
     def warning(self, message: str) -> None:
-        self.console.print(f"[yellow]warning:[/] {escape(message)}")
+        self.console.print(f"[yellow]warning:[/] {escape(redact(message))}")

@@ -28,3 +28,5 @@ MAX_IN_FLIGHT = 1000  # open loop: most calls in flight at once
 CLIENT_PROCESSES = "auto"  # built-in generator processes per level
 REPEAT = 1
 PORT = 0  # 0 = any free port
+START_TIMEOUT = "30s"  # a server grpcbench starts must be SERVING within this
+START_TIMEOUT_S = 30.0

@@ -20,6 +20,13 @@ class DriverError(UsageError):
     exit_code = 4
 
 
+class InternalError(UsageError):
+    """A bug in grpcbench: the run still ends with its tables and a saved "failed"
+    status, and the traceback goes to a file named in the one-line message."""
+
+    exit_code = 70  # EX_SOFTWARE
+
+
 class ServerStartError(UsageError):
     """A server process died or never became ready; carries its stderr tail."""
 

@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from grpcbench import __version__
+from grpcbench.secrets import redact
 
 PACKAGES = ("grpcio", "grpclib", "uvloop", "protobuf", "hdrhistogram", "psutil", "h2")
 
@@ -41,5 +42,5 @@ def collect_metadata() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "cpu_model": cpu_model(),
         "hostname": platform.node(),
-        "argv": sys.argv,
+        "argv": [redact(arg) for arg in sys.argv],
     }

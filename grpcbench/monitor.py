@@ -113,7 +113,13 @@ class ProcessMonitor:
             self._sampled_peak = max(self._sampled_peak, self._rss())
             await asyncio.sleep(SAMPLE_INTERVAL_S)
 
-    def stop(self) -> ProcessUsage:
+    def stop(self) -> ProcessUsage | None:
+        """The level's usage; None when the server died during it (its CPU is unknown,
+        and a difference of readings would be negative)."""
+        if not self.root.is_running():
+            if self._sampler:
+                self._sampler.cancel()
+            return None
         wall = time.perf_counter() - self._wall_start
         cpu = self._cpu() - self._cpu_start
         if self._sampler:

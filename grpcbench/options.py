@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
@@ -30,6 +32,7 @@ from grpcbench.plan import ARRIVALS, LevelPlan, LoadSettings, Placement
 from grpcbench.report.exporters import Output, outputs_from
 from grpcbench.results import RecordedOptions
 from grpcbench.scenario import Scenario, Variant, load_scenario
+from grpcbench.secrets import redact_all
 from grpcbench.servers.spec import parse_server_specs
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import check_params
@@ -78,6 +81,7 @@ class RunArgs:
     server_cpus: str | None = None
     client_cpus: str | None = None
     max_level: str | None = None
+    start_timeout: str | None = None
 
     def named_server_params(self) -> dict[str, Any]:
         """Server params given through their own options (--io-delay-ms, ...)."""
@@ -103,6 +107,7 @@ class RunOptions:
     outputs: tuple[Output, ...] = ()
     repeat: int = defaults.REPEAT  # every level this many times, in fresh server processes
     port: int = defaults.PORT
+    start_timeout_s: float = defaults.START_TIMEOUT_S
 
     def level_plans(self) -> list[LevelPlan]:
         return list(self.levels)
@@ -131,7 +136,7 @@ class RunOptions:
         return RecordedOptions(
             scenario=self.scenario.name,
             service=self.scenario.service,
-            server_params=dict(self.scenario.server_params),
+            server_params=redact_all(dict(self.scenario.server_params)),
             workload_params=dict(self.scenario.workload_params),
             targets=self.column_labels,
             drivers=self.drivers,
@@ -171,6 +176,9 @@ def build_run_options(args: RunArgs) -> RunOptions:
         ),
         repeat=args.repeat,
         port=args.port,
+        start_timeout_s=parse_duration(
+            args.start_timeout or defaults.START_TIMEOUT, "--start-timeout"
+        ),
     )
     _check_workloads(options, service)
     return options
@@ -282,6 +290,8 @@ def _targets(args: RunArgs, scenario: Scenario) -> tuple[TargetPlan, ...]:
             raise UsageError(
                 "--target benchmarks an existing server; do not combine with --servers"
             )
+        if args.target_pid is not None and not psutil.pid_exists(args.target_pid):
+            raise UsageError(f"--target-pid {args.target_pid}: no such process")
         return (make_target_plan("external", address=args.target, pid=args.target_pid),)
     if args.target_pid:
         raise UsageError("--target-pid needs --target")

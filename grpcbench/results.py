@@ -21,6 +21,7 @@ from grpcbench.load.model import LoadResult
 from grpcbench.monitor import ProcessUsage
 from grpcbench.plan import LevelPlan, LoadSettings, Placement
 from grpcbench.results_format import FORMAT_VERSION, upgrade
+from grpcbench.secrets import redact, redact_all
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 
@@ -105,6 +106,9 @@ class LevelError:
     driver: str
     plan: LevelPlan | None
     message: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", redact(self.message))
 
     def describe(self) -> str:
         where = " ".join(
@@ -225,11 +229,12 @@ class RunRecord:
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
         self.status = status
-        self.error = error
+        self.error = redact(error) if error else error
         self.finished_at = now_iso()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The results file's content; any credential that slipped into a string is masked."""
+        data = {
             "format_version": FORMAT_VERSION,
             "tool": "grpcbench",
             "status": self.status,
@@ -241,6 +246,8 @@ class RunRecord:
             "levels": [level.to_json() for level in self.levels],
             "level_errors": [error.to_json() for error in self.level_errors],
         }
+        masked: dict[str, Any] = redact_all(data)
+        return masked
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:

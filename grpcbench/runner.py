@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from grpcbench.errors import DriverError, UsageError
+from grpcbench.errors import DriverError, ServerStartError, UsageError
 from grpcbench.events import NullEvents, RunEvents
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver
@@ -21,8 +21,9 @@ from grpcbench.measure import measure_level
 from grpcbench.metadata import collect_metadata
 from grpcbench.options import RunOptions
 from grpcbench.plan import LevelPlan
+from grpcbench.preparation import PreparationThread
 from grpcbench.report.exporters import Exports
-from grpcbench.results import LevelError, RunRecord, RunStatus
+from grpcbench.results import LevelError, LevelResult, RunRecord, RunStatus
 from grpcbench.services.registry import load_service
 from grpcbench.targets import Target, TargetContext, TargetPlan
 
@@ -52,25 +53,30 @@ class Runner:
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
             return await self._run(Path(workdir), stack)
 
-    def _prepare(self, workdir: Path, stack: ExitStack) -> None:
+    async def _prepare(self, workdir: Path, stack: ExitStack) -> None:
         """Let the service build its data and backing services once, for every server kind.
 
-        Runs on the main thread on purpose: children started here must not be
-        tied (PR_SET_PDEATHSIG) to a worker thread that may exit first."""
+        In a thread that lives as long as the run (see ``preparation``), so Ctrl-C
+        stops it at once and its children stay tied to a live thread."""
         needs_servers = any(target.kind == "server" for target in self.options.targets)
-        if self.service.prepare and needs_servers:
-            self.server_params = self.service.prepare(self.server_params, workdir, stack)
+        prepare = self.service.prepare
+        if prepare and needs_servers:
+            params = self.server_params
+            thread = PreparationThread(lambda: prepare(params, workdir, stack))
+            stack.callback(thread.release)  # first in, so last out: after the services stop
+            self.server_params = await thread.run()
         if self.service.workload_context:
             self.workload_context = self.service.workload_context(self.server_params)
 
     async def _run(self, workdir: Path, stack: ExitStack) -> RunRecord:
         try:
-            self._prepare(workdir, stack)
+            await self._prepare(workdir, stack)
             context = TargetContext(
                 service=self.options.scenario.service,
                 server_params=self.server_params,
                 server_cpus=self.options.placement.server_cpus,
                 port=self.options.port,
+                start_timeout_s=self.options.start_timeout_s,
             )
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):
@@ -91,6 +97,9 @@ class Runner:
                 f"{len(failures)} level(s) could not be measured; first: {failures[0].describe()}"
             )
             self._finish("failed", message)
+            # A server that never started is exit 3, as when it was the only one.
+            if any(failure.plan is None for failure in failures):
+                raise ServerStartError(message)
             raise DriverError(message)
         self._finish("complete")
         return self.record
@@ -100,19 +109,32 @@ class Runner:
         self.export()
 
     async def _run_target(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
+        """One column; a server that cannot start is an error of that column only."""
         self.events.server_starting(plan.label)
-        async with plan.open(context) as target:
-            self.events.server_ready(target.label, target.address, target.pid)
-            await self._run_levels(target, repeat)
+        try:
+            async with plan.open(context) as target:
+                self.events.server_ready(target.label, target.address, target.pid)
+                await self._run_levels(target, repeat)
+        except ServerStartError as error:
+            failure = LevelError(plan.label, "", None, f"did not start: {error}")
+            self.record.level_errors.append(failure)
+            self.export()
+            self.events.warning(failure.describe())
 
     async def _run_levels(self, target: Target, repeat: int) -> None:
         for plan in self.options.levels:
             for driver in self.drivers:
                 try:
-                    await self._run_level(target, driver, plan, repeat)
+                    level = await self._run_level(target, driver, plan, repeat)
                 except DriverError as error:
                     self._level_failed(target, driver.name, plan, str(error))
                     continue
+                if not level.load.ok:  # measured, but nothing worked: not a success
+                    statuses = ", ".join(f"{k} {v}" for k, v in sorted(level.load.statuses.items()))
+                    self._level_failed(
+                        target, driver.name, plan,
+                        f"all {level.load.count} calls failed ({statuses or 'no call finished'})",
+                    )  # fmt: skip
                 failure = target.failure()
                 if failure:
                     self._level_failed(
@@ -128,7 +150,7 @@ class Runner:
 
     async def _run_level(
         self, target: Target, driver: LoadDriver, plan: LevelPlan, repeat: int
-    ) -> None:
+    ) -> LevelResult:
         options = self.options
         # total is 0 for time-based levels: the progress bar is then indeterminate.
         self.events.level_started(target.label, driver.name, plan.describe(), options.load.requests)
@@ -146,3 +168,4 @@ class Runner:
         self.record.levels.append(level)
         self.export()
         self.events.level_finished(level)
+        return level

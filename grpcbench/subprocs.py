@@ -22,10 +22,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from typing import IO
+from typing import IO, Any
 
 from grpcbench.childproc import child_environment, parse_ready_line, set_parent_death_signal
 from grpcbench.errors import UsageError
+from grpcbench.preparation import checkpoint, tracked
 
 STOP_TIMEOUT_S = 5.0
 BACKING_READY_TIMEOUT_S = 60.0
@@ -61,18 +62,27 @@ class Child:
         return _tail(self._stderr_file, lines)
 
     async def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Signal, wait up to STOP_TIMEOUT_S, then SIGKILL; returns the exit code."""
+        """Signal, wait up to STOP_TIMEOUT_S, then SIGKILL; returns the exit code.
+
+        Cancelled while waiting (Ctrl-C during a stop), it still kills and reaps
+        the child, then lets the cancellation go on: a stop never swallows it."""
         process = self.process
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(sig)
             try:
                 await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
-            except (TimeoutError, asyncio.CancelledError):
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                await asyncio.shield(process.wait())
+            except TimeoutError:
+                await self._kill()
+            except asyncio.CancelledError:
+                await self._kill()
+                raise
         return process.returncode if process.returncode is not None else -1
+
+    async def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        await asyncio.shield(self.process.wait())
 
 
 async def start_python_module(module: str, args: Sequence[str] = ()) -> Child:
@@ -102,22 +112,25 @@ async def start_child(argv: Sequence[str], cpus: Sequence[int] = ()) -> Child:
     return Child(process, stderr_file)
 
 
+def _popen(argv: Sequence[str], cpus: Sequence[int], **streams: Any) -> subprocess.Popen[bytes]:
+    """A synchronous child with our environment, pinned and tied to our life."""
+    return subprocess.Popen(
+        list(argv), env=child_environment(), preexec_fn=lambda: _prepare_child(cpus), **streams
+    )
+
+
 @contextlib.contextmanager
 def ready_process(name: str, argv: Sequence[str], cpus: Sequence[int] = ()) -> Iterator[int]:
     """Run a backing service until the context ends; yields the port of its READY line.
 
-    Synchronous on purpose: a run's preparation happens before its event loop."""
+    Synchronous on purpose: a run's preparation is synchronous code, run in a
+    thread of its own (``preparation``)."""
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
-    process = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        env=child_environment(),
-        preexec_fn=lambda: _prepare_child(cpus),
-    )
+    process = _popen(argv, cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
     try:
-        yield _wait_ready(name, process, stderr)
+        with tracked(process):  # an interrupt during preparation kills it
+            port = _wait_ready(name, process, stderr)
+        yield port
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
@@ -131,11 +144,27 @@ def ready_process(name: str, argv: Sequence[str], cpus: Sequence[int] = ()) -> I
         stderr.close()
 
 
+def run_to_completion(
+    argv: Sequence[str], cwd: str, timeout_s: float
+) -> subprocess.CompletedProcess[bytes]:
+    """A preparation step (e.g. a Maven fetch): output captured, killed on an interrupt."""
+    process = _popen(argv, (), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd)
+    with tracked(process):
+        try:
+            output, _ = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+    checkpoint()
+    return subprocess.CompletedProcess(list(argv), process.returncode, output, b"")
+
+
 def _wait_ready(name: str, process: subprocess.Popen[bytes], stderr: IO[bytes]) -> int:
     assert process.stdout is not None
     deadline = time.monotonic() + BACKING_READY_TIMEOUT_S
     buffer = b""
     while time.monotonic() < deadline:
+        checkpoint()
         readable, _, _ = select.select([process.stdout], [], [], 0.2)
         if readable:
             chunk = os.read(process.stdout.fileno(), 4096)

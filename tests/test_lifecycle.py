@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 from tests.conftest import GRPCBENCH, write_scenario
+from tests.support.processes import assert_all_gone as _assert_all_gone
 
 pytestmark = pytest.mark.integration
 
@@ -36,18 +37,6 @@ def _watch_descendants(process: subprocess.Popen[str], until, timeout: float = 6
         time.sleep(0.05)
     assert until(), "condition not reached"
     return seen
-
-
-def _assert_all_gone(pids: set[int], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    alive = set(pids)
-    while alive and time.monotonic() < deadline:
-        alive = {
-            pid for pid in alive
-            if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        }  # fmt: skip
-        time.sleep(0.05)
-    assert not alive, f"processes outlived the run: {alive}"
 
 
 def _levels_written(path: Path) -> int:

@@ -9,15 +9,15 @@ embedded case needs PyMongo < 4.20 (the ``io`` extra pins 4.15.4, tested).
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import subprocess
 from contextlib import ExitStack
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from grpcbench.errors import UsageError
-from grpcbench.subprocs import ready_process
+from grpcbench.subprocs import ready_process, run_to_completion
 
 MONGO_JAVA_SERVER = "1.47.0"
 DATABASE = "grpcbench"
@@ -66,12 +66,13 @@ def fetch_jars() -> Path:
         )
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "pom.xml").write_text(POM.format(version=MONGO_JAVA_SERVER))
-    result = subprocess.run(
+    result = run_to_completion(
         [maven, "-q", "-B", "dependency:copy-dependencies", "-DoutputDirectory=lib"],
-        cwd=directory, capture_output=True, text=True, timeout=600, check=False,
+        cwd=str(directory), timeout_s=600,
     )  # fmt: skip
     if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-5:])
+        output = result.stdout.decode(errors="replace")
+        tail = "\n".join(output.strip().splitlines()[-5:])
         raise UsageError(f"could not fetch mongo-java-server with Maven:\n{tail}")
     return lib
 
@@ -94,7 +95,9 @@ def check_mongo(uri: str) -> None:
         with client:
             client.admin.command("ping")
     except PyMongoError as error:
-        raise UsageError(f"cannot reach MongoDB at {uri}: {str(error).splitlines()[0]}") from None
+        # pymongo appends its whole topology description; the first clause says why.
+        reason = re.split(r", Timeout: |, Topology Description: ", str(error))[0]
+        raise UsageError(f"cannot reach MongoDB at {uri}: {reason.splitlines()[0]}") from None
 
 
 def reset_collection(params: dict[str, Any]) -> None:

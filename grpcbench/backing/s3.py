@@ -8,10 +8,13 @@ that it answers and the bucket exists.
 
 from __future__ import annotations
 
+import socket
 from contextlib import ExitStack
 from typing import Any
+from urllib.parse import urlsplit
 
 from grpcbench.errors import UsageError
+from grpcbench.preparation import checkpoint
 from grpcbench.subprocs import python_argv, ready_process
 
 EMBEDDED_CREDENTIALS = {"aws_access_key_id": "grpcbench", "aws_secret_access_key": "grpcbench"}
@@ -37,15 +40,39 @@ def seed_bucket(params: dict[str, Any]) -> None:
     client.create_bucket(Bucket=bucket)
     prefix = params.get("s3_prefix", "")
     for index in range(int(params.get("objects", DEFAULT_OBJECTS))):
+        checkpoint()  # an interrupt stops the seeding here
         body = f"object {index}\n".encode() * (1 + index % 7)
         client.put_object(Bucket=bucket, Key=f"{prefix}object-{index:05d}.txt", Body=body)
 
 
-def check_bucket(params: dict[str, Any]) -> None:
-    from botocore.exceptions import BotoCoreError, ClientError
+def check_reachable(endpoint: str, timeout_s: float = 3.0) -> None:
+    """A TCP connection first, so "unreachable" and "no credentials" are told apart."""
+    url = urlsplit(endpoint)
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+    except ValueError as error:
+        raise UsageError(f"bad --s3-endpoint {endpoint!r}: {error}") from None
+    if not url.hostname:
+        raise UsageError(f"bad --s3-endpoint {endpoint!r}: no host")
+    try:
+        socket.create_connection((url.hostname, port), timeout=timeout_s).close()
+    except OSError as error:
+        raise UsageError(f"cannot reach S3 at {endpoint}: {error.strerror or error}") from None
 
+
+def check_bucket(params: dict[str, Any]) -> None:
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    check_reachable(params["s3_endpoint"])
     try:
         s3_client(params).head_bucket(Bucket=params["s3_bucket"])
+    except NoCredentialsError:
+        raise UsageError(
+            f"no S3 credentials for {params['s3_endpoint']}: set AWS_ACCESS_KEY_ID and"
+            " AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+        ) from None
+    except ValueError as error:  # botocore's "Invalid endpoint"
+        raise UsageError(f"bad --s3-endpoint {params['s3_endpoint']!r}: {error}") from None
     except ClientError as error:
         raise UsageError(
             f"S3 bucket {params['s3_bucket']!r} at {params['s3_endpoint']} is not usable:"

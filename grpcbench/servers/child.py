@@ -34,8 +34,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--cpus", default="")
-    parser.add_argument("--params", default="{}", help="JSON object of service params")
     args = parser.parse_args(argv)
+    # Service params come as one JSON line on stdin, never on the command line:
+    # they may hold secrets (a password in a MongoDB URI), which `ps` would show.
+    params: dict[str, Any] = json.loads(sys.stdin.readline() or "{}")
     cpus = [int(c) for c in args.cpus.split(",") if c]
     setup_child(cpus)
 
@@ -44,7 +46,6 @@ def main(argv: list[str] | None = None) -> None:
 
     spec = parse_server_spec(args.spec)
     service = load_service(args.service)
-    params: dict[str, Any] = json.loads(args.params)
     module = importlib.import_module(spec.info.module)
     module.serve(service, spec, params, args.host, args.port)
 

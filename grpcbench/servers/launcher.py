@@ -17,12 +17,13 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from grpcbench import defaults
 from grpcbench.childproc import parse_ready_line
 from grpcbench.errors import ServerStartError, UsageError
 from grpcbench.servers.spec import ServerSpec
 from grpcbench.subprocs import Child, start_python_module
 
-READY_TIMEOUT_S = 30.0
+READY_TIMEOUT_S = defaults.START_TIMEOUT_S
 HOST = "127.0.0.1"
 
 
@@ -57,24 +58,28 @@ async def start_server(
     params: Mapping[str, Any],
     cpus: Sequence[int] = (),
     port: int = 0,
+    ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> RunningServer:
+    """Start a server child and wait until it answers SERVING (or fail with its stderr)."""
     args = [
         "--spec", spec.label,
         "--service", service,
         "--host", HOST,
         "--port", str(port),
         "--cpus", ",".join(map(str, cpus)),
-        "--params", json.dumps(dict(params)),
     ]  # fmt: skip
     child = await start_python_module("grpcbench.servers.child", args)
     try:
-        assert child.process.stdout is not None
-        deadline = time.monotonic() + READY_TIMEOUT_S
+        assert child.process.stdout is not None and child.process.stdin is not None
+        child.process.stdin.write((json.dumps(dict(params)) + "\n").encode())
+        await child.process.stdin.drain()
+        child.process.stdin.close()
+        deadline = time.monotonic() + ready_timeout_s
         try:
-            line = await asyncio.wait_for(child.process.stdout.readline(), READY_TIMEOUT_S)
+            line = await asyncio.wait_for(child.process.stdout.readline(), ready_timeout_s)
         except TimeoutError:
             raise _start_failure(
-                spec, child, f"did not bind within {READY_TIMEOUT_S:.0f}s"
+                spec, child, f"did not bind within {ready_timeout_s:g}s (see --start-timeout)"
             ) from None
         bound = parse_ready_line(line)
         if bound is None:

@@ -27,6 +27,7 @@ from typing import Any
 import grpc
 from grpclib.server import Stream
 
+from grpcbench.errors import UsageError
 from grpcbench.proto import objects_grpc, objects_pb2, objects_pb2_grpc
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 from grpcbench.services.params import Param
@@ -303,6 +304,8 @@ def prepare(params: Mapping[str, Any], workdir: Path, stack: ExitStack) -> dict[
     from grpcbench.backing.mongo import provide_mongo
     from grpcbench.backing.s3 import provide_s3
 
+    if params.get("mongo_uri") and not params.get("needs_mongo"):
+        raise UsageError("--mongo-uri: this scenario does not use MongoDB (s3-mongo does)")
     provided = provide_s3(dict(params), stack)
     if params.get("needs_mongo"):
         provided = provide_mongo(provided, stack)
@@ -310,7 +313,7 @@ def prepare(params: Mapping[str, Any], workdir: Path, stack: ExitStack) -> dict[
 
 
 def reset(params: Mapping[str, Any]) -> None:
-    if params.get("mongo_uri"):
+    if params.get("needs_mongo") and params.get("mongo_uri"):
         from grpcbench.backing.mongo import reset_collection
 
         reset_collection(dict(params))
@@ -341,7 +344,9 @@ SERVICE = ServiceDefinition(
         "pool_size": Param(int, "S3 and MongoDB connection pools per server process", minimum=1),
         "io_delay_ms": Param(float, "simulated upstream round trip before each S3 call", minimum=0),
         "needs_mongo": Param(bool, "the scenario saves into MongoDB"),
-        "s3_endpoint": Param(str, "an S3 (or MinIO) URL instead of the embedded moto"),
+        "s3_endpoint": Param(
+            str, "an S3 (or MinIO) URL instead of the embedded moto", pattern=r"https?://[^/\s]+.*"
+        ),
         "s3_bucket": Param(str, "the bucket at s3_endpoint"),
         "mongo_uri": Param(str, "a MongoDB URI instead of the embedded mongo-java-server"),
         "mongo_driver": Param(str, "the async servers' MongoDB driver", ("pymongo", "motor")),

@@ -7,6 +7,7 @@ is one clear error before anything starts, instead of being silently ignored.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ class Param:
     help: str
     choices: tuple[str, ...] = ()
     minimum: float | None = None
+    pattern: str = ""  # a string must match this regular expression (whole)
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` converted to this parameter's kind, or one clear error."""
@@ -42,9 +44,13 @@ class Param:
             value = str(value)
             if self.choices and value not in self.choices:
                 raise bad
+            if self.pattern and not re.fullmatch(self.pattern, value):
+                raise bad
         return value
 
     def describe(self) -> str:
+        if self.pattern:
+            return f"a value matching {self.pattern}"
         if self.choices:
             return " or ".join(self.choices)
         text = {bool: "true or false", int: "an integer", float: "a number", list: "a list"}.get(

@@ -23,6 +23,7 @@ class TargetContext:
     server_params: Mapping[str, Any] = field(default_factory=dict)
     server_cpus: tuple[int, ...] = ()
     port: int = defaults.PORT
+    start_timeout_s: float = defaults.START_TIMEOUT_S  # to bind and answer SERVING
 
 
 class Target(Protocol):

@@ -61,6 +61,7 @@ class StartedServerPlan:
             context.server_params,
             cpus=context.server_cpus,
             port=context.port,
+            ready_timeout_s=context.start_timeout_s,
         )
         try:
             yield StartedServer(server)

@@ -18,6 +18,7 @@ import grpc
 
 from grpcbench.proto import helloworld_pb2, helloworld_pb2_grpc
 from grpcbench.services import hello
+from grpcbench.services.params import Param
 
 
 def _delay_s(params: Mapping[str, Any]) -> float:
@@ -62,6 +63,7 @@ SLOW = replace(
         SlowAio(_delay_s(params)), server
     ),
     grpclib_handlers=lambda params: [SlowGrpclib(_delay_s(params))],
+    server_params={"delay_ms": Param(float, "service time of every call", minimum=0)},
 )
 
 
@@ -100,4 +102,8 @@ PEERS = replace(
     register_grpcio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
         PeerLoggingGrpcio(str(params["peer_log"]), _delay_s(params)), server
     ),
+    server_params={
+        "peer_log": Param(str, "file the callers' addresses are appended to"),
+        "delay_ms": Param(float, "service time of every call", minimum=0),
+    },
 )
