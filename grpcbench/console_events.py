@@ -60,7 +60,8 @@ class ConsoleEvents:
 
     def level_finished(self, level: LevelResult) -> None:
         load = level.load
-        flag = " [yellow]generator saturated[/]" if load.client_saturated else ""
+        verdict = level.verdict
+        flag = "" if verdict == "server-bound" else f" [yellow]{verdict}[/]"
         errors = load.count - load.ok
         error_text = f", [red]{errors} errors[/]" if errors else ""
         self.console.print(

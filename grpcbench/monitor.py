@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,6 +31,10 @@ class ProcessUsage:
     peak_rss_bytes: int
     peak_rss_method: str  # "vmhwm" (exact kernel peak) or "sampled"
     processes: int = 1  # server processes measured (summed)
+    # Cores the server could keep busy: one per process (each has one GIL), at most
+    # the CPUs it may run on. 1.0 = a single-process server, or one pinned to one CPU.
+    cpu_cores: float = 1.0
+    run_queue_wait_s: float = 0.0  # runnable but waiting for a CPU (schedstat)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -42,12 +47,21 @@ class ProcessUsage:
             peak_rss_bytes=int(data["peak_rss_bytes"]),
             peak_rss_method=str(data["peak_rss_method"]),
             processes=int(data.get("processes", 1)),
+            cpu_cores=float(data.get("cpu_cores", 1.0)),
+            run_queue_wait_s=float(data.get("run_queue_wait_s", 0.0)),
         )
 
     @property
     def cpu_fraction(self) -> float:
         """CPU seconds per wall second: 1.0 is one core fully busy."""
         return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_saturation(self) -> float:
+        """Share of the CPU the server could use that it used or waited for (1.0 =
+        saturated): running or runnable, so contention does not hide saturation."""
+        budget = self.wall_s * self.cpu_cores
+        return (self.cpu_s + self.run_queue_wait_s) / budget if budget > 0 else 0.0
 
 
 def _reset_peak_rss(pid: int) -> bool:
@@ -68,6 +82,20 @@ def _read_vmhwm(pid: int) -> int | None:
     return None
 
 
+def run_queue_wait_s(pid: int) -> float:
+    """Seconds the threads of ``pid`` spent runnable but waiting for a CPU (Linux
+    schedstat; 0.0 elsewhere). CPU time plus this wait is how much CPU the process
+    *wanted*: on a shared machine, a saturated process may get less than it wants."""
+    total_ns = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                total_ns += int((task / "schedstat").read_text().split()[1])
+    except OSError:
+        return 0.0
+    return total_ns / 1e9
+
+
 def _cpu_seconds(process: psutil.Process) -> float:
     try:
         times = process.cpu_times()
@@ -83,6 +111,7 @@ class ProcessMonitor:
         self.root = psutil.Process(pid)
         self.processes: list[psutil.Process] = [self.root]
         self._cpu_start = 0.0
+        self._wait_start = 0.0
         self._wall_start = 0.0
         self._use_hwm = False
         self._sampled_peak = 0
@@ -90,6 +119,9 @@ class ProcessMonitor:
 
     def _cpu(self) -> float:
         return sum(_cpu_seconds(process) for process in self.processes)
+
+    def _wait(self) -> float:
+        return sum(run_queue_wait_s(process.pid) for process in self.processes)
 
     def _rss(self) -> int:
         total = 0
@@ -102,6 +134,7 @@ class ProcessMonitor:
         with contextlib.suppress(psutil.Error):
             self.processes = [self.root, *self.root.children(recursive=True)]
         self._cpu_start = self._cpu()
+        self._wait_start = self._wait()
         self._wall_start = time.perf_counter()
         self._use_hwm = all(_reset_peak_rss(process.pid) for process in self.processes)
         self._sampled_peak = self._rss()
@@ -122,6 +155,7 @@ class ProcessMonitor:
             return None
         wall = time.perf_counter() - self._wall_start
         cpu = self._cpu() - self._cpu_start
+        wait = max(0.0, self._wait() - self._wait_start)
         if self._sampler:
             self._sampler.cancel()
         peaks = [_read_vmhwm(process.pid) for process in self.processes] if self._use_hwm else []
@@ -132,4 +166,12 @@ class ProcessMonitor:
             peak_rss_bytes=sum(p or 0 for p in peaks) if exact else self._sampled_peak,
             peak_rss_method="vmhwm" if exact else "sampled",
             processes=len(self.processes),
+            cpu_cores=float(min(self._allowed_cpus(), len(self.processes))),
+            run_queue_wait_s=wait,
         )
+
+    def _allowed_cpus(self) -> int:
+        try:
+            return len(self.root.cpu_affinity())
+        except (psutil.Error, AttributeError):
+            return os.cpu_count() or 1

@@ -112,11 +112,18 @@ def extra_info(level: LevelResult) -> dict[str, Any]:
         "latency_avg_ms": round(load.latency.mean_us / 1000, 3),
         "generator_cpu_s": round(load.client_cpu_s, 4),
         "generator_saturated": load.client_saturated,
+        "generator_cpu_us_per_call": round(load.client_cpu_s / load.count * 1e6, 1)
+        if load.count
+        else None,
+        "verdict": level.verdict,
     }
     for name, percentile in (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99_9", 99.9)):
         info[f"latency_{name}_ms"] = load.latency.percentile_us(percentile) / 1000
     if usage:
         info["server_cpu_s"] = round(usage.cpu_s, 4)
+        info["server_cpu_saturation"] = round(usage.cpu_saturation, 3)
+        if load.count:
+            info["server_cpu_us_per_call"] = round(usage.cpu_s / load.count * 1e6, 1)
         info["server_peak_rss_bytes"] = usage.peak_rss_bytes
     return info
 

@@ -22,6 +22,7 @@ from grpcbench.monitor import ProcessUsage
 from grpcbench.plan import LevelPlan, LoadSettings, Placement
 from grpcbench.results_format import FORMAT_VERSION, upgrade
 from grpcbench.secrets import redact, redact_all
+from grpcbench.verdict import Verdict, judge
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 
@@ -71,6 +72,11 @@ class LevelResult:
         """The level's name in tables: "concurrency 10", "rate 500/s, channels 2", ..."""
         return self.plan.describe()
 
+    @property
+    def verdict(self) -> Verdict:
+        """Which side limited this level's figures (see ``verdict``)."""
+        return judge(self)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "scenario": self.scenario,
@@ -79,6 +85,7 @@ class LevelResult:
             "repeat": self.repeat,
             "load": self.load.to_json(),
             "server_usage": self.server_usage.to_json() if self.server_usage else None,
+            "verdict": self.verdict,  # derived from the figures above; recomputed on load
             "started_at": self.started_at,
             "finished_at": self.finished_at,
         }

@@ -1,6 +1,7 @@
 import csv
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from grpcbench.report.console import print_tables
@@ -27,6 +28,7 @@ def test_one_table_per_level_servers_side_by_side() -> None:
     assert names == [
         "Count", "OK", "Total", "Slowest", "Fastest", "Average", "p50", "p90", "p99",
         "p99.9", "Requests/sec", "Server CPU", "Server peak RSS", "Generator CPU",
+        "Server CPU / call", "Generator CPU / call", "Verdict",
     ]  # fmt: skip
 
 
@@ -57,10 +59,45 @@ def test_every_error_status_gets_a_row_with_zeros_elsewhere() -> None:
 
 
 def test_saturated_generator_is_flagged() -> None:
+    """Factory levels: server 80% of its core, so the generator decides the verdict."""
     table = build_tables([level("a", client_cpu_s=0.99), level("b", client_cpu_s=0.2)])[0]
-    assert _rows(table)["Generator CPU"][0].endswith("⚠")
-    assert not _rows(table)["Generator CPU"][1].endswith("⚠")
-    assert len([n for n in table.notes if "bottleneck" in n]) == 1
+    assert _rows(table)["Verdict"] == ("generator-bound ⚠", "neither ⚠")
+    assert len([n for n in table.notes if "generator-bound" in n]) == 1
+    assert _rows(table)["Generator CPU / call"] == ("247500 µs", "50000 µs")
+
+
+@pytest.mark.parametrize(
+    ("server_cpu_s", "client_cpu_s", "verdict"),
+    [(0.95, 0.5, "server-bound"), (0.95, 0.95, "both saturated"), (0.5, 0.95, "generator-bound"),
+     (0.2, 0.2, "neither")],
+)  # fmt: skip
+def test_each_verdict_from_both_sides(
+    server_cpu_s: float, client_cpu_s: float, verdict: str
+) -> None:
+    from dataclasses import replace
+
+    measured = level("a", client_cpu_s=client_cpu_s)
+    assert measured.server_usage
+    measured = replace(measured, server_usage=replace(measured.server_usage, cpu_s=server_cpu_s))
+    assert measured.verdict == verdict
+    table = build_tables([measured])[0]
+    assert _rows(table)["Verdict"][0].startswith(verdict)
+    assert any(verdict in note for note in table.notes) == (verdict != "server-bound")
+
+
+def test_verdict_of_repeats_uses_their_means() -> None:
+    """One repeat over the threshold, the mean under it: not flagged, and one note at most."""
+    column = [level("a", client_cpu_s=0.95), level("a", client_cpu_s=0.5)]
+    column = [replace_repeat(lv, i) for i, lv in enumerate(column)]
+    table = build_tables(column)[0]
+    assert _rows(table)["Verdict"] == ("neither ⚠",)
+    assert len([n for n in table.notes if "a:" in n and "neither" in n]) == 1
+
+
+def replace_repeat(measured, repeat: int):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    return replace(measured, repeat=repeat)
 
 
 def test_several_drivers_get_their_own_columns() -> None:

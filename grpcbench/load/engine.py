@@ -6,6 +6,7 @@ the connection strategy of the spec, and returns the measured ``LoadResult``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -14,6 +15,7 @@ from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.open_loop import open_loop_phase
 from grpcbench.load.recorders import LevelRecorders
+from grpcbench.monitor import run_queue_wait_s
 from grpcbench.services.base import CallFunction
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
@@ -48,11 +50,13 @@ async def run_level(
             call.recording = True
         measure = LevelRecorders()
         cpu_start = time.process_time()
+        wait_start = run_queue_wait_s(os.getpid())
         wall_start = time.perf_counter()
         budget = Budget.for_phase(spec.requests, spec.duration_s, spec.max_level_s, wall_start)
         await _phase(call, spec, budget, measure, on_progress)
         wall_s = time.perf_counter() - wall_start
         cpu_s = time.process_time() - cpu_start
+        wait_s = max(0.0, run_queue_wait_s(os.getpid()) - wait_start)
     per_request = spec.connection_mode == "per-request"
     return LoadResult(
         driver="builtin",
@@ -62,6 +66,7 @@ async def run_level(
         latency=measure.latency.summary(),
         wall_s=wall_s,
         client_cpu_s=cpu_s,
+        client_wait_s=wait_s,
         truncated=budget.truncated,
         connect_latency=connect.summary() if per_request else None,
         rate=spec.rate,

@@ -102,6 +102,9 @@ class LoadResult:
     latency: LatencySummary
     wall_s: float  # measured phase, first call start to last call end
     client_cpu_s: float = 0.0
+    # Runnable but waiting for a CPU (Linux schedstat): with client_cpu_s, the CPU
+    # the generator wanted. 0 where unknown (ghz).
+    client_wait_s: float = 0.0
     processes: int = 1
     # Cores the generator could use: 1 per built-in process (Python's GIL), the
     # CPUs given to ghz (Go uses them all).
@@ -136,8 +139,14 @@ class LoadResult:
         return self.client_cpu_s / budget if budget > 0 else 0.0
 
     @property
+    def client_saturation(self) -> float:
+        """Share of its CPU budget the generator used or waited for (1.0 = saturated)."""
+        budget = self.wall_s * self.cpu_cores
+        return (self.client_cpu_s + self.client_wait_s) / budget if budget > 0 else 0.0
+
+    @property
     def client_saturated(self) -> bool:
-        return self.client_cpu_fraction >= SATURATION_THRESHOLD
+        return self.client_saturation >= SATURATION_THRESHOLD
 
     @property
     def behind_schedule(self) -> bool:
@@ -155,6 +164,7 @@ class LoadResult:
             latency=merge_summaries([self.latency, other.latency]),
             wall_s=max(self.wall_s, other.wall_s),
             client_cpu_s=self.client_cpu_s + other.client_cpu_s,
+            client_wait_s=self.client_wait_s + other.client_wait_s,
             processes=self.processes + other.processes,
             cpu_cores=self.cpu_cores + other.cpu_cores,
             truncated=self.truncated or other.truncated,

@@ -19,6 +19,7 @@ from grpcbench.errors import UsageError
 from grpcbench.report.figures import FIGURES, PERCENTILES
 from grpcbench.report.figures import mean as _mean
 from grpcbench.results import LevelResult, RunRecord
+from grpcbench.verdict import judge
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,12 @@ def _line_chart(
     figure, axes = plt.subplots(figsize=(8, 4.5))
     for label, points in _series(levels).items():
         xs = sorted(points)
-        axes.plot(xs, [_mean(value(lv) for lv in points[x]) for x in xs], marker="o", label=label)
+        (line,) = axes.plot(
+            xs, [_mean(value(lv) for lv in points[x]) for x in xs], marker="o", label=label
+        )
+        _mark_not_server_bound(axes, xs, points, value, line.get_color())
         _mark_errors(axes, xs, points, value)
+    _legend_for_hollow(axes, levels)
     axes.set_xlabel(_x_label(levels))
     axes.set_ylabel(y_label)
     _level_ticks(axes, levels)
@@ -100,6 +105,29 @@ def _line_chart(
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize=7)
     return _finish(plt, figure, name, title)
+
+
+def _mark_not_server_bound(
+    axes: Any,
+    xs: list[float],
+    points: dict[float, list[LevelResult]],
+    value: Callable[[LevelResult], float],
+    color: str,
+) -> None:
+    """Hollow markers where the figure is not the server's (the Verdict row says why)."""
+    for x in xs:
+        if judge(*points[x]) != "server-bound":
+            y = _mean(value(lv) for lv in points[x])
+            axes.plot([x], [y], marker="o", markersize=9, markerfacecolor="white",
+                      markeredgecolor=color, markeredgewidth=1.5, linestyle="none")  # fmt: skip
+
+
+def _legend_for_hollow(axes: Any, levels: list[LevelResult]) -> None:
+    """One legend entry explaining hollow markers, when a chart has any."""
+    if any(lv.verdict != "server-bound" for lv in levels):
+        axes.plot([], [], marker="o", markersize=9, markerfacecolor="white",
+                  markeredgecolor="grey", linestyle="none",
+                  label="hollow: not server-bound (see Verdict)")  # fmt: skip
 
 
 def _mark_errors(
@@ -144,7 +172,8 @@ def _percentile_chart(plt: Any, levels: list[LevelResult]) -> Chart:
         for label, points in _series(levels).items():
             xs = sorted(points)
             ys = [_mean(figure_of.value(lv) for lv in points[x]) / 1000 for x in xs]
-            axes.plot(xs, ys, marker="o", label=label)
+            (line,) = axes.plot(xs, ys, marker="o", label=label)
+            _mark_not_server_bound(axes, xs, points, _in_ms(figure_of.value), line.get_color())
             _mark_errors(axes, xs, points, _in_ms(figure_of.value))
         axes.set_title(key)
         _log_scale(axes)
@@ -153,6 +182,7 @@ def _percentile_chart(plt: Any, levels: list[LevelResult]) -> Chart:
         axes.grid(True, alpha=0.3)
     for axes in grid[-1]:
         axes.set_xlabel(_x_label(levels))
+    _legend_for_hollow(grid.flat[0], levels)
     grid.flat[0].legend(fontsize=7)
     return _finish(plt, figure, "latency-percentiles", "Latency percentiles vs load")
 

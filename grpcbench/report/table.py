@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from grpcbench.load.catalogue import DRIVERS
-from grpcbench.load.model import SATURATION_THRESHOLD, StreamSummary
+from grpcbench.load.model import StreamSummary
 from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
 from grpcbench.report.figures import mean as _mean
 from grpcbench.report.units import (
@@ -25,6 +25,7 @@ from grpcbench.report.units import (
 )
 from grpcbench.results import LevelResult
 from grpcbench.stats.histogram import LatencySummary
+from grpcbench.verdict import explain, judge
 
 WARNING = "⚠"
 # Figures whose spread over repeats is checked (pyperf-style instability warning).
@@ -98,8 +99,19 @@ def _server_rss_suffix(column: Column) -> str:
 
 def _client_cpu_suffix(column: Column) -> str:
     fraction = _mean(lv.load.client_cpu_fraction for lv in column)
-    saturated = any(lv.load.client_saturated for lv in column)
-    return f" ({format_percent(fraction)})" + (f" {WARNING}" if saturated else "")
+    return f" ({format_percent(fraction)})"
+
+
+def _per_call_us(cpu_s: float | None, level: LevelResult) -> float | None:
+    return cpu_s / level.load.count * 1e6 if cpu_s is not None and level.load.count else None
+
+
+class VerdictRow(Row):
+    """Which side limited the column's figures (judged on the means over repeats)."""
+
+    def cell(self, column: Column) -> str:
+        verdict = judge(*column)
+        return verdict if verdict == "server-bound" else f"{verdict} {WARNING}"
 
 
 def _summary_row(
@@ -201,39 +213,43 @@ def _rows(columns: list[Column]) -> list[Row]:
         Row(
             "Generator CPU", lambda lv: lv.load.client_cpu_s, format_cpu_seconds, _client_cpu_suffix
         ),
+        Row(
+            "Server CPU / call",
+            lambda lv: _per_call_us(lv.server_usage.cpu_s if lv.server_usage else None, lv),
+            _micros,
+        ),
+        Row("Generator CPU / call", lambda lv: _per_call_us(lv.load.client_cpu_s, lv), _micros),
+        VerdictRow("Verdict", lambda lv: None, str),
     ]
 
 
-def _level_notes(level: LevelResult, label: str) -> list[str]:
-    """Warnings about one measured level (any repeat)."""
-    load = level.load
+def _micros(value: float) -> str:
+    return f"{value:.0f} µs"
+
+
+def _column_notes(column: Column, label: str) -> list[str]:
+    """Warnings about one cell, once however many repeats it holds."""
     notes: list[str] = []
-    if load.client_saturated:
-        notes.append(
-            f"{WARNING} {label}: the load generator used"
-            f" {format_percent(load.client_cpu_fraction)} of its CPU"
-            f" (>= {format_percent(SATURATION_THRESHOLD)}): it, not the server, was the"
-            " bottleneck; the server may be faster than shown (give the generator more"
-            " CPUs with --client-cpus, and processes with --client-processes)."
-        )
-    if load.behind_schedule:
-        lag = load.schedule_lag
-        assert lag is not None
+    behind = [lv.load.schedule_lag for lv in column if lv.load.behind_schedule]
+    if behind:
+        p99 = max(lag.percentile_us(99) for lag in behind if lag)
+        worst = max(lag.max_us for lag in behind if lag)
         notes.append(
             f"{WARNING} {label}: the generator fell behind its timetable (send lag"
-            f" p99 {format_latency_us(lag.percentile_us(99))},"
-            f" max {format_latency_us(lag.max_us)});"
+            f" p99 {format_latency_us(p99)}, max {format_latency_us(worst)});"
             " latencies still count from the intended send times, but the offered load was"
             " lower than the target rate."
         )
-    if load.latency_note:
-        notes.append(f"{WARNING} {label}: {load.latency_note}.")
-    if load.truncated:
+    for note in dict.fromkeys(lv.load.latency_note for lv in column if lv.load.latency_note):
+        notes.append(f"{WARNING} {label}: {note}.")
+    if any(lv.load.truncated for lv in column):
         notes.append(
             f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
         )
-    if load.count and load.ok < load.count:
-        notes.append(f"{WARNING} {label}: {load.count - load.ok} of {load.count} calls failed.")
+    count = sum(lv.load.count for lv in column)
+    failed = count - sum(lv.load.ok for lv in column)
+    if failed:
+        notes.append(f"{WARNING} {label}: {failed} of {count} calls failed.")
     return notes
 
 
@@ -255,10 +271,10 @@ def _stability_notes(column: Column, label: str) -> list[str]:
 def _notes(columns: list[Column], labels: list[str]) -> list[str]:
     notes: list[str] = []
     for column, label in zip(columns, labels, strict=True):
-        for level in column:
-            for note in _level_notes(level, label):
-                if note not in notes:
-                    notes.append(note)
+        verdict = explain(column, label)
+        if verdict:
+            notes.append(f"{WARNING} {verdict}")
+        notes += _column_notes(column, label)
         notes += _stability_notes(column, label)
     notes += _driver_comparisons(columns)
     for driver in dict.fromkeys(column[0].driver for column in columns):

@@ -107,3 +107,60 @@ PEERS = replace(
         "delay_ms": Param(float, "service time of every call", minimum=0),
     },
 )
+
+
+# --- CPU burners, for the verdict tests ----------------------------------------------------
+
+
+def burn(seconds: float) -> None:
+    """Busy-wait on this thread's CPU for ``seconds`` (CPU time, not wall time)."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+class BurningAio(helloworld_pb2_grpc.GreeterServicer):
+    """Spends ``burn_ms`` of server CPU per call (the event loop is blocked meanwhile)."""
+
+    def __init__(self, burn_s: float) -> None:
+        self.burn_s = burn_s
+
+    async def SayHello(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+        burn(self.burn_s)
+        return helloworld_pb2.HelloReply(message="burnt")
+
+
+# grpc.aio only: a servicer that burns server CPU on every call.
+SERVER_BURNER = replace(
+    hello.SERVICE,
+    name="server-burner",
+    register_aio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
+        BurningAio(float(params.get("burn_ms", 2)) / 1000), server
+    ),
+    server_params={"burn_ms": Param(float, "server CPU per call", minimum=0)},
+)
+
+
+class BurningWorkload(hello.SayHelloWorkload):
+    """SayHello, then ``burn_ms`` of generator CPU per call."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        super().__init__({})
+        self.burn_s = float(params.get("burn_ms", 2)) / 1000
+
+    def bind(self, channel: grpc.aio.Channel) -> Any:
+        call = super().bind(channel)
+
+        async def burning(timeout: float) -> None:
+            await call(timeout)
+            burn(self.burn_s)
+
+        return burning
+
+
+CLIENT_BURNER = replace(
+    hello.SERVICE,
+    name="client-burner",
+    workload=BurningWorkload,
+    workload_params={"burn_ms": Param(float, "generator CPU per call", minimum=0)},
+)

@@ -1,0 +1,106 @@
+"""Which side limited a measured figure: the server, the generator, both, or neither.
+
+A figure is only as good as the sentence under it. Each side is judged by its
+own CPU: a side is saturated when it was running or runnable (CPU time plus
+time waiting in the kernel's run queue, from /proc/PID/task/*/schedstat) for at
+least 90% of the CPU it could use - the server: one core per process (each has
+one GIL), at most its CPUs; the generator: one core per built-in process,
+ghz's CPUs for ghz. Counting run-queue waits keeps a saturated side saturated
+when something else shares its CPU. Then:
+
+- **server-bound**: the server is saturated and the generator is not. The
+  figure is the server's capacity at this load.
+- **generator-bound**: the generator is saturated while the server has idle
+  CPU. The figure is the generator's limit; the server may be faster.
+- **both saturated**: both at their limit. The server's CPU was saturated, so
+  the figure is close to its capacity, but the generator may have held it
+  back a little: cross-check with a second client (``--load builtin,ghz``).
+- **neither**: neither side is busy, so the figure is bound by latency (few
+  calls in flight) or by a wait (a sleep, a backing service such as S3).
+- **unknown**: the server's CPU was not measured (``--target`` without
+  ``--target-pid``) and the generator was not saturated.
+
+Why not the generator's CPU share alone: a Python gRPC client spends more CPU
+per call when replies trickle in from a slow server (57 µs vs 140 µs per call
+in the same loop), so a busy generator does not mean a limiting one.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from grpcbench.load.model import SATURATION_THRESHOLD, LoadResult
+from grpcbench.monitor import ProcessUsage
+
+
+class Measured(Protocol):
+    """A measured level (``results.LevelResult``): what the generator and the server did."""
+
+    @property
+    def load(self) -> LoadResult: ...
+
+    @property
+    def server_usage(self) -> ProcessUsage | None: ...
+
+
+Verdict = Literal["server-bound", "generator-bound", "both saturated", "neither", "unknown"]
+VERDICTS: tuple[Verdict, ...] = (
+    "server-bound", "generator-bound", "both saturated", "neither", "unknown",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Sides:
+    """How busy each side was: shares of the CPU each could use (means over repeats)."""
+
+    server: float | None  # None: the server's CPU was not measured
+    generator: float
+
+    @classmethod
+    def of(cls, levels: Sequence[Measured]) -> Sides:
+        usages = [lv.server_usage for lv in levels if lv.server_usage]
+        server = statistics.fmean(u.cpu_saturation for u in usages) if usages else None
+        return cls(server, statistics.fmean(lv.load.client_saturation for lv in levels))
+
+    @property
+    def verdict(self) -> Verdict:
+        server = None if self.server is None else self.server >= SATURATION_THRESHOLD
+        generator = self.generator >= SATURATION_THRESHOLD
+        if server is None:
+            return "generator-bound" if generator else "unknown"
+        if server and generator:
+            return "both saturated"
+        if server:
+            return "server-bound"
+        return "generator-bound" if generator else "neither"
+
+
+def judge(*levels: Measured) -> Verdict:
+    """The verdict of one level, or of a column's repeats (judged on their means)."""
+    return Sides.of(levels).verdict
+
+
+def explain(levels: Sequence[Measured], label: str) -> str:
+    """One short sentence for a cell that is not plainly server-bound ("" when it is)."""
+    sides = Sides.of(levels)
+    verdict = sides.verdict
+    generator = f"generator {sides.generator:.0%} of its CPU"
+    server = f"server {sides.server:.0%}" if sides.server is not None else "server not measured"
+    if verdict == "generator-bound":
+        return (
+            f"{label}: generator-bound ({generator}, {server}): the server may be faster"
+            " than shown; give the generator more CPUs (--client-cpus, --client-processes)."
+        )
+    if verdict == "both saturated":
+        return (
+            f"{label}: both saturated ({server}, {generator}): close to the server's"
+            " capacity, but cross-check with a second client (--load builtin,ghz)."
+        )
+    if verdict == "neither":
+        return f"{label}: neither side saturated ({server}, {generator}): latency- or wait-bound."
+    if verdict == "unknown":
+        return f"{label}: verdict unknown (server not measured: give --target-pid)."
+    return ""
