@@ -284,12 +284,29 @@ def compare(
     fail_on: Annotated[
         str | None,
         typer.Option(
-            help="Exit with 1 when B regressed beyond these changes, e.g. rps:-5%,p99:+10%."
+            help="Exit with 1 when B regressed beyond these changes and significantly, e.g."
+            " rps:-5%,p99:+10%."
         ),
     ] = None,
+    alpha: Annotated[
+        float, typer.Option(help="Significance level of the Welch t-test (two-sided).")
+    ] = 0.05,
+    significance: Annotated[
+        bool,
+        typer.Option(
+            "--significance/--no-significance",
+            help="--no-significance: gate on the thresholds alone (single runs).",
+        ),
+    ] = True,
+    output_format: Annotated[
+        str, typer.Option("--format", help="text, markdown (for CI comments) or json.")
+    ] = "text",
 ) -> None:
     """Compare two results files: ratio B / A of each figure, with its significance."""
-    _call(commands.compare, baseline, contender, fail_on)
+    args = commands.CompareArgs(
+        baseline, contender, fail_on, alpha, significance, output_format
+    )  # fmt: skip
+    _call(commands.compare, args)
 
 
 @app.command()

@@ -139,19 +139,43 @@ def show(results: Path, markdown: bool, consoles: Consoles) -> int:
     return 0
 
 
-def compare(baseline: Path, contender: Path, fail_on: str | None, consoles: Consoles) -> int:
+@dataclass(frozen=True)
+class CompareArgs:
+    baseline: Path
+    contender: Path
+    fail_on: str | None = None
+    alpha: float = 0.05
+    significance: bool = True  # --no-significance gates on thresholds alone
+    format: str = "text"  # text, markdown or json
+
+
+def compare(args: CompareArgs, consoles: Consoles) -> int:
     """``grpcbench compare``: B / A per figure with its significance; 1 on a regression."""
-    from grpcbench.compare import compare_runs, parse_fail_on, regressions
+    from grpcbench.compare import compare_runs, parse_fail_on, regressions, to_json, to_markdown
     from grpcbench.results import load_run
 
-    thresholds = parse_fail_on(fail_on) if fail_on else []
-    differences = compare_runs(load_run(baseline), load_run(contender))
-    for difference in differences:
-        consoles.out.print(escape(difference.describe()), highlight=False, soft_wrap=True)
-    failed = regressions(differences, thresholds)
-    for line in failed:
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"bad --alpha {args.alpha}: a probability between 0 and 1")
+    if args.format not in ("text", "markdown", "json"):
+        raise UsageError(f"bad --format {args.format!r} (text, markdown or json)")
+    thresholds = parse_fail_on(args.fail_on) if args.fail_on else []
+    differences = compare_runs(load_run(args.baseline), load_run(args.contender), alpha=args.alpha)
+    if args.format == "json":
+        consoles.out.print_json(json.dumps(to_json(differences)))
+    elif args.format == "markdown":
+        consoles.out.out(to_markdown(differences), highlight=False)
+    else:
+        for difference in differences:
+            consoles.out.print(escape(difference.describe()), highlight=False, soft_wrap=True)
+    gate = regressions(differences, thresholds, require_significance=args.significance)
+    for line in gate.untestable:
+        consoles.err.print(
+            f"[yellow]not gated:[/] {escape(line)}: one run a side, so no run-to-run variance"
+            " to test (use --repeat, or --no-significance to gate on the threshold alone)"
+        )
+    for line in gate.failed:
         consoles.err.print(f"[red]regression:[/] {escape(line)}")
-    return EXIT_REGRESSION if failed else 0
+    return EXIT_REGRESSION if gate.failed else 0
 
 
 def report(

@@ -2,10 +2,18 @@
 
 For every scenario, level, server and driver present in both files, each figure
 (Requests/sec, average, p50, p99, ...) is compared as the ratio B / A of the
-means over repeats, with its uncertainty. A difference counts as significant
-when Welch's t statistic exceeds 2 (about 95% confidence); with fewer than two
-repeats on either side significance is unknown. ``--fail-on rps:-5%,p99:+10%``
-turns regressions beyond those changes into a non-zero exit, for CI.
+means over repeats, with its uncertainty.
+
+Significance is Welch's t-test with Welch-Satterthwaite degrees of freedom
+(scipy's ``ttest_ind_from_stats(equal_var=False)``, the ``stats`` extra): the
+repeats of each side are the samples, and a difference is significant when its
+two-sided p-value is below ``--alpha`` (default 0.05). With 3 repeats a side
+that asks for a t of about 2.8 to 4.3, not 2. With one run on either side there
+is no run-to-run variance to test, and significance is unknown.
+
+``--fail-on rps:-5%,p99:+10%`` fails (exit 1) only on a change beyond its
+threshold *and* significant; ``--no-significance`` gates on the threshold alone
+(the only way to gate single runs).
 """
 
 from __future__ import annotations
@@ -18,8 +26,25 @@ from grpcbench.report.figures import FIGURES, Figure, Spread
 from grpcbench.report.table import LevelKey, level_key
 from grpcbench.results import LevelResult, RunRecord
 
-SIGNIFICANT_T = 2.0
+DEFAULT_ALPHA = 0.05
 DEFAULT_FIGURES = ("rps", "avg", "p50", "p99")
+
+
+def welch_p_value(a: Spread, b: Spread) -> float | None:
+    """Two-sided p-value of Welch's t-test from the two sides' summaries; None with
+    fewer than two samples on a side (no run-to-run variance to test)."""
+    if a.n < 2 or b.n < 2:
+        return None
+    if a.stdev == 0 and b.stdev == 0:
+        return 1.0 if a.mean == b.mean else 0.0
+    try:
+        from scipy.stats import ttest_ind_from_stats
+    except ImportError:
+        raise UsageError(
+            "significance needs scipy: pip install 'grpcbench[stats]' (or --no-significance)"
+        ) from None
+    result = ttest_ind_from_stats(b.mean, b.stdev, b.n, a.mean, a.stdev, a.n, equal_var=False)
+    return float(result.pvalue)
 
 
 @dataclass(frozen=True)
@@ -28,6 +53,7 @@ class Difference:
     figure: Figure
     a: Spread
     b: Spread
+    alpha: float = DEFAULT_ALPHA
 
     @property
     def ratio(self) -> float:
@@ -44,13 +70,13 @@ class Difference:
         return self.ratio - 1.0
 
     @property
+    def p_value(self) -> float | None:
+        return welch_p_value(self.a, self.b)
+
+    @property
     def significant(self) -> bool | None:
-        if self.a.n < 2 or self.b.n < 2:
-            return None
-        error = math.sqrt(self.a.stdev**2 / self.a.n + self.b.stdev**2 / self.b.n)
-        if error == 0:
-            return self.a.mean != self.b.mean
-        return abs(self.b.mean - self.a.mean) / error > SIGNIFICANT_T
+        p = self.p_value
+        return None if p is None else p < self.alpha
 
     @property
     def better(self) -> bool:
@@ -58,9 +84,12 @@ class Difference:
 
     def describe(self) -> str:
         spread = f" ± {self.ratio_error:.2f}" if self.ratio_error else ""
-        verdict = {True: "significant", False: "not significant", None: "significance unknown"}[
-            self.significant
-        ]
+        p = self.p_value
+        verdict = (
+            "significance unknown: one run a side"
+            if p is None
+            else f"{'significant' if p < self.alpha else 'not significant'}, p={p:.3g}"
+        )
         direction = "better" if self.better else "worse"
         if self.ratio == 1:
             direction = "same"
@@ -80,7 +109,10 @@ def _columns(record: RunRecord) -> dict[tuple[LevelKey, str, str], list[LevelRes
 
 
 def compare_runs(
-    a: RunRecord, b: RunRecord, figures: tuple[str, ...] = DEFAULT_FIGURES
+    a: RunRecord,
+    b: RunRecord,
+    figures: tuple[str, ...] = DEFAULT_FIGURES,
+    alpha: float = DEFAULT_ALPHA,
 ) -> list[Difference]:
     a_columns, b_columns = _columns(a), _columns(b)
     common = [key for key in a_columns if key in b_columns]
@@ -98,6 +130,7 @@ def compare_runs(
                     figure,
                     Spread.of([figure.value(level) for level in a_columns[key]]),
                     Spread.of([figure.value(level) for level in b_columns[key]]),
+                    alpha,
                 )
             )
     return differences
@@ -130,8 +163,22 @@ def parse_fail_on(text: str) -> list[Threshold]:
     return thresholds
 
 
-def regressions(differences: list[Difference], thresholds: list[Threshold]) -> list[str]:
-    failed = []
+@dataclass(frozen=True)
+class Gate:
+    """What ``--fail-on`` decided: the regressions, and changes it could not judge."""
+
+    failed: list[str]
+    untestable: list[str]  # beyond a threshold, but one run a side
+
+
+def regressions(
+    differences: list[Difference],
+    thresholds: list[Threshold],
+    require_significance: bool = True,
+) -> Gate:
+    """Changes beyond their threshold (and, unless told otherwise, significant)."""
+    failed: list[str] = []
+    untestable: list[str] = []
     for threshold in thresholds:
         for difference in differences:
             if difference.figure.key != threshold.figure.key:
@@ -140,9 +187,57 @@ def regressions(differences: list[Difference], thresholds: list[Threshold]) -> l
             beyond = (
                 change < threshold.change if threshold.change < 0 else change > threshold.change
             )
-            if beyond:
-                failed.append(
-                    f"{difference.where}: {difference.figure.label} changed {change:+.1%}"
-                    f" (limit {threshold.change:+.0%})"
-                )
-    return failed
+            if not beyond:
+                continue
+            line = (
+                f"{difference.where}: {difference.figure.label} changed {change:+.1%}"
+                f" (limit {threshold.change:+.0%})"
+            )
+            significant = difference.significant
+            if not require_significance:
+                failed.append(line)
+            elif significant is None:
+                untestable.append(line)
+            elif significant:
+                failed.append(f"{line}, p={difference.p_value:.3g} < {difference.alpha:g}")
+    return Gate(failed, untestable)
+
+
+def to_json(differences: list[Difference]) -> list[dict[str, object]]:
+    """For ``compare --format json`` (CI bots)."""
+    return [
+        {
+            "where": d.where,
+            "figure": d.figure.key,
+            "a_mean": d.a.mean,
+            "a_stdev": d.a.stdev,
+            "a_n": d.a.n,
+            "b_mean": d.b.mean,
+            "b_stdev": d.b.stdev,
+            "b_n": d.b.n,
+            "ratio": d.ratio,
+            "p_value": d.p_value,
+            "significant": d.significant,
+            "better": d.better,
+        }  # fmt: skip
+        for d in differences
+    ]
+
+
+def to_markdown(differences: list[Difference]) -> str:
+    """For ``compare --format markdown`` (a CI comment)."""
+    lines = ["| where | figure | A | B | B / A | p | verdict |", "|---|---|---|---|---|---|---|"]
+    for d in differences:
+        p = d.p_value
+        verdict = (
+            "unknown (1 run a side)"
+            if p is None
+            else ("**significant**" if p < d.alpha else "not significant")
+        )
+        direction = "same" if d.ratio == 1 else ("better" if d.better else "worse")
+        lines.append(
+            f"| {d.where} | {d.figure.label} | {d.figure.format(d.a.mean)} |"
+            f" {d.figure.format(d.b.mean)} | {d.ratio:.2f}x {direction} |"
+            f" {'-' if p is None else f'{p:.3g}'} | {verdict} |"
+        )
+    return "\n".join(lines) + "\n"

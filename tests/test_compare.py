@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 from pathlib import Path
 
@@ -64,9 +65,16 @@ def test_fail_on_thresholds() -> None:
     a = _record("s", [(1000,) * 4])
     b = _record("s", [(1200,) * 4])
     differences = compare_runs(a, b)
-    assert regressions(differences, parse_fail_on("p99:+10%")) != []
-    assert regressions(differences, parse_fail_on("p99:+25%")) == []
-    assert regressions(differences, parse_fail_on("rps:-5%")) == []
+
+    def failed(text: str) -> list[str]:
+        return regressions(differences, parse_fail_on(text), require_significance=False).failed
+
+    assert failed("p99:+10%") != []
+    assert failed("p99:+25%") == []
+    assert failed("rps:-5%") == []
+    # One run a side: beyond the threshold, but nothing to test significance with.
+    gate = regressions(differences, parse_fail_on("p99:+10%"))
+    assert gate.failed == [] and len(gate.untestable) == 1
     for bad in ("rps", "rps:5", "speed:+5%", "rps:x%", "rps:0%"):
         with pytest.raises(UsageError, match="--fail-on"):
             parse_fail_on(bad)
@@ -100,9 +108,19 @@ def test_show_and_compare_on_the_command_line() -> None:
     same = _cli("compare", a, a, "--fail-on", "rps:-5%,p99:+10%")
     assert same.returncode == 0 and "grpclib [builtin]: Requests/sec" in same.stdout
     assert "1.00x (same, significant)" not in same.stdout
+    # B's Requests/sec is ~10% lower in these files, with a spread as large (3 repeats):
+    # beyond the threshold, but not significant, so not a regression...
     different = _cli("compare", a, b, "--fail-on", "rps:-5%")
-    assert different.returncode == 1  # B's Requests/sec is ~10% lower in these files
-    assert "regression:" in different.stderr and "Traceback" not in different.stderr
+    assert different.returncode == 0, different.stderr
+    assert "not significant, p=" in different.stdout
+    # ...unless the threshold alone is asked for.
+    ungated = _cli("compare", a, b, "--fail-on", "rps:-5%", "--no-significance")
+    assert ungated.returncode == 1
+    assert "regression:" in ungated.stderr and "Traceback" not in ungated.stderr
+    as_json = json.loads(_cli("compare", a, b, "--format", "json").stdout)
+    assert {"where", "figure", "ratio", "p_value", "significant"} <= set(as_json[0])
+    as_markdown = _cli("compare", a, b, "--format", "markdown").stdout
+    assert as_markdown.startswith("| where | figure | A | B | B / A | p | verdict |")
     bad = _cli("compare", a, str(RESULTS / "missing.json"))
     assert bad.returncode == 2 and "cannot read results file" in bad.stderr
 
@@ -129,3 +147,29 @@ def test_show_compare_and_report_read_format_1_and_format_2(tmp_path: Path) -> N
     reported = run("report", str(new), "--html", str(tmp_path / "r.html"))
     assert reported.returncode == 0, reported.stderr
     assert "<svg" in (tmp_path / "r.html").read_text()
+
+
+def _gate_fires(rng: random.Random, n: int, shift: float, noise: float) -> bool:
+    """One synthetic trial: n repeats a side of Requests/sec, B shifted by ``shift``."""
+    from grpcbench.compare import Difference, Spread, Threshold
+    from grpcbench.report.figures import FIGURES
+
+    a = [rng.gauss(1000.0, 1000.0 * noise) for _ in range(n)]
+    b = [rng.gauss(1000.0 * (1 + shift), 1000.0 * noise) for _ in range(n)]
+    difference = Difference("synthetic", FIGURES["rps"], Spread.of(a), Spread.of(b))
+    gate = regressions([difference], [Threshold(FIGURES["rps"], -0.05)])
+    return bool(gate.failed)
+
+
+@pytest.mark.parametrize("n", [3, 5, 10])
+def test_gate_false_positive_rate_is_at_most_alpha(n: int) -> None:
+    """200 trials of identical distributions: the gate fires at most at alpha = 5%."""
+    rng = random.Random(1000 + n)
+    fired = sum(_gate_fires(rng, n, shift=0.0, noise=0.05) for _ in range(200))
+    assert fired / 200 <= 0.05
+
+
+def test_gate_catches_a_true_20_percent_regression() -> None:
+    rng = random.Random(7)
+    caught = sum(_gate_fires(rng, 5, shift=-0.20, noise=0.05) for _ in range(200))
+    assert caught / 200 >= 0.90
