@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 SUITE = """
 def test_hello(grpcbench_benchmark):
-    level = grpcbench_benchmark("grpcio-aio", concurrency=2, requests=60, warmup=6)
+    level = grpcbench_benchmark("grpcio-aio", concurrency=2, requests=60, warmup=6, rounds=2)
     assert level.load.ok == 60
 
 
@@ -39,6 +39,15 @@ def test_fixtures_feed_pytest_benchmark_storage(pytester: pytest.Pytester) -> No
     (bench,) = data["benchmarks"]
     extra = bench["extra_info"]
     assert extra["grpcbench_server"] == "grpcio-aio" and extra["calls"] == 60
+    # pytest-benchmark's own columns are the measured phase: rounds = repeats,
+    # times = seconds per call, OPS = calls per second (harmonic mean of the rounds).
+    stats = bench["stats"]
+    rates = extra["requests_per_sec_rounds"]
+    assert stats["rounds"] == 2 and len(rates) == 2
+    harmonic = 2 / sum(1 / r for r in rates)
+    assert stats["ops"] == pytest.approx(harmonic, rel=0.01)
+    assert stats["max"] < 0.1  # seconds per call, not the round's wall time
+    assert extra["verdict"] in ("server-bound", "generator-bound", "both saturated", "neither")
     assert extra["requests_per_sec"] > 0 and extra["latency_p99_ms"] >= extra["latency_p50_ms"]
     assert extra["server_cpu_s"] >= 0 and extra["server_peak_rss_bytes"] > 0
 
@@ -49,3 +58,30 @@ def test_fixtures_feed_pytest_benchmark_storage(pytester: pytest.Pytester) -> No
     )  # fmt: skip
     assert compared.returncode == 0, compared.stderr
     assert "test_hello" in compared.stdout
+
+
+def test_a_running_server_as_target(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_target="""
+def test_running(grpcbench, grpcbench_benchmark):
+    server = grpcbench.server("grpclib")
+    level = grpcbench_benchmark(target=server.address, target_pid=server.pid,
+                                concurrency=2, requests=40, warmup=0)
+    assert level.load.ok == 40 and level.server_usage is not None
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_missing_pytest_benchmark_is_one_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_missing="""
+def test_bench(grpcbench_benchmark):
+    grpcbench_benchmark("grpclib")
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:benchmark", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert "SubRequest" not in result.stdout.str()
+    assert "needs pytest-benchmark: pip install 'grpcbench[pytest]'" in result.stdout.str()
