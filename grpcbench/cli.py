@@ -220,6 +220,14 @@ def run(
     client_cpus: Annotated[
         str | None, typer.Option(help="CPUs for the load generator, e.g. 1.")
     ] = None,
+    server_per_level: Annotated[
+        bool | None,
+        typer.Option(
+            "--server-per-level/--server-per-column",
+            help="A fresh server process for every level, so each level's memory is its own"
+            " (default: the scenario's choice; watch does).",
+        ),
+    ] = None,
     start_timeout: Annotated[
         str | None,
         typer.Option(
@@ -246,7 +254,7 @@ def run(
         io_delay_ms=io_delay_ms, target=target, target_pid=target_pid, port=port, output=output,
         markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
         server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
-        start_timeout=start_timeout,
+        start_timeout=start_timeout, server_per_level=server_per_level,
     )  # fmt: skip
     _call(commands.run_benchmark, args)
 

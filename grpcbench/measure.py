@@ -7,13 +7,17 @@ and measures the target's process over the measured phase only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import psutil
 
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.monitor import ProcessMonitor, ProcessUsage
 from grpcbench.plan import LevelPlan, LoadSettings
+from grpcbench.preparation import BackingProcess
 from grpcbench.results import LevelResult, now_iso
 from grpcbench.targets.base import Target
 
@@ -51,27 +55,41 @@ async def run_monitored(
     spec: LoadSpec,
     server_pid: int | None,
     on_progress: Callable[[int], None] = lambda done: None,
-) -> tuple[LoadResult, ProcessUsage | None]:
-    """Drive one level and measure the server over its measured phase only.
+    backing: Sequence[BackingProcess] = (),
+) -> tuple[LoadResult, ProcessUsage | None, dict[str, ProcessUsage]]:
+    """Drive one level; measure the server and the backing services over its measured
+    phase only.
 
-    The monitor starts when the driver reports MEASUREMENT_STARTED (warm-up
-    excluded) and stops when the driver returns; without a pid there is no
+    The monitors start when the driver reports MEASUREMENT_STARTED (warm-up
+    excluded) and stop when the driver returns; without a pid there is no
     server to measure (``--target`` without ``--target-pid``).
     """
     monitor = ProcessMonitor(server_pid) if server_pid else None
+    others: dict[str, ProcessMonitor] = {}
+    for service in backing:
+        with contextlib.suppress(psutil.Error):  # gone already: the level will say so
+            others[service.name] = ProcessMonitor(service.pid, gil=service.gil)
     measuring = False
 
     def progress(done: int) -> None:
         nonlocal measuring
         if done == MEASUREMENT_STARTED:
             measuring = True
-            if monitor:
-                monitor.start()
+            for watched in (monitor, *others.values()):
+                if watched:
+                    watched.start()
         else:
             on_progress(done)
 
     load = await driver.run(spec, progress)
-    return load, monitor.stop() if monitor and measuring else None
+    if not measuring:
+        return load, None, {}
+    usages = {name: watched.stop() for name, watched in others.items()}
+    return (
+        load,
+        monitor.stop() if monitor else None,
+        {name: usage for name, usage in usages.items() if usage is not None},
+    )
 
 
 async def measure_level(
@@ -85,11 +103,12 @@ async def measure_level(
     workload_params: Mapping[str, Any],
     repeat: int = 0,
     on_progress: Callable[[int], None] = lambda done: None,
+    backing: Sequence[BackingProcess] = (),
 ) -> LevelResult:
     """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs."""
     spec = load_spec(settings, plan, target.address, service, workload_params)
     started_at = now_iso()
-    load, usage = await run_monitored(driver, spec, target.pid, on_progress)
+    load, usage, backing_usage = await run_monitored(driver, spec, target.pid, on_progress, backing)
     return LevelResult(
         scenario=scenario,
         server=target.label,
@@ -99,4 +118,5 @@ async def measure_level(
         started_at=started_at,
         finished_at=now_iso(),
         repeat=repeat,
+        backing_usage=backing_usage,
     )

@@ -107,8 +107,9 @@ def _cpu_seconds(process: psutil.Process) -> float:
 class ProcessMonitor:
     """``start()`` at measurement start, ``stop()`` at its end; covers the process tree."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, gil: bool = True) -> None:
         self.root = psutil.Process(pid)
+        self.gil = gil  # Python: one core per process at most; else (Java) all its CPUs
         self.processes: list[psutil.Process] = [self.root]
         self._cpu_start = 0.0
         self._wait_start = 0.0
@@ -166,7 +167,9 @@ class ProcessMonitor:
             peak_rss_bytes=sum(p or 0 for p in peaks) if exact else self._sampled_peak,
             peak_rss_method="vmhwm" if exact else "sampled",
             processes=len(self.processes),
-            cpu_cores=float(min(self._allowed_cpus(), len(self.processes))),
+            cpu_cores=float(
+                min(self._allowed_cpus(), len(self.processes)) if self.gil else self._allowed_cpus()
+            ),
             run_queue_wait_s=wait,
         )
 

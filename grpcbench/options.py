@@ -82,6 +82,7 @@ class RunArgs:
     client_cpus: str | None = None
     max_level: str | None = None
     start_timeout: str | None = None
+    server_per_level: bool | None = None  # None: the scenario's choice
 
     def named_server_params(self) -> dict[str, Any]:
         """Server params given through their own options (--io-delay-ms, ...)."""
@@ -108,6 +109,7 @@ class RunOptions:
     repeat: int = defaults.REPEAT  # every level this many times, in fresh server processes
     port: int = defaults.PORT
     start_timeout_s: float = defaults.START_TIMEOUT_S
+    server_per_level: bool = False  # a fresh server process for every level
 
     def level_plans(self) -> list[LevelPlan]:
         return list(self.levels)
@@ -178,6 +180,9 @@ def build_run_options(args: RunArgs) -> RunOptions:
         port=args.port,
         start_timeout_s=parse_duration(
             args.start_timeout or defaults.START_TIMEOUT, "--start-timeout"
+        ),
+        server_per_level=(
+            scenario.server_per_level if args.server_per_level is None else args.server_per_level
         ),
     )
     _check_workloads(options, service)

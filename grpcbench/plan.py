@@ -61,6 +61,11 @@ class Placement:
     server_cpus: tuple[int, ...] = ()
     client_cpus: tuple[int, ...] = ()
 
+    @property
+    def backing_cpus(self) -> tuple[int, ...]:
+        """Where embedded S3 and MongoDB run: off the server's CPUs, beside the generator."""
+        return self.client_cpus
+
     def describe(self) -> str:
         """In words, for headers and reports: "server on CPU 0, generator on CPU 1"."""
 
@@ -69,10 +74,17 @@ class Placement:
                 return "any CPU"
             return ("CPU " if len(values) == 1 else "CPUs ") + ",".join(map(str, values))
 
-        return f"server on {cpus(self.server_cpus)}, generator on {cpus(self.client_cpus)}"
+        return (
+            f"server on {cpus(self.server_cpus)}, generator (and any embedded S3/MongoDB)"
+            f" on {cpus(self.client_cpus)}"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"server_cpus": list(self.server_cpus), "client_cpus": list(self.client_cpus)}
+        return {
+            "server_cpus": list(self.server_cpus),
+            "client_cpus": list(self.client_cpus),
+            "backing_cpus": list(self.backing_cpus),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Placement:

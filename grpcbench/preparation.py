@@ -18,12 +18,28 @@ import contextlib
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
 # How long a cancelled preparation may take to notice before the run goes on without it.
 CANCEL_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class BackingProcess:
+    """A backing service a run started (embedded S3, MongoDB), measured like the server."""
+
+    name: str  # as in the tables: "S3", "MongoDB"
+    pid: int
+    gil: bool  # one Python process: it can keep one core busy at most
+
+
+# The backing services started by the current run's preparation, and the CPUs
+# they may use (away from the server's, where the machine allows it).
+backing: list[BackingProcess] = []
+backing_cpus: tuple[int, ...] = ()
 
 _lock = threading.Lock()
 _starting: set[subprocess.Popen[bytes]] = set()

@@ -28,6 +28,7 @@ A service of your own is a ``ServiceDefinition``, passed as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -175,10 +176,9 @@ def grpcbench_benchmark(
     calls per second (the harmonic mean over rounds), and
     ``--benchmark-compare-fail`` gates on those."""
     benchmark: Any = None
-    try:
+    # Failed below, outside the handler, so the message stands alone.
+    with contextlib.suppress(pytest.FixtureLookupError):
         benchmark = request.getfixturevalue("benchmark")
-    except pytest.FixtureLookupError:
-        pass  # failed below, outside the handler, so the message stands alone
     if benchmark is None:
         pytest.fail(
             "grpcbench_benchmark needs pytest-benchmark: pip install 'grpcbench[pytest]'",

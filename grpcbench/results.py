@@ -43,6 +43,8 @@ class LevelResult:
     started_at: str
     finished_at: str
     repeat: int = 0  # which of the --repeat runs (0-based); each in fresh server processes
+    # Backing services the run started (embedded S3, MongoDB), measured like the server.
+    backing_usage: dict[str, ProcessUsage] = field(default_factory=dict)
 
     @property
     def driver(self) -> str:
@@ -85,6 +87,7 @@ class LevelResult:
             "repeat": self.repeat,
             "load": self.load.to_json(),
             "server_usage": self.server_usage.to_json() if self.server_usage else None,
+            "backing_usage": {name: u.to_json() for name, u in self.backing_usage.items()},
             "verdict": self.verdict,  # derived from the figures above; recomputed on load
             "started_at": self.started_at,
             "finished_at": self.finished_at,
@@ -102,6 +105,10 @@ class LevelResult:
             started_at=str(data["started_at"]),
             finished_at=str(data["finished_at"]),
             repeat=int(data.get("repeat", 0)),
+            backing_usage={
+                str(name): ProcessUsage.from_json(usage)
+                for name, usage in (data.get("backing_usage") or {}).items()
+            },
         )
 
 

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from grpcbench import preparation
 from grpcbench.errors import DriverError, ServerStartError, UsageError
 from grpcbench.events import NullEvents, RunEvents
 from grpcbench.load.catalogue import make_driver
@@ -62,6 +63,8 @@ class Runner:
         prepare = self.service.prepare
         if prepare and needs_servers:
             params = self.server_params
+            # Backing services keep off the server's CPU: on the generator's, if pinned.
+            preparation.backing_cpus = self.options.placement.backing_cpus
             thread = PreparationThread(lambda: prepare(params, workdir, stack))
             stack.callback(thread.release)  # first in, so last out: after the services stop
             self.server_params = await thread.run()
@@ -109,20 +112,30 @@ class Runner:
         self.export()
 
     async def _run_target(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
-        """One column; a server that cannot start is an error of that column only."""
-        self.events.server_starting(plan.label)
-        try:
-            async with plan.open(context) as target:
-                self.events.server_ready(target.label, target.address, target.pid)
-                await self._run_levels(target, repeat)
-        except ServerStartError as error:
-            failure = LevelError(plan.label, "", None, f"did not start: {error}")
-            self.record.level_errors.append(failure)
-            self.export()
-            self.events.warning(failure.describe())
+        """One column; a server that cannot start is an error of that column only.
 
-    async def _run_levels(self, target: Target, repeat: int) -> None:
-        for plan in self.options.levels:
+        With ``server_per_level`` every level gets a fresh server, so its peak
+        memory is its own and not what earlier levels left behind."""
+        levels = self.options.levels
+        batches = [(level,) for level in levels] if self.options.server_per_level else [levels]
+        for batch in batches:
+            self.events.server_starting(plan.label)
+            try:
+                async with plan.open(context) as target:
+                    self.events.server_ready(target.label, target.address, target.pid)
+                    alive = await self._run_levels(target, batch, repeat)
+                    if not alive and not self.options.server_per_level:
+                        return  # its other levels were skipped
+            except ServerStartError as error:
+                failure = LevelError(plan.label, "", None, f"did not start: {error}")
+                self.record.level_errors.append(failure)
+                self.export()
+                self.events.warning(failure.describe())
+                return
+
+    async def _run_levels(self, target: Target, levels: tuple[LevelPlan, ...], repeat: int) -> bool:
+        """False when the target died (its other levels are skipped)."""
+        for plan in levels:
             for driver in self.drivers:
                 try:
                     level = await self._run_level(target, driver, plan, repeat)
@@ -138,9 +151,12 @@ class Runner:
                 failure = target.failure()
                 if failure:
                     self._level_failed(
-                        target, driver.name, plan, f"{failure}; its other levels were skipped"
-                    )
-                    return
+                        target, driver.name, plan,
+                        failure if self.options.server_per_level
+                        else f"{failure}; its other levels were skipped",
+                    )  # fmt: skip
+                    return False
+        return True
 
     def _level_failed(self, target: Target, driver: str, plan: LevelPlan, message: str) -> None:
         error = LevelError(target.label, driver, plan, message)
@@ -164,6 +180,7 @@ class Runner:
             workload_params={**self.workload_context, **options.workload_params(plan)},
             repeat=repeat,
             on_progress=self.events.level_progress,
+            backing=tuple(preparation.backing),
         )
         self.record.levels.append(level)
         self.export()

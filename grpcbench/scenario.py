@@ -42,10 +42,13 @@ class Scenario:
     workload_params: dict[str, Any] = field(default_factory=dict)
     server_params: dict[str, Any] = field(default_factory=dict)
     variants: tuple[Variant, ...] = ()
+    # A fresh server for every level, so a level's memory is its own (not what
+    # earlier levels left behind); for scenarios whose levels retain memory.
+    server_per_level: bool = False
 
 
 TOP_LEVEL_KEYS = ("name", "description", "service", "defaults", "workload", "server", "variants")
-DEFAULTS_KEYS = ("servers", "concurrency", "requests", "warmup", "timeout")
+DEFAULTS_KEYS = ("servers", "concurrency", "requests", "warmup", "timeout", "server_per_level")
 
 
 def scenario_files() -> dict[str, Path]:
@@ -144,7 +147,14 @@ def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
         workload_params=_table(data, "workload"),
         server_params=_table(data, "server"),
         variants=_variants(data.get("variants", [])),
+        server_per_level=_boolean(table.get("server_per_level", False), "server_per_level"),
     )
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise UsageError(f"{where} must be true or false, not {value!r}")
+    return value
 
 
 def _list(value: Any) -> list[Any]:

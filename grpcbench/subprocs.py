@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
+from grpcbench import preparation
 from grpcbench.childproc import child_environment, parse_ready_line, set_parent_death_signal
 from grpcbench.errors import UsageError
 from grpcbench.preparation import checkpoint, tracked
@@ -120,18 +121,30 @@ def _popen(argv: Sequence[str], cpus: Sequence[int], **streams: Any) -> subproce
 
 
 @contextlib.contextmanager
-def ready_process(name: str, argv: Sequence[str], cpus: Sequence[int] = ()) -> Iterator[int]:
+def ready_process(
+    name: str, argv: Sequence[str], role: str = "", gil: bool = True
+) -> Iterator[int]:
     """Run a backing service until the context ends; yields the port of its READY line.
 
-    Synchronous on purpose: a run's preparation is synchronous code, run in a
-    thread of its own (``preparation``)."""
+    It runs on ``preparation.backing_cpus`` and, with a ``role`` ("S3"), is
+    registered in ``preparation.backing`` so every level measures it. Synchronous
+    on purpose: a run's preparation is synchronous code, run in a thread of its
+    own (``preparation``)."""
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
-    process = _popen(argv, cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+    process = _popen(
+        argv, preparation.backing_cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=stderr,
+    )  # fmt: skip
+    entry = preparation.BackingProcess(role, process.pid, gil) if role else None
     try:
         with tracked(process):  # an interrupt during preparation kills it
             port = _wait_ready(name, process, stderr)
+        if entry:
+            preparation.backing.append(entry)
         yield port
     finally:
+        if entry in preparation.backing:
+            preparation.backing.remove(entry)
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             with contextlib.suppress(OSError):

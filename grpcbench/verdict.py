@@ -15,8 +15,11 @@ when something else shares its CPU. Then:
 - **both saturated**: both at their limit. The server's CPU was saturated, so
   the figure is close to its capacity, but the generator may have held it
   back a little: cross-check with a second client (``--load builtin,ghz``).
+- **backing-bound**: a backing service grpcbench started (the embedded S3 or
+  MongoDB, measured like the server) is saturated while the server is not:
+  the figure is that service's limit.
 - **neither**: neither side is busy, so the figure is bound by latency (few
-  calls in flight) or by a wait (a sleep, a backing service such as S3).
+  calls in flight) or by a wait (a sleep, a remote backing service).
 - **unknown**: the server's CPU was not measured (``--target`` without
   ``--target-pid``) and the generator was not saturated.
 
@@ -45,10 +48,15 @@ class Measured(Protocol):
     @property
     def server_usage(self) -> ProcessUsage | None: ...
 
+    @property
+    def backing_usage(self) -> dict[str, ProcessUsage]: ...
 
-Verdict = Literal["server-bound", "generator-bound", "both saturated", "neither", "unknown"]
+
+Verdict = Literal[
+    "server-bound", "generator-bound", "both saturated", "backing-bound", "neither", "unknown"
+]
 VERDICTS: tuple[Verdict, ...] = (
-    "server-bound", "generator-bound", "both saturated", "neither", "unknown",
+    "server-bound", "generator-bound", "both saturated", "backing-bound", "neither", "unknown",
 )  # fmt: skip
 
 
@@ -58,12 +66,25 @@ class Sides:
 
     server: float | None  # None: the server's CPU was not measured
     generator: float
+    backing: dict[str, float]  # backing service -> its saturation
 
     @classmethod
     def of(cls, levels: Sequence[Measured]) -> Sides:
         usages = [lv.server_usage for lv in levels if lv.server_usage]
         server = statistics.fmean(u.cpu_saturation for u in usages) if usages else None
-        return cls(server, statistics.fmean(lv.load.client_saturation for lv in levels))
+        names = dict.fromkeys(name for lv in levels for name in lv.backing_usage)
+        backing = {
+            name: statistics.fmean(
+                lv.backing_usage[name].cpu_saturation for lv in levels if name in lv.backing_usage
+            )
+            for name in names
+        }
+        generator = statistics.fmean(lv.load.client_saturation for lv in levels)
+        return cls(server, generator, backing)
+
+    @property
+    def saturated_backing(self) -> list[str]:
+        return [name for name, share in self.backing.items() if share >= SATURATION_THRESHOLD]
 
     @property
     def verdict(self) -> Verdict:
@@ -75,6 +96,8 @@ class Sides:
             return "both saturated"
         if server:
             return "server-bound"
+        if self.saturated_backing:
+            return "backing-bound"
         return "generator-bound" if generator else "neither"
 
 
@@ -98,6 +121,12 @@ def explain(levels: Sequence[Measured], label: str) -> str:
         return (
             f"{label}: both saturated ({server}, {generator}): close to the server's"
             " capacity, but cross-check with a second client (--load builtin,ghz)."
+        )
+    if verdict == "backing-bound":
+        busy = ", ".join(f"{n} {sides.backing[n]:.0%}" for n in sides.saturated_backing)
+        return (
+            f"{label}: backing-bound ({busy} of its CPU; {server}, {generator}): the figure is"
+            " the backing service's limit, not the server's."
         )
     if verdict == "neither":
         return f"{label}: neither side saturated ({server}, {generator}): latency- or wait-bound."

@@ -63,7 +63,7 @@ def test_saturated_generator_is_flagged() -> None:
     table = build_tables([level("a", client_cpu_s=0.99), level("b", client_cpu_s=0.2)])[0]
     assert _rows(table)["Verdict"] == ("generator-bound ⚠", "neither ⚠")
     assert len([n for n in table.notes if "generator-bound" in n]) == 1
-    assert _rows(table)["Generator CPU / call"] == ("247500 µs", "50000 µs")
+    assert _rows(table)["Generator CPU / call"] == ("247.5 ms", "50.0 ms")
 
 
 @pytest.mark.parametrize(
@@ -125,3 +125,18 @@ def test_console_and_csv(tmp_path: Path) -> None:
     write_csv(RunRecord(RecordedOptions(), {}, levels=[level("grpclib")]), path)
     rows = list(csv.reader(path.open()))
     assert rows[0] == FIELDS and rows[1][1] == "grpclib" and len(rows) == 2
+
+
+def test_backing_services_get_rows_and_can_be_the_verdict() -> None:
+    from dataclasses import replace
+
+    from grpcbench.monitor import ProcessUsage
+
+    moto = ProcessUsage(cpu_s=0.97, wall_s=1.0, peak_rss_bytes=90 << 20, peak_rss_method="vmhwm")
+    measured = replace(level("grpclib", client_cpu_s=0.05), backing_usage={"S3": moto})
+    assert measured.verdict == "backing-bound"
+    table = build_tables([measured])[0]
+    rows = _rows(table)
+    assert rows["S3 CPU"] == ("0.97 s (97%)",) and rows["S3 peak RSS"] == ("90.0 MiB",)
+    assert rows["Verdict"] == ("backing-bound ⚠",)
+    assert any("S3 97%" in note and "backing service's limit" in note for note in table.notes)

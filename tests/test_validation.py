@@ -126,3 +126,22 @@ def test_any_registered_exporter_by_name(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and "bad --export 'yaml=r.yaml'" in bad.stderr
+
+
+def test_server_per_level_starts_a_fresh_server_for_each_level(tmp_path: Path) -> None:
+    args = ["run", "--load", "fake", "-s", "grpclib", "-c", "2,3", "-n", "10"]
+    shared = subprocess.run(
+        [*GRPCBENCH, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    fresh = subprocess.run(
+        [*GRPCBENCH, *args, "--server-per-level"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert shared.returncode == fresh.returncode == 0, fresh.stderr
+    assert shared.stderr.count("grpclib: starting") == 1
+    assert fresh.stderr.count("grpclib: starting") == 2
+    assert build_run_options(RunArgs(scenario="watch")).server_per_level is True
+    assert (
+        build_run_options(RunArgs(scenario="watch", server_per_level=False)).server_per_level
+        is False
+    )

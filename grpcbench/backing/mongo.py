@@ -116,7 +116,9 @@ def provide_mongo(params: dict[str, Any], stack: ExitStack) -> dict[str, Any]:
         lib = fetch_jars()
         source = Path(__file__).with_name("EmbeddedMongo.java")
         argv = [java, "-cp", f"{lib}/*", str(source), "0"]
-        port = stack.enter_context(ready_process("MongoDB (mongo-java-server)", argv))
+        port = stack.enter_context(
+            ready_process("MongoDB (mongo-java-server)", argv, role="MongoDB", gil=False)
+        )
         params = {**params, "mongo_uri": f"mongodb://127.0.0.1:{port}/"}
     check_mongo(params["mongo_uri"])
     return params

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from grpcbench.load.catalogue import DRIVERS
 from grpcbench.load.model import StreamSummary
+from grpcbench.monitor import ProcessUsage
 from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
 from grpcbench.report.figures import mean as _mean
 from grpcbench.report.units import (
@@ -187,6 +188,34 @@ def _figure_row(key: str) -> Row:
     return Row(figure.label, figure.value, figure.format)
 
 
+def _backing_rows(columns: list[Column]) -> list[Row]:
+    """CPU and peak RSS of each backing service the run started (embedded S3, MongoDB)."""
+    names = dict.fromkeys(name for column in columns for lv in column for name in lv.backing_usage)
+    rows: list[Row] = []
+    for name in names:
+
+        def usage(lv: LevelResult, name: str = name) -> ProcessUsage | None:
+            return lv.backing_usage.get(name)
+
+        def cpu_suffix(column: Column, name: str = name) -> str:
+            found = [u for u in (usage(lv, name) for lv in column) if u]
+            return f" ({format_percent(_mean(u.cpu_fraction for u in found))})" if found else ""
+
+        def cpu(lv: LevelResult, name: str = name) -> float | None:
+            found = usage(lv, name)
+            return found.cpu_s if found else None
+
+        def rss(lv: LevelResult, name: str = name) -> float | None:
+            found = usage(lv, name)
+            return float(found.peak_rss_bytes) if found else None
+
+        rows += [
+            Row(f"{name} CPU", cpu, format_cpu_seconds, cpu_suffix),
+            Row(f"{name} peak RSS", rss, lambda v: format_bytes(int(v))),
+        ]
+    return rows
+
+
 def _rows(columns: list[Column]) -> list[Row]:
     return [
         Row("Count", lambda lv: float(lv.load.count), _count),
@@ -213,6 +242,7 @@ def _rows(columns: list[Column]) -> list[Row]:
         Row(
             "Generator CPU", lambda lv: lv.load.client_cpu_s, format_cpu_seconds, _client_cpu_suffix
         ),
+        *_backing_rows(columns),
         Row(
             "Server CPU / call",
             lambda lv: _per_call_us(lv.server_usage.cpu_s if lv.server_usage else None, lv),
@@ -224,7 +254,7 @@ def _rows(columns: list[Column]) -> list[Row]:
 
 
 def _micros(value: float) -> str:
-    return f"{value:.0f} µs"
+    return f"{value:.0f} µs" if value < 10_000 else f"{value / 1000:.1f} ms"
 
 
 def _column_notes(column: Column, label: str) -> list[str]:
