@@ -75,6 +75,13 @@ def loadgen(session: nox.Session) -> None:
 
 
 @nox.session
+def crosscheck(session: nox.Session) -> None:
+    """Verdicts vs three clients (built-in, ghz, a bare grpc.aio loop) on the same servers."""
+    session.install(".")
+    session.run("python", "benchmarks/crosscheck.py", *session.posargs)
+
+
+@nox.session
 @nox.parametrize("server", SERVER_KINDS)
 def smoke(session: nox.Session, server: str) -> None:
     """A short real `grpcbench run` of one server kind from the installed wheel."""
