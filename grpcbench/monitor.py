@@ -21,6 +21,8 @@ from typing import Any
 
 import psutil
 
+from grpcbench.cpu_share import busy_seconds, others_share, run_queue_wait_s, saturation
+
 SAMPLE_INTERVAL_S = 0.05
 
 
@@ -34,7 +36,10 @@ class ProcessUsage:
     # Cores the server could keep busy: one per process (each has one GIL), at most
     # the CPUs it may run on. 1.0 = a single-process server, or one pinned to one CPU.
     cpu_cores: float = 1.0
-    run_queue_wait_s: float = 0.0  # runnable but waiting for a CPU (schedstat)
+    # Run-queue wait of its threads, and the CPU other processes took from its CPUs
+    # meanwhile: the smaller is what it lost to neighbours (see cpu_share).
+    run_queue_wait_s: float = 0.0
+    others_cpu_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,6 +54,7 @@ class ProcessUsage:
             processes=int(data.get("processes", 1)),
             cpu_cores=float(data.get("cpu_cores", 1.0)),
             run_queue_wait_s=float(data.get("run_queue_wait_s", 0.0)),
+            others_cpu_s=float(data.get("others_cpu_s", 0.0)),
         )
 
     @property
@@ -58,10 +64,10 @@ class ProcessUsage:
 
     @property
     def cpu_saturation(self) -> float:
-        """Share of the CPU the server could use that it used or waited for (1.0 =
-        saturated): running or runnable, so contention does not hide saturation."""
-        budget = self.wall_s * self.cpu_cores
-        return (self.cpu_s + self.run_queue_wait_s) / budget if budget > 0 else 0.0
+        """Share of its CPU budget the server used or lost to neighbours (1.0 = saturated)."""
+        return saturation(
+            self.cpu_s, self.wall_s, self.cpu_cores, self.run_queue_wait_s, self.others_cpu_s
+        )
 
 
 def _reset_peak_rss(pid: int) -> bool:
@@ -82,20 +88,6 @@ def _read_vmhwm(pid: int) -> int | None:
     return None
 
 
-def run_queue_wait_s(pid: int) -> float:
-    """Seconds the threads of ``pid`` spent runnable but waiting for a CPU (Linux
-    schedstat; 0.0 elsewhere). CPU time plus this wait is how much CPU the process
-    *wanted*: on a shared machine, a saturated process may get less than it wants."""
-    total_ns = 0
-    try:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                total_ns += int((task / "schedstat").read_text().split()[1])
-    except OSError:
-        return 0.0
-    return total_ns / 1e9
-
-
 def _cpu_seconds(process: psutil.Process) -> float:
     try:
         times = process.cpu_times()
@@ -112,6 +104,7 @@ class ProcessMonitor:
         self.gil = gil  # Python: one core per process at most; else (Java) all its CPUs
         self.processes: list[psutil.Process] = [self.root]
         self._cpu_start = 0.0
+        self._busy_start = 0.0
         self._wait_start = 0.0
         self._wall_start = 0.0
         self._use_hwm = False
@@ -124,6 +117,12 @@ class ProcessMonitor:
     def _wait(self) -> float:
         return sum(run_queue_wait_s(process.pid) for process in self.processes)
 
+    def _cpus(self) -> list[int]:
+        try:
+            return sorted(self.root.cpu_affinity() or [])
+        except (psutil.Error, AttributeError):
+            return []
+
     def _rss(self) -> int:
         total = 0
         for process in self.processes:
@@ -135,6 +134,7 @@ class ProcessMonitor:
         with contextlib.suppress(psutil.Error):
             self.processes = [self.root, *self.root.children(recursive=True)]
         self._cpu_start = self._cpu()
+        self._busy_start = busy_seconds(self._cpus())
         self._wait_start = self._wait()
         self._wall_start = time.perf_counter()
         self._use_hwm = all(_reset_peak_rss(process.pid) for process in self.processes)
@@ -156,21 +156,24 @@ class ProcessMonitor:
             return None
         wall = time.perf_counter() - self._wall_start
         cpu = self._cpu() - self._cpu_start
+        busy = busy_seconds(self._cpus()) - self._busy_start
         wait = max(0.0, self._wait() - self._wait_start)
         if self._sampler:
             self._sampler.cancel()
         peaks = [_read_vmhwm(process.pid) for process in self.processes] if self._use_hwm else []
         exact = bool(peaks) and all(peak is not None for peak in peaks)
+        cores = float(
+            min(self._allowed_cpus(), len(self.processes)) if self.gil else self._allowed_cpus()
+        )
         return ProcessUsage(
             cpu_s=cpu,
             wall_s=wall,
             peak_rss_bytes=sum(p or 0 for p in peaks) if exact else self._sampled_peak,
             peak_rss_method="vmhwm" if exact else "sampled",
             processes=len(self.processes),
-            cpu_cores=float(
-                min(self._allowed_cpus(), len(self.processes)) if self.gil else self._allowed_cpus()
-            ),
+            cpu_cores=cores,
             run_queue_wait_s=wait,
+            others_cpu_s=others_share(self._cpus(), cores, busy, cpu),
         )
 
     def _allowed_cpus(self) -> int:

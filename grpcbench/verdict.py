@@ -1,12 +1,12 @@
 """Which side limited a measured figure: the server, the generator, both, or neither.
 
 A figure is only as good as the sentence under it. Each side is judged by its
-own CPU: a side is saturated when it was running or runnable (CPU time plus
-time waiting in the kernel's run queue, from /proc/PID/task/*/schedstat) for at
-least 90% of the CPU it could use - the server: one core per process (each has
-one GIL), at most its CPUs; the generator: one core per built-in process,
-ghz's CPUs for ghz. Counting run-queue waits keeps a saturated side saturated
-when something else shares its CPU. Then:
+own CPU: a side is saturated when it used at least 90% of the CPU it could get
+- the server: one core per process (each has one GIL), at most its CPUs; the
+generator: one core per built-in process, ghz's CPUs for ghz - where what other
+processes took from those CPUs meanwhile is not counted as available
+(``cpu_share``), so a saturated side stays saturated when a noisy neighbour
+shares its CPU. Then:
 
 - **server-bound**: the server is saturated and the generator is not. The
   figure is the server's capacity at this load.

@@ -125,3 +125,29 @@ def test_cli_refuses_a_level_too_big_for_memory_before_running_it(tmp_path) -> N
     assert "lower --concurrency" in result.stderr
     assert not out.exists()  # refused while checking the options: nothing ran
     assert "starting" not in result.stderr
+
+
+@pytest.mark.integration
+def test_a_levels_peak_memory_is_its_own(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A fresh server per level (watch's default): the second level's peak RSS in a full
+    run agrees with the same level run alone, within 20%."""
+    import json
+    import subprocess
+
+    from tests.conftest import GRPCBENCH
+
+    def peak(variants: str, *extra: str) -> float:
+        out = tmp_path / f"{variants}{len(extra)}.json"
+        result = subprocess.run(
+            [*GRPCBENCH, "run", "--scenario", "watch", "-s", "grpclib", "-c", "20", "-n", "20",
+             "--warmup", "2", "--variants", variants, "--output", str(out), *extra],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        last = json.loads(out.read_text())["levels"][-1]
+        assert last["plan"]["variant"] == "mono-small-serialized"
+        return float(last["server_usage"]["peak_rss_bytes"])
+
+    full = peak("mono-small-objects,mono-small-serialized")
+    alone = peak("mono-small-serialized")
+    assert abs(full - alone) / alone < 0.20, (full, alone)

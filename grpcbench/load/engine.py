@@ -10,12 +10,12 @@ import os
 import time
 from collections.abc import Callable
 
+from grpcbench.cpu_share import run_queue_wait_s
 from grpcbench.load.calls import PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.open_loop import open_loop_phase
 from grpcbench.load.recorders import LevelRecorders
-from grpcbench.monitor import run_queue_wait_s
 from grpcbench.services.base import CallFunction
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder

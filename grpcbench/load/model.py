@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from grpcbench import defaults
+from grpcbench.cpu_share import saturation
 from grpcbench.parsing import parse_duration
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
 
@@ -102,9 +103,11 @@ class LoadResult:
     latency: LatencySummary
     wall_s: float  # measured phase, first call start to last call end
     client_cpu_s: float = 0.0
-    # Runnable but waiting for a CPU (Linux schedstat): with client_cpu_s, the CPU
-    # the generator wanted. 0 where unknown (ghz).
+    # Run-queue wait of the generator's threads, and the CPU other processes took
+    # from its CPUs meanwhile (set by the driver, which sees all its processes):
+    # the smaller is what it lost to neighbours (see cpu_share).
     client_wait_s: float = 0.0
+    client_others_s: float = 0.0
     processes: int = 1
     # Cores the generator could use: 1 per built-in process (Python's GIL), the
     # CPUs given to ghz (Go uses them all).
@@ -140,9 +143,11 @@ class LoadResult:
 
     @property
     def client_saturation(self) -> float:
-        """Share of its CPU budget the generator used or waited for (1.0 = saturated)."""
-        budget = self.wall_s * self.cpu_cores
-        return (self.client_cpu_s + self.client_wait_s) / budget if budget > 0 else 0.0
+        """Share of its CPU budget the generator used or lost to neighbours (1.0 = saturated)."""
+        return saturation(
+            self.client_cpu_s, self.wall_s, self.cpu_cores, self.client_wait_s,
+            self.client_others_s,
+        )  # fmt: skip
 
     @property
     def client_saturated(self) -> bool:
@@ -165,6 +170,7 @@ class LoadResult:
             wall_s=max(self.wall_s, other.wall_s),
             client_cpu_s=self.client_cpu_s + other.client_cpu_s,
             client_wait_s=self.client_wait_s + other.client_wait_s,
+            client_others_s=self.client_others_s + other.client_others_s,
             processes=self.processes + other.processes,
             cpu_cores=self.cpu_cores + other.cpu_cores,
             truncated=self.truncated or other.truncated,
