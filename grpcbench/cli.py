@@ -23,7 +23,7 @@ from grpcbench.options import RunArgs
 from grpcbench.secrets import redact
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
     help="Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by side.",
@@ -34,6 +34,14 @@ SPEC_HELP = (
     " grpclib+uvloop, grpcio-aio. Repeat the option or separate specs with spaces or ';'."
     f" Default: the scenario's list ({' '.join(defaults.SERVERS)})."
 )
+
+# Help panels of `grpcbench run --help`.
+PANEL_WHAT_TO_RUN = "What to run"
+PANEL_LOAD_MODEL = "Load model"
+PANEL_TARGET = "Target"
+PANEL_OUTPUT = "Output"
+PANEL_PLACEMENT = "Placement"
+PANEL_BACKING_SERVICES = "Backing services"
 
 # Piped output (files, CI logs) gets a wide console so tables are not squeezed.
 stdout = Console() if sys.stdout.isatty() else Console(width=240)
@@ -54,12 +62,39 @@ def _call(command: Callable[..., int], *args: object) -> None:
     raise typer.Exit(code)
 
 
+def _version(value: bool) -> None:
+    if value:
+        stdout.print(commands.versions(), highlight=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Print the versions of grpcbench, Python, grpcio, grpclib, protobuf, uvloop.",
+        ),
+    ] = False,
+) -> None:
+    """Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by side."""
+
+
 @app.command()
 def run(
     scenario: Annotated[
-        str, typer.Option(help="Scenario name or path to a .toml file.")
+        str,
+        typer.Option(
+            help="Scenario name or path to a .toml file.", rich_help_panel=PANEL_WHAT_TO_RUN
+        ),
     ] = defaults.SCENARIO,
-    servers: Annotated[list[str] | None, typer.Option("--servers", "-s", help=SPEC_HELP)] = None,
+    servers: Annotated[
+        list[str] | None,
+        typer.Option("--servers", "-s", help=SPEC_HELP, rich_help_panel=PANEL_WHAT_TO_RUN),
+    ] = None,
     concurrency: Annotated[
         str | None,
         typer.Option(
@@ -67,6 +102,7 @@ def run(
             "-c",
             help="Comma-separated levels, e.g. 2,10,25,50. Default: the scenario's"
             f" ({','.join(map(str, defaults.CONCURRENCY))} unless it says otherwise).",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
     requests: Annotated[
@@ -76,149 +112,225 @@ def run(
             "-n",
             help=f"Measured calls per level and server. Default: the scenario's"
             f" ({defaults.REQUESTS} unless it says otherwise).",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
     duration: Annotated[
         str | None,
-        typer.Option(help="Measure each level for a time (10s, 500ms) instead of --requests."),
+        typer.Option(
+            help="Measure each level for a time (10s, 500ms) instead of --requests.",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
+        ),
     ] = None,
     warmup: Annotated[
         str | None,
         typer.Option(
             help="Discarded warm-up per level: a call count (200) or a time (2s). Default: the"
-            f" scenario's ({defaults.WARMUP} unless it says otherwise)."
+            f" scenario's ({defaults.WARMUP} unless it says otherwise).",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
     timeout: Annotated[
         str | None,
         typer.Option(
             help=f"Per-call deadline, e.g. 20s. Default: the scenario's ({defaults.TIMEOUT}"
-            " unless it says otherwise)."
+            " unless it says otherwise).",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
     load: Annotated[
         str,
         typer.Option(
             help="Load driver(s), comma-separated: builtin, ghz (the Go tool), or fake (synthetic,"
-            " for tests). builtin,ghz runs both on the same servers and levels, side by side."
+            " for tests). builtin,ghz runs both on the same servers and levels, side by side.",
+            rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = defaults.LOAD,
     ghz: Annotated[
-        str | None, typer.Option("--ghz", help="Path to the ghz binary (default: from PATH).")
+        str | None,
+        typer.Option(
+            "--ghz",
+            help="Path to the ghz binary (default: from PATH).",
+            rich_help_panel=PANEL_LOAD_MODEL,
+        ),
     ] = None,
     connections: Annotated[
         str,
         typer.Option(
             help="Client connections: auto (one per 50 concurrent calls), shared, N or pool:N"
             " (round-robin per call), pool:N:least-busy, or per-request (a new connection per"
-            " call; its set-up time is shown apart)."
+            " call; its set-up time is shown apart).",
+            rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = defaults.CONNECTIONS,
     channels: Annotated[
         str | None,
-        typer.Option(help="Sweep the number of client connections, e.g. 1,10,15,20 (seed 003)."),
+        typer.Option(
+            help="Sweep the number of client connections, e.g. 1,10,15,20 (seed 003).",
+            rich_help_panel=PANEL_LOAD_MODEL,
+        ),
     ] = None,
     rate: Annotated[
         str | None,
         typer.Option(
             help="Open loop: calls/s on a timetable instead of --concurrency; a list sweeps"
-            " (500,1000,2000). Latency counts from each call's intended send time."
+            " (500,1000,2000). Latency counts from each call's intended send time.",
+            rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
     arrivals: Annotated[
-        str, typer.Option(help="Open-loop arrivals: uniform or poisson.")
+        str,
+        typer.Option(
+            help="Open-loop arrivals: uniform or poisson.", rich_help_panel=PANEL_LOAD_MODEL
+        ),
     ] = defaults.ARRIVALS,
     repeat: Annotated[
         int,
         typer.Option(
             help="Run every level N times, each in fresh server processes; tables show"
-            " mean ± standard deviation and flag spreads over 10%."
+            " mean ± standard deviation and flag spreads over 10%.",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = defaults.REPEAT,
     variants: Annotated[
         str | None,
-        typer.Option(help="Run only these of the scenario's workload variants (comma-separated)."),
+        typer.Option(
+            help="Run only these of the scenario's workload variants (comma-separated).",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
+        ),
     ] = None,
     server_param: Annotated[
         list[str] | None,
         typer.Option(
             help="Override a server param of the scenario, KEY=VALUE (repeatable), e.g."
-            " users=1000000."
+            " users=1000000.",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
     workload_param: Annotated[
         list[str] | None,
-        typer.Option(help="Override a workload param of the scenario, KEY=VALUE, e.g. keyword=e."),
+        typer.Option(
+            help="Override a workload param of the scenario, KEY=VALUE, e.g. keyword=e.",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
+        ),
     ] = None,
     s3_endpoint: Annotated[
         str | None,
-        typer.Option(help="Use this S3 (or MinIO) instead of the embedded moto server."),
+        typer.Option(
+            help="Use this S3 (or MinIO) instead of the embedded moto server.",
+            rich_help_panel=PANEL_BACKING_SERVICES,
+        ),
     ] = None,
-    s3_bucket: Annotated[str | None, typer.Option(help="Bucket for --s3-endpoint.")] = None,
+    s3_bucket: Annotated[
+        str | None,
+        typer.Option(help="Bucket for --s3-endpoint.", rich_help_panel=PANEL_BACKING_SERVICES),
+    ] = None,
     mongo_uri: Annotated[
         str | None,
-        typer.Option(help="Use this MongoDB instead of the embedded mongo-java-server."),
+        typer.Option(
+            help="Use this MongoDB instead of the embedded mongo-java-server.",
+            rich_help_panel=PANEL_BACKING_SERVICES,
+        ),
     ] = None,
     mongo_driver: Annotated[
         str | None,
-        typer.Option(help="Async servers' MongoDB driver: pymongo (AsyncMongoClient) or motor."),
+        typer.Option(
+            help="Async servers' MongoDB driver: pymongo (AsyncMongoClient) or motor.",
+            rich_help_panel=PANEL_BACKING_SERVICES,
+        ),
     ] = None,
     io_delay_ms: Annotated[
         float | None,
-        typer.Option(help="Simulated upstream round trip before each S3 call, in ms."),
+        typer.Option(
+            help="Simulated upstream round trip before each S3 call, in ms.",
+            rich_help_panel=PANEL_BACKING_SERVICES,
+        ),
     ] = None,
     max_in_flight: Annotated[
-        int, typer.Option(help="Open loop: most calls in flight at once.")
+        int,
+        typer.Option(
+            help="Open loop: most calls in flight at once.", rich_help_panel=PANEL_LOAD_MODEL
+        ),
     ] = defaults.MAX_IN_FLIGHT,
     client_processes: Annotated[
         str,
         typer.Option(
             help="Built-in generator processes per level, results merged; auto = one per"
-            " client CPU."
+            " client CPU.",
+            rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = defaults.CLIENT_PROCESSES,
     target: Annotated[
-        str | None, typer.Option(help="Benchmark an already running server at HOST:PORT.")
+        str | None,
+        typer.Option(
+            help="Benchmark an already running server at HOST:PORT.", rich_help_panel=PANEL_TARGET
+        ),
     ] = None,
     target_pid: Annotated[
         int | None,
-        typer.Option(help="With --target: pid of that server, to measure its CPU and memory."),
+        typer.Option(
+            help="With --target: pid of that server, to measure its CPU and memory.",
+            rich_help_panel=PANEL_TARGET,
+        ),
     ] = None,
     port: Annotated[
-        int, typer.Option(help="Port for the servers grpcbench starts (0 = any free port).")
+        int,
+        typer.Option(
+            help="Port for the servers grpcbench starts (0 = any free port).",
+            rich_help_panel=PANEL_TARGET,
+        ),
     ] = defaults.PORT,
     output: Annotated[
-        Path | None, typer.Option(help="Write versioned JSON results here (after every level).")
+        Path | None,
+        typer.Option(
+            help="Write versioned JSON results here (after every level).",
+            rich_help_panel=PANEL_OUTPUT,
+        ),
     ] = None,
     markdown: Annotated[
-        Path | None, typer.Option(help="Write the tables as markdown here (after every level).")
+        Path | None,
+        typer.Option(
+            help="Write the tables as markdown here (after every level).",
+            rich_help_panel=PANEL_OUTPUT,
+        ),
     ] = None,
     csv: Annotated[
         Path | None,
-        typer.Option(help="Write one CSV row per level, server, driver and repeat here."),
+        typer.Option(
+            help="Write one CSV row per level, server, driver and repeat here.",
+            rich_help_panel=PANEL_OUTPUT,
+        ),
     ] = None,
     report_html: Annotated[
         Path | None,
-        typer.Option("--report", help="Write a self-contained HTML report (tables + charts) here."),
+        typer.Option(
+            "--report",
+            help="Write a self-contained HTML report (tables + charts) here.",
+            rich_help_panel=PANEL_OUTPUT,
+        ),
     ] = None,
     export: Annotated[
         list[str] | None,
         typer.Option(
             help="Write FORMAT=PATH (repeatable) with any registered exporter: json, markdown,"
-            " csv, html."
+            " csv, html.",
+            rich_help_panel=PANEL_OUTPUT,
         ),
     ] = None,
     pin: Annotated[
         bool,
         typer.Option(
-            help="Pin the server and the generator to different CPUs (default when >1 CPU)."
+            help="Pin the server and the generator to different CPUs (default when >1 CPU).",
+            rich_help_panel=PANEL_PLACEMENT,
         ),
     ] = True,
     server_cpus: Annotated[
-        str | None, typer.Option(help="CPUs for the server, e.g. 0 or 0-1.")
+        str | None,
+        typer.Option(help="CPUs for the server, e.g. 0 or 0-1.", rich_help_panel=PANEL_PLACEMENT),
     ] = None,
     client_cpus: Annotated[
-        str | None, typer.Option(help="CPUs for the load generator, e.g. 1.")
+        str | None,
+        typer.Option(help="CPUs for the load generator, e.g. 1.", rich_help_panel=PANEL_PLACEMENT),
     ] = None,
     server_per_level: Annotated[
         bool | None,
@@ -226,19 +338,22 @@ def run(
             "--server-per-level/--server-per-column",
             help="A fresh server process for every level, so each level's memory is its own"
             " (default: the scenario's choice; watch does).",
+            rich_help_panel=PANEL_TARGET,
         ),
     ] = None,
     start_timeout: Annotated[
         str | None,
         typer.Option(
             help="How long a server may take to start and answer SERVING"
-            f" (default {defaults.START_TIMEOUT})."
+            f" (default {defaults.START_TIMEOUT}).",
+            rich_help_panel=PANEL_TARGET,
         ),
     ] = None,
     max_level: Annotated[
         str | None,
         typer.Option(
-            help=f"Hard time limit of one level's measurement (default {defaults.MAX_LEVEL})."
+            help=f"Hard time limit of one level's measurement (default {defaults.MAX_LEVEL}).",
+            rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import tempfile
 import traceback
 from contextlib import ExitStack
@@ -36,12 +37,13 @@ class Consoles:
 def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     """``grpcbench run``: build and check every option, run, print and write the results."""
     from grpcbench.console_events import ConsoleEvents
-    from grpcbench.report.console import print_tables
+    from grpcbench.report.console import print_summary, print_tables
     from grpcbench.runner import Runner
 
     options = build_run_options(args)
     err = consoles.err
-    events = ConsoleEvents(err)
+    columns = len(options.targets) * options.repeat
+    events = ConsoleEvents(err, columns, len(options.levels) * len(options.drivers))
     runner = Runner(options, events)
     levels = ", ".join(plan.describe() for plan in options.levels)
     err.print(
@@ -63,6 +65,7 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     except Exception as bug:  # keep the tables and the results; the traceback goes to a file
         error = _internal_error(bug)
     print_tables(consoles.out, runner.record.levels)
+    print_summary(consoles.out, runner.record.levels)
     if runner.record.levels:
         for path in runner.exports.at_end(runner.record):
             err.print(f"wrote {path}", highlight=False)
@@ -72,6 +75,23 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     if error:
         raise error
     return 0
+
+
+def versions() -> str:
+    """``grpcbench --version``: what a bug report needs."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from grpcbench import __version__
+
+    def of(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    python = sys.version.split()[0]
+    others = ", ".join(f"{name} {of(name)}" for name in ("grpcio", "grpclib", "protobuf", "uvloop"))
+    return f"grpcbench {__version__} (Python {python}; {others})"
 
 
 def _internal_error(bug: Exception) -> InternalError:
@@ -124,7 +144,7 @@ def serve(spec_text: str, scenario: str, port: int, cpus: str | None, consoles: 
 
 def show(results: Path, markdown: bool, consoles: Consoles) -> int:
     """``grpcbench show``: saved results as tables (or markdown), nothing run."""
-    from grpcbench.report.console import print_tables
+    from grpcbench.report.console import print_summary, print_tables
     from grpcbench.report.markdown import run_to_markdown
     from grpcbench.results import load_run
 
@@ -134,6 +154,7 @@ def show(results: Path, markdown: bool, consoles: Consoles) -> int:
         return 0
     consoles.err.print(f"{results}: {record.status}, started {record.started_at}", highlight=False)
     print_tables(consoles.out, record.levels)
+    print_summary(consoles.out, record.levels)
     for failure in record.level_errors:
         consoles.err.print(f"[yellow]not measured:[/] {escape(failure.describe())}")
     return 0

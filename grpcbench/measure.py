@@ -54,7 +54,7 @@ async def run_monitored(
     driver: LoadDriver,
     spec: LoadSpec,
     server_pid: int | None,
-    on_progress: Callable[[int], None] = lambda done: None,
+    on_progress: Callable[[int, int], None] = lambda done, errors: None,
     backing: Sequence[BackingProcess] = (),
 ) -> tuple[LoadResult, ProcessUsage | None, dict[str, ProcessUsage]]:
     """Drive one level; measure the server and the backing services over its measured
@@ -71,7 +71,7 @@ async def run_monitored(
             others[service.name] = ProcessMonitor(service.pid, gil=service.gil)
     measuring = False
 
-    def progress(done: int) -> None:
+    def progress(done: int, errors: int) -> None:
         nonlocal measuring
         if done == MEASUREMENT_STARTED:
             measuring = True
@@ -79,7 +79,7 @@ async def run_monitored(
                 if watched:
                     watched.start()
         else:
-            on_progress(done)
+            on_progress(done, errors)
 
     load = await driver.run(spec, progress)
     if not measuring:
@@ -102,7 +102,7 @@ async def measure_level(
     service: str,
     workload_params: Mapping[str, Any],
     repeat: int = 0,
-    on_progress: Callable[[int], None] = lambda done: None,
+    on_progress: Callable[[int, int], None] = lambda done, errors: None,
     backing: Sequence[BackingProcess] = (),
 ) -> LevelResult:
     """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs."""

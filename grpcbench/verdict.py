@@ -106,30 +106,19 @@ def judge(*levels: Measured) -> Verdict:
     return Sides.of(levels).verdict
 
 
-def explain(levels: Sequence[Measured], label: str) -> str:
-    """One short sentence for a cell that is not plainly server-bound ("" when it is)."""
-    sides = Sides.of(levels)
-    verdict = sides.verdict
-    generator = f"generator {sides.generator:.0%} of its CPU"
-    server = f"server {sides.server:.0%}" if sides.server is not None else "server not measured"
-    if verdict == "generator-bound":
-        return (
-            f"{label}: generator-bound ({generator}, {server}): the server may be faster"
-            " than shown; give the generator more CPUs (--client-cpus, --client-processes)."
-        )
-    if verdict == "both saturated":
-        return (
-            f"{label}: both saturated ({server}, {generator}): close to the server's"
-            " capacity, but cross-check with a second client (--load builtin,ghz)."
-        )
-    if verdict == "backing-bound":
-        busy = ", ".join(f"{n} {sides.backing[n]:.0%}" for n in sides.saturated_backing)
-        return (
-            f"{label}: backing-bound ({busy} of its CPU; {server}, {generator}): the figure is"
-            " the backing service's limit, not the server's."
-        )
-    if verdict == "neither":
-        return f"{label}: neither side saturated ({server}, {generator}): latency- or wait-bound."
-    if verdict == "unknown":
-        return f"{label}: verdict unknown (server not measured: give --target-pid)."
-    return ""
+# What each verdict means for the figures, in one short clause (for table notes).
+MEANING: dict[Verdict, str] = {
+    "generator-bound": "the server may be faster; add --client-cpus or --client-processes",
+    "both saturated": "near the server's capacity; cross-check with --load builtin,ghz",
+    "backing-bound": "the figures are the backing service's limit (its CPU row shows which)",
+    "neither": "latency- or wait-bound",
+    "unknown": "server not measured (give --target-pid)",
+    "server-bound": "",
+}
+
+
+def note(verdict: Verdict, labels: Sequence[str]) -> str:
+    """One short note for every column of a table that shares a verdict ("" if server-bound)."""
+    if verdict == "server-bound" or not labels:
+        return ""
+    return f"{verdict}: {', '.join(labels)}: {MEANING[verdict]}."

@@ -138,3 +138,37 @@ def test_listing_commands() -> None:
     )  # fmt: skip
     for option in options:
         assert option in help_text
+
+
+def test_version_help_panels_and_completion() -> None:
+    version = grpcbench("--version")
+    assert version.returncode == 0
+    for name in ("grpcbench 0.1.0", "Python 3.", "grpcio ", "grpclib ", "protobuf "):
+        assert name in version.stdout
+    helped = subprocess.run(
+        [*GRPCBENCH, "run", "--help"], capture_output=True, text=True, timeout=60, check=False,
+        env={**__import__("os").environ, "COLUMNS": "120"},
+    )  # fmt: skip
+    for panel in ("What to run", "Load model", "Target", "Output", "Placement", "Backing services"):
+        assert panel in helped.stdout, panel
+    assert "--install-completion" in grpcbench("--help").stdout
+
+
+def test_progress_line_says_where_the_run_is() -> None:
+    from rich.console import Console
+
+    from grpcbench.console_events import ConsoleEvents
+
+    events = ConsoleEvents(Console(record=True, width=200), columns=2, levels_per_column=2)
+    events.server_starting("grpclib")
+    events.level_started("grpclib", "builtin", "concurrency 2", 100)
+    events.level_progress(-1 + 1, 0)
+    events.level_progress(40, 3)
+    task = events.progress.tasks[0]
+    assert task.description.startswith("server 1/2 · level 1/2 · grpclib")
+    assert task.completed == 40 and "3 errors" in task.fields["live"]
+    events.level_started("grpclib", "builtin", "concurrency 4", 100)
+    assert events.progress.tasks[-1].description.startswith("server 1/2 · level 2/2")
+    events.server_starting("grpcio-aio")
+    events.level_started("grpcio-aio", "builtin", "concurrency 2", 100)
+    assert events.progress.tasks[-1].description.startswith("server 2/2 · level 1/2")

@@ -86,6 +86,16 @@ def test_report_renders_its_charts_in_headless_chromium(tmp_path: Path) -> None:
     )  # fmt: skip
     # The page's own script counts the charts that have a drawn size.
     assert f"<title>charts: {len(charts)} rendered of {len(charts)}</title>" in dom.stdout
+    # The headline summary is at the top, before the charts, and names each level.
+    headline = dom.stdout.index('id="headline"')
+    assert headline < dom.stdout.index('class="chart"')
+    assert "concurrency 2: most req/s" in dom.stdout
+    # Points that are not server-bound are marked, and the legend says what that means.
+    assert "hollow: not server-bound (see Verdict)" in dom.stdout
+    # Every chart is in the page, by its title.
+    for chart in charts:
+        assert f'title="{chart.title}"' in dom.stdout, chart.title
+    # Kept under the test's tmp dir (pytest keeps the last runs' tmp dirs): CI's artifact.
     shot = tmp_path / "shot.png"
     subprocess.run(
         [*common, "--window-size=1280,2400", f"--screenshot={shot}", page.as_uri()],

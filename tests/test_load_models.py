@@ -98,7 +98,7 @@ def _peers_after(strategy: str, concurrency: int, requests: int, tmp_path: Path)
                 connection_mode="per-request" if strategy == "per-request" else "pool",
                 pool_policy=options.connections.policy,
             )  # fmt: skip
-            result = await BuiltinDriver().run(spec, lambda _: None)
+            result = await BuiltinDriver().run(spec, lambda *_: None)
             assert result.statuses == {"OK": requests}
             if strategy == "per-request":
                 assert result.connect_latency and result.connect_latency.count == requests
@@ -147,7 +147,7 @@ def _open_loop_against_100ms_server(concurrency: int, requests: int, rate: float
                 target=server.address, service=SLOW, concurrency=concurrency,
                 requests=requests, rate=rate,
             )  # fmt: skip
-            return await BuiltinDriver().run(spec, lambda _: None)
+            return await BuiltinDriver().run(spec, lambda *_: None)
         finally:
             await server.stop()
 

@@ -64,7 +64,7 @@ def test_every_mode_on_every_server_kind(kind: str, backing: dict[str, Any]) -> 
                     target=server.address, service="objects", concurrency=3, requests=calls,
                     workload_params={"mode": mode, "objects": OBJECTS},
                 )  # fmt: skip
-                result = await BuiltinDriver().run(spec, lambda _: None)
+                result = await BuiltinDriver().run(spec, lambda *_: None)
                 assert result.statuses == {"OK": calls}, (mode, result.statuses)
                 assert result.stream is not None and result.stream.items == calls * OBJECTS
                 if mode == "stream":
@@ -93,7 +93,7 @@ def test_motor_driver_and_io_delay(backing: dict[str, Any]) -> None:
                 target=server.address, service="objects", concurrency=4, requests=4,
                 warmup_requests=4, workload_params={"mode": "save", "objects": OBJECTS},
             )  # fmt: skip
-            result = await BuiltinDriver().run(spec, lambda _: None)
+            result = await BuiltinDriver().run(spec, lambda *_: None)
             assert result.statuses == {"OK": 4}
             # Four awaited 500 ms delays overlap: one round (~0.5 s), not four (>= 2 s).
             assert result.latency.min_us >= 500_000 and result.wall_s < 1.5

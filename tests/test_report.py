@@ -139,4 +139,35 @@ def test_backing_services_get_rows_and_can_be_the_verdict() -> None:
     rows = _rows(table)
     assert rows["S3 CPU"] == ("0.97 s (97%)",) and rows["S3 peak RSS"] == ("90.0 MiB",)
     assert rows["Verdict"] == ("backing-bound ⚠",)
-    assert any("S3 97%" in note and "backing service's limit" in note for note in table.notes)
+    assert any(
+        note.endswith(
+            "backing-bound: grpclib: the figures are the backing service's limit"
+            " (its CPU row shows which)."
+        )
+        for note in table.notes
+    )
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_tables_fit_the_terminal_with_whole_headers(width: int) -> None:
+    """Six long server labels at 80 and 120 columns: split tables, no truncated header."""
+    from grpcbench.defaults import SERVERS
+
+    console = Console(width=width, record=True)
+    print_tables(console, [level(label) for label in SERVERS])
+    text = console.export_text()
+    assert all(len(line) <= width for line in text.splitlines())
+    for label in SERVERS:
+        assert f" {label} " in text, label
+    assert "…" not in text
+    assert "hello - concurrency 10 (1/" in text  # split, and said so
+
+
+def test_summary_names_the_best_server_per_level_with_its_verdict() -> None:
+    from grpcbench.report.summary import summary_lines
+
+    fast = level("fast", latencies_us=(500, 600, 700, 800))
+    slow = level("slow", latencies_us=(5000, 6000, 7000, 8000), client_cpu_s=0.95)
+    [line] = summary_lines([fast, slow])
+    assert line.startswith("concurrency 10: most req/s")
+    assert "lowest p99 fast (0.80 ms, neither)" in line

@@ -41,7 +41,7 @@ def test_server_kind_serves_load_and_stops(spec_text: str) -> None:
                 target=server.address, service="hello", concurrency=10,
                 requests=300, warmup_requests=30, connections=2,
             )  # fmt: skip
-            result = await BuiltinDriver().run(spec, events.append)
+            result = await BuiltinDriver().run(spec, lambda done, _: events.append(done))
             assert result.statuses == {"OK": 300}
             assert result.latency.count == 300
             assert (
@@ -78,7 +78,7 @@ def test_grpclib_stream_limit_does_not_cap_concurrency() -> None:
                 target=server.address, service="tests.support.services:SLOW",
                 concurrency=150, requests=150, connections=connections,
             )  # fmt: skip
-            result = await BuiltinDriver().run(spec, lambda _: None)
+            result = await BuiltinDriver().run(spec, lambda *_: None)
             assert result.statuses == {"OK": 150}
             assert result.wall_s < 1.9, (
                 "calls queued: the per-connection stream limit capped the level"
@@ -101,7 +101,7 @@ def test_errors_are_counted_by_status_never_raised() -> None:
                 target=server.address, service="tests.support.services:SLOW",
                 concurrency=4, requests=8, timeout_s=0.1,
             )  # fmt: skip
-            result = await BuiltinDriver().run(spec, lambda _: None)
+            result = await BuiltinDriver().run(spec, lambda *_: None)
             assert result.statuses == {"DeadlineExceeded": 8}
             assert result.latency.count == 8
             assert 100_000 <= result.latency.min_us < 300_000
@@ -121,7 +121,7 @@ def test_known_service_time_gives_known_latency() -> None:
                 target=server.address, service="tests.support.services:SLOW",
                 concurrency=5, requests=20,
             )  # fmt: skip
-            result = await BuiltinDriver(processes=2).run(spec, lambda _: None)
+            result = await BuiltinDriver(processes=2).run(spec, lambda *_: None)
             assert result.statuses == {"OK": 20} and result.processes == 2
             assert result.latency.min_us >= 50_000
             # 20 calls of >= 50 ms over 5 users: at least 4 rounds.

@@ -79,7 +79,7 @@ def test_every_mode_returns_every_match_once(kind: str, small_db: Path) -> None:
                     target=server.address, service="users", concurrency=2, requests=4,
                     workload_params={"keyword": "ff", "page_size": 100, **params},
                 )  # fmt: skip
-                result = await BuiltinDriver().run(spec, lambda _: None)
+                result = await BuiltinDriver().run(spec, lambda *_: None)
                 assert result.statuses == {"OK": 4}, params
                 stream = result.stream
                 assert stream is not None and stream.calls == 4

@@ -51,7 +51,7 @@ def test_cache_modes_send_identical_bytes_and_every_pair_once(kind: str) -> None
                         target=server.address, service="watch", concurrency=3, requests=6,
                         workload_params={"message": message, "folder": "small", "cache": cache},
                     )  # fmt: skip
-                    result = await BuiltinDriver().run(spec, lambda _: None)
+                    result = await BuiltinDriver().run(spec, lambda *_: None)
                     assert result.statuses == {"OK": 6}, (message, cache)
                     stream = result.stream
                     assert stream is not None and stream.items == 6 * 40
@@ -61,7 +61,7 @@ def test_cache_modes_send_identical_bytes_and_every_pair_once(kind: str) -> None
                 target=server.address, service="watch", concurrency=1, requests=2,
                 workload_params={"folder": "nope"},
             )  # fmt: skip
-            result = await BuiltinDriver().run(missing, lambda _: None)
+            result = await BuiltinDriver().run(missing, lambda *_: None)
             assert result.statuses == {"NotFound": 2}
         finally:
             await server.stop()

@@ -66,6 +66,7 @@ class BuiltinDriver:
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
         parts = split_spec(spec, self.processes)
         done = [0] * len(parts)
+        errors = [0] * len(parts)
         measuring = [False] * len(parts)
 
         busy_start = 0.0
@@ -76,10 +77,11 @@ class BuiltinDriver:
                 measuring[index] = True
                 if all(measuring):
                     busy_start = busy_seconds(spec.cpus)
-                    progress(MEASUREMENT_STARTED)
+                    progress(MEASUREMENT_STARTED, 0)
             elif event["event"] == "progress":
                 done[index] = event["done"]
-                progress(sum(done))
+                errors[index] = event.get("errors", 0)
+                progress(sum(done), sum(errors))
 
         def events_of(index: int) -> Callable[[dict[str, Any]], None]:
             return lambda event: on_event(index, event)

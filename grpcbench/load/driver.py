@@ -12,9 +12,9 @@ from typing import Protocol
 
 from grpcbench.load.model import LoadResult, LoadSpec
 
-# Called with the number of measured calls finished so far (for progress bars),
-# and once with -1 when warm-up ends and measurement starts.
-ProgressCallback = Callable[[int], None]
+# Called with the measured calls finished so far and how many of them failed (for
+# progress bars), and once with (-1, 0) when warm-up ends and measurement starts.
+ProgressCallback = Callable[[int, int], None]
 MEASUREMENT_STARTED = -1
 
 

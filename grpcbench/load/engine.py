@@ -37,7 +37,7 @@ async def _phase(
 async def run_level(
     spec: LoadSpec,
     on_measurement_start: Callable[[], None],
-    on_progress: Callable[[int], None],
+    on_progress: Callable[[int, int], None],
 ) -> LoadResult:
     workload = load_service(spec.service).workload(spec.workload_params)
     connect = LatencyRecorder()
@@ -53,7 +53,7 @@ async def run_level(
         wait_start = run_queue_wait_s(os.getpid())
         wall_start = time.perf_counter()
         budget = Budget.for_phase(spec.requests, spec.duration_s, spec.max_level_s, wall_start)
-        await _phase(call, spec, budget, measure, on_progress)
+        await _phase(call, spec, budget, measure, lambda done: on_progress(done, measure.failed))
         wall_s = time.perf_counter() - wall_start
         cpu_s = time.process_time() - cpu_start
         wait_s = max(0.0, run_queue_wait_s(os.getpid()) - wait_start)

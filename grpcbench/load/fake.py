@@ -23,14 +23,14 @@ class FakeDriver:
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
         rng = random.Random(spec.concurrency)
         requests = spec.requests or 1000
-        progress(MEASUREMENT_STARTED)
+        progress(MEASUREMENT_STARTED, 0)
         recorder = LatencyRecorder()
         statuses = {"OK": 0, "Unavailable": 0}
         for i in range(1, requests + 1):
             recorder.record(int(rng.lognormvariate(6.5, 0.4) * spec.concurrency))
             statuses["Unavailable" if i % FAILURE_EVERY == 0 else "OK"] += 1
         await asyncio.sleep(0.01)
-        progress(requests)
+        progress(requests, statuses["Unavailable"])
         return LoadResult(
             driver=self.name,
             concurrency=spec.concurrency,

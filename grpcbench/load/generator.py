@@ -34,7 +34,7 @@ def main() -> None:
             run_level(
                 spec,
                 on_measurement_start=lambda: emit("measuring"),
-                on_progress=lambda done: emit("progress", done=done),
+                on_progress=lambda done, errors: emit("progress", done=done, errors=errors),
             )
         )
     except UsageError as error:

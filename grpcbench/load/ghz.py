@@ -192,7 +192,7 @@ class GhzDriver:
             )
             await self._invoke(warmup, spec.cpus, self._time_limit(spec, spec.warmup_s))
         # ghz reports only when it ends, so the progress bar jumps from 0 to done.
-        progress(MEASUREMENT_STARTED)
+        progress(MEASUREMENT_STARTED, 0)
         measured = ghz_command(self.binary, spec, spec.requests, spec.duration_s, self.proto_root)
         busy_start = busy_seconds(spec.cpus)
         report, cpu_s = await self._invoke(
@@ -202,7 +202,7 @@ class GhzDriver:
         busy = busy_seconds(spec.cpus) - busy_start
         others = others_share(spec.cpus, result.cpu_cores, busy, cpu_s)
         result = replace(result, client_others_s=others)
-        progress(result.count)
+        progress(result.count, result.count - result.ok)
         return result
 
 

@@ -48,6 +48,11 @@ class LevelRecorders:
     service: LatencyRecorder = field(default_factory=LatencyRecorder)
     lag: LatencyRecorder = field(default_factory=LatencyRecorder)
 
+    @property
+    def failed(self) -> int:
+        """Calls so far that did not end OK (for progress displays)."""
+        return sum(self.statuses.values()) - self.statuses["OK"]
+
     def record_call(self, status: str, latency_us: int, stats: CallStats | None) -> None:
         self.latency.record(latency_us)
         self.statuses[status] += 1

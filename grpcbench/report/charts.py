@@ -39,6 +39,8 @@ def _pyplot() -> Any:
         import matplotlib
 
         matplotlib.use("Agg")
+        # Text stays text in SVG: searchable in the report, and smaller.
+        matplotlib.rcParams["svg.fonttype"] = "none"
         import matplotlib.pyplot as plt
     except ImportError:
         raise UsageError("charts need matplotlib: pip install 'grpcbench[charts]'") from None
@@ -73,8 +75,9 @@ def _finish(plt: Any, figure: Any, name: str, title: str) -> Chart:
     figure.suptitle(title)
     figure.tight_layout()
     svg, png = io.StringIO(), io.BytesIO()
-    figure.savefig(svg, format="svg")
-    figure.savefig(png, format="png", dpi=110)
+    # "tight": the legends sit outside the plot area, and must stay in the picture.
+    figure.savefig(svg, format="svg", bbox_inches="tight")
+    figure.savefig(png, format="png", dpi=110, bbox_inches="tight")
     plt.close(figure)
     return Chart(name, title, svg.getvalue(), png.getvalue())
 
@@ -102,9 +105,16 @@ def _line_chart(
     _level_ticks(axes, levels)
     if log_y:
         _log_scale(axes)
+    else:
+        axes.set_ylim(bottom=0)  # a value axis starts at zero, so gaps are not magnified
     axes.grid(True, alpha=0.3)
-    axes.legend(fontsize=7)
+    _legend_outside(axes)
     return _finish(plt, figure, name, title)
+
+
+def _legend_outside(axes: Any) -> None:
+    """Legends beside the plot, never over the data."""
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def _mark_not_server_bound(
@@ -118,14 +128,15 @@ def _mark_not_server_bound(
     for x in xs:
         if judge(*points[x]) != "server-bound":
             y = _mean(value(lv) for lv in points[x])
-            axes.plot([x], [y], marker="o", markersize=9, markerfacecolor="white",
+            # color= too: a plot without one would take the next colour of the cycle.
+            axes.plot([x], [y], marker="o", markersize=9, markerfacecolor="white", color=color,
                       markeredgecolor=color, markeredgewidth=1.5, linestyle="none")  # fmt: skip
 
 
 def _legend_for_hollow(axes: Any, levels: list[LevelResult]) -> None:
     """One legend entry explaining hollow markers, when a chart has any."""
     if any(lv.verdict != "server-bound" for lv in levels):
-        axes.plot([], [], marker="o", markersize=9, markerfacecolor="white",
+        axes.plot([], [], marker="o", markersize=9, markerfacecolor="white", color="grey",
                   markeredgecolor="grey", linestyle="none",
                   label="hollow: not server-bound (see Verdict)")  # fmt: skip
 
@@ -182,13 +193,18 @@ def _percentile_chart(plt: Any, levels: list[LevelResult]) -> Chart:
         axes.grid(True, alpha=0.3)
     for axes in grid[-1]:
         axes.set_xlabel(_x_label(levels))
-    _legend_for_hollow(grid.flat[0], levels)
-    grid.flat[0].legend(fontsize=7)
+    _legend_for_hollow(grid.flat[1], levels)
+    _legend_outside(grid.flat[1])
     return _finish(plt, figure, "latency-percentiles", "Latency percentiles vs load")
 
 
+# Percentiles marked on the spectrum's x axis, as HdrHistogram's plots do.
+SPECTRUM_TICKS = (0.0, 0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999)
+
+
 def _distribution_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
-    """One latency distribution (share of calls at or below a latency) per level."""
+    """One HDR percentile spectrum per level: latency (y) at each percentile (x), with
+    x on a log(1 / (1 - p)) scale so p99 to p99.99 get as much room as p0 to p90."""
     by_level: dict[str, list[LevelResult]] = {}
     for level in levels:
         by_level.setdefault(level.describe(), []).append(level)
@@ -196,18 +212,26 @@ def _distribution_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
     for index, (title, group) in enumerate(by_level.items()):
         figure, axes = plt.subplots(figsize=(8, 4))
         several_drivers = len({lv.driver for lv in group}) > 1
+        highest = 0.0
         for level in group:
-            points = level.load.latency.cumulative()
+            points = [(v, share) for v, share in level.load.latency.cumulative() if share < 1.0]
             if points:
-                axes.step([v / 1000 for v, _ in points], [100 * s for _, s in points],
-                          where="post", label=_series_label(level, several_drivers))  # fmt: skip
-        _log_scale(axes, "x")
-        axes.set_xlabel("latency (ms)")
-        axes.set_ylabel("% of calls at or below")
+                xs = [1 / (1 - share) for _, share in points]
+                highest = max(highest, xs[-1])
+                axes.step(xs, [v / 1000 for v, _ in points], where="post",
+                          label=_series_label(level, several_drivers))  # fmt: skip
+        axes.set_xscale("log")
+        ticks = [p for p in SPECTRUM_TICKS if 1 / (1 - p) <= max(highest, 10.0) * 1.5]
+        axes.set_xticks([1 / (1 - p) for p in ticks])
+        axes.set_xticklabels([f"{100 * p:g}%" for p in ticks])
+        axes.xaxis.set_minor_formatter(plt.NullFormatter())
+        axes.set_ylim(bottom=0)
+        axes.set_xlabel("percentile")
+        axes.set_ylabel("latency (ms)")
         axes.grid(True, alpha=0.3)
-        axes.legend(fontsize=7)
+        _legend_outside(axes)
         charts.append(
-            _finish(plt, figure, f"distribution-{index + 1}", f"Latency distribution, {title}")
+            _finish(plt, figure, f"distribution-{index + 1}", f"Latency by percentile, {title}")
         )
     return charts
 
@@ -222,7 +246,7 @@ def _resource_chart(plt: Any, levels: list[LevelResult]) -> Chart | None:
     figure, (cpu_axes, rss_axes) = plt.subplots(1, 2, figsize=(11, 4.5))
     width = 0.8 / max(1, len(labels))
     for offset, label in enumerate(labels):
-        cpu, rss = [], []
+        cpu, rss, hatched = [], [], []
         for name in level_names:
             group = [
                 lv for lv in measured
@@ -232,15 +256,23 @@ def _resource_chart(plt: Any, levels: list[LevelResult]) -> Chart | None:
             rss.append(
                 _mean(lv.server_usage.peak_rss_bytes / 2**20 for lv in group if lv.server_usage)
             )
+            hatched.append(bool(group) and judge(*group) != "server-bound")
         xs = [i + offset * width for i in range(len(level_names))]
-        cpu_axes.bar(xs, cpu, width, label=label)
-        rss_axes.bar(xs, rss, width, label=label)
+        for axes, values in ((cpu_axes, cpu), (rss_axes, rss)):
+            bars = axes.bar(xs, values, width, label=label)
+            for bar, not_server_bound in zip(bars, hatched, strict=True):
+                if not_server_bound:  # the chart's form of a hollow marker
+                    bar.set_hatch("///")
+                    bar.set_edgecolor("white")
     for axes, title in ((cpu_axes, "server CPU (s)"), (rss_axes, "server peak RSS (MiB)")):
         axes.set_xticks([i + 0.4 - width / 2 for i in range(len(level_names))])
         axes.set_xticklabels(level_names, rotation=30, ha="right", fontsize=7)
         axes.set_title(title)
         axes.grid(True, axis="y", alpha=0.3)
-    cpu_axes.legend(fontsize=7)
+    if any(lv.verdict != "server-bound" for lv in measured):
+        rss_axes.bar([0], [0], 0, color="lightgrey", hatch="///", edgecolor="white",
+                     label="hatched: not server-bound (see Verdict)")  # fmt: skip
+    _legend_outside(rss_axes)  # the right-hand plot: outside it is outside both
     return _finish(plt, figure, "server-resources", "Server CPU and peak memory per level")
 
 

@@ -12,11 +12,13 @@ import re
 from pathlib import Path
 
 from grpcbench.report.charts import Chart, render_charts
+from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable, build_tables
 from grpcbench.results import RunRecord
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5rem auto; max-width: 1100px; color: #222; }
+#headline { background: #f4f6f8; padding: .5rem 1rem; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; } h3 { font-size: 1rem; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; }
 th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: right; }
@@ -80,10 +82,18 @@ def run_to_html(record: RunRecord, charts: list[Chart]) -> str:
         f'<div class="chart" title="{html.escape(c.title)}">{_svg(c)}</div>' for c in charts
     )
     failures = "".join(f"<li>{html.escape(e.describe())}</li>" for e in record.level_errors)
+    headline = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(record.levels))
+    hollow = (
+        "<p>Hollow markers on the charts are figures that are not server-bound (the Verdict"
+        " row says what limited them).</p>"
+        if any(level.verdict != "server-bound" for level in record.levels)
+        else ""
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>grpcbench report</title>
 <style>{STYLE}</style><script>{CHECK_SCRIPT}</script></head>
 <body><h1>grpcbench report</h1>
+<section id="headline"><h2>Summary</h2><ul>{headline}</ul>{hollow}</section>
 <table class="meta">{facts_html}</table>
 {f'<ul class="notes">{failures}</ul>' if failures else ""}
 <h2>Charts</h2>{charts_html}

@@ -26,7 +26,7 @@ from grpcbench.report.units import (
 )
 from grpcbench.results import LevelResult
 from grpcbench.stats.histogram import LatencySummary
-from grpcbench.verdict import explain, judge
+from grpcbench.verdict import Verdict, judge, note
 
 WARNING = "⚠"
 # Figures whose spread over repeats is checked (pyperf-style instability warning).
@@ -270,8 +270,9 @@ def _column_notes(column: Column, label: str) -> list[str]:
             " latencies still count from the intended send times, but the offered load was"
             " lower than the target rate."
         )
-    for note in dict.fromkeys(lv.load.latency_note for lv in column if lv.load.latency_note):
-        notes.append(f"{WARNING} {label}: {note}.")
+    latency_notes = [lv.load.latency_note for lv in column if lv.load.latency_note]
+    for text in dict.fromkeys(latency_notes):
+        notes.append(f"{WARNING} {label}: {text}.")
     if any(lv.load.truncated for lv in column):
         notes.append(
             f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
@@ -300,10 +301,13 @@ def _stability_notes(column: Column, label: str) -> list[str]:
 
 def _notes(columns: list[Column], labels: list[str]) -> list[str]:
     notes: list[str] = []
+    by_verdict: dict[Verdict, list[str]] = {}
     for column, label in zip(columns, labels, strict=True):
-        verdict = explain(column, label)
-        if verdict:
-            notes.append(f"{WARNING} {verdict}")
+        by_verdict.setdefault(judge(*column), []).append(label)
+    for verdict, sharing in by_verdict.items():
+        if note(verdict, sharing):
+            notes.append(f"{WARNING} {note(verdict, sharing)}")
+    for column, label in zip(columns, labels, strict=True):
         notes += _column_notes(column, label)
         notes += _stability_notes(column, label)
     notes += _driver_comparisons(columns)
@@ -347,26 +351,45 @@ def level_key(level: LevelResult) -> LevelKey:
     return (level.scenario, level.rate, level.concurrency, level.channels, level.variant)
 
 
-def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
-    """Group results into tables by level and into columns by server and driver."""
+@dataclass(frozen=True)
+class LevelGroup:
+    """The columns measured at one level, labelled as the tables label them."""
+
+    scenario: str
+    level: str
+    labels: tuple[str, ...]
+    columns: tuple[Column, ...]
+
+
+def group_levels(levels: Iterable[LevelResult]) -> list[LevelGroup]:
+    """Results grouped by level (tables) and by server and driver (columns), in order:
+    by rate, concurrency and channels; variants in the scenario's order."""
     groups: dict[LevelKey, dict[tuple[str, str], Column]] = {}
     for level in levels:
         group = groups.setdefault(level_key(level), {})
         group.setdefault((level.server, level.driver), []).append(level)
-    tables = []
-    # By rate, concurrency and channels; variants in the scenario's order.
+    found = []
     for (scenario, *_), by_column in sorted(groups.items(), key=lambda kv: kv[0][1:4]):
-        columns = list(by_column.values())
+        columns = tuple(by_column.values())
         several_drivers = len({driver for _, driver in by_column}) > 1
-        labels = [column_label(column[0], several_drivers) for column in columns]
+        labels = tuple(column_label(column[0], several_drivers) for column in columns)
+        found.append(LevelGroup(scenario, columns[0][0].describe(), labels, columns))
+    return found
+
+
+def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
+    """One table per level, servers (and drivers) side by side."""
+    tables = []
+    for group in group_levels(levels):
+        columns = list(group.columns)
         rows = tuple((row.name, tuple(row.cell(c) for c in columns)) for row in _rows(columns))
         tables.append(
             ComparisonTable(
-                scenario,
-                next(iter(by_column.values()))[0].describe(),
-                tuple(labels),
+                group.scenario,
+                group.level,
+                group.labels,
                 rows,
-                tuple(_notes(columns, labels)),
+                tuple(_notes(columns, list(group.labels))),
             )
         )
     return tables
