@@ -1,17 +1,26 @@
 """The seed's hello server: ``helloworld.Greeter/SayHello`` with no I/O.
 
 The three servicers below do the same thing in the three server APIs, so the
-benchmark measures the frameworks, not the handlers.
+benchmark measures the frameworks, not the handlers. Two parameters serve the
+seeds that vary the handler and the request:
+- ``delay_ms`` (server): a handler that waits, as seed 001's second half
+  (0.5 s): ``time.sleep`` in the sync servicer, ``asyncio.sleep`` in the async
+  ones, so each kind waits the way its own code would;
+- ``size`` (workload): the request's serialized size in bytes, as seed 003's
+  581-byte request; ghz sends the same request.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import grpc
 from grpclib.server import Stream
 
+from grpcbench.errors import UsageError
 from grpcbench.proto import helloworld_grpc, helloworld_pb2, helloworld_pb2_grpc
 from grpcbench.services.base import CallFunction, ServiceDefinition
 from grpcbench.services.params import Param
@@ -21,58 +30,104 @@ def greeting(name: str) -> str:
     return f"Hello, {name}!"
 
 
+def _delay_s(params: Mapping[str, Any]) -> float:
+    return float(params.get("delay_ms", 0)) / 1000
+
+
 # --- servers -----------------------------------------------------------------
 
 
 class GrpcioGreeter(helloworld_pb2_grpc.GreeterServicer):
-    """Sync grpcio: runs in a thread of the server's ThreadPoolExecutor."""
+    """Sync grpcio: runs in a thread of the server's ThreadPoolExecutor (a delay holds it)."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.delay_s = delay_s
 
     def SayHello(
         self, request: helloworld_pb2.HelloRequest, context: grpc.ServicerContext
     ) -> helloworld_pb2.HelloReply:
+        if self.delay_s:
+            time.sleep(self.delay_s)
         return helloworld_pb2.HelloReply(message=greeting(request.name))
 
 
 class AioGreeter(helloworld_pb2_grpc.GreeterServicer):
-    """grpc.aio: a coroutine on the server's event loop."""
+    """grpc.aio: a coroutine on the server's event loop (a delay frees it)."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.delay_s = delay_s
 
     async def SayHello(
         self, request: helloworld_pb2.HelloRequest, context: grpc.aio.ServicerContext
     ) -> helloworld_pb2.HelloReply:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         return helloworld_pb2.HelloReply(message=greeting(request.name))
 
 
 class GrpclibGreeter(helloworld_grpc.GreeterBase):
     """grpclib: a coroutine that reads the request from and writes the reply to a stream."""
 
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.delay_s = delay_s
+
     async def SayHello(
         self, stream: Stream[helloworld_pb2.HelloRequest, helloworld_pb2.HelloReply]
     ) -> None:
         request = await stream.recv_message()
         assert request is not None
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         await stream.send_message(helloworld_pb2.HelloReply(message=greeting(request.name)))
 
 
 def _register_grpcio(server: Any, params: Mapping[str, Any]) -> None:
-    helloworld_pb2_grpc.add_GreeterServicer_to_server(GrpcioGreeter(), server)
+    helloworld_pb2_grpc.add_GreeterServicer_to_server(GrpcioGreeter(_delay_s(params)), server)
 
 
 def _register_aio(server: Any, params: Mapping[str, Any]) -> None:
-    helloworld_pb2_grpc.add_GreeterServicer_to_server(AioGreeter(), server)
+    helloworld_pb2_grpc.add_GreeterServicer_to_server(AioGreeter(_delay_s(params)), server)
 
 
 def _grpclib_handlers(params: Mapping[str, Any]) -> list[Any]:
-    return [GrpclibGreeter()]
+    return [GrpclibGreeter(_delay_s(params))]
 
 
 # --- client --------------------------------------------------------------------
+
+
+def name_for_size(size: int) -> str:
+    """A name whose HelloRequest serializes to exactly ``size`` bytes: one tag byte,
+    the name's length as a varint, then the name (so 1, 2 and a few sizes where the
+    varint grows, such as 130, cannot be made)."""
+    for length in range(size + 1):
+        serialized = len(helloworld_pb2.HelloRequest(name="x" * length).SerializeToString())
+        if serialized == size:
+            return "x" * length
+        if serialized > size:
+            break
+    raise UsageError(
+        f"bad workload param size={size}: no HelloRequest is exactly that big"
+        " (sizes 0 and 3 or more can be made, except where the length's varint grows)"
+    )
+
+
+def request_name(params: Mapping[str, Any]) -> str:
+    """The request's name: ``name``, or one that gives the request ``size`` bytes."""
+    if "size" in params:
+        return name_for_size(int(params["size"]))
+    return str(params.get("name", "world"))
+
+
+def _ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    return "helloworld.Greeter.SayHello", {"name": request_name(params)}
 
 
 class SayHelloWorkload:
     """One unary SayHello per call, with a request built once."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
-        self.request = helloworld_pb2.HelloRequest(name=str(params.get("name", "world")))
+        self.request = helloworld_pb2.HelloRequest(name=request_name(params))
 
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
         method = channel.unary_unary(
@@ -98,6 +153,17 @@ SERVICE = ServiceDefinition(
     register_aio=_register_aio,
     grpclib_handlers=_grpclib_handlers,
     workload=SayHelloWorkload,
-    server_params={},
-    workload_params={"name": Param(str, "the HelloRequest's name")},
+    ghz_request=_ghz_request,
+    server_params={
+        "delay_ms": Param(float, "each call waits this long in the handler (seed 001)", minimum=0),
+    },
+    workload_params={
+        "name": Param(str, "the HelloRequest's name"),
+        "size": Param(
+            int,
+            "the request's serialized size in bytes (seed 003: 581)",
+            minimum=0,
+            validate=lambda size: name_for_size(int(size)),
+        ),
+    },
 )

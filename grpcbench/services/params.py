@@ -8,7 +8,7 @@ is one clear error before anything starts, instead of being silently ignored.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,8 @@ class Param:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     pattern: str = ""  # a string must match this regular expression (whole)
+    # Any further check the owner needs; raises UsageError (e.g. a size no message has).
+    validate: Callable[[Any], object] | None = None
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` converted to this parameter's kind, or one clear error."""
@@ -46,6 +48,8 @@ class Param:
                 raise bad
             if self.pattern and not re.fullmatch(self.pattern, value):
                 raise bad
+        if self.validate is not None:
+            self.validate(value)
         return value
 
     def describe(self) -> str:
