@@ -74,7 +74,7 @@ BAD_INPUTS: list[tuple[list[str], int, str]] = [
     (["run", "--target", "127.0.0.1:1", "--target-pid", "999999"], 2, "--target-pid 999999"),
     (["run", "--scenario", "s3-list", "--s3-endpoint", "not a url"], 2, "bad --s3-endpoint"),
     (["run", "--io-delay-ms", "500"], 2, "--io-delay-ms does not apply to scenario hello"),
-    (["run", "--server-param", "delay_ms=5"], 2, "unknown server param 'delay_ms'"),
+    (["run", "--server-param", "users=5"], 2, "unknown server param 'users'"),
     (["run", "--scenario", "watch", "--variants", "mono-large-objects"], 2, "unknown variant"),
     (["run", "--start-timeout", "soon"], 2, "--start-timeout"),
     (["run", "--max-level", "-1s"], 2, "--max-level"),

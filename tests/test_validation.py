@@ -30,7 +30,7 @@ def _scenario(tmp_path: Path, body: str) -> str:
         ("[defaults]\nrequests = -5\n", "requests must be a positive integer"),
         ('[defaults]\ntimeout = "soon"\n', "timeout"),
         ('[workload]\nnmae = "x"\n', "unknown workload param 'nmae'.*known: name"),
-        ("[server]\ndelay = 5\n", "unknown server param 'delay'.*known: none"),
+        ("[server]\ndelay = 5\n", "unknown server param 'delay'.*known: delay_ms"),
         ('[[variants]]\nkind = "a"\n', "needs a name"),
     ],
 )
