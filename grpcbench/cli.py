@@ -158,8 +158,9 @@ def run(
         str,
         typer.Option(
             help="Client connections: auto (one per 50 concurrent calls), shared, N or pool:N"
-            " (round-robin per call), pool:N:least-busy, or per-request (a new connection per"
-            " call; its set-up time is shown apart).",
+            " (round-robin per call), pool:N:least-busy, per-request (a new connection per"
+            " call; its set-up time is shown apart), per-user (one per virtual user, seed 003)"
+            " or checkout:N (check out per call, open one when none is idle, keep N; seed 001).",
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = defaults.CONNECTIONS,

@@ -40,7 +40,7 @@ def load_spec(
         warmup_s=settings.warmup_s,
         timeout_s=settings.timeout_s,
         connections=settings.connections_for(plan),
-        connection_mode="per-request" if strategy.mode == "per-request" else "pool",
+        connection_mode="pool" if strategy.mode == "auto" else strategy.mode,
         pool_policy=strategy.policy,
         rate=plan.rate,
         arrivals=settings.arrivals,

@@ -265,6 +265,9 @@ def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[Leve
     if channel_counts and load.connections.mode != "auto":
         raise UsageError("--channels sweeps pool sizes; do not combine it with --connections")
     rates = parse_positive_float_list(args.rate, "--rate") if args.rate else ()
+    if rates and load.connections.mode == "per-user":
+        raise UsageError("--connections per-user gives each virtual user a connection: a closed"
+                         " loop; an open loop (--rate) has no users")  # fmt: skip
     if rates and args.concurrency is not None:
         raise UsageError(
             "--rate replaces --concurrency (open loop); cap calls in flight with --max-in-flight"

@@ -95,13 +95,17 @@ def _peers_after(strategy: str, concurrency: int, requests: int, tmp_path: Path)
             spec = LoadSpec(
                 target=server.address, service=PEERS, concurrency=concurrency,
                 requests=requests, connections=options.connections_for(plan),
-                connection_mode="per-request" if strategy == "per-request" else "pool",
+                connection_mode=(
+                    "pool" if options.connections.mode == "auto" else options.connections.mode
+                ),
                 pool_policy=options.connections.policy,
             )  # fmt: skip
             result = await BuiltinDriver().run(spec, lambda *_: None)
             assert result.statuses == {"OK": requests}
             if strategy == "per-request":
                 assert result.connect_latency and result.connect_latency.count == requests
+            elif strategy.startswith("checkout"):
+                assert result.connect_latency is not None  # set-ups are measured
             else:
                 assert result.connect_latency is None
         finally:
@@ -219,3 +223,19 @@ def test_scenario_params_can_be_overridden() -> None:
     assert options.scenario.server_params["users"] == 1000000
     assert options.workload_params(options.level_plans()[0])["keyword"] == "e"
     assert options.recorded().to_json()["server_params"]["users"] == 1000000
+
+
+@pytest.mark.integration
+def test_per_user_gives_every_user_its_own_connection(tmp_path: Path) -> None:
+    peers = _peers_after("per-user", 5, 50, tmp_path)
+    assert len(peers) == 5 and sum(peers.values()) == 50 and min(peers.values()) >= 3
+
+
+@pytest.mark.integration
+def test_checkout_pool_opens_connections_when_none_is_idle(tmp_path: Path) -> None:
+    # Never more calls in flight than the pool keeps: the same connections serve all.
+    calm = _peers_after("checkout:4", 2, 20, tmp_path)
+    assert len(calm) == 2 and sum(calm.values()) == 20
+    # Four users, two kept idle: the other calls open (and close) connections of their own.
+    busy = _peers_after("checkout:2", 4, 40, tmp_path)
+    assert len(busy) > 4 and sum(busy.values()) == 40

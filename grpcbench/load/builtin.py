@@ -36,6 +36,7 @@ def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
     requests = split(spec.requests, processes)
     warmups = split(spec.warmup_requests, processes)
     per_request = spec.connection_mode == "per-request"
+    per_user = spec.connection_mode == "per-user"
     connections = split(max(spec.connections, processes), processes)
     return [
         replace(
@@ -43,7 +44,9 @@ def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
             concurrency=concurrencies[i],
             requests=requests[i],
             warmup_requests=warmups[i],
-            connections=0 if per_request else max(1, connections[i]),
+            connections=(
+                0 if per_request else concurrencies[i] if per_user else max(1, connections[i])
+            ),
             rate=spec.rate / processes,
         )
         for i in range(processes)

@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import grpc
 
@@ -96,13 +97,79 @@ class PerRequestCalls:
             await channel.close()
 
 
+class PerUserCalls:
+    """Every virtual user (an asyncio task) calls on a connection of its own."""
+
+    def __init__(self, calls: list[CallFunction]) -> None:
+        self.calls = calls
+        self.owner: dict[asyncio.Task[Any], CallFunction] = {}
+
+    async def __call__(self, timeout: float) -> CallStats | None:
+        task = asyncio.current_task()
+        assert task is not None
+        call = self.owner.get(task)
+        if call is None:  # a user's first call: its connection, for the whole level
+            call = self.owner[task] = self.calls[len(self.owner) % len(self.calls)]
+        return await call(timeout)
+
+
+class CheckoutCalls:
+    """A check-out pool: a call takes an idle connection or opens a new one, and gives
+    it back afterwards if fewer than ``size`` are idle (else closes it)."""
+
+    def __init__(
+        self, target: str, workload: Workload, connect: LatencyRecorder, size: int
+    ) -> None:
+        self.target = target
+        self.workload = workload
+        self.connect = connect
+        self.size = size
+        self.idle: list[tuple[grpc.aio.Channel, CallFunction]] = []
+        self.recording = False  # switched on after warm-up
+
+    async def __call__(self, timeout: float) -> CallStats | None:
+        started = time.perf_counter_ns()
+        if self.idle:
+            channel, call = self.idle.pop()
+        else:
+            channel = open_channel(self.target)
+            try:
+                await asyncio.wait_for(channel.channel_ready(), timeout)
+            except BaseException:
+                await channel.close()
+                raise
+            call = self.workload.bind(channel)
+            if self.recording:
+                self.connect.record((time.perf_counter_ns() - started) // 1000)
+        spent = (time.perf_counter_ns() - started) / 1e9
+        try:
+            return await call(max(timeout - spent, 0.001))
+        finally:
+            if len(self.idle) < self.size:
+                self.idle.append((channel, call))
+            else:
+                await channel.close()
+
+    async def close(self) -> None:
+        for channel, _ in self.idle:
+            await channel.close()
+        self.idle.clear()
+
+
 @asynccontextmanager
 async def call_source(
     spec: LoadSpec, workload: Workload, connect: LatencyRecorder
-) -> AsyncIterator[PooledCalls | PerRequestCalls]:
+) -> AsyncIterator[PooledCalls | PerRequestCalls | PerUserCalls | CheckoutCalls]:
     """The callable every user of a level calls, per the connection strategy."""
     if spec.connection_mode == "per-request":
         yield PerRequestCalls(spec.target, workload, connect)
+        return
+    if spec.connection_mode == "checkout":
+        checkout = CheckoutCalls(spec.target, workload, connect, max(1, spec.connections))
+        try:
+            yield checkout
+        finally:
+            await checkout.close()
         return
     channels = [open_channel(spec.target) for _ in range(max(1, spec.connections))]
     try:
@@ -115,7 +182,11 @@ async def call_source(
             raise UsageError(
                 f"cannot connect to {spec.target} within {CONNECT_TIMEOUT_S:.0f}s"
             ) from None
-        yield PooledCalls([workload.bind(channel) for channel in channels], spec.pool_policy)  # type: ignore[arg-type]
+        calls = [workload.bind(channel) for channel in channels]
+        if spec.connection_mode == "per-user":
+            yield PerUserCalls(calls)
+        else:
+            yield PooledCalls(calls, spec.pool_policy)  # type: ignore[arg-type]
     finally:
         for channel in channels:
             await channel.close()

@@ -23,7 +23,7 @@ class DriverInfo:
     description: str
     factory: str  # "module:function" taking DriverSettings, imported only when used
     open_loop: bool = False  # can run --rate
-    per_request: bool = False  # can open a connection per call
+    per_request: bool = False  # can open connections per call (per-request, checkout:N)
     least_busy: bool = False  # can pick the least busy connection of a pool
     synthetic: bool = False  # figures are made up (tests only)
     # "module:function" taking (service, workload params), raising UsageError for a
@@ -95,6 +95,7 @@ def check_load_model(
             for what, needed, able in (
                 ("--rate", open_loop, info.open_loop),
                 ("--connections per-request", connections.mode == "per-request", info.per_request),
+                ("--connections checkout:N", connections.mode == "checkout", info.per_request),
                 ("pool:N:least-busy", connections.policy == "least-busy", info.least_busy),
             )
             if needed and not able

@@ -6,7 +6,14 @@
 - ``pool:N`` (or just ``N``): N connections, handed out per call round-robin,
   or with ``pool:N:least-busy`` to the one with the fewest calls in flight;
 - ``per-request``: a new connection for every call, closed afterwards; its
-  set-up time is measured separately (the "Connect" rows).
+  set-up time is measured separately (the "Connect" rows);
+- ``per-user``: every virtual user owns one connection for the whole level,
+  so C users are C connections with one call in flight each (seed 003's
+  clients);
+- ``checkout:N``: a pool that checks a connection out per call, opens a new one
+  when none is idle, and keeps at most N idle afterwards (closing the rest):
+  seed 001's "fixed-size pool", whose extra connections cost a set-up each
+  (the "Connect" rows).
 
 Every connection is a grpc.aio channel with its own subchannel pool, so grpcio
 cannot quietly multiplex several "channels" over one TCP connection.
@@ -22,7 +29,7 @@ from grpcbench.errors import UsageError
 
 STREAMS_PER_CONNECTION = 50
 
-Mode = Literal["auto", "pool", "per-request"]
+Mode = Literal["auto", "pool", "per-request", "per-user", "checkout"]
 Policy = Literal["round-robin", "least-busy"]
 
 
@@ -34,15 +41,20 @@ class ConnectionStrategy:
 
     @property
     def label(self) -> str:
+        if self.mode == "checkout":
+            return f"checkout:{self.size}"
         if self.mode == "pool":
             suffix = ":least-busy" if self.policy == "least-busy" else ""
             return "shared" if self.size == 1 and not suffix else f"pool:{self.size}{suffix}"
         return self.mode
 
     def pool_size(self, concurrency: int) -> int:
-        """Connections a level opens up front (0 for per-request)."""
+        """Connections a level opens up front (0 for per-request; for checkout:N,
+        the most kept idle)."""
         if self.mode == "per-request":
             return 0
+        if self.mode == "per-user":
+            return concurrency
         if self.mode == "auto":
             return max(1, math.ceil(concurrency / STREAMS_PER_CONNECTION))
         return self.size
@@ -56,6 +68,10 @@ def parse_connection_strategy(text: str) -> ConnectionStrategy:
         return ConnectionStrategy("pool", 1)
     if value == "per-request":
         return ConnectionStrategy("per-request")
+    if value == "per-user":
+        return ConnectionStrategy("per-user")
+    if value.startswith("checkout:") and value[9:].isdigit() and int(value[9:]) > 0:
+        return ConnectionStrategy("checkout", int(value[9:]))
     if value.isdigit():
         return ConnectionStrategy("pool", int(value))
     parts = value.split(":")
@@ -64,6 +80,6 @@ def parse_connection_strategy(text: str) -> ConnectionStrategy:
         if policy in ("round-robin", "least-busy"):
             return ConnectionStrategy("pool", int(parts[1]), policy)  # type: ignore[arg-type]
     raise UsageError(
-        f"bad --connections {text!r}: expected auto, shared, per-request, N, pool:N"
-        " or pool:N:least-busy"
+        f"bad --connections {text!r}: expected auto, shared, per-request, per-user, N, pool:N,"
+        " pool:N:least-busy or checkout:N"
     )

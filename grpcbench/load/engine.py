@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from grpcbench.cpu_share import run_queue_wait_s
-from grpcbench.load.calls import PerRequestCalls, call_source
+from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.open_loop import open_loop_phase
@@ -46,8 +46,8 @@ async def run_level(
             warmup = Budget.for_phase(spec.warmup_requests, spec.warmup_s, spec.max_level_s)
             await _phase(call, spec, warmup, None, None)
         on_measurement_start()
-        if isinstance(call, PerRequestCalls):
-            call.recording = True
+        if isinstance(call, PerRequestCalls | CheckoutCalls):
+            call.recording = True  # connection set-ups count from now on
         measure = LevelRecorders()
         cpu_start = time.process_time()
         wait_start = run_queue_wait_s(os.getpid())
@@ -57,7 +57,7 @@ async def run_level(
         wall_s = time.perf_counter() - wall_start
         cpu_s = time.process_time() - cpu_start
         wait_s = max(0.0, run_queue_wait_s(os.getpid()) - wait_start)
-    per_request = spec.connection_mode == "per-request"
+    per_request = spec.connection_mode in ("per-request", "checkout")
     return LoadResult(
         driver="builtin",
         concurrency=spec.concurrency,

@@ -34,8 +34,8 @@ class LoadSpec:
     warmup_requests: int = 0
     warmup_s: float = 0.0
     timeout_s: float = parse_duration(defaults.TIMEOUT, "timeout")  # per-call deadline
-    connections: int = 1  # pool size (0 with connection_mode "per-request")
-    connection_mode: str = "pool"  # "pool" or "per-request"
+    connections: int = 1  # pool size (0 per-request; users per-user; most idle for checkout)
+    connection_mode: str = "pool"  # "pool", "per-request", "per-user" or "checkout"
     pool_policy: str = "round-robin"  # or "least-busy"
     rate: float = 0.0  # calls/s on a timetable (open loop); 0 = closed loop
     arrivals: str = "uniform"  # or "poisson"
