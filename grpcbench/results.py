@@ -171,6 +171,18 @@ class RecordedOptions:
     client_processes: int = 1
     repeat: int = 1
 
+    def describe_params(self) -> str:
+        """The scenario parameters that change the numbers, for headers (secrets masked)."""
+        parts = [
+            f"{where} {', '.join(f'{k}={v}' for k, v in sorted(params.items()))}"
+            for where, params in (
+                ("server", self.server_params),
+                ("workload", self.workload_params),
+            )
+            if params
+        ]
+        return redact("; ".join(parts)) if parts else "none"
+
     def to_json(self) -> dict[str, Any]:
         load = self.load
         return {

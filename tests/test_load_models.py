@@ -236,6 +236,7 @@ def test_checkout_pool_opens_connections_when_none_is_idle(tmp_path: Path) -> No
     # Never more calls in flight than the pool keeps: the same connections serve all.
     calm = _peers_after("checkout:4", 2, 20, tmp_path)
     assert len(calm) == 2 and sum(calm.values()) == 20
-    # Four users, two kept idle: the other calls open (and close) connections of their own.
+    # Four users, an empty pool at the start: every concurrent call needs a connection
+    # of its own (how many more open later depends on when calls give theirs back).
     busy = _peers_after("checkout:2", 4, 40, tmp_path)
-    assert len(busy) > 4 and sum(busy.values()) == 40
+    assert len(busy) >= 4 and sum(busy.values()) == 40

@@ -171,3 +171,28 @@ def test_summary_names_the_best_server_per_level_with_its_verdict() -> None:
     [line] = summary_lines([fast, slow])
     assert line.startswith("concurrency 10: most req/s")
     assert "lowest p99 fast (0.80 ms, neither)" in line
+
+
+def test_paginate_vs_stream_ratios_in_the_summary_and_markdown() -> None:
+    """Seed 000's conclusion: paginate / stream-fetch-k, per server, from mean latency."""
+    from dataclasses import replace
+
+    from grpcbench.plan import LevelPlan
+
+    def variant(name: str, latency_us: int) -> object:
+        measured = level("grpclib", latencies_us=(latency_us,) * 4, concurrency=1)
+        return replace(measured, plan=LevelPlan(1, variant=name))
+
+    levels = [variant("paginate", 3000), variant("stream-fetch-1", 2000),
+              variant("stream-fetch-10", 1000)]  # fmt: skip
+    record = RunRecord(
+        RecordedOptions(scenario="paginate-vs-stream", server_params={"users": 110000}),
+        {"python": "3.11"},
+        levels=levels,  # type: ignore[arg-type]
+    )
+    text = run_to_markdown(record)
+    assert (
+        "- grpclib [builtin]: paginate / stream-fetch-1 1.50x, stream-fetch-10 3.00x"
+        " (mean time per call)" in text
+    )
+    assert "parameters: server users=110000" in text

@@ -1,11 +1,19 @@
-"""JSON exporter: the versioned results file (``results.RunRecord``), written atomically."""
+"""JSON exporter: the versioned results file (``results.RunRecord``), written atomically.
+
+Beside the record it carries the run's summary lines (best server per level,
+seed 000's variant ratios): derived, for readers of the JSON alone; ignored on load.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from grpcbench.report.summary import summary_lines
 from grpcbench.results import RunRecord, write_json_atomically
+from grpcbench.secrets import redact_all
 
 
 def write_json(record: RunRecord, path: Path) -> None:
-    write_json_atomically(path, record.to_json())
+    data = record.to_json()
+    data["summary"] = redact_all(summary_lines(record.levels))
+    write_json_atomically(path, data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable, build_tables
 from grpcbench.results import RunRecord
 
@@ -27,11 +28,14 @@ def run_to_markdown(record: RunRecord) -> str:
         f"- {load.describe()} per level after a warm-up of {load.warmup_requests} calls"
         f" / {load.warmup_s:g} s, deadline {load.timeout_s:g} s;"
         f" {record.options.placement.describe()}",
+        f"- scenario {record.options.scenario}, parameters: {record.options.describe_params()}",
         "",
         "",
     ]
     tables = [table_to_markdown(t) for t in build_tables(record.levels)]
-    return "\n".join(lines) + "\n".join(tables)
+    summary = summary_lines(record.levels)
+    tail = ["", "#### Summary", "", *(f"- {line}" for line in summary)] if summary else []
+    return "\n".join(lines) + "\n".join(tables) + "\n".join(tail) + ("\n" if tail else "")
 
 
 def write_markdown(record: RunRecord, path: Path) -> None:

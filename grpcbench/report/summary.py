@@ -22,12 +22,37 @@ def _best(group: LevelGroup, key: str) -> str:
         for label, column in zip(group.labels, group.columns, strict=True)
     ]
     value, label, column = (max if figure.higher_is_better else min)(scored)
-    shown = f"{value:,.0f} req/s" if key == "rps" else figure.format(value)
+    rate = f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
+    shown = f"{rate} req/s" if key == "rps" else figure.format(value)
     return f"{label} ({shown}, {judge(*column)})"
+
+
+def variant_ratios(levels: Iterable[LevelResult]) -> list[str]:
+    """Seed 000's conclusion: per server, how many times longer a call of the
+    ``paginate`` variant took than each ``stream-*`` variant (mean latency)."""
+    by_variant: dict[tuple[str, str, str], list[float]] = {}
+    for level in levels:
+        if level.variant:
+            key = (level.scenario, f"{level.server} [{level.driver}]", level.variant)
+            by_variant.setdefault(key, []).append(level.load.latency.mean_us)
+    lines = []
+    for (scenario, column, variant), values in by_variant.items():
+        if variant != "paginate":
+            continue
+        base = _mean(values)
+        ratios = [
+            f"{other} {base / _mean(others):.2f}x"
+            for (s, c, other), others in by_variant.items()
+            if s == scenario and c == column and other.startswith("stream") and _mean(others)
+        ]
+        if ratios:
+            lines.append(f"{column}: paginate / {', '.join(ratios)} (mean time per call)")
+    return lines
 
 
 def summary_lines(levels: Iterable[LevelResult]) -> list[str]:
     """One line per level: "concurrency 50: most req/s X (...); lowest p99 Y (...)"."""
+    levels = list(levels)
     groups = group_levels(levels)
     several_scenarios = len({group.scenario for group in groups}) > 1
     lines = []
@@ -37,4 +62,4 @@ def summary_lines(levels: Iterable[LevelResult]) -> list[str]:
             lines.append(f"{title}: {_best(group, 'rps')}")
             continue
         lines.append(f"{title}: most req/s {_best(group, 'rps')}; lowest p99 {_best(group, 'p99')}")
-    return lines
+    return lines + variant_ratios(levels)
