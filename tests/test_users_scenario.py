@@ -147,3 +147,33 @@ def test_cli_runs_the_scenario_with_its_variants(tmp_path: Path) -> None:
     assert levels[0]["load"]["stream"]["items"] == levels[1]["load"]["stream"]["items"] > 0
     assert "paginate-vs-stream - concurrency 1, stream-fetch-10" in result.stdout
     assert "First message p50" in result.stdout and "Items/sec" in result.stdout
+
+
+@pytest.mark.integration
+def test_db_delay_lets_fetch_concurrency_overlap_the_waits(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """50 ms per query, 16 pages: paginate waits for each page in turn; a stream that
+    fetches 10 pages at once overlaps the waits, even with the server on one core."""
+    import json
+    import subprocess
+
+    from tests.conftest import GRPCBENCH
+
+    out = tmp_path / "r.json"
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "--scenario", "paginate-vs-stream", "-s", "grpclib",
+         "--server-param", "users=2000", "--server-param", "db_delay_ms=50",
+         "--workload-param", "page_size=100", "--workload-param", "keyword=a", "-n", "2",
+         "--warmup", "0", "--variants", "paginate,stream-fetch-10", "--output", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    mean_ms = {
+        lv["plan"]["variant"]: lv["load"]["latency"]["total_us"] / 2 / 1000 for lv in data["levels"]
+    }
+    pages = 1 + 1550 // 100  # ~77% of 2000 names hold an "a"
+    assert mean_ms["paginate"] >= 50 * pages * 0.8
+    assert mean_ms["stream-fetch-10"] < mean_ms["paginate"] / 2
+    assert any(
+        line.startswith("grpclib [builtin]: paginate / stream-fetch-10") for line in data["summary"]
+    )

@@ -79,11 +79,17 @@ def prepare(
 
 
 class UserStore:
-    """Read-only queries; one SQLite connection per thread (sqlite3 requires it)."""
+    """Read-only queries; one SQLite connection per thread (sqlite3 requires it).
 
-    def __init__(self, path: str) -> None:
+    ``delay_s`` stands in for a networked database (the seed's MySQL in another
+    container): every query first waits that long, off the CPU, in the thread
+    that runs it - as a network round trip would - so fetch concurrency can
+    overlap the waits even when the server has one core."""
+
+    def __init__(self, path: str, delay_s: float = 0.0) -> None:
         self.uri = f"file:{path}?mode=ro"
         self.local = threading.local()
+        self.delay_s = delay_s
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self.local, "db", None)
@@ -91,11 +97,17 @@ class UserStore:
             db = self.local.db = sqlite3.connect(self.uri, uri=True, check_same_thread=False)
         return db
 
+    def _round_trip(self) -> None:
+        if self.delay_s:
+            time.sleep(self.delay_s)
+
     def count(self, keyword: str) -> int:
+        self._round_trip()
         query = "SELECT COUNT(1) FROM users WHERE name LIKE ?"
         return int(self._db().execute(query, (f"%{keyword}%",)).fetchone()[0])
 
     def page(self, keyword: str, limit: int, offset: int) -> list[Row]:
+        self._round_trip()
         query = (
             "SELECT id, name, email, created_at FROM users WHERE name LIKE ?"
             " ORDER BY id DESC LIMIT ? OFFSET ?"
@@ -244,7 +256,7 @@ class GrpclibUsers(users_grpc.UsersBase):
 
 
 def _store(params: Mapping[str, Any]) -> UserStore:
-    return UserStore(str(params["db_path"]))
+    return UserStore(str(params["db_path"]), float(params.get("db_delay_ms", 0)) / 1000)
 
 
 # --- client -----------------------------------------------------------------------------
@@ -381,7 +393,12 @@ SERVICE = ServiceDefinition(
     workload=workload,
     ghz_request=ghz_request,
     prepare=prepare,
-    server_params={"users": Param(int, "rows in the users table", minimum=1)},
+    server_params={
+        "users": Param(int, "rows in the users table", minimum=1),
+        "db_delay_ms": Param(
+            float, "a networked database's round trip before every query (seed 000)", minimum=0
+        ),
+    },
     workload_params={
         "keyword": Param(str, "fetch the users whose name contains it"),
         "page_size": Param(int, "users per page (and per stream message)", minimum=1),
