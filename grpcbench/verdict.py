@@ -55,9 +55,6 @@ class Measured(Protocol):
 Verdict = Literal[
     "server-bound", "generator-bound", "both saturated", "backing-bound", "neither", "unknown"
 ]
-VERDICTS: tuple[Verdict, ...] = (
-    "server-bound", "generator-bound", "both saturated", "backing-bound", "neither", "unknown",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
-import importlib
 from pathlib import Path
 
 import pytest
+
+from grpcbench.references import load_reference
 
 PACKAGE = Path(__file__).resolve().parents[1] / "grpcbench"
 
@@ -112,11 +113,6 @@ def test_no_import_cycles_in_the_package() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-def _reference(text: str) -> object:
-    module, _, attribute = text.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
 @pytest.mark.parametrize("registry", ["drivers", "exporters", "targets"])
 def test_every_registry_entry_imports(registry: str) -> None:
     from grpcbench.load.catalogue import DRIVERS
@@ -131,4 +127,4 @@ def test_every_registry_entry_imports(registry: str) -> None:
         "targets": list(TARGET_KINDS.values()),
     }[registry]
     for reference in references:
-        assert callable(_reference(reference)), reference
+        assert callable(load_reference(reference)), reference

@@ -7,7 +7,6 @@ module with a ``create(settings)`` function plus one entry below.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from grpcbench.errors import UsageError
 from grpcbench.load.connections import ConnectionStrategy
 from grpcbench.load.driver import DriverSettings, LoadDriver
+from grpcbench.references import load_reference
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,6 @@ class DriverInfo:
     open_loop: bool = False  # can run --rate
     per_request: bool = False  # can open connections per call (per-request, checkout:N)
     least_busy: bool = False  # can pick the least busy connection of a pool
-    synthetic: bool = False  # figures are made up (tests only)
     # "module:function" taking (service, workload params), raising UsageError for a
     # workload this driver cannot run; "" = it runs every workload.
     workload_check: str = ""
@@ -61,7 +60,6 @@ DRIVERS: dict[str, DriverInfo] = {
             open_loop=True,
             per_request=True,
             least_busy=True,
-            synthetic=True,
             note="fake columns: synthetic figures from the fake driver, not measurements.",
         ),
     )
@@ -107,18 +105,13 @@ def check_load_model(
             )
 
 
-def _import(reference: str) -> Any:
-    module_name, _, attribute = reference.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
-
-
 def check_workload(name: str, service: str, workload_params: Mapping[str, Any]) -> None:
     """One clear error, before anything starts, for a workload the driver cannot run."""
     info = driver_info(name)
     if info.workload_check:
-        _import(info.workload_check)(service, workload_params)
+        load_reference(info.workload_check)(service, workload_params)
 
 
 def make_driver(name: str, settings: DriverSettings | None = None) -> LoadDriver:
-    driver: LoadDriver = _import(driver_info(name).factory)(settings or DriverSettings())
+    driver: LoadDriver = load_reference(driver_info(name).factory)(settings or DriverSettings())
     return driver

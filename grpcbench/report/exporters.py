@@ -9,13 +9,12 @@ before anything starts. Adding a format is one module plus one entry below
 
 from __future__ import annotations
 
-import importlib
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from grpcbench.errors import UsageError
+from grpcbench.references import load_reference
 from grpcbench.results import RunRecord
 
 
@@ -71,12 +70,6 @@ def outputs_from(exports: tuple[str, ...] = (), **paths: Path | None) -> tuple[O
     return tuple(outputs)
 
 
-def _import(reference: str) -> Callable[..., None]:
-    module_name, _, attribute = reference.partition(":")
-    function: Callable[..., None] = getattr(importlib.import_module(module_name), attribute)
-    return function
-
-
 def check_writable(option: str, path: Path) -> None:
     """Fail now, not after a whole level, if ``path`` cannot be written."""
     if path.is_dir():
@@ -109,16 +102,16 @@ class Exports:
                 )
             seen[resolved] = output.info.option
             if output.info.requires:
-                _import(output.info.requires)()
+                load_reference(output.info.requires)()
             check_writable(output.info.option, output.path)
 
     def after_level(self, record: RunRecord) -> None:
         for output in self.outputs:
             if output.info.after_each_level:
-                _import(output.info.writer)(record, output.path)
+                load_reference(output.info.writer)(record, output.path)
 
     def at_end(self, record: RunRecord) -> list[Path]:
         """Every output, final; returns what was written."""
         for output in self.outputs:
-            _import(output.info.writer)(record, output.path)
+            load_reference(output.info.writer)(record, output.path)
         return [output.path for output in self.outputs]

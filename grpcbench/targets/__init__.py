@@ -6,10 +6,10 @@ One module per kind, implementing ``TargetPlan`` (what the options hold) and
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from grpcbench.errors import UsageError
+from grpcbench.references import load_reference
 from grpcbench.targets.base import Target, TargetContext, TargetPlan
 
 # kind -> "module:Class" of its TargetPlan, imported only when used.
@@ -22,8 +22,7 @@ TARGET_KINDS: dict[str, str] = {
 def make_target_plan(kind: str, **fields: Any) -> TargetPlan:
     if kind not in TARGET_KINDS:
         raise UsageError(f"unknown target kind {kind!r} (known: {', '.join(TARGET_KINDS)})")
-    module_name, _, name = TARGET_KINDS[kind].partition(":")
-    plan: TargetPlan = getattr(importlib.import_module(module_name), name)(**fields)
+    plan: TargetPlan = load_reference(TARGET_KINDS[kind])(**fields)
     return plan
 
 
