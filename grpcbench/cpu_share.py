@@ -46,6 +46,22 @@ def others_share(cpus: Sequence[int], cores: float, busy_delta_s: float, own_cpu
     return max(0.0, busy_delta_s - own_cpu_s)
 
 
+class NeighbourMeter:
+    """What other processes take from some CPUs over a window (a level's measured
+    phase): ``start()`` at its start, ``others(cores, own_cpu_s)`` at its end."""
+
+    def __init__(self, cpus: Sequence[int]) -> None:
+        self.cpus = tuple(cpus)
+        self._busy_start = 0.0
+
+    def start(self) -> None:
+        self._busy_start = busy_seconds(self.cpus)
+
+    def others(self, cores: float, own_cpu_s: float) -> float:
+        busy = busy_seconds(self.cpus) - self._busy_start
+        return others_share(self.cpus, cores, busy, own_cpu_s)
+
+
 def run_queue_wait_s(pid: int) -> float:
     """Seconds the threads of ``pid`` spent runnable but waiting for a CPU (Linux
     schedstat, since they started; 0.0 where unavailable)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import psutil
 
-from grpcbench.cpu_share import busy_seconds, others_share, run_queue_wait_s, saturation
+from grpcbench.cpu_share import NeighbourMeter, run_queue_wait_s, saturation
 
 SAMPLE_INTERVAL_S = 0.05
 
@@ -103,8 +103,9 @@ class ProcessMonitor:
         self.root = psutil.Process(pid)
         self.gil = gil  # Python: one core per process at most; else (Java) all its CPUs
         self.processes: list[psutil.Process] = [self.root]
+        self._cpus: list[int] = []  # its CPU affinity, read once at start()
+        self._neighbours = NeighbourMeter(())
         self._cpu_start = 0.0
-        self._busy_start = 0.0
         self._wait_start = 0.0
         self._wall_start = 0.0
         self._use_hwm = False
@@ -117,7 +118,7 @@ class ProcessMonitor:
     def _wait(self) -> float:
         return sum(run_queue_wait_s(process.pid) for process in self.processes)
 
-    def _cpus(self) -> list[int]:
+    def _affinity(self) -> list[int]:
         try:
             return sorted(self.root.cpu_affinity() or [])
         except (psutil.Error, AttributeError):
@@ -133,8 +134,10 @@ class ProcessMonitor:
     def start(self) -> None:
         with contextlib.suppress(psutil.Error):
             self.processes = [self.root, *self.root.children(recursive=True)]
+        self._cpus = self._affinity()
+        self._neighbours = NeighbourMeter(self._cpus)
         self._cpu_start = self._cpu()
-        self._busy_start = busy_seconds(self._cpus())
+        self._neighbours.start()
         self._wait_start = self._wait()
         self._wall_start = time.perf_counter()
         self._use_hwm = all(_reset_peak_rss(process.pid) for process in self.processes)
@@ -156,15 +159,13 @@ class ProcessMonitor:
             return None
         wall = time.perf_counter() - self._wall_start
         cpu = self._cpu() - self._cpu_start
-        busy = busy_seconds(self._cpus()) - self._busy_start
         wait = max(0.0, self._wait() - self._wait_start)
         if self._sampler:
             self._sampler.cancel()
         peaks = [_read_vmhwm(process.pid) for process in self.processes] if self._use_hwm else []
         exact = bool(peaks) and all(peak is not None for peak in peaks)
-        cores = float(
-            min(self._allowed_cpus(), len(self.processes)) if self.gil else self._allowed_cpus()
-        )
+        allowed = len(self._cpus) or os.cpu_count() or 1
+        cores = float(min(allowed, len(self.processes)) if self.gil else allowed)
         return ProcessUsage(
             cpu_s=cpu,
             wall_s=wall,
@@ -173,11 +174,5 @@ class ProcessMonitor:
             processes=len(self.processes),
             cpu_cores=cores,
             run_queue_wait_s=wait,
-            others_cpu_s=others_share(self._cpus(), cores, busy, cpu),
+            others_cpu_s=self._neighbours.others(cores, cpu),
         )
-
-    def _allowed_cpus(self) -> int:
-        try:
-            return len(self.root.cpu_affinity())
-        except (psutil.Error, AttributeError):
-            return os.cpu_count() or 1

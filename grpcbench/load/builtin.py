@@ -14,7 +14,7 @@ from dataclasses import replace
 from functools import reduce
 from typing import Any
 
-from grpcbench.cpu_share import busy_seconds, others_share
+from grpcbench.cpu_share import NeighbourMeter
 from grpcbench.errors import DriverError
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
@@ -72,14 +72,13 @@ class BuiltinDriver:
         errors = [0] * len(parts)
         measuring = [False] * len(parts)
 
-        busy_start = 0.0
+        neighbours = NeighbourMeter(spec.cpus)
 
         def on_event(index: int, event: dict[str, Any]) -> None:
-            nonlocal busy_start
             if event["event"] == "measuring":
                 measuring[index] = True
                 if all(measuring):
-                    busy_start = busy_seconds(spec.cpus)
+                    neighbours.start()
                     progress(MEASUREMENT_STARTED, 0)
             elif event["event"] == "progress":
                 done[index] = event["done"]
@@ -92,9 +91,8 @@ class BuiltinDriver:
         results = await asyncio.gather(
             *(self._run_one(part, events_of(i)) for i, part in enumerate(parts))
         )
-        busy = busy_seconds(spec.cpus) - busy_start
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.cpus)
-        others = others_share(spec.cpus, merged.cpu_cores, busy, merged.client_cpu_s)
+        others = neighbours.others(merged.cpu_cores, merged.client_cpu_s)
         return replace(merged, client_others_s=others)
 
     async def _run_one(

@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from grpcbench.cpu_share import busy_seconds, others_share
+from grpcbench.cpu_share import NeighbourMeter
 from grpcbench.errors import DriverError, UsageError
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
@@ -194,14 +194,13 @@ class GhzDriver:
         # ghz reports only when it ends, so the progress bar jumps from 0 to done.
         progress(MEASUREMENT_STARTED, 0)
         measured = ghz_command(self.binary, spec, spec.requests, spec.duration_s, self.proto_root)
-        busy_start = busy_seconds(spec.cpus)
+        neighbours = NeighbourMeter(spec.cpus)
+        neighbours.start()
         report, cpu_s = await self._invoke(
             measured, spec.cpus, self._time_limit(spec, spec.duration_s)
         )
         result = parse_ghz_report(report, spec, cpu_s)
-        busy = busy_seconds(spec.cpus) - busy_start
-        others = others_share(spec.cpus, result.cpu_cores, busy, cpu_s)
-        result = replace(result, client_others_s=others)
+        result = replace(result, client_others_s=neighbours.others(result.cpu_cores, cpu_s))
         progress(result.count, result.count - result.ok)
         return result
 
