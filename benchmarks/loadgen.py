@@ -4,7 +4,7 @@ Starts one fixed server (grpcio-aio, pinned to its own CPU) and drives it at a
 high concurrency with each generator in turn - the built-in one in 1 and in 2
 processes, and ghz when it is installed - interleaved over several rounds so
 drift hits all alike. Prints per round and as medians:
-- the rate reached, and who was saturated (generator and/or server),
+- the rate reached, and the verdict on who limited it (grpcbench.verdict),
 - the generator's CPU microseconds per RPC (its cost; lower is better),
 - the ratios built-in / ghz and 2 / 1 built-in processes, side by side in one run.
 Numbers to track over time, not assertions: machines here are noisy.
@@ -28,8 +28,6 @@ from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.base import Target
 from grpcbench.targets.started import StartedServer
 
-SERVER_SATURATED = 0.9
-
 
 @dataclass
 class Samples:
@@ -43,17 +41,9 @@ async def _measure(
     level = await measure_level(
         driver, target, plan, settings, scenario="hello", service="hello", workload_params={}
     )
-    result, usage = level.load, level.server_usage
-    assert usage is not None
-    busy = [
-        name
-        for name, saturated in (
-            ("generator", result.client_saturated),
-            ("server", usage.cpu_fraction >= SERVER_SATURATED),
-        )
-        if saturated
-    ]
-    return result.rps, result.client_cpu_s / result.count * 1e6, ", ".join(busy) or "-"
+    cost = level.generator_cpu_us_per_call
+    assert cost is not None and level.server_usage is not None
+    return level.load.rps, cost, level.verdict
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -68,7 +58,7 @@ async def bench(args: argparse.Namespace) -> None:
     print(f"concurrency {args.concurrency}, {args.requests} calls per run\n")
     if len(client_cpus) < 2:
         print("note: the generators share one CPU, so 2 built-in processes cannot add capacity\n")
-    print(f"{'round':>5} {'generator':>10} {'req/s':>9} {'CPU us/RPC':>11}  saturated")
+    print(f"{'round':>5} {'generator':>10} {'req/s':>9} {'CPU us/RPC':>11}  verdict")
     samples = {label: Samples() for label in drivers}
     settings = LoadSettings(
         requests=args.requests, warmup_requests=args.requests // 10, client_cpus=client_cpus
@@ -78,10 +68,10 @@ async def bench(args: argparse.Namespace) -> None:
     try:
         for round_number in range(1, args.repeat + 1):
             for label, driver in drivers.items():
-                rps, cost, busy = await _measure(driver, target, plan, settings)
+                rps, cost, verdict = await _measure(driver, target, plan, settings)
                 samples[label].rps.append(rps)
                 samples[label].cpu_us_per_rpc.append(cost)
-                print(f"{round_number:>5} {label:>10} {rps:>9.0f} {cost:>11.1f}  {busy}")
+                print(f"{round_number:>5} {label:>10} {rps:>9.0f} {cost:>11.1f}  {verdict}")
     finally:
         await server.stop()
     print()

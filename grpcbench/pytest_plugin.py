@@ -39,6 +39,7 @@ from grpcbench.load.catalogue import make_driver
 from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
 from grpcbench.plan import LevelPlan, LoadSettings
+from grpcbench.report.figures import PERCENTILES
 from grpcbench.results import LevelResult
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
@@ -124,6 +125,10 @@ class GrpcbenchSession:
         self.loop.close()
 
 
+def _rounded(micros: float | None) -> float | None:
+    return round(micros, 1) if micros is not None else None
+
+
 def extra_info(level: LevelResult) -> dict[str, Any]:
     """The figures pytest-benchmark stores beside its own timing statistics."""
     load, usage = level.load, level.server_usage
@@ -138,18 +143,16 @@ def extra_info(level: LevelResult) -> dict[str, Any]:
         "latency_avg_ms": round(load.latency.mean_us / 1000, 3),
         "generator_cpu_s": round(load.client_cpu_s, 4),
         "generator_saturated": load.client_saturated,
-        "generator_cpu_us_per_call": round(load.client_cpu_s / load.count * 1e6, 1)
-        if load.count
-        else None,
+        "generator_cpu_us_per_call": _rounded(level.generator_cpu_us_per_call),
         "verdict": level.verdict,
     }
-    for name, percentile in (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99_9", 99.9)):
-        info[f"latency_{name}_ms"] = load.latency.percentile_us(percentile) / 1000
+    for name, percentile in PERCENTILES:  # latency_p50_ms ... latency_p99_9_ms
+        info[f"latency_{name.replace('.', '_')}_ms"] = load.latency.percentile_us(percentile) / 1000
     if usage:
         info["server_cpu_s"] = round(usage.cpu_s, 4)
         info["server_cpu_saturation"] = round(usage.cpu_saturation, 3)
-        if load.count:
-            info["server_cpu_us_per_call"] = round(usage.cpu_s / load.count * 1e6, 1)
+        if level.server_cpu_us_per_call is not None:
+            info["server_cpu_us_per_call"] = _rounded(level.server_cpu_us_per_call)
         info["server_peak_rss_bytes"] = usage.peak_rss_bytes
     return info
 

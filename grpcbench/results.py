@@ -75,6 +75,17 @@ class LevelResult:
         return self.plan.describe()
 
     @property
+    def server_cpu_us_per_call(self) -> float | None:
+        """The server's CPU per finished call: its efficiency, whoever limited the rate."""
+        usage, count = self.server_usage, self.load.count
+        return usage.cpu_s / count * 1e6 if usage and count else None
+
+    @property
+    def generator_cpu_us_per_call(self) -> float | None:
+        count = self.load.count
+        return self.load.client_cpu_s / count * 1e6 if count else None
+
+    @property
     def verdict(self) -> Verdict:
         """Which side limited this level's figures (see ``verdict``)."""
         return judge(self)

@@ -103,10 +103,6 @@ def _client_cpu_suffix(column: Column) -> str:
     return f" ({format_percent(fraction)})"
 
 
-def _per_call_us(cpu_s: float | None, level: LevelResult) -> float | None:
-    return cpu_s / level.load.count * 1e6 if cpu_s is not None and level.load.count else None
-
-
 class VerdictRow(Row):
     """Which side limited the column's figures (judged on the means over repeats)."""
 
@@ -245,10 +241,10 @@ def _rows(columns: list[Column]) -> list[Row]:
         *_backing_rows(columns),
         Row(
             "Server CPU / call",
-            lambda lv: _per_call_us(lv.server_usage.cpu_s if lv.server_usage else None, lv),
+            lambda lv: lv.server_cpu_us_per_call,
             _micros,
         ),
-        Row("Generator CPU / call", lambda lv: _per_call_us(lv.load.client_cpu_s, lv), _micros),
+        Row("Generator CPU / call", lambda lv: lv.generator_cpu_us_per_call, _micros),
         VerdictRow("Verdict", lambda lv: None, str),
     ]
 
