@@ -17,7 +17,7 @@ import psutil
 from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
-from grpcbench.load.connections import ConnectionStrategy, parse_connection_strategy
+from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.load.driver import DriverSettings
 from grpcbench.parsing import (
     parse_cpu_set,
@@ -111,9 +111,6 @@ class RunOptions:
     start_timeout_s: float = defaults.START_TIMEOUT_S
     server_per_level: bool = False  # a fresh server process for every level
 
-    def level_plans(self) -> list[LevelPlan]:
-        return list(self.levels)
-
     def workload_params(self, plan: LevelPlan) -> dict[str, Any]:
         """The scenario's workload params, overridden by the level's variant."""
         params = dict(self.scenario.workload_params)
@@ -121,13 +118,6 @@ class RunOptions:
             if variant.name == plan.variant:
                 params.update(variant.params)
         return params
-
-    def connections_for(self, plan: LevelPlan) -> int:
-        return self.load.connections_for(plan)
-
-    @property
-    def connections(self) -> ConnectionStrategy:
-        return self.load.connections
 
     @property
     def column_labels(self) -> tuple[str, ...]:

@@ -162,7 +162,7 @@ def test_ghz_refuses_workloads_it_cannot_run_before_anything_starts() -> None:
     )
     argv = ghz_command(
         "ghz", LoadSpec(target="127.0.0.1:1", service="users", concurrency=1,
-                        workload_params=options.workload_params(options.level_plans()[0])),
+                        workload_params=options.workload_params(options.levels[0])),
         5, 0.0, Path("/protos"),
     )  # fmt: skip
     assert "--call=users.Users.StreamUsers" in argv

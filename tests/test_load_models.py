@@ -6,6 +6,7 @@ import asyncio
 import json
 import subprocess
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.open_loop import timetable
+from grpcbench.measure import load_spec
 from grpcbench.options import RunArgs, build_run_options
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
@@ -42,13 +44,13 @@ def test_strategy_parsing_and_labels() -> None:
 
 def test_level_plans_sweep_channels_and_rates() -> None:
     options = build_run_options(RunArgs(concurrency="10,20", channels="1,4"))
-    assert [p.describe() for p in options.level_plans()] == [
+    assert [p.describe() for p in options.levels] == [
         "concurrency 10, channels 1", "concurrency 10, channels 4",
         "concurrency 20, channels 1", "concurrency 20, channels 4",
     ]  # fmt: skip
-    assert options.connections_for(options.level_plans()[1]) == 4
+    assert options.load.connections_for(options.levels[1]) == 4
     open_loop = build_run_options(RunArgs(rate="500,1000", max_in_flight=64))
-    assert [(p.rate, p.concurrency) for p in open_loop.level_plans()] == [(500, 64), (1000, 64)]
+    assert [(p.rate, p.concurrency) for p in open_loop.levels] == [(500, 64), (1000, 64)]
 
 
 @pytest.mark.parametrize(
@@ -91,15 +93,8 @@ def _peers_after(strategy: str, concurrency: int, requests: int, tmp_path: Path)
             options = build_run_options(
                 RunArgs(scenario="hello", concurrency=str(concurrency), connections=strategy)
             )
-            plan = options.level_plans()[0]
-            spec = LoadSpec(
-                target=server.address, service=PEERS, concurrency=concurrency,
-                requests=requests, connections=options.connections_for(plan),
-                connection_mode=(
-                    "pool" if options.connections.mode == "auto" else options.connections.mode
-                ),
-                pool_policy=options.connections.policy,
-            )  # fmt: skip
+            settings = replace(options.load, requests=requests, warmup_requests=0)
+            spec = load_spec(settings, options.levels[0], server.address, PEERS, {})
             result = await BuiltinDriver().run(spec, lambda *_: None)
             assert result.statuses == {"OK": requests}
             if strategy == "per-request":
@@ -221,7 +216,7 @@ def test_scenario_params_can_be_overridden() -> None:
         )
     )
     assert options.scenario.server_params["users"] == 1000000
-    assert options.workload_params(options.level_plans()[0])["keyword"] == "e"
+    assert options.workload_params(options.levels[0])["keyword"] == "e"
     assert options.recorded().to_json()["server_params"]["users"] == 1000000
 
 

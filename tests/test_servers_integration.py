@@ -66,7 +66,7 @@ def test_grpclib_stream_limit_does_not_cap_concurrency() -> None:
     (~1 s); capped at 100 streams they would need two rounds (>= 2 s).
     """
     options = build_run_options(RunArgs(concurrency="150"))
-    connections = options.connections_for(options.level_plans()[0])
+    connections = options.load.connections_for(options.levels[0])
     assert connections * 100 >= 150 * 2  # automatic choice keeps each connection at half the cap
 
     async def scenario() -> None:
