@@ -33,7 +33,7 @@ SERVER_KINDS = [
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
-SOURCES = ("grpcbench", "tests", "benchmarks", "scripts", "noxfile.py")
+SOURCES = ("grpcbench", "tests", "benchmarks", "scripts", "examples", "noxfile.py")
 
 
 @nox.session(python=PYTHONS)

@@ -22,6 +22,8 @@ _PR_SET_PDEATHSIG = 1
 # Every child that serves something (gRPC servers, the embedded S3 and MongoDB)
 # prints one line `READY {"port": N}` on stdout once it listens.
 READY_PREFIX = "READY "
+# Directories the parent appended to sys.path for users' modules (services.registry).
+USER_PATH_ENV = "GRPCBENCH_USER_PATH"
 
 
 def announce_ready(port: int) -> None:
@@ -63,6 +65,11 @@ def _die_with_parent() -> None:
 
 def setup_child(cpus: Sequence[int] | None) -> None:
     _die_with_parent()
+    # Users' modules (``--service mymodule:SERVICE`` from the current directory):
+    # appended to sys.path, after every installed package (see services.registry).
+    for directory in os.environ.get(USER_PATH_ENV, "").split(os.pathsep):
+        if directory and directory not in sys.path:
+            sys.path.append(directory)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if cpus and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(cpus))

@@ -8,6 +8,7 @@ lifecycle"); Ctrl-C stops all children, keeps the partial results and exits 130.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,8 @@ from rich.markup import escape
 from grpcbench import commands, defaults, interrupts
 from grpcbench.errors import UsageError
 from grpcbench.options import RunArgs
+from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.rpc.settings import CallArgs
 from grpcbench.secrets import redact
 
 app = typer.Typer(
@@ -42,6 +45,8 @@ PANEL_TARGET = "Target"
 PANEL_OUTPUT = "Output"
 PANEL_PLACEMENT = "Placement"
 PANEL_BACKING_SERVICES = "Backing services"
+PANEL_CALL = "Any method (ghz's options)"
+PANEL_TLS = "TLS (any option switches it on)"
 
 # Piped output (files, CI logs) gets a wide console so tables are not squeezed.
 stdout = Console() if sys.stdout.isatty() else Console(width=240)
@@ -357,6 +362,119 @@ def run(
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
+    service: Annotated[
+        str | None,
+        typer.Option(
+            help="The service to serve and load: a registered name or your own"
+            " module:ATTRIBUTE (a ServiceDefinition; found in the current directory too).",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
+        ),
+    ] = None,
+    max_error_rate: Annotated[
+        float | None,
+        typer.Option(
+            help="A level whose share of failed calls exceeds this (0.01 = 1%) fails the run"
+            " (exit 4). Default: only a level whose every call failed.",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
+        ),
+    ] = None,
+    call: Annotated[
+        str | None,
+        typer.Option(
+            help="Call this method instead of the service's workload: package.Service/Method"
+            " (or package.Service.Method). Schema from --proto, --protoset or reflection.",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    proto: Annotated[
+        str | None,
+        typer.Option(
+            help="The .proto of --call (needs grpcbench[proto]).", rich_help_panel=PANEL_CALL
+        ),
+    ] = None,
+    import_paths: Annotated[
+        str | None,
+        typer.Option(
+            "--import-paths",
+            "-i",
+            help="Comma-separated import paths of --proto.",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    protoset: Annotated[
+        str | None,
+        typer.Option(
+            help="A compiled FileDescriptorSet holding --call's method.", rich_help_panel=PANEL_CALL
+        ),
+    ] = None,
+    data: Annotated[
+        str | None,
+        typer.Option(
+            "--data",
+            "-d",
+            help="The request as JSON; a list is cycled per call, or is a client stream's"
+            " messages. ghz's template actions work: {{.RequestNumber}}, {{newUUID}}, ...",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    data_file: Annotated[
+        str | None,
+        typer.Option(
+            "--data-file", "-D", help="The request JSON from a file.", rich_help_panel=PANEL_CALL
+        ),
+    ] = None,
+    metadata: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metadata",
+            "-m",
+            help="Request metadata, KEY=VALUE (repeatable) or a JSON object as in ghz. Values"
+            " are never printed or saved.",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    metadata_file: Annotated[
+        str | None,
+        typer.Option(
+            "--metadata-file",
+            "-M",
+            help="Request metadata as a JSON object in a file.",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    stream_messages: Annotated[
+        int | None,
+        typer.Option(
+            help="Client and bidi streams: messages sent per call (default: the -d list's).",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    cacert: Annotated[
+        str | None,
+        typer.Option(
+            help="Trusted root certificates (PEM) to check the target's.", rich_help_panel=PANEL_TLS
+        ),
+    ] = None,
+    cert: Annotated[
+        str | None,
+        typer.Option(help="Client certificate (PEM), with --key.", rich_help_panel=PANEL_TLS),
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option(help="The client certificate's private key (PEM).", rich_help_panel=PANEL_TLS),
+    ] = None,
+    cname: Annotated[
+        str | None,
+        typer.Option(help="Server name to expect in its certificate.", rich_help_panel=PANEL_TLS),
+    ] = None,
+    skip_tls: Annotated[
+        bool,
+        typer.Option(
+            "--skipTLS",
+            help="TLS without checking the server's certificate.",
+            rich_help_panel=PANEL_TLS,
+        ),
+    ] = False,
 ) -> None:
     """Run a scenario on every server kind at every concurrency level and print the tables."""
     args = RunArgs(
@@ -370,7 +488,14 @@ def run(
         io_delay_ms=io_delay_ms, target=target, target_pid=target_pid, port=port, output=output,
         markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
         server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
-        start_timeout=start_timeout, server_per_level=server_per_level,
+        start_timeout=start_timeout, server_per_level=server_per_level, service=service,
+        max_error_rate=max_error_rate,
+        call=CallArgs(
+            call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,
+            data_file=data_file, metadata=tuple(metadata or ()), metadata_file=metadata_file,
+            stream_messages=stream_messages,
+            security=ChannelSecurity(cacert, cert, key, cname, skip_tls),
+        ),
     )  # fmt: skip
     _call(commands.run_benchmark, args)
 
@@ -463,6 +588,9 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
 
 
 def main() -> None:
+    # gRPC's C core logs every failed TLS handshake and retry at INFO on stderr;
+    # grpcbench says what went wrong in one line instead (a user's setting wins).
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     interrupts.install()
     try:
         app()

@@ -19,6 +19,8 @@ from grpcbench.monitor import ProcessMonitor, ProcessUsage
 from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.preparation import BackingProcess
 from grpcbench.results import LevelResult, now_iso
+from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.targets.base import Target
 
 
@@ -28,6 +30,8 @@ def load_spec(
     address: str,
     service: str,
     workload_params: Mapping[str, Any],
+    call: MethodCall | None = None,
+    security: ChannelSecurity | None = None,
 ) -> LoadSpec:
     strategy = settings.connections
     return LoadSpec(
@@ -47,6 +51,8 @@ def load_spec(
         max_level_s=settings.max_level_s,
         workload_params=dict(workload_params),
         cpus=settings.client_cpus,
+        call=call.to_json() if call else None,
+        security=security.to_json() if security and security.tls else None,
     )
 
 
@@ -104,9 +110,12 @@ async def measure_level(
     repeat: int = 0,
     on_progress: Callable[[int, int], None] = lambda done, errors: None,
     backing: Sequence[BackingProcess] = (),
+    call: MethodCall | None = None,
+    security: ChannelSecurity | None = None,
 ) -> LevelResult:
-    """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs."""
-    spec = load_spec(settings, plan, target.address, service, workload_params)
+    """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs.
+    ``call`` replaces the service's workload (``--call``); ``security`` is TLS."""
+    spec = load_spec(settings, plan, target.address, service, workload_params, call, security)
     started_at = now_iso()
     load, usage, backing_usage = await run_monitored(driver, spec, target.pid, on_progress, backing)
     return LevelResult(

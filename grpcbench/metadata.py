@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Collection
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from grpcbench import __version__
-from grpcbench.secrets import redact
+from grpcbench.secrets import redact_argv
 
 PACKAGES = ("grpcio", "grpclib", "uvloop", "protobuf", "hdrhistogram", "psutil", "h2")
 
@@ -32,7 +33,8 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def collect_metadata() -> dict[str, Any]:
+def collect_metadata(secret_params: Collection[str] = ()) -> dict[str, Any]:
+    """``secret_params``: parameter names whose values the saved command line masks."""
     return {
         "grpcbench": __version__,
         "python": sys.version.split()[0],
@@ -42,5 +44,5 @@ def collect_metadata() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "cpu_model": cpu_model(),
         "hostname": platform.node(),
-        "argv": [redact(arg) for arg in sys.argv],
+        "argv": redact_argv(sys.argv, secret_params),
     }

@@ -7,8 +7,10 @@ runner never sees raw input. Each default is declared once, in ``defaults``.
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +33,23 @@ from grpcbench.parsing import (
 from grpcbench.plan import ARRIVALS, LevelPlan, LoadSettings, Placement
 from grpcbench.report.exporters import Output, outputs_from
 from grpcbench.results import RecordedOptions
+from grpcbench.rpc.planned import PlannedCall, plan_call
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
+from grpcbench.rpc.settings import CallArgs
 from grpcbench.scenario import Scenario, Variant, load_scenario
-from grpcbench.secrets import redact_all
+from grpcbench.secrets import mask_params, redact
 from grpcbench.servers.spec import parse_server_specs
 from grpcbench.services.base import ServiceDefinition
-from grpcbench.services.params import check_params
+from grpcbench.services.params import check_params, secret_names
 from grpcbench.services.registry import load_service
 from grpcbench.targets import TargetPlan, make_target_plan
+
+# Which ServiceDefinition field serves each server kind (for the error message).
+SERVICER_FIELDS = {
+    "grpcio": "register_grpcio",
+    "grpcio-aio": "register_aio",
+    "grpclib": "grpclib_handlers",
+}
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,10 @@ class RunArgs:
     max_level: str | None = None
     start_timeout: str | None = None
     server_per_level: bool | None = None  # None: the scenario's choice
+    service: str | None = None  # --service: a registered name or module:ATTRIBUTE
+    # --call and its companions, ghz's names (see rpc.settings).
+    call: CallArgs = field(default_factory=CallArgs)
+    max_error_rate: float | None = None  # None: a level fails when every call failed
 
     def named_server_params(self) -> dict[str, Any]:
         """Server params given through their own options (--io-delay-ms, ...)."""
@@ -110,6 +126,24 @@ class RunOptions:
     port: int = defaults.PORT
     start_timeout_s: float = defaults.START_TIMEOUT_S
     server_per_level: bool = False  # a fresh server process for every level
+    call: PlannedCall | None = None  # --call: a method call instead of the service's workload
+    security: ChannelSecurity = PLAINTEXT  # how the client reaches the target
+    max_error_rate: float | None = None  # None: a level fails when every call failed
+    secret_params: frozenset[str] = frozenset()  # declared secret: masked when shown or saved
+
+    def level_failure(self, statuses: Mapping[str, int]) -> str | None:
+        """Why a measured level does not count as a success, if it does not."""
+        count = sum(statuses.values())
+        failed = count - statuses.get("OK", 0)
+        listed = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "no call finished"
+        if count == 0 or failed == count:
+            return f"all {count} calls failed ({listed})"
+        if self.max_error_rate is not None and failed / count > self.max_error_rate:
+            return (
+                f"{failed} of {count} calls failed ({failed / count:.1%}, over --max-error-rate"
+                f" {self.max_error_rate:g}: {listed})"
+            )
+        return None
 
     def workload_params(self, plan: LevelPlan) -> dict[str, Any]:
         """The scenario's workload params, overridden by the level's variant."""
@@ -128,8 +162,8 @@ class RunOptions:
         return RecordedOptions(
             scenario=self.scenario.name,
             service=self.scenario.service,
-            server_params=redact_all(dict(self.scenario.server_params)),
-            workload_params=dict(self.scenario.workload_params),
+            server_params=mask_params(dict(self.scenario.server_params), self.secret_params),
+            workload_params=mask_params(dict(self.scenario.workload_params), self.secret_params),
             targets=self.column_labels,
             drivers=self.drivers,
             levels=self.levels,
@@ -137,12 +171,35 @@ class RunOptions:
             placement=self.placement,
             client_processes=self.driver_settings.client_processes,
             repeat=self.repeat,
+            call=self._recorded_call(),
         )
+
+    def _recorded_call(self) -> dict[str, Any]:
+        """The call as saved: its data, never its metadata's values (credentials)."""
+        if self.call is None:
+            return {"security": self.security.describe()} if self.security.tls else {}
+        call = self.call
+        keys = list(json.loads(call.metadata)) if call.metadata.strip() else []
+        return {
+            "method": call.method,
+            "schema": call.schema_source,
+            "data": redact(call.data),
+            "metadata_keys": keys,
+            "stream_messages": call.stream_messages,
+            "security": self.security.describe(),
+        }
 
 
 def build_run_options(args: RunArgs) -> RunOptions:
     """Every option checked, before anything starts."""
     scenario, service = _scenario(args)
+    call_settings = args.call.settings().over(scenario.call)
+    call = plan_call(call_settings)
+    if args.max_error_rate is not None and not 0 <= args.max_error_rate < 1:
+        raise UsageError(
+            f"bad --max-error-rate {args.max_error_rate:g}: a share of calls from 0 to below 1"
+            " (0.01 = 1%)"
+        )
     load = _load_settings(args, scenario)
     drivers = parse_drivers(args.load)
     check_load_model(drivers, bool(args.rate), load.connections)
@@ -174,14 +231,49 @@ def build_run_options(args: RunArgs) -> RunOptions:
         server_per_level=(
             scenario.server_per_level if args.server_per_level is None else args.server_per_level
         ),
+        call=call,
+        security=call_settings.security,
+        max_error_rate=args.max_error_rate,
+        secret_params=secret_names(service.server_params, service.workload_params),
     )
+    _check_service(options, service)
     _check_workloads(options, service)
     return options
+
+
+def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
+    """The service serves every kind asked for, and something makes the requests."""
+    started = [t.server_kind for t in options.targets if t.server_kind]
+    if started and options.security.tls:
+        raise UsageError(
+            "the TLS options (--cacert, --cert, --key, --cname, --skipTLS) are for --target:"
+            " the servers grpcbench starts speak plaintext on 127.0.0.1"
+        )
+    if started and not service.name:
+        raise UsageError(
+            f"scenario {options.scenario.name} names no service to serve: give --target"
+            " HOST:PORT, or --service module:ATTRIBUTE with your servicers"
+        )
+    served = service.kinds_served()
+    for kind in started:
+        if kind not in served:
+            has = ", ".join(served) or "none"
+            raise UsageError(
+                f"service {service.name} has no servicer for server kind {kind}"
+                f" ({SERVICER_FIELDS[kind]} is not set; it serves: {has})"
+            )
+    if options.call is None and service.workload is None:
+        raise UsageError(
+            f"service {service.name or '(none)'} has no client workload: give --call"
+            " package.Service/Method (and -d JSON)"
+        )
 
 
 def _scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
     """The scenario with its overrides, every param checked by the service that reads it."""
     chosen = load_scenario(args.scenario)
+    if args.service is not None:
+        chosen = replace(chosen, service=args.service)
     service = load_service(chosen.service)  # fail here, not inside a server process
     owner = f"service {chosen.service} (scenario {chosen.name})"
     declared = service.server_params
@@ -304,7 +396,8 @@ def _check_workloads(options: RunOptions, service: ServiceDefinition) -> None:
     for plan in options.levels:
         params = options.workload_params(plan)
         for name in options.drivers:  # e.g. ghz cannot follow page tokens: say so now
-            check_workload(name, options.scenario.service, params)
+            if options.call is None:  # every driver sends a --call
+                check_workload(name, options.scenario.service, params)
         if service.check_level and any(t.kind == "server" for t in options.targets):
             service.check_level(options.scenario.server_params, params, plan.concurrency)
 

@@ -181,17 +181,26 @@ class RecordedOptions:
     placement: Placement = field(default_factory=Placement)
     client_processes: int = 1
     repeat: int = 1
+    # --call: method, schema source, data, metadata keys (never values), TLS.
+    call: dict[str, Any] = field(default_factory=dict)
 
     def describe_params(self) -> str:
         """The scenario parameters that change the numbers, for headers (secrets masked)."""
+        call = self.call.get("method")
         parts = [
             f"{where} {', '.join(f'{k}={v}' for k, v in sorted(params.items()))}"
             for where, params in (
                 ("server", self.server_params),
-                ("workload", self.workload_params),
+                ("workload", {} if call else self.workload_params),  # --call replaces it
             )
             if params
         ]
+        if call:
+            data = str(self.call.get("data", ""))
+            data = data if len(data) <= 80 else data[:79] + "…"
+            parts.append(f"call {call} (schema from {self.call.get('schema')}), data {data}")
+        if self.call.get("security", "plaintext") != "plaintext":
+            parts.append(str(self.call["security"]))
         return redact("; ".join(parts)) if parts else "none"
 
     def to_json(self) -> dict[str, Any]:
@@ -219,6 +228,7 @@ class RecordedOptions:
             "placement": self.placement.to_json(),
             "client_processes": self.client_processes,
             "repeat": self.repeat,
+            "call": self.call,
         }
 
     @classmethod
@@ -248,6 +258,7 @@ class RecordedOptions:
             placement=Placement.from_json(data.get("placement") or {}),
             client_processes=int(data.get("client_processes", 1)),
             repeat=int(data.get("repeat", 1)),
+            call=dict(data.get("call") or {}),
         )
 
 

@@ -18,13 +18,17 @@ from grpcbench.errors import DriverError, ServerStartError, UsageError
 from grpcbench.events import NullEvents, RunEvents
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver
-from grpcbench.measure import measure_level
+from grpcbench.load.engine import make_workload
+from grpcbench.measure import load_spec, measure_level
 from grpcbench.metadata import collect_metadata
 from grpcbench.options import RunOptions
 from grpcbench.plan import LevelPlan
 from grpcbench.preparation import PreparationThread
 from grpcbench.report.exporters import Exports
 from grpcbench.results import LevelError, LevelResult, RunRecord, RunStatus
+from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.preflight import preflight
+from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.services.registry import load_service
 from grpcbench.targets import Target, TargetContext, TargetPlan
 
@@ -36,13 +40,18 @@ class Runner:
         self.events = events or NullEvents()
         self.exports = Exports(options.outputs)
         self.exports.check()
-        self.record = RunRecord(options=options.recorded(), metadata=collect_metadata())
+        self.record = RunRecord(
+            options=options.recorded(), metadata=collect_metadata(options.secret_params)
+        )
         self.server_params: dict[str, Any] = dict(options.scenario.server_params)
         self.workload_context: dict[str, Any] = {}
         self.service = load_service(options.scenario.service)
         self.drivers: list[LoadDriver] = [
             make_driver(name, options.driver_settings) for name in options.drivers
         ]
+        # Per target (see _preflight): the TLS material read, the --call resolved.
+        self.security: ChannelSecurity = options.security
+        self.method_call: MethodCall | None = None
 
     def export(self) -> None:
         """Rewrite the files that follow the run level by level."""
@@ -80,6 +89,7 @@ class Runner:
                 server_cpus=self.options.placement.server_cpus,
                 port=self.options.port,
                 start_timeout_s=self.options.start_timeout_s,
+                security=self.options.security,
             )
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):
@@ -123,6 +133,7 @@ class Runner:
             try:
                 async with plan.open(context) as target:
                     self.events.server_ready(target.label, target.address, target.pid)
+                    await self._preflight(target, plan.server_kind is None)
                     alive = await self._run_levels(target, batch, repeat)
                     if not alive and not self.options.server_per_level:
                         return  # its other levels were skipped
@@ -133,6 +144,30 @@ class Runner:
                 self.events.warning(failure.describe())
                 return
 
+    async def _preflight(self, target: Target, external: bool) -> None:
+        """TLS material and the --call's schema for this target, then one real call
+        when grpcbench does not know the server's code (a --call, or an external
+        target): a wrong method, missing credentials or a TLS mismatch stops the
+        run here with one line (PreflightError), instead of measuring failures."""
+        options = self.options
+        self.security = await asyncio.to_thread(options.security.resolve, target.address)
+        if options.call is not None:
+            planned = options.call
+            self.method_call = await asyncio.to_thread(
+                planned.method_call, target.address, self.security
+            )
+        if not (external or options.call is not None):
+            return
+        first = options.levels[0]
+        spec = load_spec(
+            options.load, first, target.address, options.scenario.service,
+            {**self.workload_context, **options.workload_params(first)},
+            self.method_call, self.security,
+        )  # fmt: skip
+        what = options.call.method if options.call else f"the {options.scenario.service} workload"
+        await preflight(target.address, self.security, make_workload(spec), what,
+                        options.load.timeout_s)  # fmt: skip
+
     async def _run_levels(self, target: Target, levels: tuple[LevelPlan, ...], repeat: int) -> bool:
         """False when the target died (its other levels are skipped)."""
         for plan in levels:
@@ -142,12 +177,10 @@ class Runner:
                 except DriverError as error:
                     self._level_failed(target, driver.name, plan, str(error))
                     continue
-                if not level.load.ok:  # measured, but nothing worked: not a success
-                    statuses = ", ".join(f"{k} {v}" for k, v in sorted(level.load.statuses.items()))
-                    self._level_failed(
-                        target, driver.name, plan,
-                        f"all {level.load.count} calls failed ({statuses or 'no call finished'})",
-                    )  # fmt: skip
+                # Measured, but (nearly) nothing worked: not a success.
+                failed = self.options.level_failure(level.load.statuses)
+                if failed:
+                    self._level_failed(target, driver.name, plan, failed)
                 failure = target.failure()
                 if failure:
                     self._level_failed(
@@ -181,6 +214,8 @@ class Runner:
             repeat=repeat,
             on_progress=self.events.level_progress,
             backing=tuple(preparation.backing),
+            call=self.method_call,
+            security=self.security,
         )
         self.record.levels.append(level)
         self.export()

@@ -9,6 +9,7 @@ the command line: an unknown key or a bad value is one clear error.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,8 @@ from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.parsing import parse_duration, parse_warmup
 from grpcbench.resources import data_dirs
+from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.rpc.settings import CallSettings
 
 
 @dataclass(frozen=True)
@@ -45,9 +48,17 @@ class Scenario:
     # A fresh server for every level, so a level's memory is its own (not what
     # earlier levels left behind); for scenarios whose levels retain memory.
     server_per_level: bool = False
+    # A method call instead of (or besides) a Python service: [call] and [tls].
+    call: CallSettings = field(default_factory=CallSettings)
 
 
-TOP_LEVEL_KEYS = ("name", "description", "service", "defaults", "workload", "server", "variants")
+TOP_LEVEL_KEYS = (
+    "name", "description", "service", "defaults", "workload", "server", "variants", "call", "tls",
+)  # fmt: skip
+CALL_KEYS = (
+    "method", "proto", "import_paths", "protoset", "data", "metadata", "stream_messages",
+)  # fmt: skip
+TLS_KEYS = ("cacert", "cert", "key", "cname", "skip_tls")
 DEFAULTS_KEYS = ("servers", "concurrency", "requests", "warmup", "timeout", "server_per_level")
 
 
@@ -123,9 +134,12 @@ def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
     _check_keys(data, TOP_LEVEL_KEYS, "the scenario")
     table = _table(data, "defaults")
     _check_keys(table, DEFAULTS_KEYS, "[defaults]")
-    service = data.get("service")
-    if not isinstance(service, str) or not service:
-        raise UsageError('the scenario must name its service (service = "hello")')
+    call = _call_settings(data, path.parent)
+    service = data.get("service", "" if call.method else None)
+    if not isinstance(service, str) or not (service or call.method):
+        raise UsageError(
+            'the scenario must name its service (service = "hello") or a [call] method'
+        )
     warmup = str(table.get("warmup", defaults.WARMUP))
     timeout = str(table.get("timeout", defaults.TIMEOUT))
     parse_warmup(warmup)
@@ -148,6 +162,57 @@ def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
         server_params=_table(data, "server"),
         variants=_variants(data.get("variants", [])),
         server_per_level=_boolean(table.get("server_per_level", False), "server_per_level"),
+        call=call,
+    )
+
+
+def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
+    """[call] and [tls]: ghz's options as keys; paths relative to the scenario file."""
+    call = _table(data, "call")
+    _check_keys(call, CALL_KEYS, "[call]")
+    tls = _table(data, "tls")
+    _check_keys(tls, TLS_KEYS, "[tls]")
+
+    def path(table: dict[str, Any], key: str, where: str) -> str | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise UsageError(f"{where} {key} must be a path, not {value!r}")
+        return str(directory / value)
+
+    def text(key: str) -> str | None:
+        value = call.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        return json.dumps(value)  # a TOML table or array: the JSON it stands for
+
+    method = call.get("method")
+    if method is not None and (not isinstance(method, str) or not method):
+        raise UsageError(f"[call] method must be package.Service/Method, not {method!r}")
+    imports = call.get("import_paths", [])
+    stream_messages = call.get("stream_messages")
+    return CallSettings(
+        method=method,
+        proto=path(call, "proto", "[call]"),
+        import_paths=tuple(str(directory / p) for p in _strings(imports, "[call] import_paths"))
+        if imports
+        else (),
+        protoset=path(call, "protoset", "[call]"),
+        data=text("data"),
+        metadata=text("metadata"),
+        stream_messages=(
+            _positive_int(stream_messages, "[call] stream_messages")
+            if stream_messages is not None
+            else None
+        ),
+        security=ChannelSecurity(
+            cacert=path(tls, "cacert", "[tls]"),
+            cert=path(tls, "cert", "[tls]"),
+            key=path(tls, "key", "[tls]"),
+            cname=str(tls["cname"]) if "cname" in tls else None,
+            skip_tls=_boolean(tls.get("skip_tls", False), "[tls] skip_tls"),
+        ),
     )
 
 

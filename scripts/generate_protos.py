@@ -1,4 +1,4 @@
-"""Generate the grpcio and grpclib stubs from protos/ (the only way they are made).
+"""Generate the grpcio and grpclib stubs from protos/ and examples/ (the only way they are made).
 
     python scripts/generate_protos.py            # into the repository (nox -s proto)
     python scripts/generate_protos.py OUT_DIR    # elsewhere (the staleness test)
@@ -16,24 +16,34 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PROTO_ROOT = REPO / "protos"
+# (import root, where its stubs go relative to the repository): the package's
+# protos, and the example of benchmarking your own service (stubs beside it).
+ROOTS = ((PROTO_ROOT, Path(".")), (REPO / "examples/echo", Path("examples/echo")))
 
 
-def proto_files() -> list[Path]:
-    return sorted(PROTO_ROOT.rglob("*.proto"))
+def proto_files(root: Path = PROTO_ROOT) -> list[Path]:
+    return sorted(root.rglob("*.proto"))
 
 
 def generate(out_dir: Path) -> list[Path]:
-    """Run protoc; returns the generated files (relative to out_dir)."""
+    """Run protoc for every root; returns the generated files (relative to out_dir)."""
+    generated = []
+    for root, destination in ROOTS:
+        generated += [destination / path for path in _generate(root, out_dir / destination)]
+    return generated
+
+
+def _generate(root: Path, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    sources = [str(p.relative_to(PROTO_ROOT)) for p in proto_files()]
+    sources = [str(p.relative_to(root)) for p in proto_files(root)]
     subprocess.run(
         [
             sys.executable,
             "-m",
             "grpc_tools.protoc",
-            f"-I{PROTO_ROOT}",
+            f"-I{root}",
             f"--python_out={out_dir}",
             f"--pyi_out={out_dir}",
             f"--grpc_python_out={out_dir}",
@@ -41,7 +51,7 @@ def generate(out_dir: Path) -> list[Path]:
             *sources,
         ],  # fmt: skip
         check=True,
-        cwd=PROTO_ROOT,
+        cwd=root,
         env=env,
     )
     generated = []

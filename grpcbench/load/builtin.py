@@ -48,6 +48,8 @@ def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
                 0 if per_request else concurrencies[i] if per_user else max(1, connections[i])
             ),
             rate=spec.rate / processes,
+            worker_index=i,
+            workers=processes,
         )
         for i in range(processes)
     ]

@@ -17,14 +17,11 @@ import grpc
 from grpcbench.errors import UsageError
 from grpcbench.load.connections import Policy
 from grpcbench.load.model import LoadSpec
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.services.base import CallFunction, CallStats, Workload, WorkloadError
 from grpcbench.stats.histogram import LatencyRecorder
 
 CONNECT_TIMEOUT_S = 10.0
-# Its own subchannel pool per channel: grpcio would otherwise share one TCP
-# connection between channels with the same target and arguments.
-# No cap on received messages: a benchmark client must not reject big replies.
-CHANNEL_OPTIONS = [("grpc.use_local_subchannel_pool", 1), ("grpc.max_receive_message_length", -1)]
 
 
 def status_name(code: grpc.StatusCode) -> str:
@@ -48,8 +45,9 @@ async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallSt
     return "OK", stats
 
 
-def open_channel(target: str) -> grpc.aio.Channel:
-    return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+def open_channel(target: str, security: ChannelSecurity = PLAINTEXT) -> grpc.aio.Channel:
+    """A connection of its own (see ``rpc.security.CHANNEL_OPTIONS``), plaintext or TLS."""
+    return security.aio_channel(target)
 
 
 class PooledCalls:
@@ -74,10 +72,12 @@ class PooledCalls:
             self.in_flight[index] -= 1
 
 
-async def connect(target: str, timeout: float) -> tuple[grpc.aio.Channel, int]:
+async def connect(
+    target: str, timeout: float, security: ChannelSecurity = PLAINTEXT
+) -> tuple[grpc.aio.Channel, int]:
     """A new connection, ready, and how long its set-up took (ns); closed on failure."""
     started = time.perf_counter_ns()
-    channel = open_channel(target)
+    channel = open_channel(target, security)
     try:
         await asyncio.wait_for(channel.channel_ready(), timeout)
     except BaseException:
@@ -89,15 +89,18 @@ async def connect(target: str, timeout: float) -> tuple[grpc.aio.Channel, int]:
 class PerRequestCalls:
     """Opens a fresh connection for every call; records its set-up time apart."""
 
-    def __init__(self, target: str, workload: Workload, connect: LatencyRecorder) -> None:
+    def __init__(
+        self, target: str, workload: Workload, connect: LatencyRecorder, security: ChannelSecurity
+    ) -> None:
         self.target = target
         self.workload = workload
         self.connect = connect
+        self.security = security
         self.recording = False  # switched on after warm-up
 
     async def __call__(self, timeout: float) -> CallStats | None:
         """Connect and call within one deadline, as a real per-request client would."""
-        channel, connect_ns = await connect(self.target, timeout)
+        channel, connect_ns = await connect(self.target, timeout, self.security)
         try:
             if self.recording:
                 self.connect.record(connect_ns // 1000)
@@ -127,12 +130,18 @@ class CheckoutCalls:
     it back afterwards if fewer than ``size`` are idle (else closes it)."""
 
     def __init__(
-        self, target: str, workload: Workload, connect: LatencyRecorder, size: int
+        self,
+        target: str,
+        workload: Workload,
+        connect: LatencyRecorder,
+        size: int,
+        security: ChannelSecurity,
     ) -> None:
         self.target = target
         self.workload = workload
         self.connect = connect
         self.size = size
+        self.security = security
         self.idle: list[tuple[grpc.aio.Channel, CallFunction]] = []
         self.recording = False  # switched on after warm-up
 
@@ -141,7 +150,7 @@ class CheckoutCalls:
         if self.idle:
             channel, call = self.idle.pop()
         else:
-            channel, connect_ns = await connect(self.target, timeout)
+            channel, connect_ns = await connect(self.target, timeout, self.security)
             call = self.workload.bind(channel)
             if self.recording:
                 self.connect.record(connect_ns // 1000)
@@ -164,17 +173,18 @@ async def call_source(
     spec: LoadSpec, workload: Workload, connect: LatencyRecorder
 ) -> AsyncIterator[PooledCalls | PerRequestCalls | PerUserCalls | CheckoutCalls]:
     """The callable every user of a level calls, per the connection strategy."""
+    security = ChannelSecurity.from_json(spec.security) if spec.security else PLAINTEXT
     if spec.connection_mode == "per-request":
-        yield PerRequestCalls(spec.target, workload, connect)
+        yield PerRequestCalls(spec.target, workload, connect, security)
         return
     if spec.connection_mode == "checkout":
-        checkout = CheckoutCalls(spec.target, workload, connect, max(1, spec.connections))
+        checkout = CheckoutCalls(spec.target, workload, connect, max(1, spec.connections), security)
         try:
             yield checkout
         finally:
             await checkout.close()
         return
-    channels = [open_channel(spec.target) for _ in range(max(1, spec.connections))]
+    channels = [open_channel(spec.target, security) for _ in range(max(1, spec.connections))]
     try:
         try:
             await asyncio.wait_for(

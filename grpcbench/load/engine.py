@@ -11,12 +11,13 @@ import time
 from collections.abc import Callable
 
 from grpcbench.cpu_share import run_queue_wait_s
+from grpcbench.errors import UsageError
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.open_loop import open_loop_phase
 from grpcbench.load.recorders import LevelRecorders
-from grpcbench.services.base import CallFunction
+from grpcbench.services.base import CallFunction, Workload
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 
@@ -34,12 +35,25 @@ async def _phase(
         await closed_loop_phase(call, spec, budget, measure, on_progress)
 
 
+def make_workload(spec: LoadSpec) -> Workload:
+    """``--call``'s method call, else the service's own Python workload."""
+    if spec.call is not None:
+        from grpcbench.rpc.call import MethodCall
+        from grpcbench.rpc.workload import MethodWorkload
+
+        return MethodWorkload(MethodCall.from_json(spec.call), spec.worker_index, spec.workers)
+    service = load_service(spec.service)
+    if service.workload is None:
+        raise UsageError(f"service {spec.service} has no client workload: give --call")
+    return service.workload(spec.workload_params)
+
+
 async def run_level(
     spec: LoadSpec,
     on_measurement_start: Callable[[], None],
     on_progress: Callable[[int, int], None],
 ) -> LoadResult:
-    workload = load_service(spec.service).workload(spec.workload_params)
+    workload = make_workload(spec)
     connect = LatencyRecorder()
     async with call_source(spec, workload, connect) as call:
         if spec.warmup_requests or spec.warmup_s:

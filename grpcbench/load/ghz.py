@@ -21,6 +21,7 @@ import json
 import os
 import resource
 import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +32,8 @@ from grpcbench.errors import DriverError, UsageError
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.resources import protos_dir
+from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 from grpcbench.subprocs import start_child
@@ -64,30 +67,80 @@ def _go_duration(seconds: float) -> str:
     return f"{max(1, round(seconds * 1000))}ms"
 
 
+def _service_call(spec: LoadSpec, proto_root: Path) -> list[str]:
+    """A bundled service's method and request, for its own workload params."""
+    service = load_service(spec.service)
+    call, data = service.ghz_call_and_data(spec.workload_params)
+    return [
+        "--insecure",
+        f"--proto={proto_root / service.proto}",
+        f"--import-paths={proto_root}",
+        f"--call={call}",
+        f"--data={json.dumps(data)}",
+        "--disable-template-functions",
+    ]
+
+
+def _method_call(spec: LoadSpec, workdir: Path) -> list[str]:
+    """``--call``: the same schema (as a protoset), data, metadata and TLS as the
+    built-in driver's. Files, not arguments: metadata may hold credentials, and
+    a command line is visible to every user of the machine."""
+    assert spec.call is not None
+    call = MethodCall.from_json(spec.call)
+    protoset = workdir / "schema.protoset"
+    protoset.write_bytes(call.schema.descriptor_set)
+    data = workdir / "data.json"
+    data.write_text(call.data)
+    metadata = workdir / "metadata.json"
+    metadata.touch(mode=0o600)
+    metadata.write_text(call.metadata)
+    argv = [
+        f"--protoset={protoset}",
+        f"--call={call.call.replace('/', '.')}",
+        f"--data-file={data}",
+        f"--metadata-file={metadata}",
+    ]
+    if call.stream_messages:
+        argv.append(f"--stream-call-count={call.stream_messages}")
+    security = ChannelSecurity.from_json(spec.security) if spec.security else PLAINTEXT
+    if not security.tls:
+        return [*argv, "--insecure"]
+    for option, value in (
+        ("--cacert", security.cacert), ("--cert", security.cert), ("--key", security.key),
+        ("--cname", security.cname),
+    ):  # fmt: skip
+        if value:
+            argv.append(f"{option}={Path(value).resolve() if option != '--cname' else value}")
+    if security.skip_tls:
+        argv.append("--skipTLS")
+    return argv
+
+
 def ghz_command(
     binary: str,
     spec: LoadSpec,
     requests: int,
     duration_s: float,
     proto_root: Path,
+    workdir: Path | None = None,
 ) -> list[str]:
-    """The ghz argv for one phase (warm-up or measured) of a level."""
-    service = load_service(spec.service)
-    call, data = service.ghz_call_and_data(spec.workload_params)
+    """The ghz argv for one phase (warm-up or measured) of a level; ``workdir``
+    holds the files of a ``--call`` (schema, data, metadata)."""
     cores = len(spec.cpus) or os.cpu_count() or 1
+    if spec.call is not None:
+        if workdir is None:
+            raise ValueError("a --call needs a directory for ghz's files")
+        what = _method_call(spec, workdir)
+    else:
+        what = _service_call(spec, proto_root)
     argv = [
         binary,
-        "--insecure",
-        f"--proto={proto_root / service.proto}",
-        f"--import-paths={proto_root}",
-        f"--call={call}",
-        f"--data={json.dumps(data)}",
+        *what,
         f"--concurrency={spec.concurrency}",
         f"--connections={min(spec.connections, spec.concurrency)}",
         f"--timeout={_go_duration(spec.timeout_s)}",
         f"--cpus={cores}",
         "--count-errors",
-        "--disable-template-functions",
         "--format=json",
     ]
     if duration_s:
@@ -139,7 +192,8 @@ def _children_cpu_s() -> float:
 
 
 def check_workload(service: str, workload_params: Mapping[str, Any]) -> None:
-    """ghz cannot run every workload (e.g. a paging loop): the service says which."""
+    """ghz cannot run every workload (e.g. a paging loop): the service says which.
+    (A --call is always runnable: the runner skips this check for it.)"""
     load_service(service).ghz_call_and_data(workload_params)
 
 
@@ -186,14 +240,20 @@ class GhzDriver:
         return (duration_s or spec.max_level_s) + spec.timeout_s + 10.0
 
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+        with tempfile.TemporaryDirectory(prefix="grpcbench-ghz-") as workdir:
+            return await self._run(spec, progress, Path(workdir))
+
+    async def _run(self, spec: LoadSpec, progress: ProgressCallback, workdir: Path) -> LoadResult:
         if spec.warmup_requests or spec.warmup_s:
             warmup = ghz_command(
-                self.binary, spec, spec.warmup_requests, spec.warmup_s, self.proto_root
+                self.binary, spec, spec.warmup_requests, spec.warmup_s, self.proto_root, workdir
             )
             await self._invoke(warmup, spec.cpus, self._time_limit(spec, spec.warmup_s))
         # ghz reports only when it ends, so the progress bar jumps from 0 to done.
         progress(MEASUREMENT_STARTED, 0)
-        measured = ghz_command(self.binary, spec, spec.requests, spec.duration_s, self.proto_root)
+        measured = ghz_command(
+            self.binary, spec, spec.requests, spec.duration_s, self.proto_root, workdir
+        )
         neighbours = NeighbourMeter(spec.cpus)
         neighbours.start()
         report, cpu_s = await self._invoke(

@@ -42,6 +42,13 @@ class LoadSpec:
     max_level_s: float = parse_duration(defaults.MAX_LEVEL, "max level")  # cap on measuring
     workload_params: dict[str, Any] = field(default_factory=dict)
     cpus: tuple[int, ...] = ()
+    # --call: the method call (rpc.call.MethodCall as JSON) replacing the service's
+    # workload; it may carry credentials, so a spec is never saved or printed.
+    call: dict[str, Any] | None = None
+    security: dict[str, Any] | None = None  # rpc.security.ChannelSecurity as JSON; None = plaintext
+    # This generator's place among the level's generators (request numbers stay unique).
+    worker_index: int = 0
+    workers: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

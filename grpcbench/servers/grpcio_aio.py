@@ -24,6 +24,8 @@ async def _serve(
     service: ServiceDefinition, params: Mapping[str, Any], host: str, port: int
 ) -> None:
     stop = sigterm_event()
+    if service.register_aio is None:
+        raise SystemExit(f"service {service.name} has no grpc.aio servicer")
     server = grpc.aio.server(options=SERVER_OPTIONS)
     service.register_aio(server, params)
     health_servicer = HealthServicer()

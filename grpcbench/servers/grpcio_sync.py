@@ -52,6 +52,8 @@ def _start_server(
     address: str,
     options: list[tuple[str, int]],
 ) -> tuple[grpc.Server, int]:
+    if service.register_grpcio is None:
+        raise SystemExit(f"service {service.name} has no grpcio servicer")
     server = grpc.server(ThreadPoolExecutor(max_workers=spec.option("workers")), options=options)
     service.register_grpcio(server, params)
     health_servicer = health.HealthServicer()

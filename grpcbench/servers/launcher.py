@@ -20,6 +20,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpcbench import defaults
 from grpcbench.childproc import parse_ready_line
 from grpcbench.errors import ServerStartError, UsageError
+from grpcbench.rpc.preflight import PreflightError, tls_failure
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.servers.spec import ServerSpec
 from grpcbench.subprocs import Child, start_python_module
 
@@ -117,12 +119,18 @@ async def wait_until_serving(address: str, deadline: float, child: Child | None 
     raise ServerStartError(f"server at {address} did not report SERVING in time ({last_error})")
 
 
-async def check_reachable(address: str, timeout_s: float = 5.0) -> None:
-    """For ``--target``: one clear error if nothing gRPC answers at ``address``."""
-    async with grpc.aio.insecure_channel(address) as channel:
+async def check_reachable(
+    address: str, security: ChannelSecurity = PLAINTEXT, timeout_s: float = 5.0
+) -> None:
+    """For ``--target``: one clear error if nothing gRPC answers at ``address``,
+    naming a plaintext/TLS mismatch when that is the cause."""
+    async with security.aio_channel(address) as channel:
         try:
             await asyncio.wait_for(channel.channel_ready(), timeout_s)
         except TimeoutError:
+            failure = await tls_failure(address, security)
+            if failure:
+                raise PreflightError(failure) from None
             raise UsageError(
                 f"cannot reach target {address} (no connection within {timeout_s:.0f}s)"
             ) from None

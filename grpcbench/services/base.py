@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from grpcbench.errors import UsageError
 from grpcbench.services.params import Params
 
 
@@ -44,7 +45,12 @@ class ReplyCounter:
         if self.messages == 0:
             self.first_message_s = time.perf_counter() - self.started
         self.messages += 1
-        self.bytes += reply.ByteSize()
+        self.bytes += self.size(reply)
+
+    @staticmethod
+    def size(reply: Any) -> int:
+        """A reply's serialized size (a message's; raw bytes override this)."""
+        return int(reply.ByteSize())
 
     def stats(self, items: int) -> CallStats:
         return CallStats(self.messages, items, self.bytes, self.first_message_s)
@@ -70,20 +76,29 @@ class Workload(Protocol):
 
 @dataclass(frozen=True)
 class ServiceDefinition:
+    """A service plugin. Only ``name`` is required: a plugin provides what it has.
+
+    A user's own servicers need only the ``register_*``/``grpclib_handlers`` of
+    the kinds they exist for (asking another kind is one clear error), plus
+    ``service_names`` for health and reflection; requests can then come from
+    ``--call``/``--data`` instead of a Python ``workload``.
+    """
+
     name: str
-    description: str
+    description: str = ""
     # Fully-qualified gRPC service names, for the health and reflection services.
-    service_names: tuple[str, ...]
-    # The method ghz calls by default, e.g. "helloworld.Greeter.SayHello", and
-    # its proto path relative to the protos/ directory.
-    ghz_call: str
-    proto: str
+    service_names: tuple[str, ...] = ()
     # Server side: each receives the server and the scenario's server params.
-    register_grpcio: Callable[[Any, Mapping[str, Any]], None]
-    register_aio: Callable[[Any, Mapping[str, Any]], None]
-    grpclib_handlers: Callable[[Mapping[str, Any]], list[Any]]
-    # Client side: build a workload from the scenario's workload params.
-    workload: Callable[[Mapping[str, Any]], Workload]
+    register_grpcio: Callable[[Any, Mapping[str, Any]], None] | None = None  # kind grpcio
+    register_aio: Callable[[Any, Mapping[str, Any]], None] | None = None  # kind grpcio-aio
+    grpclib_handlers: Callable[[Mapping[str, Any]], list[Any]] | None = None  # kind grpclib
+    # Client side: build a workload from the scenario's workload params
+    # (None: the requests come from --call).
+    workload: Callable[[Mapping[str, Any]], Workload] | None = None
+    # The method ghz calls by default, e.g. "helloworld.Greeter.SayHello", and
+    # its proto path relative to the protos/ directory ("" = ghz needs --call).
+    ghz_call: str = ""
+    proto: str = ""
     # What ghz calls with which request (its --call and --data) for these
     # workload params; None means the params are the request of ``ghz_call``.
     # Raises UsageError for a workload ghz cannot run (e.g. a paging loop).
@@ -92,7 +107,23 @@ class ServiceDefinition:
     def ghz_call_and_data(self, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         if self.ghz_request is not None:
             return self.ghz_request(params)
+        if not self.ghz_call or not self.proto:
+            raise UsageError(
+                f"service {self.name} names no method for ghz: give --call (and --proto)"
+            )
         return self.ghz_call, dict(params)
+
+    def kinds_served(self) -> tuple[str, ...]:
+        """The server kinds this service has servicers for."""
+        return tuple(
+            kind
+            for kind, servicer in (
+                ("grpcio", self.register_grpcio),
+                ("grpcio-aio", self.register_aio),
+                ("grpclib", self.grpclib_handlers),
+            )
+            if servicer is not None
+        )
 
     # Run once per run before any server starts (build a database in
     # ``workdir``, start backing services whose stop it registers on the exit

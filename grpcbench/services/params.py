@@ -24,6 +24,8 @@ class Param:
     pattern: str = ""  # a string must match this regular expression (whole)
     # Any further check the owner needs; raises UsageError (e.g. a size no message has).
     validate: Callable[[Any], object] | None = None
+    # A credential (a token): masked wherever params are printed or saved.
+    secret: bool = False
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` converted to this parameter's kind, or one clear error."""
@@ -85,3 +87,10 @@ def check_params(
         except UsageError as error:
             raise UsageError(f"{where} of {owner}: {error}") from None
     return checked
+
+
+def secret_names(*declared: Params | None) -> frozenset[str]:
+    """The names of the parameters declared secret."""
+    return frozenset(
+        name for params in declared if params for name, param in params.items() if param.secret
+    )

@@ -1,18 +1,28 @@
 """Find services by name: built-ins plus any installed ``grpcbench.services`` entry point.
 
 Entries are ``module:attribute`` strings, imported only when a service is used,
-so listing never imports grpc or third-party code.
+so listing never imports grpc or third-party code. A user's own
+``module:ATTRIBUTE`` is found in the current directory too, as users expect:
+the directory is *appended* to ``sys.path`` (here and, through
+``USER_PATH_ENV``, in every child), so a stray ``uvloop.py`` there can never
+shadow an installed dependency.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from importlib.metadata import entry_points
+from types import ModuleType
 
+from grpcbench.childproc import USER_PATH_ENV
 from grpcbench.errors import UsageError
 from grpcbench.services.base import ServiceDefinition
 
 ENTRY_POINT_GROUP = "grpcbench.services"
+# A scenario that names no service (a --call on a --target): no servicers, no workload.
+NO_SERVICE = ServiceDefinition(name="", description="no servicers (a --call on a --target)")
 
 _BUILTIN: dict[str, str] = {
     "hello": "grpcbench.services.hello:SERVICE",
@@ -32,6 +42,8 @@ def available_services() -> dict[str, str]:
 
 def load_service(name: str) -> ServiceDefinition:
     """A registered name, or ``package.module:ATTRIBUTE`` for an unregistered service."""
+    if not name:
+        return NO_SERVICE
     services = available_services()
     reference = services.get(name, name if ":" in name else None)
     if reference is None:
@@ -39,9 +51,21 @@ def load_service(name: str) -> ServiceDefinition:
         raise UsageError(f"unknown service {name!r} (known services: {known})")
     module_name, _, attribute = reference.partition(":")
     try:
-        service = getattr(importlib.import_module(module_name), attribute)
+        registered = name in services
+        module = importlib.import_module(module_name) if registered else _import(module_name)
+        service = getattr(module, attribute)
     except (ImportError, AttributeError) as error:
         raise UsageError(f"cannot load service {name!r} from {reference}: {error}") from None
     if not isinstance(service, ServiceDefinition):
         raise UsageError(f"service {name!r} ({reference}) is not a ServiceDefinition")
     return service
+
+
+def _import(module_name: str) -> ModuleType:
+    """A user's module, found on sys.path or in the current directory (appended)."""
+    directory = os.getcwd()
+    if directory not in sys.path:
+        sys.path.append(directory)
+        known = os.environ.get(USER_PATH_ENV, "")
+        os.environ[USER_PATH_ENV] = os.pathsep.join(p for p in (known, directory) if p)
+    return importlib.import_module(module_name)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from grpcbench import defaults
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class TargetContext:
     server_cpus: tuple[int, ...] = ()
     port: int = defaults.PORT
     start_timeout_s: float = defaults.START_TIMEOUT_S  # to bind and answer SERVING
+    security: ChannelSecurity = PLAINTEXT  # how the client reaches an external target
 
 
 class Target(Protocol):
@@ -53,6 +55,11 @@ class TargetPlan(Protocol):
 
     @property
     def label(self) -> str: ...
+
+    @property
+    def server_kind(self) -> str | None:
+        """The server kind grpcbench starts for this column; None when it starts none."""
+        ...
 
     def open(self, context: TargetContext) -> AbstractAsyncContextManager[Target]:
         """Start (or reach) the target; it is stopped when the context ends."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -35,10 +36,16 @@ class ExternalTargetPlan:
     def label(self) -> str:
         return self.address
 
+    @property
+    def server_kind(self) -> str | None:
+        return None
+
     def open(self, context: TargetContext) -> AbstractAsyncContextManager[Target]:
-        return self._open()
+        return self._open(context)
 
     @asynccontextmanager
-    async def _open(self) -> AsyncIterator[Target]:
-        await check_reachable(self.address)
+    async def _open(self, context: TargetContext) -> AsyncIterator[Target]:
+        # The TLS files read (and --skipTLS's certificate fetched) for this address.
+        security = await asyncio.to_thread(context.security.resolve, self.address)
+        await check_reachable(self.address, security)
         yield ExternalTarget(self.address, self.address, self.pid)

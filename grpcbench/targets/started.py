@@ -47,6 +47,10 @@ class StartedServerPlan:
     def label(self) -> str:
         return self.spec.label
 
+    @property
+    def server_kind(self) -> str | None:
+        return self.spec.kind
+
     def open(self, context: TargetContext) -> AbstractAsyncContextManager[Target]:
         return self._open(context)
 

@@ -1,0 +1,212 @@
+"""A method call given by name, schema, data and metadata: what ``--call`` runs.
+
+``MethodCall`` is plain data (it crosses into generator processes inside the
+``LoadSpec``, on their stdin). ``CallMessages`` turns it into the serialized
+requests and the metadata of each call, with ghz's template data rendered per
+call when the data or metadata use it, and built once when they do not.
+Requests are protobuf's own: ``json_format`` into the schema's message class.
+The metadata may hold credentials: it is never printed, saved, or put on a
+command line (the results keep only its keys).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+
+from grpcbench.errors import UsageError
+from grpcbench.rpc.schema import MethodSchema
+from grpcbench.rpc.templates import MethodNames, Template, call_fields
+
+Metadata = tuple[tuple[str, str | bytes], ...]
+
+
+@dataclass(frozen=True)
+class MethodCall:
+    call: str  # package.Service/Method
+    descriptor_set_b64: str  # the schema, a serialized FileDescriptorSet
+    data: str = "{}"  # JSON: one message, or a list (cycled per call, or a stream's messages)
+    metadata: str = "{}"  # JSON object of strings; may hold credentials
+    stream_messages: int = 0  # client/bidi streams: messages per call; 0 = the data list's
+
+    @classmethod
+    def build(
+        cls, schema: MethodSchema, data: str, metadata: str, stream_messages: int = 0
+    ) -> MethodCall:
+        return cls(
+            schema.call,
+            base64.b64encode(schema.descriptor_set).decode(),
+            data,
+            metadata,
+            stream_messages,
+        )
+
+    @cached_property
+    def schema(self) -> MethodSchema:
+        return MethodSchema(self.call, base64.b64decode(self.descriptor_set_b64))
+
+    def metadata_keys(self) -> tuple[str, ...]:
+        """What may be shown of the metadata: its keys, never its values."""
+        try:
+            return tuple(json.loads(self.metadata))
+        except (ValueError, TypeError):
+            return ()
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> MethodCall:
+        return cls(**data)
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise UsageError(f"{what} is not valid JSON: {error}") from None
+
+
+def metadata_pairs(value: Any, what: str) -> Metadata:
+    """A JSON object of strings -> gRPC metadata; ``-bin`` keys carry bytes."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{what} must be a JSON object of strings")
+    pairs: list[tuple[str, str | bytes]] = []
+    for key, item in value.items():
+        if not isinstance(item, str | int | float | bool) or not key:
+            raise UsageError(f"{what}: the value of {key!r} must be a string")
+        name = key.lower()  # gRPC metadata keys are lower case
+        text = str(item)
+        pairs.append((name, text.encode() if name.endswith("-bin") else text))
+    return tuple(pairs)
+
+
+class CallMessages:
+    """Serialized requests and metadata, call after call, for one generator process.
+
+    Request numbers are unique across the level's processes (process ``index``
+    of ``count`` takes index, index + count, ...), as ghz's are across workers."""
+
+    def __init__(self, call: MethodCall, index: int = 0, count: int = 1) -> None:
+        self.call = call
+        self.schema = call.schema
+        method = self.schema.method
+        self.names = MethodNames(
+            call.call,
+            method.input_type.full_name,
+            method.output_type.full_name,
+            method.client_streaming,
+            method.server_streaming,
+        )
+        self.streams = method.client_streaming
+        self.data = Template(call.data)
+        self.metadata_template = Template(call.metadata)
+        self.next_number = index
+        self.step = count
+        self.fixed_messages = self._messages(self.data.text) if self.data.fixed else None
+        self.fixed_metadata = (
+            self._metadata(self.metadata_template.text) if self.metadata_template.fixed else None
+        )
+
+    def _messages(self, text: str) -> list[bytes]:
+        value = _json(text, "the request data (-d/-D)")
+        items = value if isinstance(value, list) else [value]
+        if not items:
+            raise UsageError("the request data is an empty list: give at least one message")
+        request_class = self.schema.request_class
+        messages = []
+        for item in items:
+            if not isinstance(item, dict):
+                raise UsageError(
+                    f"the request data must be a JSON object (or a list of them) for"
+                    f" {request_class.DESCRIPTOR.full_name}, not {json.dumps(item)[:60]}"
+                )
+            try:
+                message = json_format.ParseDict(item, request_class())
+            except json_format.ParseError as error:
+                raise UsageError(
+                    f"the request does not fit {request_class.DESCRIPTOR.full_name}: {error}"
+                ) from None
+            messages.append(message.SerializeToString())
+        return messages
+
+    def _metadata(self, text: str) -> Metadata:
+        return metadata_pairs(_json(text, "the metadata (-m/-M)"), "the metadata (-m/-M)")
+
+    def _stream(self, messages: Sequence[bytes], number: int) -> list[bytes]:
+        """A client stream: the data list, or ``stream_messages`` taken from it in turn."""
+        count = self.call.stream_messages
+        if not count:
+            return list(messages)
+        return [messages[(number + i) % len(messages)] for i in range(count)]
+
+    def next(self, worker_id: str) -> tuple[list[bytes], Metadata]:
+        """The next call's request messages (one for unary or server streaming) and metadata."""
+        number = self.next_number
+        self.next_number += self.step
+        fields = None
+        if self.fixed_messages is not None:
+            messages = self.fixed_messages
+        else:
+            fields = call_fields(self.names, worker_id, number)
+            messages = self._messages(self.data.render(fields))
+        if self.fixed_metadata is not None:
+            metadata = self.fixed_metadata
+        else:
+            fields = fields or call_fields(self.names, worker_id, number)
+            metadata = self._metadata(self.metadata_template.render(fields))
+        if self.streams:
+            return self._stream(messages, number), metadata
+        return [messages[number % len(messages)]], metadata
+
+    def check(self) -> None:
+        """Build a first call now: a request that does not fit fails before any load."""
+        saved = self.next_number
+        self.next(worker_id="0")
+        self.next_number = saved
+
+
+def read_data(data: str | None, data_file: str | None) -> str:
+    """``-d JSON`` or ``-D FILE`` (ghz's options) -> the data text; ``{}`` without either."""
+    if data is not None and data_file is not None:
+        raise UsageError("give either -d/--data or -D/--data-file, not both")
+    if data_file is not None:
+        try:
+            return Path(data_file).read_text(encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot read -D {data_file}: {error.strerror or error}") from None
+    return data if data is not None else "{}"
+
+
+def read_metadata(items: Sequence[str], metadata_file: str | None) -> str:
+    """``-m KEY=VALUE`` (repeatable) or ghz's ``-m JSON``, and/or ``-M FILE`` -> one JSON object.
+
+    Later entries win; the values stay untouched (template actions included)."""
+    merged: dict[str, Any] = {}
+    if metadata_file is not None:
+        try:
+            text = Path(metadata_file).read_text(encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"cannot read -M {metadata_file}: {error.strerror or error}") from None
+        value = _json(text, f"-M {os.path.basename(metadata_file)}")
+        metadata_pairs(value, "-M")
+        merged.update(value)
+    for item in items:
+        if item.lstrip().startswith("{"):
+            value = _json(item, "-m")
+            metadata_pairs(value, "-m")
+            merged.update(value)
+            continue
+        key, separator, text = item.partition("=")
+        if not separator or not key.strip():
+            raise UsageError("bad -m: expected KEY=VALUE or a JSON object")  # never echo a value
+        merged[key.strip()] = text
+    return json.dumps(merged)

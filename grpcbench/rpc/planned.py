@@ -1,0 +1,89 @@
+"""A ``--call`` checked before anything starts, and resolved when its target is reached.
+
+A schema from ``--proto`` or ``--protoset`` is read and the request checked
+against it before anything starts; with neither, the schema comes from the
+target's reflection service when the target is reached, still before any load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grpcbench.errors import UsageError
+from grpcbench.rpc.call import CallMessages, MethodCall
+from grpcbench.rpc.schema import (
+    MethodSchema,
+    compile_proto,
+    parse_call_name,
+    read_protoset,
+    reflect,
+)
+from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.rpc.settings import CallSettings
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """A checked ``--call``: the schema read unless it comes from reflection."""
+
+    method: str  # package.Service/Method
+    schema_source: str  # "proto F", "protoset F" or "reflection"
+    descriptor_set: bytes | None  # None: ask the target's reflection service
+    data: str
+    metadata: str
+    stream_messages: int
+
+    def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
+        """The call, its schema from reflection if need be, its first request built."""
+        descriptor_set = self.descriptor_set
+        if descriptor_set is None:
+            descriptor_set = reflect(address, security, self.method.partition("/")[0])
+        schema = MethodSchema(self.method, descriptor_set)
+        call = MethodCall.build(schema, self.data, self.metadata, self.stream_messages)
+        CallMessages(call).check()
+        return call
+
+
+def plan_call(settings: CallSettings) -> PlannedCall | None:
+    """None without ``--call``; else the call checked as far as it can be without a target."""
+    settings.security.check()
+    if not settings.method:
+        for option, given in (
+            ("--proto", settings.proto), ("--protoset", settings.protoset),
+            ("-d/-D", settings.data), ("-m/-M", settings.metadata),
+            ("--stream-messages", settings.stream_messages),
+        ):  # fmt: skip
+            if given:
+                raise UsageError(f"{option} describes the method of --call: give --call too")
+        return None
+    method = parse_call_name(settings.method)
+    if settings.proto and settings.protoset:
+        raise UsageError("give either --proto or --protoset, not both")
+    if settings.import_paths and not settings.proto:
+        raise UsageError("--import-paths goes with --proto")
+    stream_messages = settings.stream_messages or 0
+    if stream_messages < 0:
+        raise UsageError(f"bad --stream-messages {stream_messages}: must be positive")
+    descriptor_set: bytes | None = None
+    source = "reflection"
+    if settings.proto:
+        descriptor_set = compile_proto(settings.proto, settings.import_paths)
+        source = f"proto {settings.proto}"
+    elif settings.protoset:
+        descriptor_set = read_protoset(settings.protoset)
+        source = f"protoset {settings.protoset}"
+    planned = PlannedCall(
+        method, source, descriptor_set, settings.data or "{}", settings.metadata or "{}",
+        stream_messages,
+    )  # fmt: skip
+    if descriptor_set is not None:
+        schema = MethodSchema(method, descriptor_set)
+        schema.method  # noqa: B018 - an unknown method fails here, listing the known ones
+        if stream_messages and not schema.method.client_streaming:
+            raise UsageError(
+                f"--stream-messages: {method} is {schema.kind}; only client and bidi"
+                " streams send several messages"
+            )
+        call = MethodCall.build(schema, planned.data, planned.metadata, stream_messages)
+        CallMessages(call).check()
+    return planned

@@ -1,0 +1,89 @@
+"""One real call before the first level, so a run never measures 200 of 200 failures.
+
+A wrong method, missing credentials or a TLS mismatch would otherwise make
+every call of every level fail, and the tables would measure only how fast a
+server says no. The pre-flight call uses the level's own workload (the same
+request and metadata) and turns each failure into one line naming its cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from grpcbench.errors import UsageError
+from grpcbench.load.calls import status_name
+from grpcbench.rpc.security import ChannelSecurity, speaks_tls
+from grpcbench.secrets import redact
+from grpcbench.services.base import Workload, WorkloadError
+
+TLS_OPTIONS = "--cacert, --cert, --key, --cname, --skipTLS"
+
+
+class PreflightError(UsageError):
+    """The target refused the pre-flight call: nothing was measured (exit 5)."""
+
+    exit_code = 5
+
+
+async def tls_failure(address: str, security: ChannelSecurity, details: str = "") -> str | None:
+    """Why a connection failed when TLS is the cause: a plaintext/TLS mismatch, or
+    a handshake that failed (the certificate or its name); None otherwise."""
+    tls = await asyncio.to_thread(speaks_tls, address)
+    if tls is None:
+        return None
+    if tls and not security.tls:
+        return f"the target {address} speaks TLS: give --cacert CA (or --skipTLS)"
+    if not tls and security.tls:
+        return f"the target {address} speaks plaintext: drop the TLS options ({TLS_OPTIONS})"
+    if tls and security.tls:
+        because = f" ({details})" if details else ""
+        return (
+            f"the TLS handshake with {address} failed{because}: check --cacert and --cname"
+            " (the name in its certificate), or give --skipTLS"
+        )
+    return None
+
+
+async def explain(error: grpc.aio.AioRpcError, address: str, security: ChannelSecurity,
+                  what: str) -> str:  # fmt: skip
+    code = error.code()
+    details = redact(error.details() or "")
+    status = f"{status_name(code)}: {details}" if details else status_name(code)
+    if code is grpc.StatusCode.UNIMPLEMENTED:
+        return f"the target does not implement {what} ({status})"
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return (
+            f"the target refused {what} ({status}): give credentials as metadata,"
+            " e.g. -m authorization='Bearer TOKEN', or -M FILE"
+        )
+    if code is grpc.StatusCode.UNAVAILABLE:
+        failure = await tls_failure(address, security, details)
+        if failure and (not security.tls or "handshake" in details.lower()
+                        or "ssl" in details.lower() or "verif" in details.lower()):  # fmt: skip
+            return failure
+    return f"the pre-flight call of {what} failed ({status})"
+
+
+async def preflight(
+    address: str, security: ChannelSecurity, workload: Workload, what: str, timeout_s: float
+) -> None:
+    """One call with the real request; a failure is a ``PreflightError`` naming the cause."""
+    channel = security.aio_channel(address)
+    try:
+        call = workload.bind(channel)
+        try:
+            await asyncio.wait_for(call(timeout_s), timeout_s + 1.0)
+        except grpc.aio.AioRpcError as error:
+            raise PreflightError(await explain(error, address, security, what)) from None
+        except TimeoutError:
+            raise PreflightError(
+                f"the pre-flight call of {what} did not finish within {timeout_s:g}s (--timeout)"
+            ) from None
+        except WorkloadError as error:
+            raise PreflightError(
+                f"the pre-flight call of {what} got a wrong reply: {error}"
+            ) from None
+    finally:
+        await channel.close()

@@ -1,0 +1,234 @@
+"""The schema of a method to call: from a .proto, a protoset, or the server's reflection.
+
+Whatever the source, the result is one serialized ``FileDescriptorSet`` (the
+method's file and everything it imports). That one form crosses process
+boundaries (generator processes build their messages from it) and goes to ghz
+as ``--protoset``, so both drivers send exactly the same messages. Parsing is
+protobuf's own: grpcio-tools' protoc, the descriptor pool, grpcio-reflection's
+descriptor database. No home-made parser.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import FileDescriptor, MethodDescriptor
+
+from grpcbench.errors import UsageError
+from grpcbench.rpc.security import ChannelSecurity
+
+RpcKind = Literal["unary", "server-streaming", "client-streaming", "bidi"]
+REFLECTION_TIMEOUT_S = 10.0
+
+
+def parse_call_name(text: str) -> str:
+    """``pkg.Service/Method`` or ghz's ``pkg.Service.Method`` -> ``pkg.Service/Method``."""
+    value = text.strip().lstrip("/")
+    if "/" in value:
+        service, _, method = value.partition("/")
+    else:
+        service, _, method = value.rpartition(".")
+    if not service or not method or "/" in method or " " in value:
+        raise UsageError(
+            f"bad --call {text!r}: expected package.Service/Method (or package.Service.Method)"
+        )
+    return f"{service}/{method}"
+
+
+def compile_proto(proto: str, import_paths: Sequence[str] = ()) -> bytes:
+    """A .proto compiled with grpcio-tools' protoc into a descriptor set (imports included)."""
+    try:
+        import grpc_tools
+        from grpc_tools import protoc
+    except ImportError:
+        raise UsageError(
+            "--proto needs grpcio-tools: pip install 'grpcbench[proto]' (or give --protoset)"
+        ) from None
+    path = Path(proto)
+    if not path.is_file():
+        raise UsageError(f"--proto {proto}: no such file")
+    for directory in import_paths:
+        if not Path(directory).is_dir():
+            raise UsageError(f"--import-paths {directory}: no such directory")
+    # protoc wants the file relative to an import path: its own directory comes
+    # first unless the user's paths already contain it (as ghz does).
+    includes = [str(Path(d).resolve()) for d in import_paths]
+    resolved = path.resolve()
+    root = next((d for d in includes if resolved.is_relative_to(d)), None)
+    if root is None:
+        root = str(resolved.parent)
+        includes.insert(0, root)
+    well_known = Path(grpc_tools.__file__).parent / "_proto"
+    with tempfile.TemporaryDirectory(prefix="grpcbench-proto-") as workdir:
+        output = Path(workdir) / "set.pb"
+        argv = [
+            "protoc",
+            *(f"-I{d}" for d in includes),
+            f"-I{well_known}",
+            f"--descriptor_set_out={output}",
+            "--include_imports",
+            str(resolved.relative_to(root)),
+        ]
+        errors = _capture_stderr(lambda: protoc.main(argv))
+        if not output.is_file():
+            first = next((line for line in errors.splitlines() if line.strip()), "protoc failed")
+            raise UsageError(f"--proto {proto}: {first}")
+        compiled: bytes = output.read_bytes()
+        return compiled
+
+
+def _capture_stderr(run: Any) -> str:
+    """protoc writes its errors to file descriptor 2; keep them for the one-line message."""
+    import os
+
+    with tempfile.TemporaryFile() as captured:
+        saved = os.dup(2)
+        try:
+            os.dup2(captured.fileno(), 2)
+            run()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        return captured.read().decode(errors="replace")
+
+
+def read_protoset(path: str) -> bytes:
+    try:
+        data = Path(path).read_bytes()
+        descriptor_pb2.FileDescriptorSet.FromString(data)
+    except OSError as error:
+        raise UsageError(f"cannot read --protoset {path}: {error.strerror or error}") from None
+    except Exception:  # protobuf's DecodeError and friends
+        raise UsageError(f"--protoset {path}: not a FileDescriptorSet") from None
+    return data
+
+
+def reflect(address: str, security: ChannelSecurity, service: str) -> bytes:
+    """The service's files (and their imports) from the server's reflection service."""
+    import grpc
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+        ProtoReflectionDescriptorDatabase,
+    )
+
+    channel = security.sync_channel(address)
+    try:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=REFLECTION_TIMEOUT_S)
+        except grpc.FutureTimeoutError:
+            raise UsageError(
+                f"cannot reach target {address} to ask its reflection service"
+            ) from None
+        database = ProtoReflectionDescriptorDatabase(channel)
+        try:
+            services = list(database.get_services())
+        except grpc.RpcError as error:
+            raise UsageError(
+                f"the target {address} has no reflection service ({error.code().name}):"
+                " give --proto or --protoset"
+            ) from None
+        if service not in services:
+            listed = ", ".join(s for s in services if not s.startswith("grpc.")) or "none"
+            raise UsageError(
+                f"the target does not offer service {service} (its reflection lists: {listed})"
+            )
+        pool = descriptor_pool.DescriptorPool(database)
+        found = pool.FindServiceByName(service)
+        serialized: bytes = _file_set(found.file).SerializeToString()
+        return serialized
+    finally:
+        channel.close()
+
+
+def _file_set(file: FileDescriptor) -> descriptor_pb2.FileDescriptorSet:
+    """``file`` and everything it imports, dependencies first."""
+    ordered: list[FileDescriptor] = []
+    seen: set[str] = set()
+
+    def visit(current: FileDescriptor) -> None:
+        if current.name in seen:
+            return
+        seen.add(current.name)
+        for dependency in current.dependencies:
+            visit(dependency)
+        ordered.append(current)
+
+    visit(file)
+    files = descriptor_pb2.FileDescriptorSet()
+    for current in ordered:
+        current.CopyToProto(files.file.add())
+    return files
+
+
+@dataclass(frozen=True)
+class MethodSchema:
+    """One method of a descriptor set: its kind and message classes."""
+
+    call: str  # package.Service/Method
+    descriptor_set: bytes
+
+    @cached_property
+    def _pool(self) -> descriptor_pool.DescriptorPool:
+        files = descriptor_pb2.FileDescriptorSet.FromString(self.descriptor_set)
+        pool = descriptor_pool.DescriptorPool()
+        for file in files.file:
+            pool.Add(file)
+        return pool
+
+    @cached_property
+    def method(self) -> MethodDescriptor:
+        service_name, _, method_name = self.call.partition("/")
+        try:
+            service = self._pool.FindServiceByName(service_name)
+        except KeyError:
+            raise UsageError(
+                f"no service {service_name} in the schema (methods there: {self.known_methods()})"
+            ) from None
+        found = service.methods_by_name.get(method_name)
+        if found is None:
+            raise UsageError(
+                f"no method {method_name} in service {service_name}"
+                f" (methods there: {self.known_methods()})"
+            )
+        return found
+
+    def known_methods(self) -> str:
+        files = descriptor_pb2.FileDescriptorSet.FromString(self.descriptor_set)
+        names = [
+            f"{file.package + '.' if file.package else ''}{service.name}/{method.name}"
+            for file in files.file
+            for service in file.service
+            for method in service.method
+        ]
+        return ", ".join(names) or "none"
+
+    @property
+    def kind(self) -> RpcKind:
+        method = self.method
+        client, server = method.client_streaming, method.server_streaming
+        if client and server:
+            return "bidi"
+        if client:
+            return "client-streaming"
+        if server:
+            return "server-streaming"
+        return "unary"
+
+    @property
+    def path(self) -> str:
+        """The HTTP/2 path a call goes to: ``/package.Service/Method``."""
+        return "/" + self.call
+
+    @cached_property
+    def request_class(self) -> Any:
+        return message_factory.GetMessageClass(self.method.input_type)
+
+    @cached_property
+    def response_class(self) -> Any:
+        return message_factory.GetMessageClass(self.method.output_type)

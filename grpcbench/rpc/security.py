@@ -1,0 +1,215 @@
+"""How the client reaches a target: plaintext (the default) or TLS, with ghz's options.
+
+``--cacert``, ``--cert``, ``--key``, ``--cname`` and ``--skipTLS`` mean what
+they mean to ghz, and any of them switches to TLS. gRPC Python cannot switch
+off certificate checks, so ``--skipTLS`` fetches the server's own certificate
+once and trusts it (BoringSSL accepts a trusted leaf), with the name it
+carries: the same effect as ghz's, for the benchmark's purposes.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from grpcbench.errors import UsageError
+
+if TYPE_CHECKING:  # grpc is imported where channels are made: scenario files read this
+    import grpc
+
+# Its own subchannel pool per channel: grpcio would otherwise share one TCP
+# connection between channels with the same target and arguments.
+# No cap on received messages: a benchmark client must not reject big replies.
+CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
+    ("grpc.use_local_subchannel_pool", 1),
+    ("grpc.max_receive_message_length", -1),
+)
+PROBE_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class ChannelSecurity:
+    """TLS settings as given (paths), plus what ``resolve`` read from them."""
+
+    cacert: str | None = None
+    cert: str | None = None
+    key: str | None = None
+    cname: str | None = None
+    skip_tls: bool = False
+    # Filled by ``resolve``: PEM texts, so generator processes need not read files.
+    root_pem: str | None = None
+    cert_pem: str | None = None
+    key_pem: str | None = None
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.cacert or self.cert or self.key or self.cname or self.skip_tls)
+
+    def describe(self) -> str:
+        if not self.tls:
+            return "plaintext"
+        parts = ["TLS"]
+        if self.skip_tls:
+            parts.append("server certificate not checked (--skipTLS)")
+        if self.cname:
+            parts.append(f"name {self.cname}")
+        if self.cert:
+            parts.append("client certificate")
+        return ", ".join(parts)
+
+    def check(self) -> None:
+        """Every file readable and the combination sensible, before anything starts."""
+        if bool(self.cert) != bool(self.key):
+            raise UsageError("--cert and --key go together (the client certificate and its key)")
+        if self.skip_tls and self.cacert:
+            raise UsageError("give either --cacert (check the server) or --skipTLS (do not)")
+        for option, path in (("--cacert", self.cacert), ("--cert", self.cert), ("--key", self.key)):
+            if path and not Path(path).is_file():
+                raise UsageError(f"{option} {path}: no such file")
+
+    def resolve(self, address: str) -> ChannelSecurity:
+        """With the PEM texts read (and, for --skipTLS, the server's certificate fetched)."""
+        if not self.tls:
+            return self
+        self.check()
+        root = _read(self.cacert, "--cacert")
+        cname = self.cname
+        if self.skip_tls:
+            root, presented = server_certificate(address)
+            cname = cname or presented
+        return ChannelSecurity(
+            cacert=self.cacert, cert=self.cert, key=self.key, cname=cname,
+            skip_tls=self.skip_tls, root_pem=root,
+            cert_pem=_read(self.cert, "--cert"), key_pem=_read(self.key, "--key"),
+        )  # fmt: skip
+
+    def channel_options(self) -> list[tuple[str, Any]]:
+        options = list(CHANNEL_OPTIONS)
+        if self.tls and self.cname:
+            options.append(("grpc.ssl_target_name_override", self.cname))
+        return options
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        import grpc
+
+        def encoded(text: str | None) -> bytes | None:
+            return text.encode() if text else None
+
+        return grpc.ssl_channel_credentials(
+            encoded(self.root_pem), encoded(self.key_pem), encoded(self.cert_pem)
+        )
+
+    def aio_channel(self, address: str) -> grpc.aio.Channel:
+        import grpc
+
+        if not self.tls:
+            return grpc.aio.insecure_channel(address, options=self.channel_options())
+        return grpc.aio.secure_channel(address, self.credentials(), self.channel_options())
+
+    def sync_channel(self, address: str) -> grpc.Channel:
+        import grpc
+
+        if not self.tls:
+            return grpc.insecure_channel(address, options=self.channel_options())
+        return grpc.secure_channel(address, self.credentials(), self.channel_options())
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChannelSecurity:
+        return cls(**data)
+
+
+PLAINTEXT = ChannelSecurity()
+
+
+def _read(path: str | None, option: str) -> str | None:
+    if not path:
+        return None
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {option} {path}: {error}") from None
+
+
+def _split_address(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _tls_context(root_pem: str | None = None) -> ssl.SSLContext:
+    """A client context for probes: no hostname check; the certificate checked
+    against ``root_pem`` when given (a leaf may be the trust anchor), else not at all."""
+    context = (
+        ssl.create_default_context(cadata=root_pem) if root_pem else ssl.create_default_context()
+    )
+    context.check_hostname = False
+    if root_pem:
+        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    else:
+        context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["h2"])
+    return context
+
+
+def _handshake(address: str, context: ssl.SSLContext) -> ssl.SSLSocket:
+    host, port = _split_address(address)
+    raw = socket.create_connection((host, port), PROBE_TIMEOUT_S)
+    try:
+        return context.wrap_socket(raw, server_hostname=host)
+    except BaseException:
+        raw.close()
+        raise
+
+
+def server_certificate(address: str) -> tuple[str, str | None]:
+    """The certificate the server presents (PEM) and the first name in it (for --skipTLS).
+
+    Python decodes a certificate only once it verified it, so the second handshake
+    trusts the certificate the first one fetched."""
+    try:
+        with _handshake(address, _tls_context()) as tls:
+            der = tls.getpeercert(binary_form=True)
+        if der is None:
+            raise UsageError(f"--skipTLS: {address} presented no certificate")
+        pem = ssl.DER_cert_to_PEM_cert(der)
+        with _handshake(address, _tls_context(pem)) as tls:
+            decoded = tls.getpeercert() or {}
+    except (OSError, ssl.SSLError) as error:
+        raise UsageError(
+            f"--skipTLS: no TLS handshake with {address} ({error}); if it speaks plaintext,"
+            " drop the TLS options"
+        ) from None
+    return pem, _certificate_name(decoded)
+
+
+def _certificate_name(decoded: dict[str, Any]) -> str | None:
+    """The first DNS name (else the common name) of a decoded certificate."""
+    for kind, value in decoded.get("subjectAltName", ()):
+        if kind == "DNS":
+            return str(value)
+    for entry in decoded.get("subject", ()):
+        for key, value in entry:
+            if key == "commonName":
+                return str(value)
+    return None
+
+
+def speaks_tls(address: str) -> bool | None:
+    """Whether the target completes a TLS handshake (certificate not checked);
+    None when it cannot be told (nothing listening)."""
+    try:
+        with _handshake(address, _tls_context()):
+            return True
+    except ssl.SSLError:
+        return False
+    except ConnectionRefusedError:
+        return None
+    except ConnectionError:  # reset or closed during the handshake: a plaintext server
+        return False
+    except OSError:
+        return None

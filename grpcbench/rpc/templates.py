@@ -1,0 +1,138 @@
+"""ghz's call template data, so a ghz user's ``-d``/``-m`` work unchanged.
+
+ghz runs Go's text/template over the data and metadata JSON for every call.
+grpcbench supports what ghz documents for call data (``www/docs/calldata.md``):
+the fields ``{{.WorkerID}}``, ``{{.RequestNumber}}``, ``{{.FullyQualifiedName}}``,
+``{{.MethodName}}``, ``{{.ServiceName}}``, ``{{.InputName}}``, ``{{.OutputName}}``,
+``{{.IsClientStreaming}}``, ``{{.IsServerStreaming}}``, ``{{.Timestamp}}``,
+``{{.TimestampUnix}}``, ``{{.TimestampUnixMilli}}``, ``{{.TimestampUnixNano}}``,
+``{{.UUID}}``, and the functions ``{{newUUID}}``, ``{{randomString N}}`` and
+``{{randomInt MIN MAX}}``. Anything else is refused before the run, naming
+what is supported, rather than sent as literal text.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from grpcbench.errors import UsageError
+
+_ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
+FIELDS = (
+    "WorkerID", "RequestNumber", "FullyQualifiedName", "MethodName", "ServiceName", "InputName",
+    "OutputName", "IsClientStreaming", "IsServerStreaming", "Timestamp", "TimestampUnix",
+    "TimestampUnixMilli", "TimestampUnixNano", "UUID",
+)  # fmt: skip
+SUPPORTED = (
+    ", ".join("." + name for name in FIELDS) + ", newUUID, randomString N, randomInt MIN MAX"
+)
+_LETTERS = string.ascii_letters + string.digits
+
+
+def has_templates(text: str) -> bool:
+    return "{{" in text
+
+
+@dataclass(frozen=True)
+class MethodNames:
+    """The fields of the template data that name the method (fixed for a run)."""
+
+    call: str  # package.Service/Method
+    input_name: str
+    output_name: str
+    client_streaming: bool
+    server_streaming: bool
+
+
+def _go(value: Any) -> str:
+    """Go's text/template prints booleans as true/false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def call_fields(names: MethodNames, worker_id: str, request_number: int) -> dict[str, str]:
+    """The template data of one call, as ghz builds it."""
+    now_ns = time.time_ns()
+    service, _, method = names.call.partition("/")
+    return {
+        "WorkerID": worker_id,
+        "RequestNumber": str(request_number),
+        "FullyQualifiedName": f"{service}.{method}",
+        "MethodName": method,
+        "ServiceName": service,
+        "InputName": names.input_name,
+        "OutputName": names.output_name,
+        "IsClientStreaming": _go(names.client_streaming),
+        "IsServerStreaming": _go(names.server_streaming),
+        "Timestamp": datetime.fromtimestamp(now_ns / 1e9, UTC).isoformat(),
+        "TimestampUnix": str(now_ns // 1_000_000_000),
+        "TimestampUnixMilli": str(now_ns // 1_000_000),
+        "TimestampUnixNano": str(now_ns),
+        "UUID": str(uuid.uuid4()),
+    }
+
+
+Piece = Callable[[Mapping[str, str]], str]
+
+
+def _random_string(length: int) -> str:
+    if length <= 0:  # ghz: a random length between 2 and 16
+        length = random.randint(2, 16)
+    return "".join(random.choices(_LETTERS, k=length))
+
+
+def _integer(text: str, action: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(
+            f"bad template action {{{{{action}}}}}: {text!r} is not an integer"
+        ) from None
+
+
+def _compile_action(action: str) -> Piece:
+    words = action.split()
+    if len(words) == 1 and words[0].startswith("."):
+        name = words[0][1:]
+        if name in FIELDS:
+            return lambda data: data[name]
+    elif words == ["newUUID"]:
+        return lambda data: str(uuid.uuid4())
+    elif len(words) == 2 and words[0] == "randomString":
+        length = _integer(words[1], action)
+        return lambda data: _random_string(length)
+    elif len(words) == 3 and words[0] == "randomInt":
+        low, high = _integer(words[1], action), _integer(words[2], action)
+        if high <= low:
+            raise UsageError(f"bad template action {{{{{action}}}}}: MAX must exceed MIN")
+        return lambda data: str(random.randrange(low, high))
+    raise UsageError(f"unsupported template action {{{{{action}}}}} (supported: {SUPPORTED})")
+
+
+class Template:
+    """A text with ghz template actions, compiled once, rendered per call."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pieces: list[str | Piece] = []
+        position = 0
+        for match in _ACTION.finditer(text):
+            self.pieces.append(text[position : match.start()])
+            self.pieces.append(_compile_action(match.group(1)))
+            position = match.end()
+        self.pieces.append(text[position:])
+        self.fixed = len(self.pieces) == 1
+
+    def render(self, data: Mapping[str, str]) -> str:
+        if self.fixed:
+            return self.text
+        return "".join(piece if isinstance(piece, str) else piece(data) for piece in self.pieces)

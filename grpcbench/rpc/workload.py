@@ -1,0 +1,112 @@
+"""The client workload of ``--call``: any method, of any of the four RPC kinds.
+
+Requests go out pre-serialized (the channel's serializer is the identity) and
+replies are counted as raw bytes (no deserializer): the client spends its time
+on the call, not on protobuf, and the byte counts are the wire's.
+- unary: one request, one reply;
+- server streaming: one request, then every reply until the server ends the
+  stream (messages, bytes and time to the first message are reported);
+- client streaming: the stream's requests (the data list, or --stream-messages
+  of them), one reply;
+- bidi: the stream's requests sent, then every reply until the server closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import grpc
+
+from grpcbench.rpc.call import CallMessages, Metadata, MethodCall
+from grpcbench.services.base import CallFunction, CallStats, ReplyCounter
+
+
+class _Raw(ReplyCounter):
+    """Replies arrive as bytes: their length is their serialized size."""
+
+    @staticmethod
+    def size(reply: Any) -> int:
+        return len(reply)
+
+
+async def _requests(messages: Sequence[bytes]) -> AsyncIterator[bytes]:
+    for message in messages:
+        yield message
+
+
+class MethodWorkload:
+    """Binds the call to a channel, per its kind; every virtual user gets a worker id."""
+
+    def __init__(self, call: MethodCall, index: int = 0, count: int = 1) -> None:
+        self.messages = CallMessages(call, index, count)
+        self.kind = call.schema.kind
+        self.path = call.schema.path
+        self.index = index
+        self.workers: dict[asyncio.Task[Any], str] = {}
+
+    def _worker_id(self) -> str:
+        task = asyncio.current_task()
+        worker = self.workers.get(task) if task else None
+        if worker is None:
+            worker = f"{self.index}.{len(self.workers)}"
+            if task is not None:
+                self.workers[task] = worker
+        return worker
+
+    def next_call(self) -> tuple[list[bytes], Metadata]:
+        return self.messages.next(self._worker_id())
+
+    def bind(self, channel: grpc.aio.Channel) -> CallFunction:
+        kind = self.kind
+        if kind == "unary":
+            return self._unary(channel)
+        if kind == "server-streaming":
+            return self._server_streaming(channel)
+        if kind == "client-streaming":
+            return self._client_streaming(channel)
+        return self._bidi(channel)
+
+    def _unary(self, channel: grpc.aio.Channel) -> CallFunction:
+        method = channel.unary_unary(self.path)
+
+        async def call(timeout: float) -> None:
+            requests, metadata = self.next_call()
+            await method(requests[0], timeout=timeout, metadata=metadata or None)
+
+        return call
+
+    def _server_streaming(self, channel: grpc.aio.Channel) -> CallFunction:
+        method = channel.unary_stream(self.path)
+
+        async def call(timeout: float) -> CallStats:
+            requests, metadata = self.next_call()
+            counter = _Raw()
+            async for reply in method(requests[0], timeout=timeout, metadata=metadata or None):
+                counter.add(reply)
+            return counter.stats(counter.messages)
+
+        return call
+
+    def _client_streaming(self, channel: grpc.aio.Channel) -> CallFunction:
+        method = channel.stream_unary(self.path)
+
+        async def call(timeout: float) -> None:
+            requests, metadata = self.next_call()
+            await method(_requests(requests), timeout=timeout, metadata=metadata or None)
+
+        return call
+
+    def _bidi(self, channel: grpc.aio.Channel) -> CallFunction:
+        method = channel.stream_stream(self.path)
+
+        async def call(timeout: float) -> CallStats:
+            requests, metadata = self.next_call()
+            counter = _Raw()
+            stream = method(_requests(requests), timeout=timeout, metadata=metadata or None)
+            async for reply in stream:
+                counter.add(reply)
+            return counter.stats(counter.messages)
+
+        return call
