@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import nox
 
@@ -69,9 +70,20 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def loadgen(session: nox.Session) -> None:
-    """The generators' own cost: CPU us per RPC and rate, built-in (1 and 2 processes) vs ghz."""
+    """Clients' own cost vs a Go greeter: a bare grpc.aio loop, built-in (1, 2 processes), ghz."""
     session.install(".")
-    session.run("python", "benchmarks/loadgen.py", *session.posargs)
+    # The Go greeter is built here, in the session, never at install.
+    greeter = Path(session.create_tmp()) / "greeter"
+    session.run("go", "build", "-o", str(greeter), ".", external=True,
+                env={"GOTOOLCHAIN": "local"}, cwd="benchmarks/greeter_go")  # fmt: skip
+    session.run("python", "benchmarks/loadgen.py", "--greeter", str(greeter), *session.posargs)
+
+
+@nox.session
+def cluster(session: nox.Session) -> None:
+    """The Dask engine's cost per call: 1 and 2 LocalCluster workers vs 2 generator processes."""
+    session.install(".[cluster]")
+    session.run("python", "benchmarks/cluster.py", *session.posargs)
 
 
 @nox.session

@@ -2,7 +2,8 @@
 
 Forty lines with nothing of grpcbench in the loop: C tasks share one channel
 (or ceil(C/50) like grpcbench), each calls SayHello until N calls are done.
-Prints one JSON line: calls, wall seconds, req/s and CPU microseconds per call.
+Prints ``{"event": "measuring"}`` when its warm-up ends, then one JSON line:
+calls, wall seconds, req/s and CPU microseconds per call.
 
     python benchmarks/bare_loop.py 127.0.0.1:50051 --concurrency 50 --requests 20000
 """
@@ -41,12 +42,13 @@ async def bare_loop(target: str, concurrency: int, requests: int, warmup: int) -
         await asyncio.gather(*(user(stubs[i % len(stubs)]) for i in range(concurrency)))
 
     await phase(warmup)
+    print(json.dumps({"event": "measuring"}), flush=True)
     cpu, wall = time.process_time(), time.perf_counter()
     await phase(requests)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     for channel in channels:
         await channel.close()
-    return {"calls": requests, "wall_s": wall, "rps": requests / wall,
+    return {"calls": requests, "wall_s": wall, "cpu_s": cpu, "rps": requests / wall,
             "cpu_us_per_call": cpu / requests * 1e6}  # fmt: skip
 
 

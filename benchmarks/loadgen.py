@@ -1,107 +1,217 @@
 """How expensive is each load generator? (``nox -s loadgen``)
 
-Starts one fixed server (grpcio-aio, pinned to its own CPU) and drives it at a
-high concurrency with each generator in turn - the built-in one in 1 and in 2
-processes, and ghz when it is installed - interleaved over several rounds so
-drift hits all alike. Prints per round and as medians:
-- the rate reached, and the verdict on who limited it (grpcbench.verdict),
-- the generator's CPU microseconds per RPC (its cost; lower is better),
-- the ratios built-in / ghz and 2 / 1 built-in processes, side by side in one run.
-Numbers to track over time, not assertions: machines here are noisy.
+One fixed server, pinned to its own CPU, driven at one concurrency by each
+client in turn, interleaved over several rounds so drift hits all alike:
+- ``bare``: benchmarks/bare_loop.py, forty lines of grpc.aio and nothing of
+  grpcbench (the floor of a Python gRPC client);
+- ``builtin`` (1 process) and ``builtin:2`` (2 processes): grpcbench's driver;
+- ``ghz``: the Go tool, when installed.
+
+The default server is a minimal Go greeter (benchmarks/greeter_go, built by the
+nox session, never at install): its cost per call is far below a Python
+client's, so the client is the limit and the benchmark measures the clients.
+``--server grpcio-aio`` (any grpcbench spec) benchmarks against a Python server.
+
+Prints every run and the medians: the rate, the client's CPU microseconds per
+call, the verdict on who limited it (grpcbench.verdict, from the server's and
+the client's measured CPU), and the ratios built-in / bare and built-in / ghz,
+side by side in one run. ``--rss-calls 1000000,10000000`` also runs the
+built-in driver for that many calls and prints its generator's peak RSS.
+Numbers to track, not assertions: machines here are shared and noisy.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import shutil
 import statistics
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from grpcbench.childproc import parse_ready_line
+from grpcbench.cpu_share import NeighbourMeter
+from grpcbench.errors import DriverError
 from grpcbench.load.catalogue import make_driver
-from grpcbench.load.driver import DriverSettings, LoadDriver
+from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, LoadDriver, ProgressCallback
+from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
 from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
-from grpcbench.targets.base import Target
-from grpcbench.targets.started import StartedServer
+from grpcbench.stats.histogram import LatencySummary
+from grpcbench.subprocs import Child, start_child
+from grpcbench.targets.external import ExternalTarget
+
+BARE_LOOP = Path(__file__).with_name("bare_loop.py")
+
+
+class BareLoopDriver:
+    """benchmarks/bare_loop.py as a LoadDriver, so it is measured like the others."""
+
+    name = "bare"
+
+    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+        argv = [
+            sys.executable, "-P", str(BARE_LOOP), spec.target,
+            f"--concurrency={spec.concurrency}", f"--requests={spec.requests}",
+            f"--warmup={spec.warmup_requests}",
+        ]  # fmt: skip
+        child = await start_child(argv, spec.cpus[:1])
+        neighbours = NeighbourMeter(spec.cpus[:1])
+        try:
+            assert child.process.stdout is not None
+            async for line in child.process.stdout:
+                event = json.loads(line)
+                if event.get("event") == "measuring":
+                    neighbours.start()
+                    progress(MEASUREMENT_STARTED, 0)
+                    continue
+                progress(event["calls"], 0)
+                return LoadResult(
+                    driver=self.name,
+                    concurrency=spec.concurrency,
+                    connections=spec.connections,
+                    statuses={"OK": int(event["calls"])},
+                    latency=LatencySummary(),
+                    wall_s=float(event["wall_s"]),
+                    client_cpu_s=float(event["cpu_s"]),
+                    client_others_s=neighbours.others(1.0, float(event["cpu_s"])),
+                )
+            raise DriverError(f"bare loop failed: {child.stderr_tail()}")
+        finally:
+            await child.stop()
+
+
+async def start_go_greeter(binary: str, cpus: tuple[int, ...]) -> tuple[Child, ExternalTarget]:
+    child = await start_child([binary, "-port=0"], cpus)
+    assert child.process.stdout is not None
+    port = parse_ready_line(await asyncio.wait_for(child.process.stdout.readline(), 30))
+    if port is None:
+        await child.stop()
+        raise SystemExit(f"the Go greeter did not start: {child.stderr_tail()}")
+    return child, ExternalTarget("go-greeter", f"127.0.0.1:{port}", child.pid)
 
 
 @dataclass
 class Samples:
     rps: list[float] = field(default_factory=list)
-    cpu_us_per_rpc: list[float] = field(default_factory=list)
+    cpu_us_per_call: list[float] = field(default_factory=list)
+
+    @property
+    def medians(self) -> tuple[float, float]:
+        return statistics.median(self.rps), statistics.median(self.cpu_us_per_call)
 
 
-async def _measure(
-    driver: LoadDriver, target: Target, plan: LevelPlan, settings: LoadSettings
-) -> tuple[float, float, str]:
-    level = await measure_level(
-        driver, target, plan, settings, scenario="hello", service="hello", workload_params={}
-    )
-    cost = level.generator_cpu_us_per_call
-    assert cost is not None and level.server_usage is not None
-    return level.load.rps, cost, level.verdict
+def make_generators(names: str) -> dict[str, LoadDriver]:
+    drivers: dict[str, LoadDriver] = {}
+    for entry in names.split(","):
+        name, _, processes = entry.partition(":")
+        if name == "bare":
+            drivers[entry] = BareLoopDriver()
+        else:
+            drivers[entry] = make_driver(name, DriverSettings(client_processes=int(processes or 1)))
+    return drivers
 
 
 async def bench(args: argparse.Namespace) -> None:
     placement = default_placement()  # the same placement as `grpcbench run`
     server_cpus, client_cpus = placement.server_cpus, placement.client_cpus
-    drivers: dict[str, LoadDriver] = {}
-    for entry in args.generators.split(","):
-        name, _, processes = entry.partition(":")
-        drivers[entry] = make_driver(name, DriverSettings(client_processes=int(processes or 1)))
-    server = await start_server(parse_server_spec(args.server), "hello", {}, cpus=server_cpus)
-    print(f"server {args.server} on CPUs {list(server_cpus)}; generators on {list(client_cpus)}")
-    print(f"concurrency {args.concurrency}, {args.requests} calls per run\n")
-    if len(client_cpus) < 2:
-        print("note: the generators share one CPU, so 2 built-in processes cannot add capacity\n")
-    print(f"{'round':>5} {'generator':>10} {'req/s':>9} {'CPU us/RPC':>11}  verdict")
+    drivers = make_generators(args.generators)
+    if args.server == "go":
+        child, target = await start_go_greeter(args.greeter, server_cpus)
+        stop = child.stop
+    else:
+        server = await start_server(parse_server_spec(args.server), "hello", {}, cpus=server_cpus)
+        target = ExternalTarget(args.server, server.address, server.pid)
+        stop = server.stop
+    print(f"server {target.label} on CPUs {list(server_cpus)}; clients on {list(client_cpus)};"
+          f" {os.cpu_count()} CPUs, {_cpu_model()}")  # fmt: skip
+    print(f"concurrency {args.concurrency}, {args.requests} calls per run, {args.repeat} rounds\n")
+    print(f"{'round':>5} {'client':>10} {'req/s':>9} {'CPU us/call':>12}  verdict")
     samples = {label: Samples() for label in drivers}
     settings = LoadSettings(
         requests=args.requests, warmup_requests=args.requests // 10, client_cpus=client_cpus
     )
     plan = LevelPlan(args.concurrency, connection=settings.connection_label(0))
-    target = StartedServer(server)
     try:
         for round_number in range(1, args.repeat + 1):
             for label, driver in drivers.items():
-                rps, cost, verdict = await _measure(driver, target, plan, settings)
-                samples[label].rps.append(rps)
-                samples[label].cpu_us_per_rpc.append(cost)
-                print(f"{round_number:>5} {label:>10} {rps:>9.0f} {cost:>11.1f}  {verdict}")
+                level = await measure_level(
+                    driver, target, plan, settings, scenario="hello", service="hello",
+                    workload_params={},
+                )  # fmt: skip
+                cost = level.generator_cpu_us_per_call or 0.0
+                samples[label].rps.append(level.load.rps)
+                samples[label].cpu_us_per_call.append(cost)
+                print(f"{round_number:>5} {label:>10} {level.load.rps:>9.0f} {cost:>12.1f}"
+                      f"  {level.verdict}")  # fmt: skip
+        print()
+        for label, sample in samples.items():
+            rate, cost = sample.medians
+            print(f"median {label:>10}: {rate:>7.0f} req/s, {cost:>6.1f} CPU us/call")
+        for a, b in (("builtin", "bare"), ("builtin:2", "bare"), ("builtin", "ghz"),
+                     ("bare", "ghz"), ("builtin:2", "builtin")):  # fmt: skip
+            if a in samples and b in samples:
+                rate = samples[a].medians[0] / samples[b].medians[0]
+                cost = samples[a].medians[1] / samples[b].medians[1]
+                print(f"{a} / {b}: rate {rate:.2f}x, CPU per call {cost:.2f}x")
+        print("(a server-bound run's rate is the server's, not the client's maximum)")
+        for calls in args.rss_calls:
+            await rss_after(calls, target, plan, settings)
     finally:
-        await server.stop()
-    print()
-    for name, sample in samples.items():
-        print(
-            f"median {name:>10}: {statistics.median(sample.rps):.0f} req/s,"
-            f" {statistics.median(sample.cpu_us_per_rpc):.1f} CPU us/RPC"
-        )
-    for a, b in (("builtin", "ghz"), ("builtin:2", "builtin")):
-        if a in samples and b in samples:
-            rate = statistics.median(samples[a].rps) / statistics.median(samples[b].rps)
-            cost = statistics.median(samples[a].cpu_us_per_rpc) / statistics.median(
-                samples[b].cpu_us_per_rpc
-            )
-            print(f"{a} / {b}: rate reached {rate:.2f}x, CPU per RPC {cost:.2f}x")
-    print("(where the server is saturated, the rate is the server's, not the generator's max)")
+        await stop()
+
+
+async def rss_after(calls: int, target: ExternalTarget, plan: LevelPlan,
+                    settings: LoadSettings) -> None:  # fmt: skip
+    """The built-in generator's memory after ``calls`` calls: it must stay flat."""
+    driver = make_driver("builtin", DriverSettings(client_processes=1))
+    long = LoadSettings(requests=calls, warmup_requests=settings.warmup_requests,
+                        client_cpus=settings.client_cpus, max_level_s=3600.0)  # fmt: skip
+    level = await measure_level(driver, target, plan, long, scenario="hello", service="hello",
+                                workload_params={})  # fmt: skip
+    load = level.load
+    start, peak = load.client_rss_start_bytes / 2**20, load.client_peak_rss_bytes / 2**20
+    print(
+        f"built-in generator after {load.count:,} calls ({load.rps:,.0f} req/s): RSS"
+        f" {start:.1f} MiB when measuring began, peak {peak:.1f} MiB (+{peak - start:.1f} MiB)"
+    )
+
+
+def _cpu_model() -> str:
+    from grpcbench.metadata import cpu_model
+
+    return cpu_model()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--server", default="grpcio-aio")
+    parser.add_argument("--server", default="go", help="go (the Go greeter) or a server spec")
+    parser.add_argument("--greeter", default=os.environ.get("GRPCBENCH_GO_GREETER", ""),
+                        help="the Go greeter binary (nox -s loadgen builds it)")  # fmt: skip
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--requests", type=int, default=20000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--generators",
-        default="builtin,builtin:2" + (",ghz" if shutil.which("ghz") else ""),
-        help="DRIVER[:PROCESSES],... to compare",
+        default="bare,builtin,builtin:2" + (",ghz" if shutil.which("ghz") else ""),
+        help="bare, DRIVER[:PROCESSES], ... to compare",
     )
-    asyncio.run(bench(parser.parse_args()))
+    parser.add_argument(
+        "--rss-calls",
+        type=lambda text: [int(n) for n in text.split(",") if n],
+        default=[],
+        help="also: the built-in generator's peak RSS after N calls (e.g. 1000000,10000000)",
+    )
+    args = parser.parse_args()
+    if args.server == "go" and not args.greeter:
+        parser.error("--server go needs --greeter PATH (nox -s loadgen builds it)")
+    asyncio.run(bench(args))
 
 
 if __name__ == "__main__":

@@ -467,6 +467,29 @@ def run(
         str | None,
         typer.Option(help="Server name to expect in its certificate.", rich_help_panel=PANEL_TLS),
     ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the built-in generator on Dask distributed workers: local:N (a"
+            " LocalCluster of N processes here) or tcp://SCHEDULER:8786 (grpcbench[cluster]).",
+            rich_help_panel=PANEL_LOAD_MODEL,
+        ),
+    ] = None,
+    cluster_workers: Annotated[
+        int | None,
+        typer.Option(
+            help="With --cluster: use N of its workers (default all).",
+            rich_help_panel=PANEL_LOAD_MODEL,
+        ),
+    ] = None,
+    bind: Annotated[
+        str | None,
+        typer.Option(
+            help="Servers grpcbench starts listen on this address instead of 127.0.0.1, so remote"
+            " cluster workers can reach them. Anyone who can reach it can call them.",
+            rich_help_panel=PANEL_TARGET,
+        ),
+    ] = None,
     skip_tls: Annotated[
         bool,
         typer.Option(
@@ -489,7 +512,7 @@ def run(
         markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
         server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,
-        max_error_rate=max_error_rate,
+        max_error_rate=max_error_rate, cluster=cluster, cluster_workers=cluster_workers, bind=bind,
         call=CallArgs(
             call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,
             data_file=data_file, metadata=tuple(metadata or ()), metadata_file=metadata_file,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,6 +20,7 @@ import psutil
 from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
+from grpcbench.load.cluster import parse_cluster
 from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.load.driver import DriverSettings
 from grpcbench.parsing import (
@@ -44,6 +46,7 @@ from grpcbench.services.params import check_params, secret_names
 from grpcbench.services.registry import load_service
 from grpcbench.targets import TargetPlan, make_target_plan
 
+LOCALHOST = "127.0.0.1"
 # Which ServiceDefinition field serves each server kind (for the error message).
 SERVICER_FIELDS = {
     "grpcio": "register_grpcio",
@@ -99,6 +102,9 @@ class RunArgs:
     # --call and its companions, ghz's names (see rpc.settings).
     call: CallArgs = field(default_factory=CallArgs)
     max_error_rate: float | None = None  # None: a level fails when every call failed
+    cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
+    cluster_workers: int | None = None
+    bind: str | None = None  # --bind: where started servers listen (default 127.0.0.1)
 
     def named_server_params(self) -> dict[str, Any]:
         """Server params given through their own options (--io-delay-ms, ...)."""
@@ -130,6 +136,7 @@ class RunOptions:
     security: ChannelSecurity = PLAINTEXT  # how the client reaches the target
     max_error_rate: float | None = None  # None: a level fails when every call failed
     secret_params: frozenset[str] = frozenset()  # declared secret: masked when shown or saved
+    bind: str = LOCALHOST  # where the servers grpcbench starts listen (--bind)
 
     def level_failure(self, statuses: Mapping[str, int]) -> str | None:
         """Why a measured level does not count as a success, if it does not."""
@@ -195,13 +202,16 @@ def build_run_options(args: RunArgs) -> RunOptions:
     scenario, service = _scenario(args)
     call_settings = args.call.settings().over(scenario.call)
     call = plan_call(call_settings)
+    if call is not None and not scenario.call.method:
+        # The tables are about the method called, not the scenario it replaced.
+        scenario = replace(scenario, name=call.method)
     if args.max_error_rate is not None and not 0 <= args.max_error_rate < 1:
         raise UsageError(
             f"bad --max-error-rate {args.max_error_rate:g}: a share of calls from 0 to below 1"
             " (0.01 = 1%)"
         )
     load = _load_settings(args, scenario)
-    drivers = parse_drivers(args.load)
+    drivers = _cluster_drivers(parse_drivers(args.load), args)
     check_load_model(drivers, bool(args.rate), load.connections)
     placement = build_placement(args.pin, args.server_cpus, args.client_cpus)
     load = replace(load, client_cpus=placement.client_cpus)
@@ -218,6 +228,8 @@ def build_run_options(args: RunArgs) -> RunOptions:
         driver_settings=DriverSettings(
             client_processes=resolve_client_processes(args.client_processes, placement),
             ghz=args.ghz,
+            cluster=parse_cluster(args.cluster) if args.cluster else None,
+            cluster_workers=args.cluster_workers,
         ),
         placement=placement,
         outputs=outputs_from(
@@ -235,10 +247,41 @@ def build_run_options(args: RunArgs) -> RunOptions:
         security=call_settings.security,
         max_error_rate=args.max_error_rate,
         secret_params=secret_names(service.server_params, service.workload_params),
+        bind=_bind_address(args.bind),
     )
     _check_service(options, service)
     _check_workloads(options, service)
     return options
+
+
+def _cluster_drivers(drivers: tuple[str, ...], args: RunArgs) -> tuple[str, ...]:
+    """With --cluster the built-in engine runs on the cluster's workers (driver dask)."""
+    if args.cluster_workers is not None and (not args.cluster or args.cluster_workers <= 0):
+        raise UsageError("--cluster-workers N needs --cluster and a positive N")
+    if not args.cluster:
+        return drivers
+    if "builtin" not in drivers:
+        raise UsageError(
+            "--cluster runs the built-in engine on the cluster: keep builtin in --load"
+        )
+    return tuple("dask" if name == "builtin" else name for name in drivers)
+
+
+def _bind_address(text: str | None) -> str:
+    """127.0.0.1 unless the user explicitly asks for another address (``--bind``)."""
+    if text is None:
+        return LOCALHOST
+    address = text.strip()
+    if address in ("0.0.0.0", "::", ""):
+        raise UsageError(
+            f"--bind {text!r}: give the address remote workers will dial (this machine's IP),"
+            " not a wildcard"
+        )
+    try:
+        socket.getaddrinfo(address, None)
+    except OSError:
+        raise UsageError(f"--bind {text!r}: not an address of this machine") from None
+    return address
 
 
 def _check_service(options: RunOptions, service: ServiceDefinition) -> None:

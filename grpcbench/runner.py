@@ -17,7 +17,7 @@ from grpcbench import preparation
 from grpcbench.errors import DriverError, ServerStartError, UsageError
 from grpcbench.events import NullEvents, RunEvents
 from grpcbench.load.catalogue import make_driver
-from grpcbench.load.driver import LoadDriver
+from grpcbench.load.driver import LoadDriver, close_driver
 from grpcbench.load.engine import make_workload
 from grpcbench.measure import load_spec, measure_level
 from grpcbench.metadata import collect_metadata
@@ -46,9 +46,14 @@ class Runner:
         self.server_params: dict[str, Any] = dict(options.scenario.server_params)
         self.workload_context: dict[str, Any] = {}
         self.service = load_service(options.scenario.service)
-        self.drivers: list[LoadDriver] = [
-            make_driver(name, options.driver_settings) for name in options.drivers
-        ]
+        self.drivers: list[LoadDriver] = []
+        try:
+            for name in options.drivers:
+                self.drivers.append(make_driver(name, options.driver_settings))
+        except BaseException:  # e.g. ghz missing after a cluster started: stop the cluster
+            for driver in self.drivers:
+                close_driver(driver)
+            raise
         # Per target (see _preflight): the TLS material read, the --call resolved.
         self.security: ChannelSecurity = options.security
         self.method_call: MethodCall | None = None
@@ -60,6 +65,8 @@ class Runner:
     async def run(self) -> RunRecord:
         # Backing services and data live as long as the run, errors and Ctrl-C included.
         with ExitStack() as stack:
+            for driver in self.drivers:  # a cluster's client and processes, last out
+                stack.callback(close_driver, driver)
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
             return await self._run(Path(workdir), stack)
 
@@ -90,6 +97,7 @@ class Runner:
                 port=self.options.port,
                 start_timeout_s=self.options.start_timeout_s,
                 security=self.options.security,
+                host=self.options.bind,
             )
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):

@@ -20,7 +20,7 @@ from tests.conftest import GRPCBENCH
 def test_request_size_is_exact(size: int) -> None:
     assert len(helloworld_pb2.HelloRequest(name=name_for_size(size)).SerializeToString()) == size
     workload = SayHelloWorkload({"size": size})
-    assert workload.request.ByteSize() == size
+    assert len(workload.request) == size
 
 
 @pytest.mark.parametrize("size", [1, 2, 130])

@@ -1,7 +1,8 @@
 """One timed call, and the call source a level's users share.
 
-Both load engines (closed and open loop) go through ``call_status`` so every
-outcome is a gRPC status name and no error ever escapes into the engine.
+Every outcome is a gRPC status name and no error escapes into the engine:
+the open loop goes through ``call_status``; the closed loop's users inline
+the same rules on their hot path (``closed_loop._user``).
 """
 
 from __future__ import annotations
@@ -32,9 +33,13 @@ def status_name(code: grpc.StatusCode) -> str:
 
 
 async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallStats | None]:
-    """The call's status name, and its stream statistics when it has some."""
+    """The call's status name, and its stream statistics when it has some.
+
+    No timer of its own: every RPC carries the deadline ``timeout_s`` (grpc
+    enforces it), and the phase's watchdog bounds whatever else a workload
+    does (see ``closed_loop.watch_phase``)."""
     try:
-        stats = await asyncio.wait_for(call(timeout_s), timeout_s + 1.0)
+        stats = await call(timeout_s)
     except grpc.aio.AioRpcError as error:
         return status_name(error.code()), None
     except TimeoutError:
@@ -171,7 +176,7 @@ class CheckoutCalls:
 @asynccontextmanager
 async def call_source(
     spec: LoadSpec, workload: Workload, connect: LatencyRecorder
-) -> AsyncIterator[PooledCalls | PerRequestCalls | PerUserCalls | CheckoutCalls]:
+) -> AsyncIterator[CallFunction]:
     """The callable every user of a level calls, per the connection strategy."""
     security = ChannelSecurity.from_json(spec.security) if spec.security else PLAINTEXT
     if spec.connection_mode == "per-request":
@@ -198,6 +203,8 @@ async def call_source(
         calls = [workload.bind(channel) for channel in channels]
         if spec.connection_mode == "per-user":
             yield PerUserCalls(calls)
+        elif len(calls) == 1:  # one connection: nothing to choose, no layer per call
+            yield calls[0]
         else:
             yield PooledCalls(calls, spec.pool_policy)  # type: ignore[arg-type]
     finally:

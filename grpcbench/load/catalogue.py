@@ -54,6 +54,19 @@ DRIVERS: dict[str, DriverInfo] = {
             ),
         ),
         DriverInfo(
+            name="dask",
+            description="the built-in engine on Dask distributed workers (--cluster), merged",
+            factory="grpcbench.load.cluster:create",
+            open_loop=True,
+            per_request=True,
+            least_busy=True,
+            note=(
+                "dask columns: the built-in engine on several Dask workers (--cluster) that"
+                " warmed up, then measured from one common start; counts add and histograms"
+                " merge exactly."
+            ),
+        ),
+        DriverInfo(
             name="fake",
             description="synthetic, seeded results without network traffic (for tests)",
             factory="grpcbench.load.fake:create",

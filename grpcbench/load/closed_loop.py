@@ -10,25 +10,35 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from grpcbench.load.calls import call_status
+import grpc
+
+from grpcbench.load.calls import status_name
 from grpcbench.load.model import LoadSpec
 from grpcbench.load.recorders import LevelRecorders
-from grpcbench.services.base import CallFunction
+from grpcbench.services.base import CallFunction, WorkloadError
 
 PROGRESS_INTERVAL_S = 0.2
+# The watchdog's margin past a phase's time limit and one call deadline.
+WATCHDOG_GRACE_S = 2.0
 
 
 @dataclass
 class Budget:
-    """Shared between the users of one phase: calls left, deadlines, progress."""
+    """Shared between the users of one phase: calls left, deadlines, progress.
+
+    The deadlines are timers on the event loop (``arm``), so taking a call is
+    a counter update, not a clock read per call."""
 
     calls_left: int | None
-    ends_at: float | None
+    ends_at: float | None  # time.perf_counter() values
     hard_end: float
     done: int = 0
     truncated: bool = False
+    stopped: bool = False
+    in_flight: int = 0  # calls taken and not finished
+    _timers: list[asyncio.TimerHandle] = field(default_factory=list)
 
     @classmethod
     def for_phase(
@@ -43,12 +53,31 @@ class Budget:
             hard_end=now + max_level_s,
         )
 
-    def take(self) -> bool:
+    def arm(self) -> None:
+        """Start the phase's timers on the running loop (call once, inside it)."""
+        loop = asyncio.get_running_loop()
         now = time.perf_counter()
+        if self.ends_at is not None:
+            self._timers.append(loop.call_later(max(0.0, self.ends_at - now), self._end))
+        self._timers.append(loop.call_later(max(0.0, self.hard_end - now), self._hard_end))
         if now >= self.hard_end:
-            self.truncated = self.calls_left is not None
-            return False
-        if self.ends_at is not None and now >= self.ends_at:
+            self._hard_end()
+
+    def disarm(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
+
+    def _end(self) -> None:
+        self.stopped = True
+
+    def _hard_end(self) -> None:
+        """The level's time limit: stop taking calls; a count not reached is truncated."""
+        self.stopped = True
+        self.truncated = bool(self.calls_left)
+
+    def take(self) -> bool:
+        if self.stopped:
             return False
         if self.calls_left is not None:
             if self.calls_left <= 0:
@@ -66,14 +95,56 @@ async def report_progress(budget: Budget, on_progress: Callable[[int], None]) ->
 async def _user(
     call: CallFunction, budget: Budget, timeout_s: float, recorders: LevelRecorders | None
 ) -> None:
+    """One virtual user: its next call as soon as the previous one ends.
+
+    The hot path of the generator, so ``call_status`` is inlined: no task or
+    timer per call. Every RPC carries its own deadline (``timeout_s``), and
+    the phase's watchdog bounds anything else."""
     clock = time.perf_counter_ns
+    record = recorders.record_call if recorders is not None else None
+    rpc_error = grpc.aio.AioRpcError
     while budget.take():
+        budget.in_flight += 1
         started = clock()
-        status, stats = await call_status(call, timeout_s)
+        try:
+            stats = await call(timeout_s)
+            status = "OK"
+        except rpc_error as error:
+            status, stats = status_name(error.code()), None
+        except TimeoutError:  # a deadline outside the RPC itself (connecting)
+            status, stats = "DeadlineExceeded", None
+        except WorkloadError as error:
+            status, stats = error.status, None
         elapsed_us = (clock() - started) // 1000
+        budget.in_flight -= 1
         budget.done += 1
+        if record is not None:
+            record(status, elapsed_us, stats)
+
+
+async def watch_phase(
+    tasks: list[asyncio.Task[None]], budget: Budget, timeout_s: float,
+    recorders: LevelRecorders | None,
+) -> None:  # fmt: skip
+    """Wait for the phase's tasks, at most until its time limit plus one call deadline.
+
+    Only a call that ignores its deadline (a workload's own code) can outlive
+    that: its task is cancelled and the call counted as DeadlineExceeded, so
+    the level ends and every call taken has a status."""
+    limit = budget.hard_end - time.perf_counter() + timeout_s + WATCHDOG_GRACE_S
+    _, pending = await asyncio.wait(tasks, timeout=max(limit, 0.0))
+    if pending:
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending)
+        budget.truncated = True
         if recorders is not None:
-            recorders.record_call(status, elapsed_us, stats)
+            recorders.statuses["DeadlineExceeded"] += budget.in_flight
+        budget.done += budget.in_flight
+        budget.in_flight = 0
+    for task in tasks:  # a bug in the engine surfaces here
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
 
 
 async def closed_loop_phase(
@@ -83,14 +154,16 @@ async def closed_loop_phase(
     recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
 ) -> None:
+    budget.arm()
     users = [
         asyncio.create_task(_user(call, budget, spec.timeout_s, recorders))
         for _ in range(spec.concurrency)
     ]
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     try:
-        await asyncio.gather(*users)
+        await watch_phase(users, budget, spec.timeout_s, recorders)
     finally:
+        budget.disarm()
         for task in users:
             task.cancel()
         if ticker:

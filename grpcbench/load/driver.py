@@ -24,6 +24,8 @@ class DriverSettings:
 
     client_processes: int = 1  # built-in generator processes per level
     ghz: str | None = None  # path to the ghz binary; None = from PATH
+    cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
+    cluster_workers: int | None = None  # use this many of the cluster's workers (None: all)
 
 
 class LoadDriver(Protocol):
@@ -32,3 +34,10 @@ class LoadDriver(Protocol):
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
         """Drive one level against ``spec.target`` and return what was measured."""
         ...
+
+
+def close_driver(driver: LoadDriver) -> None:
+    """Release what a driver holds for the run (a cluster's client and processes)."""
+    close = getattr(driver, "close", None)
+    if close is not None:
+        close()

@@ -7,8 +7,9 @@ the connection strategy of the spec, and returns the measured ``LoadResult``.
 from __future__ import annotations
 
 import os
+import resource
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from grpcbench.cpu_share import run_queue_wait_s
 from grpcbench.errors import UsageError
@@ -52,17 +53,23 @@ async def run_level(
     spec: LoadSpec,
     on_measurement_start: Callable[[], None],
     on_progress: Callable[[int, int], None],
+    before_measuring: Callable[[], Awaitable[None]] | None = None,
 ) -> LoadResult:
+    """``before_measuring``: awaited between warm-up and the measured phase (a
+    cluster's barrier, so every worker measures over the same window)."""
     workload = make_workload(spec)
     connect = LatencyRecorder()
     async with call_source(spec, workload, connect) as call:
         if spec.warmup_requests or spec.warmup_s:
             warmup = Budget.for_phase(spec.warmup_requests, spec.warmup_s, spec.max_level_s)
             await _phase(call, spec, warmup, None, None)
+        if before_measuring is not None:
+            await before_measuring()
         on_measurement_start()
         if isinstance(call, PerRequestCalls | CheckoutCalls):
             call.recording = True  # connection set-ups count from now on
         measure = LevelRecorders()
+        rss_start = current_rss_bytes()
         cpu_start = time.process_time()
         wait_start = run_queue_wait_s(os.getpid())
         wall_start = time.perf_counter()
@@ -87,4 +94,20 @@ async def run_level(
         service_latency=measure.service.summary() if spec.rate else None,
         schedule_lag=measure.lag.summary() if spec.rate else None,
         stream=measure.streams.summary(),
+        client_rss_start_bytes=rss_start,
+        client_peak_rss_bytes=peak_rss_bytes(),
     )
+
+
+def current_rss_bytes() -> int:
+    """This process's resident memory now (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory since it started (ru_maxrss is in KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -31,13 +31,14 @@ class FakeDriver:
             statuses["Unavailable" if i % FAILURE_EVERY == 0 else "OK"] += 1
         await asyncio.sleep(0.01)
         progress(requests, statuses["Unavailable"])
+        latency = recorder.summary()
         return LoadResult(
             driver=self.name,
             concurrency=spec.concurrency,
             connections=spec.connections,
             statuses=statuses,
-            latency=recorder.summary(),
-            wall_s=recorder.total_us / 1e6 / spec.concurrency,
+            latency=latency,
+            wall_s=latency.total_us / 1e6 / spec.concurrency,
             client_cpu_s=0.0,
         )
 

@@ -61,6 +61,21 @@ class LoadSpec:
 
 
 @dataclass(frozen=True)
+class WorkerFigures:
+    """One cluster worker's share of a level (``--cluster``), kept beside the merged result."""
+
+    address: str
+    calls: int
+    wall_s: float
+    cpu_s: float
+    saturation: float  # share of its CPU budget used or lost to neighbours (1.0 = saturated)
+
+    @property
+    def saturated(self) -> bool:
+        return self.saturation >= SATURATION_THRESHOLD
+
+
+@dataclass(frozen=True)
 class StreamSummary:
     """Streaming (or multi-page) calls: how many messages and items came back, how fast."""
 
@@ -128,6 +143,11 @@ class LoadResult:
     service_latency: LatencySummary | None = None  # open loop: from actual send
     schedule_lag: LatencySummary | None = None  # open loop: actual - intended send
     stream: StreamSummary | None = None  # calls that reported messages and items
+    # The generator processes' memory (summed): when measuring began, and at the
+    # peak; flat over millions of calls, or the generator leaks (0: not measured).
+    client_rss_start_bytes: int = 0
+    client_peak_rss_bytes: int = 0
+    workers: tuple[WorkerFigures, ...] = ()  # --cluster: every worker's own figures
 
     @property
     def count(self) -> int:
@@ -191,6 +211,9 @@ class LoadResult:
                 if self.stream and other.stream
                 else self.stream or other.stream
             ),
+            client_rss_start_bytes=self.client_rss_start_bytes + other.client_rss_start_bytes,
+            client_peak_rss_bytes=self.client_peak_rss_bytes + other.client_peak_rss_bytes,
+            workers=self.workers + other.workers,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -199,6 +222,7 @@ class LoadResult:
             summary = data[name]
             data[name] = asdict(summary) if summary is not None else None
         data["stream"] = self.stream.to_json() if self.stream else None
+        data["workers"] = [asdict(worker) for worker in self.workers]
         return data
 
     @classmethod
@@ -209,4 +233,5 @@ class LoadResult:
                 data[name] = LatencySummary.from_json(data[name])
         if data.get("stream") is not None:
             data["stream"] = StreamSummary.from_json(data["stream"])
+        data["workers"] = tuple(WorkerFigures(**worker) for worker in data.get("workers") or ())
         return cls(**data)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from grpcbench.load.calls import call_status
-from grpcbench.load.closed_loop import Budget, report_progress
+from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
 from grpcbench.load.model import LoadSpec
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.services.base import CallFunction
@@ -52,8 +52,10 @@ async def open_loop_phase(
     async def one_call(intended: float) -> None:
         try:
             sent = clock()
+            budget.in_flight += 1
             status, stats = await call_status(call, spec.timeout_s)
             done = clock()
+            budget.in_flight -= 1
             budget.done += 1
             if recorders is not None:
                 recorders.record_call(status, int((done - intended) * 1e6), stats)
@@ -63,6 +65,7 @@ async def open_loop_phase(
             slots.release()
 
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
+    budget.arm()
     start = clock()
     try:
         for offset in timetable(spec.rate, spec.arrivals):
@@ -79,8 +82,9 @@ async def open_loop_phase(
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
         if in_flight:
-            await asyncio.gather(*in_flight)
+            await watch_phase(list(in_flight), budget, spec.timeout_s, recorders)
     finally:
+        budget.disarm()
         for task in in_flight:
             task.cancel()
         if ticker:

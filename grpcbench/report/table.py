@@ -277,6 +277,12 @@ def _column_notes(column: Column, label: str) -> list[str]:
     failed = count - sum(lv.load.ok for lv in column)
     if failed:
         notes.append(f"{WARNING} {label}: {failed} of {count} calls failed.")
+    for worker in (w for lv in column for w in lv.load.workers if w.saturated):
+        notes.append(
+            f"{WARNING} {label}: cluster worker {worker.address} was saturated"
+            f" ({worker.saturation:.0%} of its CPU, {worker.calls} calls,"
+            f" {worker.calls / worker.wall_s if worker.wall_s else 0:,.0f} req/s)."
+        )
     return notes
 
 

@@ -34,10 +34,11 @@ class RunningServer:
     spec: ServerSpec
     child: Child
     port: int
+    host: str = HOST
 
     @property
     def address(self) -> str:
-        return f"{HOST}:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def pid(self) -> int:
@@ -61,12 +62,15 @@ async def start_server(
     cpus: Sequence[int] = (),
     port: int = 0,
     ready_timeout_s: float = READY_TIMEOUT_S,
+    host: str = HOST,
 ) -> RunningServer:
-    """Start a server child and wait until it answers SERVING (or fail with its stderr)."""
+    """Start a server child and wait until it answers SERVING (or fail with its stderr).
+
+    ``host``: 127.0.0.1 unless the user explicitly asked otherwise (``--bind``)."""
     args = [
         "--spec", spec.label,
         "--service", service,
-        "--host", HOST,
+        "--host", host,
         "--port", str(port),
         "--cpus", ",".join(map(str, cpus)),
     ]  # fmt: skip
@@ -87,9 +91,9 @@ async def start_server(
         if bound is None:
             code = await child.process.wait()
             if port and code == 3:
-                raise ServerStartError(f"port {port} on {HOST} is in use (server {spec.label})")
+                raise ServerStartError(f"port {port} on {host} is in use (server {spec.label})")
             raise _start_failure(spec, child, f"exited during start-up (exit code {code})")
-        server = RunningServer(spec, child, bound)
+        server = RunningServer(spec, child, bound, host)
         await wait_until_serving(server.address, deadline, child)
         return server
     except BaseException:

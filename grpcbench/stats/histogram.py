@@ -29,35 +29,59 @@ def new_hdr() -> HdrHistogram:
     return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
 
 
-class LatencyRecorder:
-    """Records latencies in microseconds; values are clamped into the histogram range."""
+# Distinct latencies a recorder buffers before it adds them to the histogram.
+FLUSH_AT = 4096
 
-    __slots__ = ("hdr", "count", "total_us", "min_us", "max_us")
+
+class LatencyRecorder:
+    """Records latencies in microseconds; values are clamped into the histogram range.
+
+    On the generator's hot path a call costs one dict update: latencies are
+    counted per distinct microsecond value and added to the HDR histogram (and
+    to count, sum and extremes) in batches, one ``record_value(value, n)`` per
+    distinct value. Exact, and memory stays bounded by FLUSH_AT."""
+
+    __slots__ = ("hdr", "_count", "_total_us", "_min_us", "_max_us", "_pending")
 
     def __init__(self) -> None:
         self.hdr = new_hdr()
-        self.count = 0
-        self.total_us = 0
-        self.min_us = 0
-        self.max_us = 0
+        self._count = 0
+        self._total_us = 0
+        self._min_us = 0
+        self._max_us = 0
+        self._pending: dict[int, int] = {}
 
     def record(self, micros: int) -> None:
-        micros = min(max(micros, LOWEST_US), HIGHEST_US)
-        self.hdr.record_value(micros)
-        if self.count == 0 or micros < self.min_us:
-            self.min_us = micros
-        if micros > self.max_us:
-            self.max_us = micros
-        self.count += 1
-        self.total_us += micros
+        pending = self._pending
+        pending[micros] = pending.get(micros, 0) + 1
+        if len(pending) >= FLUSH_AT:
+            self.flush()
+
+    def flush(self) -> None:
+        """Add the buffered latencies to the histogram and the exact figures."""
+        for raw, times in self._pending.items():
+            micros = min(max(raw, LOWEST_US), HIGHEST_US)
+            self.hdr.record_value(micros, times)
+            if self._count == 0 or micros < self._min_us:
+                self._min_us = micros
+            self._max_us = max(self._max_us, micros)
+            self._count += times
+            self._total_us += micros * times
+        self._pending.clear()
+
+    @property
+    def count(self) -> int:
+        self.flush()
+        return self._count
 
     def summary(self) -> LatencySummary:
-        encoded = self.hdr.encode().decode("ascii") if self.count else ""
+        self.flush()
+        encoded = self.hdr.encode().decode("ascii") if self._count else ""
         return LatencySummary(
-            count=self.count,
-            total_us=self.total_us,
-            min_us=self.min_us,
-            max_us=self.max_us,
+            count=self._count,
+            total_us=self._total_us,
+            min_us=self._min_us,
+            max_us=self._max_us,
             encoded=encoded,
         )
 

@@ -26,6 +26,7 @@ class TargetContext:
     port: int = defaults.PORT
     start_timeout_s: float = defaults.START_TIMEOUT_S  # to bind and answer SERVING
     security: ChannelSecurity = PLAINTEXT  # how the client reaches an external target
+    host: str = "127.0.0.1"  # where started servers listen; another only with --bind
 
 
 class Target(Protocol):

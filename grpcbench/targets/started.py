@@ -66,6 +66,7 @@ class StartedServerPlan:
             cpus=context.server_cpus,
             port=context.port,
             ready_timeout_s=context.start_timeout_s,
+            host=context.host,
         )
         try:
             yield StartedServer(server)

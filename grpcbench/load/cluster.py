@@ -1,0 +1,241 @@
+"""The cluster driver: the built-in engine in Dask distributed workers (``--cluster``).
+
+Load beyond one machine runs on an existing distributed engine, not a home-made
+one: ``local:N`` starts a ``LocalCluster`` of N worker processes here;
+``tcp://SCHEDULER:8786`` uses the workers of a running cluster (``dask
+scheduler`` + ``dask worker`` on other machines, or dask-kubernetes).
+
+A level's concurrency, request budget and rate are split over the workers as
+``--client-processes`` splits them over processes (``builtin.split_spec``).
+Each worker runs the built-in engine (asyncio inside a Dask task), warms up,
+then waits at a barrier (a Dask ``Event``): the coordinator starts every
+worker's measured phase at once, when all are ready. The results merge
+exactly (counts add, HDR histograms merge); each worker's address, calls, CPU
+and saturation stay beside the merged figures. A worker that fails, leaves,
+or is late is a level error naming it; the level never hangs (it is bounded
+by the level's own time limits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+import uuid
+from dataclasses import replace
+from functools import reduce
+from typing import Any
+
+from grpcbench import __version__
+from grpcbench.cpu_share import NeighbourMeter
+from grpcbench.errors import DriverError, UsageError
+from grpcbench.load.builtin import cap_cpu_budget, split_spec
+from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
+from grpcbench.load.model import LoadResult, LoadSpec, WorkerFigures
+
+EXTRA_HINT = "pip install 'grpcbench[cluster]'"
+CONNECT_TIMEOUT_S = 10.0
+WORKERS_TIMEOUT_S = 30.0
+POLL_S = 0.1
+# A worker's set-up and warm-up may take this long beyond the level's own limit.
+GRACE_S = 30.0
+
+
+def parse_cluster(text: str) -> str:
+    """``local:N`` or a scheduler address (``tcp://host:port``, ``tls://...``)."""
+    value = text.strip()
+    if value.startswith("local:"):
+        count = value[len("local:") :]
+        if not count.isdigit() or int(count) <= 0:
+            raise UsageError(f"bad --cluster {text!r}: local:N needs a positive N")
+        return value
+    if "://" in value and value.rpartition(":")[2].isdigit():
+        return value
+    raise UsageError(
+        f"bad --cluster {text!r}: local:N (a LocalCluster here) or a scheduler address"
+        " such as tcp://SCHEDULER:8786"
+    )
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(f"--cluster needs Dask distributed: {EXTRA_HINT}") from None
+    return distributed
+
+
+def worker_version() -> str:
+    """Runs on every worker: the grpcbench it would run (importing it is the check)."""
+    import grpcbench
+
+    return grpcbench.__version__
+
+
+def check_versions(versions: dict[str, str], expected: str = __version__) -> None:
+    """Every worker runs this grpcbench version, or one line naming the ones that do not."""
+    different = {address: v for address, v in versions.items() if v != expected}
+    if different:
+        listed = ", ".join(f"{address} has {v}" for address, v in sorted(different.items()))
+        raise UsageError(
+            f"cluster workers run another grpcbench than this one ({expected}): {listed}"
+        )
+
+
+def _pin_worker(spec: LoadSpec) -> None:
+    """A LocalCluster's workers share this machine: each takes one of the client CPUs."""
+    if spec.cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {spec.cpus[spec.worker_index % len(spec.cpus)]})
+
+
+def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict[str, Any]:
+    """A Dask task: one worker's share of a level, measured after the common start."""
+    from distributed import Event, get_worker
+
+    from grpcbench.load.engine import run_level
+
+    spec = LoadSpec.from_json(spec_json)
+    _pin_worker(spec)
+    ready = Event(f"{run_id}-ready-{spec.worker_index}")
+    start = Event(f"{run_id}-start")
+
+    async def barrier() -> None:
+        await asyncio.to_thread(ready.set)
+        if not await asyncio.to_thread(start.wait, wait_s):
+            raise UsageError(f"no start signal within {wait_s:.0f}s")
+
+    result = asyncio.run(
+        run_level(spec, lambda: None, lambda done, errors: None, before_measuring=barrier)
+    )
+    address = get_worker().address
+    figures = WorkerFigures(
+        address=address,
+        calls=result.count,
+        wall_s=result.wall_s,
+        cpu_s=result.client_cpu_s,
+        saturation=result.client_saturation,
+    )
+    return replace(result, driver="dask", workers=(figures,)).to_json()
+
+
+class ClusterDriver:
+    name = "dask"
+
+    def __init__(self, cluster: str, workers: int | None = None) -> None:
+        """Connects now, so an unreachable scheduler or a wrong worker is an error before load."""
+        distributed = _import_distributed()
+        self.local = None
+        try:
+            if cluster.startswith("local:"):
+                from grpcbench.load.local_cluster import start_local_cluster
+
+                self.local = start_local_cluster(int(cluster.partition(":")[2]))
+                address = self.local.scheduler_address
+            else:
+                address = cluster
+            self.client = distributed.Client(
+                address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False
+            )
+        except (OSError, TimeoutError) as error:
+            self.close()
+            raise UsageError(f"cannot reach the Dask scheduler at {cluster}: {error}") from None
+        try:
+            self.addresses = self._choose_workers(workers)
+        except BaseException:
+            self.close()
+            raise
+
+    def _choose_workers(self, wanted: int | None) -> list[str]:
+        try:
+            self.client.wait_for_workers(wanted or 1, timeout=WORKERS_TIMEOUT_S)
+        except (TimeoutError, OSError):
+            have = len(self.client.scheduler_info()["workers"])
+            raise UsageError(
+                f"the Dask cluster has {have} worker(s); --cluster-workers asks"
+                f" {wanted or 1} (none joined within {WORKERS_TIMEOUT_S:.0f}s)"
+            ) from None
+        try:
+            versions = self.client.run(worker_version)
+        except Exception as error:  # the worker cannot import grpcbench (or the function)
+            raise UsageError(
+                f"the Dask workers cannot run grpcbench ({type(error).__name__}: {error});"
+                f" install grpcbench {__version__} on every worker"
+            ) from None
+        check_versions(versions)
+        addresses = sorted(versions)
+        return addresses[:wanted] if wanted else addresses
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if getattr(self, "client", None) is not None:
+                self.client.close()
+        if self.local is not None:
+            with contextlib.suppress(Exception):
+                self.local.close()
+            self.local = None
+
+    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+        from distributed import Event
+
+        if self.local is None:  # this machine's CPU numbers mean nothing on other machines
+            spec = replace(spec, cpus=())
+        neighbours = NeighbourMeter(spec.cpus)
+        parts = split_spec(spec, len(self.addresses))
+        addresses = self.addresses[: len(parts)]
+        run_id = f"grpcbench-{uuid.uuid4().hex}"
+        limit_s = spec.max_level_s + spec.timeout_s + GRACE_S
+        futures = [
+            self.client.submit(
+                run_on_worker, part.to_json(), run_id, limit_s, workers=[address],
+                allow_other_workers=False, pure=False, retries=0, key=f"{run_id}-{i}",
+            )
+            for i, (part, address) in enumerate(zip(parts, addresses, strict=True))
+        ]  # fmt: skip
+        try:
+            await self._wait(
+                futures, addresses, limit_s,
+                lambda: all(Event(f"{run_id}-ready-{i}", self.client).is_set()
+                            for i in range(len(parts))),
+            )  # fmt: skip
+            await asyncio.to_thread(Event(f"{run_id}-start", self.client).set)
+            neighbours.start()
+            progress(MEASUREMENT_STARTED, 0)
+            await self._wait(futures, addresses, limit_s, lambda: all(f.done() for f in futures))
+            results = [LoadResult.from_json(f.result()) for f in futures]
+        finally:
+            for future in futures:
+                future.cancel()
+        # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
+        merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.cpus)
+        merged = replace(
+            merged, client_others_s=neighbours.others(merged.cpu_cores, merged.client_cpu_s)
+        )
+        progress(merged.count, merged.count - merged.ok)
+        return merged
+
+    async def _wait(self, futures: list[Any], addresses: list[str], limit_s: float,
+                    done: Any) -> None:  # fmt: skip
+        """Until ``done()``; a failed or vanished worker, or the time limit, is a level error."""
+        deadline = time.monotonic() + limit_s
+        while not await asyncio.to_thread(done):
+            for future, address in zip(futures, addresses, strict=True):
+                if future.status == "error":
+                    error = future.exception()
+                    raise DriverError(f"cluster worker {address} failed: {error}")
+            alive = set(self.client.scheduler_info()["workers"])
+            gone = [address for address in addresses if address not in alive]
+            if gone:
+                raise DriverError(f"cluster worker {', '.join(gone)} left during the level")
+            if time.monotonic() > deadline:
+                late = [a for f, a in zip(futures, addresses, strict=True) if not f.done()]
+                raise DriverError(
+                    f"cluster workers did not finish within {limit_s:.0f}s: {', '.join(late)}"
+                )
+            await asyncio.sleep(POLL_S)
+
+
+def create(settings: DriverSettings) -> ClusterDriver:
+    if not settings.cluster:
+        raise UsageError("the dask driver needs --cluster (local:N or tcp://SCHEDULER:PORT)")
+    return ClusterDriver(settings.cluster, settings.cluster_workers)

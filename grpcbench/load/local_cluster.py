@@ -1,0 +1,47 @@
+"""``--cluster local:N``: a Dask ``LocalCluster`` of N worker processes on this machine.
+
+Its processes are grpcbench's children like any other, so they follow the
+same rules: each worker process (the nannies live in grpcbench's own process)
+asks for the parent-death signal as it starts (``dask_setup`` below, loaded
+as the workers' preload), so even
+``kill -9`` of grpcbench takes them along; they start with the equivalent of
+``python -P`` (``PYTHONSAFEPATH``), so the current directory cannot shadow a
+dependency; and they listen on 127.0.0.1 only, with no dashboard.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from grpcbench.childproc import set_parent_death_signal
+
+PRELOAD = "grpcbench.load.local_cluster"
+
+
+def dask_setup(process: Any) -> None:
+    """Dask's preload hook, run in each worker process as it starts."""
+    set_parent_death_signal()
+
+
+def start_local_cluster(workers: int) -> Any:
+    from distributed import LocalCluster
+
+    saved = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"  # inherited by the processes the cluster spawns
+    try:
+        return LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+            preload=[PRELOAD],
+        )
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = saved

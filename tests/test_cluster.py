@@ -1,0 +1,161 @@
+"""Generators on Dask distributed (--cluster): exact merges, per-worker figures, faults.
+
+A LocalCluster of 2 workers (grpcbench's own ``local:2``) against a local
+server, and the real command-line tools: ``dask scheduler`` and two ``dask
+worker`` processes started here, all on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from grpcbench.errors import UsageError
+from grpcbench.load.cluster import check_versions, parse_cluster
+from tests.conftest import GRPCBENCH
+from tests.support.processes import assert_all_gone
+
+pytest.importorskip("distributed")
+DASK = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
+
+
+def grpcbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*GRPCBENCH, "run", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_cluster_addresses() -> None:
+    assert parse_cluster("local:2") == "local:2"
+    assert parse_cluster("tcp://10.0.0.5:8786") == "tcp://10.0.0.5:8786"
+    for bad in ("local:0", "local:x", "10.0.0.5", "tcp://host"):
+        with pytest.raises(UsageError, match="bad --cluster"):
+            parse_cluster(bad)
+
+
+def test_a_worker_with_another_grpcbench_is_named() -> None:
+    check_versions({"tcp://a:1": "1.0", "tcp://b:2": "1.0"}, expected="1.0")
+    with pytest.raises(UsageError, match=r"tcp://b:2 has 0\.9"):
+        check_versions({"tcp://a:1": "1.0", "tcp://b:2": "0.9"}, expected="1.0")
+
+
+def test_an_unreachable_scheduler_is_one_line() -> None:
+    result = grpcbench("--cluster", "tcp://127.0.0.1:9", "-s", "grpclib", "-c", "2", "-n", "10",
+                       timeout=60)  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_local_cluster_counts_merge_exactly(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = grpcbench(
+        "--cluster", "local:2", "-s", "grpcio-aio", "-c", "4,6", "-n", "301", "--warmup", "20",
+        "--output", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    levels = json.loads(out.read_text())["levels"]
+    assert [level["load"]["statuses"] for level in levels] == [{"OK": 301}, {"OK": 301}]
+    for level in levels:
+        load = level["load"]
+        assert load["driver"] == "dask" and load["latency"]["count"] == 301
+        workers = load["workers"]
+        # The merged histogram holds every worker's calls, bucket by bucket.
+        assert sum(w["calls"] for w in workers) == load["latency"]["count"]
+        assert len(workers) == 2 and len({w["address"] for w in workers}) == 2
+        assert sorted(w["calls"] for w in workers) == [150, 151]
+        assert all(w["cpu_s"] > 0 and w["saturation"] >= 0 for w in workers)
+        assert (
+            level["plan"]["concurrency"] in (4, 6)
+            and load["concurrency"] == level["plan"]["concurrency"]
+        )
+
+
+def test_a_worker_killed_mid_level_is_a_level_error(tmp_path: Path) -> None:
+    """kill -9 of one LocalCluster worker during a 30 s level: exit 4 naming the
+    worker, well before the level would have ended, and no process left."""
+    out = tmp_path / "r.json"
+    run = subprocess.Popen(
+        [*GRPCBENCH, "run", "--cluster", "local:2", "-s", "grpcio-aio", "-c", "2",
+         "--duration", "30s", "--warmup", "10", "--output", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        victim = None
+        while victim is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            workers = [
+                p for p in psutil.Process(run.pid).children(recursive=True)
+                if "spawn_main" in " ".join(p.cmdline())
+            ]  # fmt: skip
+            if len(workers) == 2:
+                time.sleep(6)  # into the measured phase
+                victim = workers[0]
+        assert victim is not None, "no cluster worker process appeared"
+        killed_at = time.monotonic()
+        victim.kill()
+        _, stderr = run.communicate(timeout=60)
+        assert time.monotonic() - killed_at < 25
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 4, stderr
+    assert "cluster worker tcp://127.0.0.1:" in stderr and "Traceback" not in stderr
+    assert json.loads(out.read_text())["level_errors"]
+
+
+@pytest.mark.skipif(DASK is None, reason="the dask command-line tool is not installed")
+def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
+    scheduler_file = tmp_path / "scheduler.json"
+    processes = [
+        subprocess.Popen(
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", str(scheduler_file)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    ]  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(scheduler_file.read_text())["address"]
+        for _ in range(2):
+            processes.append(
+                subprocess.Popen(
+                    [DASK, "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
+                     "--no-dashboard"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )
+            )  # fmt: skip
+        out = tmp_path / "r.json"
+        result = grpcbench(
+            "--cluster", address, "--cluster-workers", "2", "-s", "grpclib", "-c", "4",
+            "-n", "200", "--warmup", "10", "--output", str(out),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        [level] = json.loads(out.read_text())["levels"]
+        assert level["load"]["statuses"] == {"OK": 200} and len(level["load"]["workers"]) == 2
+        # Nothing of that run is left: only the scheduler and workers the test started.
+        dask = {p.pid for p in processes}
+        for process in processes:
+            dask |= {child.pid for child in psutil.Process(process.pid).children(recursive=True)}
+        leftovers = {p.pid for p in psutil.Process().children(recursive=True)} - dask
+        assert_all_gone(leftovers)
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
