@@ -467,6 +467,13 @@ def run(
         str | None,
         typer.Option(help="Server name to expect in its certificate.", rich_help_panel=PANEL_TLS),
     ] = None,
+    client_loop: Annotated[
+        str,
+        typer.Option(
+            help="The built-in generator's event loop: uvloop (less CPU per call) or asyncio.",
+            rich_help_panel=PANEL_LOAD_MODEL,
+        ),
+    ] = defaults.CLIENT_LOOP,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -512,7 +519,8 @@ def run(
         markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
         server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,
-        max_error_rate=max_error_rate, cluster=cluster, cluster_workers=cluster_workers, bind=bind,
+        max_error_rate=max_error_rate, client_loop=client_loop, cluster=cluster,
+        cluster_workers=cluster_workers, bind=bind,
         call=CallArgs(
             call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,
             data_file=data_file, metadata=tuple(metadata or ()), metadata_file=metadata_file,

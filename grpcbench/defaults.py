@@ -26,6 +26,7 @@ CONNECTIONS = "auto"  # client connection strategy
 ARRIVALS = "uniform"  # open-loop arrival process
 MAX_IN_FLIGHT = 1000  # open loop: most calls in flight at once
 CLIENT_PROCESSES = "auto"  # built-in generator processes per level
+CLIENT_LOOP = "uvloop"  # the built-in generator's event loop (uvloop or asyncio)
 REPEAT = 1
 PORT = 0  # 0 = any free port
 START_TIMEOUT = "30s"  # a server grpcbench starts must be SERVING within this

@@ -51,6 +51,7 @@ def load_spec(
         max_level_s=settings.max_level_s,
         workload_params=dict(workload_params),
         cpus=settings.client_cpus,
+        client_loop=settings.client_loop,
         call=call.to_json() if call else None,
         security=security.to_json() if security and security.tls else None,
     )

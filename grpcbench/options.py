@@ -7,6 +7,7 @@ runner never sees raw input. Each default is declared once, in ``defaults``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -102,6 +103,7 @@ class RunArgs:
     # --call and its companions, ghz's names (see rpc.settings).
     call: CallArgs = field(default_factory=CallArgs)
     max_error_rate: float | None = None  # None: a level fails when every call failed
+    client_loop: str = defaults.CLIENT_LOOP
     cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
     cluster_workers: int | None = None
     bind: str | None = None  # --bind: where started servers listen (default 127.0.0.1)
@@ -381,7 +383,17 @@ def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
         arrivals="poisson" if args.arrivals == "poisson" else "uniform",
         max_in_flight=args.max_in_flight,
         max_level_s=parse_duration(args.max_level or defaults.MAX_LEVEL, "--max-level"),
+        client_loop=_client_loop(args.client_loop),
     )
+
+
+def _client_loop(name: str) -> str:
+    """uvloop (faster per call) where it is installed; asyncio on request or without it."""
+    if name not in ("uvloop", "asyncio"):
+        raise UsageError(f"bad --client-loop {name!r}: uvloop or asyncio")
+    if name == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        return "asyncio"
+    return name
 
 
 def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[LevelPlan, ...]:

@@ -111,6 +111,7 @@ class LoadSettings:
     max_in_flight: int = defaults.MAX_IN_FLIGHT
     max_level_s: float = parse_duration(defaults.MAX_LEVEL, "max level")
     client_cpus: tuple[int, ...] = ()
+    client_loop: str = defaults.CLIENT_LOOP  # the built-in generator's event loop
 
     def connections_for(self, plan: LevelPlan) -> int:
         """Connections a level opens: the swept count, else the strategy's pool size."""

@@ -224,6 +224,7 @@ class RecordedOptions:
                 "max_in_flight": load.max_in_flight,
                 "max_level_s": load.max_level_s,
                 "client_cpus": list(load.client_cpus),
+                "client_loop": load.client_loop,
             },
             "placement": self.placement.to_json(),
             "client_processes": self.client_processes,
@@ -254,6 +255,7 @@ class RecordedOptions:
                 max_in_flight=int(load.get("max_in_flight", LoadSettings.max_in_flight)),
                 max_level_s=float(load.get("max_level_s", LoadSettings.max_level_s)),
                 client_cpus=tuple(int(c) for c in load.get("client_cpus") or ()),
+                client_loop=str(load.get("client_loop", "asyncio")),  # before: always asyncio
             ),
             placement=Placement.from_json(data.get("placement") or {}),
             client_processes=int(data.get("client_processes", 1)),

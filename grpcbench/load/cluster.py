@@ -94,6 +94,7 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
     from distributed import Event, get_worker
 
     from grpcbench.load.engine import run_level
+    from grpcbench.servers.asyncio_loop import run
 
     spec = LoadSpec.from_json(spec_json)
     _pin_worker(spec)
@@ -105,8 +106,9 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
         if not await asyncio.to_thread(start.wait, wait_s):
             raise UsageError(f"no start signal within {wait_s:.0f}s")
 
-    result = asyncio.run(
-        run_level(spec, lambda: None, lambda done, errors: None, before_measuring=barrier)
+    result = run(
+        run_level(spec, lambda: None, lambda done, errors: None, before_measuring=barrier),
+        use_uvloop=spec.client_loop == "uvloop",
     )
     address = get_worker().address
     figures = WorkerFigures(

@@ -9,7 +9,6 @@ several generators run side by side (their results merge).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -28,14 +27,16 @@ def main() -> None:
     spec = LoadSpec.from_json(json.loads(sys.stdin.readline()))
     setup_child(spec.cpus)
     from grpcbench.load.engine import run_level
+    from grpcbench.servers.asyncio_loop import run
 
     try:
-        result = asyncio.run(
+        result = run(
             run_level(
                 spec,
                 on_measurement_start=lambda: emit("measuring"),
                 on_progress=lambda done, errors: emit("progress", done=done, errors=errors),
-            )
+            ),
+            use_uvloop=spec.client_loop == "uvloop",
         )
     except UsageError as error:
         emit("error", message=str(error))

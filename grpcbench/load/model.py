@@ -49,6 +49,7 @@ class LoadSpec:
     # This generator's place among the level's generators (request numbers stay unique).
     worker_index: int = 0
     workers: int = 1
+    client_loop: str = defaults.CLIENT_LOOP  # the generator's event loop: uvloop or asyncio
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
-def run(main: Coroutine[Any, Any, None], use_uvloop: bool) -> None:
+def run(main: Coroutine[Any, Any, T], use_uvloop: bool) -> T:
+    """Servers with ``+uvloop``, and load generators (``--client-loop``), run on uvloop."""
     if use_uvloop:
         import uvloop
 
-        uvloop.run(main)
-    else:
-        asyncio.run(main)
+        return uvloop.run(main)
+    return asyncio.run(main)
 
 
 def sigterm_event() -> asyncio.Event:
