@@ -159,3 +159,17 @@ def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def test_the_open_loop_splits_its_rate_over_the_workers(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = grpcbench(
+        "--cluster", "local:2", "-s", "grpclib", "--rate", "200", "-n", "200", "--warmup", "10",
+        "--output", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [level] = json.loads(out.read_text())["levels"]
+    load = level["load"]
+    assert load["statuses"] == {"OK": 200} and load["rate"] == pytest.approx(200)
+    assert load["schedule_lag"]["count"] == 200  # corrected per worker, merged
+    assert [w["calls"] for w in load["workers"]] == [100, 100]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -235,3 +236,56 @@ def test_checkout_pool_opens_connections_when_none_is_idle(tmp_path: Path) -> No
     # of its own (how many more open later depends on when calls give theirs back).
     busy = _peers_after("checkout:2", 4, 40, tmp_path)
     assert len(busy) >= 4 and sum(busy.values()) == 40
+
+
+def test_a_call_that_ignores_its_deadline_is_cut_by_the_phase_watchdog() -> None:
+    """No per-call timer on the hot path: a workload that never returns (ignoring
+    the deadline grpc would enforce) still ends the level, counted as DeadlineExceeded."""
+    from grpcbench.load import closed_loop
+    from grpcbench.load.closed_loop import Budget, closed_loop_phase
+    from grpcbench.load.model import LoadSpec
+    from grpcbench.load.recorders import LevelRecorders
+
+    async def hangs(timeout: float) -> None:
+        await asyncio.sleep(3600)
+
+    async def scenario() -> tuple[Budget, LevelRecorders, float]:
+        spec = LoadSpec(target="-", service="hello", concurrency=3, requests=10, timeout_s=0.1)
+        budget = Budget.for_phase(10, 0.0, max_level_s=0.3)
+        recorders = LevelRecorders()
+        started = time.monotonic()
+        await closed_loop_phase(hangs, spec, budget, recorders, None)
+        return budget, recorders, time.monotonic() - started
+
+    saved = closed_loop.WATCHDOG_GRACE_S
+    closed_loop.WATCHDOG_GRACE_S = 0.2
+    try:
+        budget, recorders, took = asyncio.run(scenario())
+    finally:
+        closed_loop.WATCHDOG_GRACE_S = saved
+    assert took < 2.0
+    assert dict(recorders.statuses) == {"DeadlineExceeded": 3}  # the 3 calls taken
+    assert budget.truncated and budget.done == 3 and budget.in_flight == 0
+
+
+def test_phase_ends_are_timers_and_counts_stay_exact() -> None:
+    from grpcbench.load.closed_loop import Budget, closed_loop_phase
+    from grpcbench.load.model import LoadSpec
+    from grpcbench.load.recorders import LevelRecorders
+
+    async def quick(timeout: float) -> None:
+        await asyncio.sleep(0.001)
+
+    async def scenario(requests: int, duration_s: float) -> tuple[Budget, LevelRecorders, float]:
+        spec = LoadSpec(target="-", service="hello", concurrency=4, requests=requests)
+        budget = Budget.for_phase(requests, duration_s, max_level_s=30.0)
+        recorders = LevelRecorders()
+        started = time.perf_counter()
+        await closed_loop_phase(quick, spec, budget, recorders, None)
+        return budget, recorders, time.perf_counter() - started
+
+    budget, recorders, _ = asyncio.run(scenario(101, 0.0))
+    assert recorders.statuses == {"OK": 101} and recorders.latency.count == 101
+    assert not budget.truncated
+    budget, recorders, took = asyncio.run(scenario(0, 0.3))
+    assert took >= 0.3 and recorders.latency.count == recorders.statuses["OK"] > 0

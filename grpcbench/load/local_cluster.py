@@ -28,6 +28,8 @@ def dask_setup(process: Any) -> None:
 def start_local_cluster(workers: int) -> Any:
     from distributed import LocalCluster
 
+    # The scheduler and nannies live in this process: their INFO lines are not ours to print.
+    logging.getLogger("distributed").setLevel(logging.ERROR)
     saved = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONSAFEPATH"] = "1"  # inherited by the processes the cluster spawns
     try:
