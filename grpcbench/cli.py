@@ -467,6 +467,14 @@ def run(
         str | None,
         typer.Option(help="Server name to expect in its certificate.", rich_help_panel=PANEL_TLS),
     ] = None,
+    sample_interval: Annotated[
+        str,
+        typer.Option(
+            help="Sample CPU % and RSS of the server, backing services and generator this often"
+            " (timelines in the JSON and charts); off for none.",
+            rich_help_panel=PANEL_OUTPUT,
+        ),
+    ] = defaults.SAMPLE_INTERVAL,
     client_loop: Annotated[
         str,
         typer.Option(
@@ -520,6 +528,7 @@ def run(
         server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,
         max_error_rate=max_error_rate, client_loop=client_loop, cluster=cluster,
+        sample_interval=sample_interval,
         cluster_workers=cluster_workers, bind=bind,
         call=CallArgs(
             call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,

@@ -22,6 +22,7 @@ from rich.markup import escape
 from grpcbench import interrupts
 from grpcbench.errors import InternalError, UsageError
 from grpcbench.options import RunArgs, build_run_options
+from grpcbench.scenario import Scenario
 
 EXIT_REGRESSION = 1  # compare --fail-on found a regression
 
@@ -65,7 +66,7 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         error = caught
     except Exception as bug:  # keep the tables and the results; the traceback goes to a file
         error = _internal_error(bug)
-    print_tables(consoles.out, runner.record.levels)
+    print_tables(consoles.out, runner.record.levels, runner.record.unavailable)
     print_summary(consoles.out, runner.record.levels)
     if runner.record.levels:
         for path in runner.exports.at_end(runner.record):
@@ -154,7 +155,7 @@ def show(results: Path, markdown: bool, consoles: Consoles) -> int:
         consoles.out.out(run_to_markdown(record), highlight=False)
         return 0
     consoles.err.print(f"{results}: {record.status}, started {record.started_at}", highlight=False)
-    print_tables(consoles.out, record.levels)
+    print_tables(consoles.out, record.levels, record.unavailable)
     print_summary(consoles.out, record.levels)
     for failure in record.level_errors:
         consoles.err.print(f"[yellow]not measured:[/] {escape(failure.describe())}")
@@ -256,4 +257,24 @@ def list_scenarios(as_json: bool, consoles: Consoles) -> int:
         consoles.out.print(
             f"[bold]{name}[/]  {chosen.description}  ({chosen.path})", highlight=False
         )
+        for variant, missing in unavailable_variants(chosen).items():
+            consoles.out.print(f"    variant {variant}: {missing}", highlight=False)
     return 0
+
+
+def unavailable_variants(scenario: Scenario) -> dict[str, str]:
+    """Variant -> "not available on KINDS: why", for variants some server kinds cannot run."""
+    from grpcbench.servers.kinds import KINDS
+    from grpcbench.services.registry import load_service
+
+    service = load_service(scenario.service)
+    if service.unavailable is None:
+        return {}
+    found = {}
+    for variant in scenario.variants:
+        params = {**scenario.workload_params, **variant.params}
+        reasons = {kind: service.unavailable(kind, params) for kind in KINDS}
+        kinds = [kind for kind, reason in reasons.items() if reason]
+        if kinds:
+            found[variant.name] = f"not available on {', '.join(kinds)} ({reasons[kinds[0]]})"
+    return found

@@ -26,6 +26,7 @@ CONNECTIONS = "auto"  # client connection strategy
 ARRIVALS = "uniform"  # open-loop arrival process
 MAX_IN_FLIGHT = 1000  # open loop: most calls in flight at once
 CLIENT_PROCESSES = "auto"  # built-in generator processes per level
+SAMPLE_INTERVAL = "100ms"  # resource timelines: CPU % and RSS sampled this often ("off": none)
 CLIENT_LOOP = "uvloop"  # the built-in generator's event loop (uvloop or asyncio)
 REPEAT = 1
 PORT = 0  # 0 = any free port

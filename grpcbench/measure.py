@@ -52,6 +52,7 @@ def load_spec(
         workload_params=dict(workload_params),
         cpus=settings.client_cpus,
         client_loop=settings.client_loop,
+        sample_interval_s=settings.sample_interval_s,
         call=call.to_json() if call else None,
         security=security.to_json() if security and security.tls else None,
     )
@@ -71,11 +72,14 @@ async def run_monitored(
     excluded) and stop when the driver returns; without a pid there is no
     server to measure (``--target`` without ``--target-pid``).
     """
-    monitor = ProcessMonitor(server_pid) if server_pid else None
+    interval = spec.sample_interval_s
+    monitor = ProcessMonitor(server_pid, sample_interval_s=interval) if server_pid else None
     others: dict[str, ProcessMonitor] = {}
     for service in backing:
         with contextlib.suppress(psutil.Error):  # gone already: the level will say so
-            others[service.name] = ProcessMonitor(service.pid, gil=service.gil)
+            others[service.name] = ProcessMonitor(
+                service.pid, gil=service.gil, sample_interval_s=interval
+            )
     measuring = False
 
     def progress(done: int, errors: int) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 
 from grpcbench.cpu_share import NeighbourMeter, run_queue_wait_s, saturation
+from grpcbench.timeline import Timeline, TimelineRecorder
 
 SAMPLE_INTERVAL_S = 0.05
 
@@ -40,9 +41,12 @@ class ProcessUsage:
     # meanwhile: the smaller is what it lost to neighbours (see cpu_share).
     run_queue_wait_s: float = 0.0
     others_cpu_s: float = 0.0
+    timeline: Timeline | None = None  # CPU % and RSS every --sample-interval
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["timeline"] = self.timeline.to_json() if self.timeline else None
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProcessUsage:
@@ -55,6 +59,7 @@ class ProcessUsage:
             cpu_cores=float(data.get("cpu_cores", 1.0)),
             run_queue_wait_s=float(data.get("run_queue_wait_s", 0.0)),
             others_cpu_s=float(data.get("others_cpu_s", 0.0)),
+            timeline=Timeline.from_json(data["timeline"]) if data.get("timeline") else None,
         )
 
     @property
@@ -99,8 +104,11 @@ def _cpu_seconds(process: psutil.Process) -> float:
 class ProcessMonitor:
     """``start()`` at measurement start, ``stop()`` at its end; covers the process tree."""
 
-    def __init__(self, pid: int, gil: bool = True) -> None:
+    def __init__(self, pid: int, gil: bool = True, sample_interval_s: float = 0.0) -> None:
+        """``sample_interval_s`` > 0: also record a timeline of CPU % and RSS."""
         self.root = psutil.Process(pid)
+        self.sample_interval_s = sample_interval_s
+        self._timeline: TimelineRecorder | None = None
         self.gil = gil  # Python: one core per process at most; else (Java) all its CPUs
         self.processes: list[psutil.Process] = [self.root]
         self._cpus: list[int] = []  # its CPU affinity, read once at start()
@@ -142,13 +150,23 @@ class ProcessMonitor:
         self._wall_start = time.perf_counter()
         self._use_hwm = all(_reset_peak_rss(process.pid) for process in self.processes)
         self._sampled_peak = self._rss()
-        if not self._use_hwm:
+        if self.sample_interval_s > 0:
+            self._timeline = TimelineRecorder(self.sample_interval_s)
+        if not self._use_hwm or self._timeline:
             self._sampler = asyncio.get_running_loop().create_task(self._sample())
 
     async def _sample(self) -> None:
+        """The sampled peak (where VmHWM cannot be reset) and the timeline."""
+        interval = self.sample_interval_s or SAMPLE_INTERVAL_S
+        last_cpu, last_wall = self._cpu_start, self._wall_start
         while True:
-            self._sampled_peak = max(self._sampled_peak, self._rss())
-            await asyncio.sleep(SAMPLE_INTERVAL_S)
+            await asyncio.sleep(interval)
+            rss = self._rss()
+            self._sampled_peak = max(self._sampled_peak, rss)
+            if self._timeline is not None:
+                cpu, wall = self._cpu(), time.perf_counter()
+                self._timeline.add(cpu - last_cpu, wall - last_wall, rss)
+                last_cpu, last_wall = cpu, wall
 
     def stop(self) -> ProcessUsage | None:
         """The level's usage; None when the server died during it (its CPU is unknown,
@@ -175,4 +193,5 @@ class ProcessMonitor:
             cpu_cores=cores,
             run_queue_wait_s=wait,
             others_cpu_s=self._neighbours.others(cores, cpu),
+            timeline=self._timeline.timeline() if self._timeline else None,
         )

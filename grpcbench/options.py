@@ -104,6 +104,7 @@ class RunArgs:
     call: CallArgs = field(default_factory=CallArgs)
     max_error_rate: float | None = None  # None: a level fails when every call failed
     client_loop: str = defaults.CLIENT_LOOP
+    sample_interval: str = defaults.SAMPLE_INTERVAL
     cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
     cluster_workers: int | None = None
     bind: str | None = None  # --bind: where started servers listen (default 127.0.0.1)
@@ -384,6 +385,11 @@ def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
         max_in_flight=args.max_in_flight,
         max_level_s=parse_duration(args.max_level or defaults.MAX_LEVEL, "--max-level"),
         client_loop=_client_loop(args.client_loop),
+        sample_interval_s=(
+            0.0
+            if args.sample_interval.strip() in ("off", "0")
+            else parse_duration(args.sample_interval, "--sample-interval")
+        ),
     )
 
 
@@ -458,7 +464,10 @@ def _check_workloads(options: RunOptions, service: ServiceDefinition) -> None:
 
 
 def choose_variants(scenario: Scenario, names: str | None) -> tuple[Variant, ...]:
+    """--variants, else the scenario's default list, else all of its variants."""
     if not names:
+        if scenario.default_variants:
+            return tuple(v for v in scenario.variants if v.name in scenario.default_variants)
         return scenario.variants
     known = {variant.name: variant for variant in scenario.variants}
     chosen = []

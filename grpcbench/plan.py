@@ -112,6 +112,8 @@ class LoadSettings:
     max_level_s: float = parse_duration(defaults.MAX_LEVEL, "max level")
     client_cpus: tuple[int, ...] = ()
     client_loop: str = defaults.CLIENT_LOOP  # the built-in generator's event loop
+    # Timelines of CPU % and RSS (server, backing services, generator); 0 = none.
+    sample_interval_s: float = parse_duration(defaults.SAMPLE_INTERVAL, "sample interval")
 
     def connections_for(self, plan: LevelPlan) -> int:
         """Connections a level opens: the swept count, else the strategy's pool size."""

@@ -225,6 +225,7 @@ class RecordedOptions:
                 "max_level_s": load.max_level_s,
                 "client_cpus": list(load.client_cpus),
                 "client_loop": load.client_loop,
+                "sample_interval_s": load.sample_interval_s,
             },
             "placement": self.placement.to_json(),
             "client_processes": self.client_processes,
@@ -256,6 +257,7 @@ class RecordedOptions:
                 max_level_s=float(load.get("max_level_s", LoadSettings.max_level_s)),
                 client_cpus=tuple(int(c) for c in load.get("client_cpus") or ()),
                 client_loop=str(load.get("client_loop", "asyncio")),  # before: always asyncio
+                sample_interval_s=float(load.get("sample_interval_s", 0.0)),
             ),
             placement=Placement.from_json(data.get("placement") or {}),
             client_processes=int(data.get("client_processes", 1)),
@@ -276,6 +278,8 @@ class RunRecord:
     error: str | None = None
     levels: list[LevelResult] = field(default_factory=list)
     level_errors: list[LevelError] = field(default_factory=list)
+    # Levels a server kind cannot run (e.g. grpclib-only cache modes): reported, not run.
+    unavailable: list[LevelError] = field(default_factory=list)
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
         self.status = status
@@ -295,6 +299,7 @@ class RunRecord:
             "options": self.options.to_json(),
             "levels": [level.to_json() for level in self.levels],
             "level_errors": [error.to_json() for error in self.level_errors],
+            "unavailable": [entry.to_json() for entry in self.unavailable],
         }
         masked: dict[str, Any] = redact_all(data)
         return masked
@@ -317,6 +322,7 @@ class RunRecord:
             error=data.get("error"),
             levels=[LevelResult.from_json(level) for level in data["levels"]],
             level_errors=[LevelError.from_json(e) for e in data.get("level_errors") or ()],
+            unavailable=[LevelError.from_json(e) for e in data.get("unavailable") or ()],
         )
 
 

@@ -142,7 +142,7 @@ class Runner:
                 async with plan.open(context) as target:
                     self.events.server_ready(target.label, target.address, target.pid)
                     await self._preflight(target, plan.server_kind is None)
-                    alive = await self._run_levels(target, batch, repeat)
+                    alive = await self._run_levels(target, batch, repeat, plan.server_kind)
                     if not alive and not self.options.server_per_level:
                         return  # its other levels were skipped
             except ServerStartError as error:
@@ -176,9 +176,13 @@ class Runner:
         await preflight(target.address, self.security, make_workload(spec), what,
                         options.load.timeout_s)  # fmt: skip
 
-    async def _run_levels(self, target: Target, levels: tuple[LevelPlan, ...], repeat: int) -> bool:
+    async def _run_levels(
+        self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None
+    ) -> bool:
         """False when the target died (its other levels are skipped)."""
         for plan in levels:
+            if self._unavailable(target, plan, kind, repeat):
+                continue
             for driver in self.drivers:
                 try:
                     level = await self._run_level(target, driver, plan, repeat)
@@ -197,6 +201,19 @@ class Runner:
                         else f"{failure}; its other levels were skipped",
                     )  # fmt: skip
                     return False
+        return True
+
+    def _unavailable(self, target: Target, plan: LevelPlan, kind: str | None, repeat: int) -> bool:
+        """A level this server kind cannot run is reported as such, never run as another."""
+        check = self.service.unavailable
+        reason = check(kind, self.options.workload_params(plan)) if check and kind else None
+        if reason is None:
+            return False
+        if repeat == 0:
+            entry = LevelError(target.label, "", plan, reason)
+            self.record.unavailable.append(entry)
+            self.export()
+            self.events.warning(entry.describe())
         return True
 
     def _level_failed(self, target: Target, driver: str, plan: LevelPlan, message: str) -> None:

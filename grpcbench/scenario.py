@@ -50,6 +50,8 @@ class Scenario:
     server_per_level: bool = False
     # A method call instead of (or besides) a Python service: [call] and [tls].
     call: CallSettings = field(default_factory=CallSettings)
+    # The variants a run without --variants runs (empty: all of them).
+    default_variants: tuple[str, ...] = ()
 
 
 TOP_LEVEL_KEYS = (
@@ -59,7 +61,9 @@ CALL_KEYS = (
     "method", "proto", "import_paths", "protoset", "data", "metadata", "stream_messages",
 )  # fmt: skip
 TLS_KEYS = ("cacert", "cert", "key", "cname", "skip_tls")
-DEFAULTS_KEYS = ("servers", "concurrency", "requests", "warmup", "timeout", "server_per_level")
+DEFAULTS_KEYS = (
+    "servers", "concurrency", "requests", "warmup", "timeout", "server_per_level", "variants",
+)  # fmt: skip
 
 
 def scenario_files() -> dict[str, Path]:
@@ -140,6 +144,7 @@ def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
         raise UsageError(
             'the scenario must name its service (service = "hello") or a [call] method'
         )
+    variants = _variants(data.get("variants", []))
     warmup = str(table.get("warmup", defaults.WARMUP))
     timeout = str(table.get("timeout", defaults.TIMEOUT))
     parse_warmup(warmup)
@@ -160,9 +165,10 @@ def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
         timeout=timeout,
         workload_params=_table(data, "workload"),
         server_params=_table(data, "server"),
-        variants=_variants(data.get("variants", [])),
+        variants=variants,
         server_per_level=_boolean(table.get("server_per_level", False), "server_per_level"),
         call=call,
+        default_variants=_default_variants(table, variants),
     )
 
 
@@ -214,6 +220,17 @@ def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
             skip_tls=_boolean(tls.get("skip_tls", False), "[tls] skip_tls"),
         ),
     )
+
+
+def _default_variants(table: dict[str, Any], variants: tuple[Variant, ...]) -> tuple[str, ...]:
+    if "variants" not in table:
+        return ()
+    chosen = _strings(table["variants"], "[defaults] variants")
+    known = {variant.name for variant in variants}
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        raise UsageError(f"[defaults] variants names unknown variant {unknown[0]!r}")
+    return chosen
 
 
 def _boolean(value: Any, where: str) -> bool:

@@ -75,7 +75,7 @@ BAD_INPUTS: list[tuple[list[str], int, str]] = [
     (["run", "--scenario", "s3-list", "--s3-endpoint", "not a url"], 2, "bad --s3-endpoint"),
     (["run", "--io-delay-ms", "500"], 2, "--io-delay-ms does not apply to scenario hello"),
     (["run", "--server-param", "users=5"], 2, "unknown server param 'users'"),
-    (["run", "--scenario", "watch", "--variants", "mono-large-objects"], 2, "unknown variant"),
+    (["run", "--scenario", "watch", "--variants", "mono-huge-objects"], 2, "unknown variant"),
     (["run", "--start-timeout", "soon"], 2, "--start-timeout"),
     (["run", "--max-level", "-1s"], 2, "--max-level"),
     (["run", "--export", "yaml=r.yaml"], 2, "bad --export"),
@@ -520,10 +520,16 @@ def test_the_leak_check_sees_orphans_whose_parent_exited_between_polls() -> None
     """The test process is a child subreaper (conftest), so an orphan is re-parented to it
     and ``no_leaked_children`` sees it, however briefly its parent lived."""
     subprocess.run(["sh", "-c", "sleep 30 & exit 0"], check=True, timeout=10)
-    orphans = [
-        p for p in psutil.Process().children()
-        if p.name() == "sleep" and p.cmdline()[-1:] == ["30"]
-    ]  # fmt: skip
+    # The orphan is ours at once, but on a busy machine it may not have exec'd
+    # sleep yet (it is still a forked sh): give it a moment to become "sleep".
+    deadline = time.monotonic() + 10
+    orphans: list[psutil.Process] = []
+    while not orphans and time.monotonic() < deadline:
+        orphans = [
+            p for p in psutil.Process().children()
+            if p.name() == "sleep" and p.cmdline()[-1:] == ["30"]
+        ]  # fmt: skip
+        time.sleep(0.05)
     assert orphans, "the orphaned sleep was not re-parented to the test process"
     for orphan in orphans:
         orphan.kill()

@@ -49,7 +49,7 @@ def test_bad_scenario_files_are_one_clear_error(tmp_path: Path, body: str, messa
         (RunArgs(scenario="s3-list", mongo_driver="mango"), "pymongo or motor"),
         (RunArgs(scenario="s3-list", io_delay_ms=-1), "bad --io-delay-ms -1"),
         (RunArgs(scenario="paginate-vs-stream", server_params=("users=0",)), "users"),
-        (RunArgs(scenario="watch", variants="mono-large-objects"), "unknown variant"),
+        (RunArgs(scenario="watch", variants="mono-huge-objects"), "unknown variant"),
     ],
 )
 def test_params_are_checked_by_the_service_that_owns_them(args: RunArgs, message: str) -> None:

@@ -45,8 +45,18 @@ def test_cache_modes_send_identical_bytes_and_every_pair_once(kind: str) -> None
                     per_call = await _raw(server.address, method, folder, watch_pb2.OBJECTS)
                     cached = await _raw(server.address, method, folder, SERIALIZED)
                     assert per_call == cached and len(cached) == messages
+                    for framed in (watch_pb2.FRAME, watch_pb2.TWO_WRITES):
+                        if kind == "grpclib":  # prepared frames: the same messages
+                            assert await _raw(server.address, method, folder, framed) == per_call
+                        else:  # C-core frames messages: refused, never something else
+                            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                                await _raw(server.address, method, folder, framed)
+                            assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            caches = ["objects", "serialized"] + (
+                ["frame", "two-writes"] if kind == "grpclib" else []
+            )
             for message in ("mono", "separated"):
-                for cache in ("objects", "serialized"):
+                for cache in caches:
                     spec = LoadSpec(
                         target=server.address, service="watch", concurrency=3, requests=6,
                         workload_params={"message": message, "folder": "small", "cache": cache},
@@ -151,3 +161,25 @@ def test_a_levels_peak_memory_is_its_own(tmp_path) -> None:  # type: ignore[no-u
     full = peak("mono-small-objects,mono-small-serialized")
     alone = peak("mono-small-serialized")
     assert abs(full - alone) / alone < 0.20, (full, alone)
+
+
+def test_grpclib_only_variants_are_reported_not_available_elsewhere(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import subprocess
+
+    from tests.conftest import GRPCBENCH
+
+    out = tmp_path / "r.json"
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "--scenario", "watch", "-s", "grpclib", "-s", "grpcio-aio",
+         "--variants", "separated-small-two-writes", "-c", "2", "-n", "4", "--warmup", "1",
+         "--server-param", "pairs=20", "--output", str(out)],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert [level["server"] for level in data["levels"]] == ["grpclib"]
+    assert data["levels"][0]["load"]["statuses"] == {"OK": 4}
+    [skipped] = data["unavailable"]
+    assert skipped["server"] == "grpcio-aio" and "grpclib" in skipped["message"]
+    assert "grpcio-aio: not available on this kind" in result.stdout

@@ -103,9 +103,12 @@ class BuiltinDriver:
         child = await start_python_module("grpcbench.load.generator")
         try:
             assert child.process.stdin and child.process.stdout
-            child.process.stdin.write((json.dumps(spec.to_json()) + "\n").encode())
-            await child.process.stdin.drain()
-            child.process.stdin.close()
+            try:
+                child.process.stdin.write((json.dumps(spec.to_json()) + "\n").encode())
+                await child.process.stdin.drain()
+                child.process.stdin.close()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # it exited before reading its spec: its exit code and stderr say why
             async for raw in child.process.stdout:
                 event = json.loads(raw)
                 if event["event"] == "result":

@@ -55,13 +55,25 @@ class Budget:
 
     def arm(self) -> None:
         """Start the phase's timers on the running loop (call once, inside it)."""
-        loop = asyncio.get_running_loop()
-        now = time.perf_counter()
         if self.ends_at is not None:
-            self._timers.append(loop.call_later(max(0.0, self.ends_at - now), self._end))
-        self._timers.append(loop.call_later(max(0.0, self.hard_end - now), self._hard_end))
-        if now >= self.hard_end:
-            self._hard_end()
+            self._at(self.ends_at, self._end)
+        self._at(self.hard_end, self._hard_end)
+
+    def _at(self, when: float, action: Callable[[], None]) -> None:
+        """Run ``action`` once ``time.perf_counter()`` reaches ``when``. Loop timers
+        may fire a little early (uvloop rounds to milliseconds): then wait again."""
+
+        def fire() -> None:
+            if time.perf_counter() < when:
+                self._at(when, action)
+            else:
+                action()
+
+        delay = when - time.perf_counter()
+        if delay <= 0:
+            action()
+            return
+        self._timers.append(asyncio.get_running_loop().call_later(delay, fire))
 
     def disarm(self) -> None:
         for timer in self._timers:

@@ -6,6 +6,7 @@ the connection strategy of the spec, and returns the measured ``LoadResult``.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import time
@@ -21,6 +22,7 @@ from grpcbench.load.recorders import LevelRecorders
 from grpcbench.services.base import CallFunction, Workload
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
+from grpcbench.timeline import TimelineRecorder
 
 
 async def _phase(
@@ -69,6 +71,8 @@ async def run_level(
         if isinstance(call, PerRequestCalls | CheckoutCalls):
             call.recording = True  # connection set-ups count from now on
         measure = LevelRecorders()
+        timeline = TimelineRecorder(spec.sample_interval_s) if spec.sample_interval_s else None
+        sampler = asyncio.create_task(_sample_self(timeline)) if timeline else None
         rss_start = current_rss_bytes()
         cpu_start = time.process_time()
         wait_start = run_queue_wait_s(os.getpid())
@@ -78,6 +82,8 @@ async def run_level(
         wall_s = time.perf_counter() - wall_start
         cpu_s = time.process_time() - cpu_start
         wait_s = max(0.0, run_queue_wait_s(os.getpid()) - wait_start)
+        if sampler:
+            sampler.cancel()
     per_request = spec.connection_mode in ("per-request", "checkout")
     return LoadResult(
         driver="builtin",
@@ -96,7 +102,18 @@ async def run_level(
         stream=measure.streams.summary(),
         client_rss_start_bytes=rss_start,
         client_peak_rss_bytes=peak_rss_bytes(),
+        client_timeline=timeline.timeline() if timeline else None,
     )
+
+
+async def _sample_self(timeline: TimelineRecorder) -> None:
+    """The generator's own CPU % and RSS, every interval, while it measures."""
+    last_cpu, last_wall = time.process_time(), time.perf_counter()
+    while True:
+        await asyncio.sleep(timeline.interval_s)
+        cpu, wall = time.process_time(), time.perf_counter()
+        timeline.add(cpu - last_cpu, wall - last_wall, current_rss_bytes())
+        last_cpu, last_wall = cpu, wall
 
 
 def current_rss_bytes() -> int:

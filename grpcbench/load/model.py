@@ -15,6 +15,7 @@ from grpcbench import defaults
 from grpcbench.cpu_share import saturation
 from grpcbench.parsing import parse_duration
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
+from grpcbench.timeline import Timeline
 
 # A generator that used this share of its CPU budget (wall time x cores it
 # could use) was the bottleneck, not the server.
@@ -50,6 +51,7 @@ class LoadSpec:
     worker_index: int = 0
     workers: int = 1
     client_loop: str = defaults.CLIENT_LOOP  # the generator's event loop: uvloop or asyncio
+    sample_interval_s: float = 0.0  # > 0: the generator records its timeline
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -149,6 +151,7 @@ class LoadResult:
     client_rss_start_bytes: int = 0
     client_peak_rss_bytes: int = 0
     workers: tuple[WorkerFigures, ...] = ()  # --cluster: every worker's own figures
+    client_timeline: Timeline | None = None  # the generator's CPU % and RSS (summed)
 
     @property
     def count(self) -> int:
@@ -215,6 +218,11 @@ class LoadResult:
             client_rss_start_bytes=self.client_rss_start_bytes + other.client_rss_start_bytes,
             client_peak_rss_bytes=self.client_peak_rss_bytes + other.client_peak_rss_bytes,
             workers=self.workers + other.workers,
+            client_timeline=(
+                self.client_timeline.plus(other.client_timeline)
+                if self.client_timeline and other.client_timeline
+                else self.client_timeline or other.client_timeline
+            ),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -224,6 +232,7 @@ class LoadResult:
             data[name] = asdict(summary) if summary is not None else None
         data["stream"] = self.stream.to_json() if self.stream else None
         data["workers"] = [asdict(worker) for worker in self.workers]
+        data["client_timeline"] = self.client_timeline.to_json() if self.client_timeline else None
         return data
 
     @classmethod
@@ -235,4 +244,6 @@ class LoadResult:
         if data.get("stream") is not None:
             data["stream"] = StreamSummary.from_json(data["stream"])
         data["workers"] = tuple(WorkerFigures(**worker) for worker in data.get("workers") or ())
+        timeline = data.get("client_timeline")
+        data["client_timeline"] = Timeline.from_json(timeline) if timeline else None
         return cls(**data)

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bgrpcbench/proto/watch.proto\x12\x05watch\"?\n\x0cWatchRequest\x12\x0e\n\x06\x66older\x18\x01 \x01(\t\x12\x1f\n\x05\x63\x61\x63he\x18\x02 \x01(\x0e\x32\x10.watch.CacheMode\"2\n\x02KV\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c\x12\x10\n\x08revision\x18\x03 \x01(\x03\"&\n\rWatchResponse\x12\x15\n\x02kv\x18\x01 \x03(\x0b\x32\t.watch.KV\"L\n\x16SeparatedWatchResponse\x12\x0c\n\x04part\x18\x01 \x01(\r\x12\r\n\x05parts\x18\x02 \x01(\r\x12\x15\n\x02kv\x18\x03 \x01(\x0b\x32\t.watch.KV*(\n\tCacheMode\x12\x0b\n\x07OBJECTS\x10\x00\x12\x0e\n\nSERIALIZED\x10\x01\x32\x8f\x01\n\x0bStreamBench\x12\x36\n\x05Watch\x12\x13.watch.WatchRequest\x1a\x14.watch.WatchResponse\"\x00\x30\x01\x12H\n\x0eWatchSeparated\x12\x13.watch.WatchRequest\x1a\x1d.watch.SeparatedWatchResponse\"\x00\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bgrpcbench/proto/watch.proto\x12\x05watch\"?\n\x0cWatchRequest\x12\x0e\n\x06\x66older\x18\x01 \x01(\t\x12\x1f\n\x05\x63\x61\x63he\x18\x02 \x01(\x0e\x32\x10.watch.CacheMode\"2\n\x02KV\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c\x12\x10\n\x08revision\x18\x03 \x01(\x03\"&\n\rWatchResponse\x12\x15\n\x02kv\x18\x01 \x03(\x0b\x32\t.watch.KV\"L\n\x16SeparatedWatchResponse\x12\x0c\n\x04part\x18\x01 \x01(\r\x12\r\n\x05parts\x18\x02 \x01(\r\x12\x15\n\x02kv\x18\x03 \x01(\x0b\x32\t.watch.KV*C\n\tCacheMode\x12\x0b\n\x07OBJECTS\x10\x00\x12\x0e\n\nSERIALIZED\x10\x01\x12\t\n\x05\x46RAME\x10\x02\x12\x0e\n\nTWO_WRITES\x10\x03\x32\x8f\x01\n\x0bStreamBench\x12\x36\n\x05Watch\x12\x13.watch.WatchRequest\x1a\x14.watch.WatchResponse\"\x00\x30\x01\x12H\n\x0eWatchSeparated\x12\x13.watch.WatchRequest\x1a\x1d.watch.SeparatedWatchResponse\"\x00\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,7 +32,7 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'grpcbench.proto.watch_pb2',
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CACHEMODE']._serialized_start=273
-  _globals['_CACHEMODE']._serialized_end=313
+  _globals['_CACHEMODE']._serialized_end=340
   _globals['_WATCHREQUEST']._serialized_start=38
   _globals['_WATCHREQUEST']._serialized_end=101
   _globals['_KV']._serialized_start=103
@@ -41,6 +41,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_WATCHRESPONSE']._serialized_end=193
   _globals['_SEPARATEDWATCHRESPONSE']._serialized_start=195
   _globals['_SEPARATEDWATCHRESPONSE']._serialized_end=271
-  _globals['_STREAMBENCH']._serialized_start=316
-  _globals['_STREAMBENCH']._serialized_end=459
+  _globals['_STREAMBENCH']._serialized_start=343
+  _globals['_STREAMBENCH']._serialized_end=486
 # @@protoc_insertion_point(module_scope)

@@ -11,8 +11,12 @@ class CacheMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     OBJECTS: _ClassVar[CacheMode]
     SERIALIZED: _ClassVar[CacheMode]
+    FRAME: _ClassVar[CacheMode]
+    TWO_WRITES: _ClassVar[CacheMode]
 OBJECTS: CacheMode
 SERIALIZED: CacheMode
+FRAME: CacheMode
+TWO_WRITES: CacheMode
 
 class WatchRequest(_message.Message):
     __slots__ = ("folder", "cache")

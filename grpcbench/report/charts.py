@@ -276,6 +276,45 @@ def _resource_chart(plt: Any, levels: list[LevelResult]) -> Chart | None:
     return _finish(plt, figure, "server-resources", "Server CPU and peak memory per level")
 
 
+def _timeline_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
+    """Seed 004's Grafana panels: CPU % and RSS over each level's measured phase, a
+    line per server (solid), its generator (dashed) and backing services (dotted)."""
+    by_level: dict[str, list[LevelResult]] = {}
+    for level in levels:
+        if level.repeat == 0 and level.server_usage and level.server_usage.timeline:
+            by_level.setdefault(f"{level.scenario} - {level.describe()}", []).append(level)
+    charts = []
+    for index, (title, group) in enumerate(by_level.items()):
+        figure, (cpu_axes, rss_axes) = plt.subplots(1, 2, figsize=(11, 4))
+        several_drivers = len({lv.driver for lv in group}) > 1
+        for number, level in enumerate(group):
+            color = f"C{number % 10}"
+            label = _series_label(level, several_drivers)
+            assert level.server_usage is not None and level.server_usage.timeline is not None
+            lines = [(f"{label} server", "-", level.server_usage.timeline)]
+            if level.load.client_timeline:
+                lines.append((f"{label} generator", "--", level.load.client_timeline))
+            for name, usage in level.backing_usage.items():
+                if usage.timeline:
+                    lines.append((f"{label} {name}", ":", usage.timeline))
+            for line_label, style, timeline in lines:
+                times = timeline.times_s
+                cpu_axes.plot(times, timeline.cpu_percent, style, color=color, label=line_label)
+                rss_axes.plot(times, [b / 2**20 for b in timeline.rss_bytes], style,
+                              color=color, label=line_label)  # fmt: skip
+        for axes, ylabel in ((cpu_axes, "CPU % (100 = one core)"), (rss_axes, "RSS (MiB)")):
+            axes.set_xlabel("seconds into the measured phase")
+            axes.set_ylabel(ylabel)
+            axes.set_xlim(left=0)
+            axes.set_ylim(bottom=0)
+            axes.grid(True, alpha=0.3)
+        _legend_outside(rss_axes)
+        charts.append(
+            _finish(plt, figure, f"timeline-{index + 1}", f"CPU and memory over time, {title}")
+        )
+    return charts
+
+
 def render_charts(record: RunRecord) -> list[Chart]:
     levels = record.levels
     if not levels:
@@ -296,6 +335,7 @@ def render_charts(record: RunRecord) -> list[Chart]:
     resources = _resource_chart(plt, levels)
     if resources:
         charts.append(resources)
+    charts += _timeline_charts(plt, levels)
     streaming = [lv for lv in levels if lv.load.stream]
     if streaming:
         charts.append(

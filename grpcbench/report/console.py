@@ -7,6 +7,7 @@ many tables as needed, each with the row names, and every header stays whole.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from rich.console import Console
@@ -16,7 +17,7 @@ from rich.table import Table
 
 from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable, build_tables
-from grpcbench.results import LevelResult
+from grpcbench.results import LevelError, LevelResult
 
 # Borders and padding: 3 characters per column plus 1 at the table's edge.
 COLUMN_OVERHEAD = 3
@@ -69,8 +70,10 @@ def split_to_fit(table: ComparisonTable, width: int) -> list[ComparisonTable]:
     return parts
 
 
-def print_tables(console: Console, levels: list[LevelResult]) -> None:
-    for whole in build_tables(levels):
+def print_tables(
+    console: Console, levels: list[LevelResult], unavailable: Sequence[LevelError] = ()
+) -> None:
+    for whole in build_tables(levels, unavailable):
         for table in split_to_fit(whole, console.width):
             console.print(
                 table.title, style="italic", soft_wrap=True, markup=False, highlight=False

@@ -77,7 +77,7 @@ def run_to_html(record: RunRecord, charts: list[Chart]) -> str:
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>"
         for k, v in facts.items()
     )
-    tables = "".join(_table_html(t) for t in build_tables(record.levels))
+    tables = "".join(_table_html(t) for t in build_tables(record.levels, record.unavailable))
     charts_html = "".join(
         f'<div class="chart" title="{html.escape(c.title)}">{_svg(c)}</div>' for c in charts
     )

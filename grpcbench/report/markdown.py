@@ -32,7 +32,7 @@ def run_to_markdown(record: RunRecord) -> str:
         "",
         "",
     ]
-    tables = [table_to_markdown(t) for t in build_tables(record.levels)]
+    tables = [table_to_markdown(t) for t in build_tables(record.levels, record.unavailable)]
     summary = summary_lines(record.levels)
     tail = ["", "#### Summary", "", *(f"- {line}" for line in summary)] if summary else []
     return "\n".join(lines) + "\n".join(tables) + "\n".join(tail) + ("\n" if tail else "")

@@ -24,7 +24,7 @@ from grpcbench.report.units import (
     format_percent,
     format_seconds,
 )
-from grpcbench.results import LevelResult
+from grpcbench.results import LevelError, LevelResult
 from grpcbench.stats.histogram import LatencySummary
 from grpcbench.verdict import Verdict, judge, note
 
@@ -379,19 +379,31 @@ def group_levels(levels: Iterable[LevelResult]) -> list[LevelGroup]:
     return found
 
 
-def build_tables(levels: Iterable[LevelResult]) -> list[ComparisonTable]:
-    """One table per level, servers (and drivers) side by side."""
+def build_tables(
+    levels: Iterable[LevelResult], unavailable: Iterable[LevelError] = ()
+) -> list[ComparisonTable]:
+    """One table per level, servers (and drivers) side by side; a server kind that
+    cannot run the level gets a note instead of a column."""
+    skipped = list(unavailable)
     tables = []
     for group in group_levels(levels):
         columns = list(group.columns)
         rows = tuple((row.name, tuple(row.cell(c) for c in columns)) for row in _rows(columns))
+        first = columns[0][0]
+        missing = [
+            f"{WARNING} {entry.server}: not available on this kind ({entry.message})."
+            for entry in skipped
+            if entry.plan is not None
+            and (entry.plan.rate, entry.plan.concurrency, entry.plan.channels, entry.plan.variant)
+            == (first.rate, first.concurrency, first.channels, first.variant)
+        ]
         tables.append(
             ComparisonTable(
                 group.scenario,
                 group.level,
                 group.labels,
                 rows,
-                tuple(_notes(columns, list(group.labels))),
+                tuple(missing + _notes(columns, list(group.labels))),
             )
         )
     return tables

@@ -142,6 +142,10 @@ class ServiceDefinition:
     # Called before each level with (server params, workload params,
     # concurrency); raises UsageError when the level cannot run (e.g. memory).
     check_level: Callable[[Mapping[str, Any], Mapping[str, Any], int], None] | None = None
+    # Called with (server kind, workload params): why a level cannot run on that
+    # kind (e.g. a feature only grpclib has), or None. Such a level is reported
+    # "not available on this kind" instead of run.
+    unavailable: Callable[[str, Mapping[str, Any]], str | None] | None = None
     # The parameters the servicers and the workload read (name -> kind, limits,
     # help): scenario files and --server-param/--workload-param are checked
     # against them. None = not declared (anything passes, for older plugins).

@@ -8,7 +8,17 @@ counters ("separated"). The request picks the server's cache mode:
 - ``OBJECTS``: key-value objects turned into messages and serialized per call;
 - ``SERIALIZED``: every response serialized once at start-up and its bytes
   sent as they are - through a pass-through serializer for grpcio and
-  grpc.aio, through a pass-through codec for grpclib.
+  grpc.aio, through a pass-through codec for grpclib;
+- ``FRAME``: the whole gRPC message (5-byte length prefix + payload) built once
+  at start-up and written as prepared bytes, one write per message;
+- ``TWO_WRITES``: the prefix and the pre-serialized payload written separately
+  (two writes per message, no concatenation copy).
+
+The last two exist only where the server writes its own frames: grpclib.
+grpcio and grpc.aio frame messages inside C-core, so on those kinds the
+variants are "not available on this kind" (``unavailable``), never replaced
+by something else under their name. The bytes on the wire (the gRPC message
+stream the client reads) are the same in every mode.
 
 Unlike etcd, a stream ends once the folder is sent, so a call has an end to
 time. The seed's headline figures are the server's CPU-seconds and peak RSS.
@@ -36,6 +46,17 @@ VALUE_SIZES = {"small": 500, "medium": 5_000, "large": 50_000}
 DEFAULT_PAIRS = 1000
 DEFAULT_FOLDERS = ("small", "medium", "large")
 SERIALIZED = watch_pb2.CacheMode.SERIALIZED
+FRAME = watch_pb2.CacheMode.FRAME
+TWO_WRITES = watch_pb2.CacheMode.TWO_WRITES
+CACHE_MODES = {
+    "objects": watch_pb2.CacheMode.OBJECTS,
+    "serialized": SERIALIZED,
+    "frame": FRAME,
+    "two-writes": TWO_WRITES,
+}
+# Cache modes that write prepared frames, and the server kinds that can.
+FRAMED_MODES = ("frame", "two-writes")
+FRAMING_KINDS = ("grpclib",)
 # A level may use at most this share of the memory available when it starts.
 MEMORY_BUDGET = 0.8
 
@@ -46,10 +67,16 @@ def folder_pairs(folder: str, pairs: int, seed: int = 0) -> list[tuple[str, byte
     return [(f"/{folder}/key-{index:05d}", rng.randbytes(size)) for index in range(pairs)]
 
 
-class FolderCache:
-    """The store: objects, plus every response pre-serialized (the two cache modes)."""
+def frame_prefix(payload: bytes) -> bytes:
+    """gRPC's length prefix: not compressed (one byte), then the length (4 bytes, big-endian)."""
+    return b"\x00" + len(payload).to_bytes(4, "big")
 
-    def __init__(self, params: Mapping[str, Any]) -> None:
+
+class FolderCache:
+    """The store: objects, every response pre-serialized, and (``frames``, for
+    grpclib) every response as a whole gRPC frame."""
+
+    def __init__(self, params: Mapping[str, Any], frames: bool = False) -> None:
         pairs = int(params.get("pairs", DEFAULT_PAIRS))
         folders = [str(f) for f in params.get("folders", DEFAULT_FOLDERS)]
         unknown = [f for f in folders if f not in VALUE_SIZES]
@@ -61,6 +88,29 @@ class FolderCache:
             name: [m.SerializeToString() for m in self.separated_messages(name)]
             for name in self.objects
         }
+        # Built once, like the seed's frame cache (memory is the price: a second copy).
+        self.mono_frames = (
+            {name: frame_prefix(payload) + payload for name, payload in self.mono.items()}
+            if frames
+            else {}
+        )
+        self.separated_frames = (
+            {
+                name: [frame_prefix(payload) + payload for payload in payloads]
+                for name, payloads in self.separated.items()
+            }
+            if frames
+            else {}
+        )
+
+    def writes(self, request: watch_pb2.WatchRequest, separated: bool) -> list[tuple[bytes, ...]]:
+        """FRAME and TWO_WRITES: per message, the bytes to write (one or two writes)."""
+        payloads = self.separated[request.folder] if separated else [self.mono[request.folder]]
+        if request.cache == FRAME:
+            if separated:
+                return [(frame,) for frame in self.separated_frames[request.folder]]
+            return [(self.mono_frames[request.folder],)]
+        return [(frame_prefix(payload), payload) for payload in payloads]
 
     def mono_message(self, folder: str) -> watch_pb2.WatchResponse:
         return watch_pb2.WatchResponse(
@@ -108,18 +158,22 @@ class GrpcioWatch:
     def __init__(self, cache: FolderCache) -> None:
         self.cache = cache
 
+    def _check(self, request: watch_pb2.WatchRequest, context: grpc.ServicerContext) -> None:
+        if request.folder not in self.cache.objects:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        if request.cache in (FRAME, TWO_WRITES):
+            context.abort(grpc.StatusCode.UNIMPLEMENTED, NOT_FRAMING)
+
     def Watch(
         self, request: watch_pb2.WatchRequest, context: grpc.ServicerContext
     ) -> Iterator[Any]:
-        if request.folder not in self.cache.objects:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        self._check(request, context)
         yield self.cache.watch(request)
 
     def WatchSeparated(
         self, request: watch_pb2.WatchRequest, context: grpc.ServicerContext
     ) -> Iterator[Any]:
-        if request.folder not in self.cache.objects:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        self._check(request, context)
         yield from self.cache.watch_separated(request)
 
 
@@ -129,16 +183,20 @@ class AioWatch:
     def __init__(self, cache: FolderCache) -> None:
         self.cache = cache
 
-    async def Watch(self, request: watch_pb2.WatchRequest, context: Any) -> AsyncIterator[Any]:
+    async def _check(self, request: watch_pb2.WatchRequest, context: Any) -> None:
         if request.folder not in self.cache.objects:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        if request.cache in (FRAME, TWO_WRITES):
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, NOT_FRAMING)
+
+    async def Watch(self, request: watch_pb2.WatchRequest, context: Any) -> AsyncIterator[Any]:
+        await self._check(request, context)
         yield self.cache.watch(request)
 
     async def WatchSeparated(
         self, request: watch_pb2.WatchRequest, context: Any
     ) -> AsyncIterator[Any]:
-        if request.folder not in self.cache.objects:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
+        await self._check(request, context)
         for message in self.cache.watch_separated(request):
             yield message
 
@@ -165,6 +223,18 @@ class PassThroughCodec(ProtoCodec):
         return super().encode(message, message_type)
 
 
+NOT_FRAMING = "not available on this kind: C-core writes the frames (grpclib only)"
+NEEDS_FRAMING = "needs a server that writes its own frames (grpclib); C-core frames messages itself"
+
+
+def unavailable(kind: str, workload_params: Mapping[str, Any]) -> str | None:
+    """Why a level cannot run on a server kind (the framed cache modes need grpclib)."""
+    cache = str(workload_params.get("cache", "objects"))
+    if cache in FRAMED_MODES and kind not in FRAMING_KINDS:
+        return f"cache {cache} {NEEDS_FRAMING}"
+    return None
+
+
 class GrpclibWatch(watch_grpc.StreamBenchBase):
     def __init__(self, cache: FolderCache) -> None:
         self.cache = cache
@@ -178,12 +248,35 @@ class GrpclibWatch(watch_grpc.StreamBenchBase):
 
     async def Watch(self, stream: Stream[watch_pb2.WatchRequest, Any]) -> None:
         request = await self._request(stream)
+        if request.cache in (FRAME, TWO_WRITES):
+            await send_prepared(stream, self.cache.writes(request, separated=False))
+            return
         await stream.send_message(self.cache.watch(request))
 
     async def WatchSeparated(self, stream: Stream[watch_pb2.WatchRequest, Any]) -> None:
         request = await self._request(stream)
+        if request.cache in (FRAME, TWO_WRITES):
+            await send_prepared(stream, self.cache.writes(request, separated=True))
+            return
         for message in self.cache.watch_separated(request):
             await stream.send_message(message)
+
+
+async def send_prepared(stream: Stream[Any, Any], messages: list[tuple[bytes, ...]]) -> None:
+    """Write prepared gRPC frames (each message in one or two writes) on a grpclib stream.
+
+    What ``Stream.send_message`` does after encoding, without encoding: grpclib's
+    own ``send_message`` builds ``prefix + payload`` per call
+    (grpclib/stream.py), so this is where the seed's frame cache plugs in. It
+    uses grpclib internals (``_stream``, its counters); tests pin the bytes."""
+    if not stream._send_initial_metadata_done:
+        await stream.send_initial_metadata()
+    h2_stream = stream._stream
+    for writes in messages:
+        for data in writes:
+            await h2_stream.send_data(data)
+        stream._messages_sent += 1
+    stream._send_message_done = True
 
 
 # --- client ------------------------------------------------------------------------------
@@ -195,11 +288,10 @@ class WatchWorkload:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.separated = str(params.get("message", "mono")) == "separated"
         cache = str(params.get("cache", "objects"))
-        if cache not in ("objects", "serialized"):
-            raise ValueError(f"unknown cache {cache!r} (objects or serialized)")
+        if cache not in CACHE_MODES:
+            raise ValueError(f"unknown cache {cache!r} ({', '.join(CACHE_MODES)})")
         self.request = watch_pb2.WatchRequest(
-            folder=str(params.get("folder", "small")),
-            cache=SERIALIZED if cache == "serialized" else watch_pb2.CacheMode.OBJECTS,
+            folder=str(params.get("folder", "small")), cache=CACHE_MODES[cache]
         )
 
     def bind(self, channel: grpc.aio.Channel) -> Any:
@@ -233,7 +325,7 @@ class WatchWorkload:
 def ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     request = WatchWorkload(params)
     method = "WatchSeparated" if request.separated else "Watch"
-    cache = "SERIALIZED" if request.request.cache == SERIALIZED else "OBJECTS"
+    cache = watch_pb2.CacheMode.Name(request.request.cache)
     return f"watch.StreamBench.{method}", {"folder": request.request.folder, "cache": cache}
 
 
@@ -272,11 +364,12 @@ SERVICE = ServiceDefinition(
     register_aio=lambda server, params: server.add_generic_rpc_handlers(
         (_generic_handler(AioWatch(FolderCache(params))),)
     ),
-    grpclib_handlers=lambda params: [GrpclibWatch(FolderCache(params))],
+    grpclib_handlers=lambda params: [GrpclibWatch(FolderCache(params, frames=True))],
     grpclib_codec=PassThroughCodec,
     workload=WatchWorkload,
     ghz_request=ghz_request,
     check_level=check_level,
+    unavailable=unavailable,
     server_params={
         "pairs": Param(int, "key-value pairs per folder", minimum=1),
         "folders": Param(list, "folders to build (small, medium, large)"),
@@ -284,6 +377,11 @@ SERVICE = ServiceDefinition(
     workload_params={
         "message": Param(str, "one big message or one per pair", ("mono", "separated")),
         "folder": Param(str, "the folder to watch", ("small", "medium", "large")),
-        "cache": Param(str, "per-call objects or pre-serialized", ("objects", "serialized")),
+        "cache": Param(
+            str,
+            "per-call objects, pre-serialized, whole frames or prefix and payload in two writes"
+            " (frame and two-writes: grpclib only)",
+            tuple(CACHE_MODES),
+        ),
     },
 )
