@@ -22,7 +22,7 @@ from typing import Any
 import psutil
 
 from grpcbench.cpu_share import NeighbourMeter, run_queue_wait_s, saturation
-from grpcbench.timeline import Timeline, TimelineRecorder
+from grpcbench.timeline import Timeline, TimelineRecorder, sample
 
 SAMPLE_INTERVAL_S = 0.05
 
@@ -155,18 +155,18 @@ class ProcessMonitor:
         if not self._use_hwm or self._timeline:
             self._sampler = asyncio.get_running_loop().create_task(self._sample())
 
+    def _peak_tracked_rss(self) -> int:
+        rss = self._rss()
+        self._sampled_peak = max(self._sampled_peak, rss)
+        return rss
+
     async def _sample(self) -> None:
-        """The sampled peak (where VmHWM cannot be reset) and the timeline."""
-        interval = self.sample_interval_s or SAMPLE_INTERVAL_S
-        last_cpu, last_wall = self._cpu_start, self._wall_start
+        """The timeline, and the sampled peak where VmHWM cannot be reset."""
+        if self._timeline is not None:
+            await sample(self._timeline, self._cpu, self._peak_tracked_rss)
         while True:
-            await asyncio.sleep(interval)
-            rss = self._rss()
-            self._sampled_peak = max(self._sampled_peak, rss)
-            if self._timeline is not None:
-                cpu, wall = self._cpu(), time.perf_counter()
-                self._timeline.add(cpu - last_cpu, wall - last_wall, rss)
-                last_cpu, last_wall = cpu, wall
+            self._peak_tracked_rss()
+            await asyncio.sleep(SAMPLE_INTERVAL_S)
 
     def stop(self) -> ProcessUsage | None:
         """The level's usage; None when the server died during it (its CPU is unknown,

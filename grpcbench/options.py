@@ -293,7 +293,7 @@ def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
     if started and options.security.tls:
         raise UsageError(
             "the TLS options (--cacert, --cert, --key, --cname, --skipTLS) are for --target:"
-            " the servers grpcbench starts speak plaintext on 127.0.0.1"
+            " the servers grpcbench starts speak plaintext"
         )
     if started and not service.name:
         raise UsageError(

@@ -54,7 +54,7 @@ class Runner:
             for driver in self.drivers:
                 close_driver(driver)
             raise
-        # Per target (see _preflight): the TLS material read, the --call resolved.
+        # Per target (see _preflight): how it is reached, and the --call resolved for it.
         self.security: ChannelSecurity = options.security
         self.method_call: MethodCall | None = None
 
@@ -153,12 +153,12 @@ class Runner:
                 return
 
     async def _preflight(self, target: Target, external: bool) -> None:
-        """TLS material and the --call's schema for this target, then one real call
+        """The target's TLS settings and the --call's schema for it, then one real call
         when grpcbench does not know the server's code (a --call, or an external
         target): a wrong method, missing credentials or a TLS mismatch stops the
         run here with one line (PreflightError), instead of measuring failures."""
         options = self.options
-        self.security = await asyncio.to_thread(options.security.resolve, target.address)
+        self.security = target.security
         if options.call is not None:
             planned = options.call
             self.method_call = await asyncio.to_thread(

@@ -10,6 +10,9 @@ doubles, so an hour-long level costs as much as a short one.
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,16 +33,13 @@ class Timeline:
     def plus(self, other: Timeline) -> Timeline:
         """Two processes side by side (generator processes): summed sample by sample,
         over the samples both have, at the coarser of the two intervals."""
-        if other.interval_s != self.interval_s:
-            coarse, fine = (self, other) if self.interval_s > other.interval_s else (other, self)
-            while fine.interval_s < coarse.interval_s and len(fine.cpu_percent) > 1:
-                fine = _halved(fine)
-            self, other = coarse, fine
-        count = min(len(self.cpu_percent), len(other.cpu_percent))
+        coarse, fine = (self, other) if self.interval_s >= other.interval_s else (other, self)
+        while fine.interval_s < coarse.interval_s and len(fine.cpu_percent) > 1:
+            fine = _halved(fine)
         return Timeline(
-            self.interval_s,
-            tuple(a + b for a, b in zip(self.cpu_percent[:count], other.cpu_percent, strict=False)),
-            tuple(a + b for a, b in zip(self.rss_bytes[:count], other.rss_bytes, strict=False)),
+            coarse.interval_s,
+            tuple(a + b for a, b in zip(coarse.cpu_percent, fine.cpu_percent, strict=False)),
+            tuple(a + b for a, b in zip(coarse.rss_bytes, fine.rss_bytes, strict=False)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -99,3 +99,17 @@ class TimelineRecorder:
 
     def timeline(self) -> Timeline:
         return Timeline(self.interval_s * self._ticks_per_sample, tuple(self.cpu), tuple(self.rss))
+
+
+async def sample(
+    timeline: TimelineRecorder, cpu_s: Callable[[], float], rss_bytes: Callable[[], int]
+) -> None:
+    """Every interval until cancelled: the CPU used since the last tick (``cpu_s`` is
+    cumulative seconds) and the RSS now. The monitor samples the server and backing
+    services with it, the generator samples itself."""
+    last_cpu, last_wall = cpu_s(), time.perf_counter()
+    while True:
+        await asyncio.sleep(timeline.interval_s)
+        cpu, wall = cpu_s(), time.perf_counter()
+        timeline.add(cpu - last_cpu, wall - last_wall, rss_bytes())
+        last_cpu, last_wall = cpu, wall

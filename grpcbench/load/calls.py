@@ -178,7 +178,7 @@ async def call_source(
     spec: LoadSpec, workload: Workload, connect: LatencyRecorder
 ) -> AsyncIterator[CallFunction]:
     """The callable every user of a level calls, per the connection strategy."""
-    security = ChannelSecurity.from_json(spec.security) if spec.security else PLAINTEXT
+    security = ChannelSecurity.from_json(spec.security)
     if spec.connection_mode == "per-request":
         yield PerRequestCalls(spec.target, workload, connect, security)
         return

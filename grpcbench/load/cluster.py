@@ -23,6 +23,7 @@ import contextlib
 import os
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from functools import reduce
 from typing import Any
@@ -194,12 +195,9 @@ class ClusterDriver:
             )
             for i, (part, address) in enumerate(zip(parts, addresses, strict=True))
         ]  # fmt: skip
+        ready = [Event(f"{run_id}-ready-{i}", self.client) for i in range(len(parts))]
         try:
-            await self._wait(
-                futures, addresses, limit_s,
-                lambda: all(Event(f"{run_id}-ready-{i}", self.client).is_set()
-                            for i in range(len(parts))),
-            )  # fmt: skip
+            await self._wait(futures, addresses, limit_s, lambda: all(e.is_set() for e in ready))
             await asyncio.to_thread(Event(f"{run_id}-start", self.client).set)
             neighbours.start()
             progress(MEASUREMENT_STARTED, 0)
@@ -216,16 +214,22 @@ class ClusterDriver:
         progress(merged.count, merged.count - merged.ok)
         return merged
 
+    def _poll(self, done: Callable[[], bool]) -> tuple[bool, set[str]]:
+        """Blocking calls to the scheduler, run in a thread: ``done()`` and the live workers."""
+        return done(), set(self.client.scheduler_info()["workers"])
+
     async def _wait(self, futures: list[Any], addresses: list[str], limit_s: float,
-                    done: Any) -> None:  # fmt: skip
+                    done: Callable[[], bool]) -> None:  # fmt: skip
         """Until ``done()``; a failed or vanished worker, or the time limit, is a level error."""
         deadline = time.monotonic() + limit_s
-        while not await asyncio.to_thread(done):
+        while True:
+            finished, alive = await asyncio.to_thread(self._poll, done)
+            if finished:
+                return
             for future, address in zip(futures, addresses, strict=True):
                 if future.status == "error":
                     error = future.exception()
                     raise DriverError(f"cluster worker {address} failed: {error}")
-            alive = set(self.client.scheduler_info()["workers"])
             gone = [address for address in addresses if address not in alive]
             if gone:
                 raise DriverError(f"cluster worker {', '.join(gone)} left during the level")

@@ -22,7 +22,7 @@ from grpcbench.load.recorders import LevelRecorders
 from grpcbench.services.base import CallFunction, Workload
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
-from grpcbench.timeline import TimelineRecorder
+from grpcbench.timeline import TimelineRecorder, sample
 
 
 async def _phase(
@@ -72,7 +72,11 @@ async def run_level(
             call.recording = True  # connection set-ups count from now on
         measure = LevelRecorders()
         timeline = TimelineRecorder(spec.sample_interval_s) if spec.sample_interval_s else None
-        sampler = asyncio.create_task(_sample_self(timeline)) if timeline else None
+        sampler = (
+            asyncio.create_task(sample(timeline, time.process_time, current_rss_bytes))
+            if timeline
+            else None
+        )
         rss_start = current_rss_bytes()
         cpu_start = time.process_time()
         wait_start = run_queue_wait_s(os.getpid())
@@ -104,16 +108,6 @@ async def run_level(
         client_peak_rss_bytes=peak_rss_bytes(),
         client_timeline=timeline.timeline() if timeline else None,
     )
-
-
-async def _sample_self(timeline: TimelineRecorder) -> None:
-    """The generator's own CPU % and RSS, every interval, while it measures."""
-    last_cpu, last_wall = time.process_time(), time.perf_counter()
-    while True:
-        await asyncio.sleep(timeline.interval_s)
-        cpu, wall = time.process_time(), time.perf_counter()
-        timeline.add(cpu - last_cpu, wall - last_wall, current_rss_bytes())
-        last_cpu, last_wall = cpu, wall
 
 
 def current_rss_bytes() -> int:

@@ -33,7 +33,7 @@ from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressC
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.resources import protos_dir
 from grpcbench.rpc.call import MethodCall
-from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
+from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 from grpcbench.subprocs import start_child
@@ -102,7 +102,7 @@ def _method_call(spec: LoadSpec, workdir: Path) -> list[str]:
     ]
     if call.stream_messages:
         argv.append(f"--stream-call-count={call.stream_messages}")
-    security = ChannelSecurity.from_json(spec.security) if spec.security else PLAINTEXT
+    security = ChannelSecurity.from_json(spec.security)
     if not security.tls:
         return [*argv, "--insecure"]
     for option, value in (

@@ -8,8 +8,9 @@ merges exactly with results of other processes running the same spec.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from grpcbench import defaults
 from grpcbench.cpu_share import saturation
@@ -107,9 +108,14 @@ class StreamSummary:
         return cls(**{**data, "first_message": LatencySummary.from_json(data["first_message"])})
 
 
-def _merge_optional(a: LatencySummary | None, b: LatencySummary | None) -> LatencySummary | None:
-    parts = [s for s in (a, b) if s is not None]
-    return merge_summaries(parts) if parts else None
+T = TypeVar("T")
+
+
+def _merge_optional(a: T | None, b: T | None, merge: Callable[[T, T], T]) -> T | None:
+    """Figures only some processes have: merged where both do, else whichever exists."""
+    if a is None or b is None:
+        return a if b is None else b
+    return merge(a, b)
 
 
 _SUMMARY_FIELDS = ("latency", "connect_latency", "service_latency", "schedule_lag")
@@ -206,22 +212,22 @@ class LoadResult:
             cpu_cores=self.cpu_cores + other.cpu_cores,
             truncated=self.truncated or other.truncated,
             latency_note="; ".join(n for n in (self.latency_note, other.latency_note) if n),
-            connect_latency=_merge_optional(self.connect_latency, other.connect_latency),
-            rate=self.rate + other.rate,
-            service_latency=_merge_optional(self.service_latency, other.service_latency),
-            schedule_lag=_merge_optional(self.schedule_lag, other.schedule_lag),
-            stream=(
-                self.stream.merge(other.stream)
-                if self.stream and other.stream
-                else self.stream or other.stream
+            connect_latency=_merge_optional(
+                self.connect_latency, other.connect_latency, LatencySummary.merge
             ),
+            rate=self.rate + other.rate,
+            service_latency=_merge_optional(
+                self.service_latency, other.service_latency, LatencySummary.merge
+            ),
+            schedule_lag=_merge_optional(
+                self.schedule_lag, other.schedule_lag, LatencySummary.merge
+            ),
+            stream=_merge_optional(self.stream, other.stream, StreamSummary.merge),
             client_rss_start_bytes=self.client_rss_start_bytes + other.client_rss_start_bytes,
             client_peak_rss_bytes=self.client_peak_rss_bytes + other.client_peak_rss_bytes,
             workers=self.workers + other.workers,
-            client_timeline=(
-                self.client_timeline.plus(other.client_timeline)
-                if self.client_timeline and other.client_timeline
-                else self.client_timeline or other.client_timeline
+            client_timeline=_merge_optional(
+                self.client_timeline, other.client_timeline, Timeline.plus
             ),
         )
 

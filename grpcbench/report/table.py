@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from grpcbench.load.catalogue import DRIVERS
 from grpcbench.load.model import StreamSummary
 from grpcbench.monitor import ProcessUsage
+from grpcbench.plan import LevelPlan
 from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
 from grpcbench.report.figures import mean as _mean
 from grpcbench.report.units import (
@@ -348,9 +349,14 @@ def _driver_comparisons(columns: list[Column]) -> list[str]:
 LevelKey = tuple[str, float, int, int, str]
 
 
+def plan_key(plan: LevelPlan) -> tuple[float, int, int, str]:
+    """What makes two plans the same level: rate, concurrency, channels, variant."""
+    return (plan.rate, plan.concurrency, plan.channels, plan.variant)
+
+
 def level_key(level: LevelResult) -> LevelKey:
-    """Levels with the same key share a table: scenario, rate, concurrency, channels, variant."""
-    return (level.scenario, level.rate, level.concurrency, level.channels, level.variant)
+    """Levels with the same key share a table: their scenario and their plan's key."""
+    return (level.scenario, *plan_key(level.plan))
 
 
 @dataclass(frozen=True)
@@ -389,13 +395,11 @@ def build_tables(
     for group in group_levels(levels):
         columns = list(group.columns)
         rows = tuple((row.name, tuple(row.cell(c) for c in columns)) for row in _rows(columns))
-        first = columns[0][0]
+        key = plan_key(columns[0][0].plan)
         missing = [
             f"{WARNING} {entry.server}: not available on this kind ({entry.message})."
             for entry in skipped
-            if entry.plan is not None
-            and (entry.plan.rate, entry.plan.concurrency, entry.plan.channels, entry.plan.variant)
-            == (first.rate, first.concurrency, first.channels, first.variant)
+            if entry.plan is not None and plan_key(entry.plan) == key
         ]
         tables.append(
             ComparisonTable(

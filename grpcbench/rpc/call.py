@@ -41,24 +41,20 @@ class MethodCall:
     def build(
         cls, schema: MethodSchema, data: str, metadata: str, stream_messages: int = 0
     ) -> MethodCall:
-        return cls(
+        call = cls(
             schema.call,
             base64.b64encode(schema.descriptor_set).decode(),
             data,
             metadata,
             stream_messages,
         )
+        # The schema at hand, so ``call.schema`` does not decode and build it again.
+        call.__dict__["schema"] = schema
+        return call
 
     @cached_property
     def schema(self) -> MethodSchema:
         return MethodSchema(self.call, base64.b64decode(self.descriptor_set_b64))
-
-    def metadata_keys(self) -> tuple[str, ...]:
-        """What may be shown of the metadata: its keys, never its values."""
-        try:
-            return tuple(json.loads(self.metadata))
-        except (ValueError, TypeError):
-            return ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -34,11 +34,21 @@ class PlannedCall:
     stream_messages: int
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
-        """The call, its schema from reflection if need be, its first request built."""
+        """The call for this target: its schema from reflection if need be."""
         descriptor_set = self.descriptor_set
         if descriptor_set is None:
             descriptor_set = reflect(address, security, self.method.partition("/")[0])
+        return self.checked(descriptor_set)
+
+    def checked(self, descriptor_set: bytes) -> MethodCall:
+        """The call against this schema: the method exists (else the known ones are
+        listed), --stream-messages fits its kind, and its first request is built."""
         schema = MethodSchema(self.method, descriptor_set)
+        if self.stream_messages and not schema.method.client_streaming:
+            raise UsageError(
+                f"--stream-messages: {self.method} is {schema.kind}; only client and bidi"
+                " streams send several messages"
+            )
         call = MethodCall.build(schema, self.data, self.metadata, self.stream_messages)
         CallMessages(call).check()
         return call
@@ -76,14 +86,6 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         method, source, descriptor_set, settings.data or "{}", settings.metadata or "{}",
         stream_messages,
     )  # fmt: skip
-    if descriptor_set is not None:
-        schema = MethodSchema(method, descriptor_set)
-        schema.method  # noqa: B018 - an unknown method fails here, listing the known ones
-        if stream_messages and not schema.method.client_streaming:
-            raise UsageError(
-                f"--stream-messages: {method} is {schema.kind}; only client and bidi"
-                " streams send several messages"
-            )
-        call = MethodCall.build(schema, planned.data, planned.metadata, stream_messages)
-        CallMessages(call).check()
+    if descriptor_set is not None:  # else checked when reflection gives the schema
+        planned.checked(descriptor_set)
     return planned

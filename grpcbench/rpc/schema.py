@@ -10,6 +10,7 @@ descriptor database. No home-made parser.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,8 +86,6 @@ def compile_proto(proto: str, import_paths: Sequence[str] = ()) -> bytes:
 
 def _capture_stderr(run: Any) -> str:
     """protoc writes its errors to file descriptor 2; keep them for the one-line message."""
-    import os
-
     with tempfile.TemporaryFile() as captured:
         saved = os.dup(2)
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grpcbench.errors import UsageError
+from grpcbench.parsing import parse_host_port
 
 if TYPE_CHECKING:  # grpc is imported where channels are made: scenario files read this
     import grpc
@@ -120,8 +121,9 @@ class ChannelSecurity:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ChannelSecurity:
-        return cls(**data)
+    def from_json(cls, data: dict[str, Any] | None) -> ChannelSecurity:
+        """From a ``LoadSpec``'s ``security``; None (the spec's default) is plaintext."""
+        return cls(**data) if data else PLAINTEXT
 
 
 PLAINTEXT = ChannelSecurity()
@@ -134,11 +136,6 @@ def _read(path: str | None, option: str) -> str | None:
         return Path(path).read_text()
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"cannot read {option} {path}: {error}") from None
-
-
-def _split_address(address: str) -> tuple[str, int]:
-    host, _, port = address.rpartition(":")
-    return host.strip("[]"), int(port)
 
 
 def _tls_context(root_pem: str | None = None) -> ssl.SSLContext:
@@ -157,7 +154,7 @@ def _tls_context(root_pem: str | None = None) -> ssl.SSLContext:
 
 
 def _handshake(address: str, context: ssl.SSLContext) -> ssl.SSLSocket:
-    host, port = _split_address(address)
+    host, port = parse_host_port(address)
     raw = socket.create_connection((host, port), PROBE_TIMEOUT_S)
     try:
         return context.wrap_socket(raw, server_hostname=host)

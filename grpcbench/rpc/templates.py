@@ -37,10 +37,6 @@ SUPPORTED = (
 _LETTERS = string.ascii_letters + string.digits
 
 
-def has_templates(text: str) -> bool:
-    return "{{" in text
-
-
 @dataclass(frozen=True)
 class MethodNames:
     """The fields of the template data that name the method (fixed for a run)."""

@@ -43,6 +43,12 @@ class Target(Protocol):
         """The process whose CPU and memory are measured; None = not measured."""
         ...
 
+    @property
+    def security(self) -> ChannelSecurity:
+        """How clients reach it: TLS material read (and --skipTLS's certificate
+        fetched) once, when the target opened; plaintext for the servers grpcbench starts."""
+        ...
+
     def failure(self) -> str | None:
         """Why the target can no longer be measured (it died), else None."""
         ...

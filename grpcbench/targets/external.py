@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.servers.launcher import check_reachable
 from grpcbench.targets.base import Target, TargetContext
 
@@ -18,6 +19,7 @@ class ExternalTarget:
     label: str
     address: str
     pid: int | None
+    security: ChannelSecurity = PLAINTEXT  # read and resolved once, when it opened
 
     def failure(self) -> str | None:
         """Only a watched process can be seen to die; calls failing say the rest."""
@@ -48,4 +50,4 @@ class ExternalTargetPlan:
         # The TLS files read (and --skipTLS's certificate fetched) for this address.
         security = await asyncio.to_thread(context.security.resolve, self.address)
         await check_reachable(self.address, security)
-        yield ExternalTarget(self.address, self.address, self.pid)
+        yield ExternalTarget(self.address, self.address, self.pid, security)

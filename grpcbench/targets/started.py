@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import ServerSpec
 from grpcbench.services.registry import load_service
@@ -27,6 +28,10 @@ class StartedServer:
     @property
     def pid(self) -> int | None:
         return self.server.pid
+
+    @property
+    def security(self) -> ChannelSecurity:
+        return PLAINTEXT  # the servers grpcbench starts speak plaintext (options check it)
 
     def failure(self) -> str | None:
         code = self.server.child.process.returncode
