@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -29,6 +28,7 @@ from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.results import LevelResult
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
+from grpcbench.subprocs import start_child
 from grpcbench.targets.started import StartedServer
 
 BARE_LOOP = Path(__file__).with_name("bare_loop.py")
@@ -53,14 +53,16 @@ async def _driver_level(name: str, server: RunningServer, args: argparse.Namespa
 
 async def _bare_loop(server: RunningServer, args: argparse.Namespace) -> float:
     cpus = default_placement().client_cpus
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-P", str(BARE_LOOP), server.address,
-        f"--concurrency={args.concurrency}", f"--requests={args.requests}",
-        f"--warmup={args.requests // 10}",
-        stdout=asyncio.subprocess.PIPE,
-        preexec_fn=(lambda: os.sched_setaffinity(0, set(cpus))) if cpus else None,
+    child = await start_child(
+        [sys.executable, "-P", str(BARE_LOOP), server.address,
+         f"--concurrency={args.concurrency}", f"--requests={args.requests}",
+         f"--warmup={args.requests // 10}"],
+        cpus,
     )  # fmt: skip
-    stdout, _ = await process.communicate()
+    try:
+        stdout, _ = await child.process.communicate()
+    finally:
+        await child.stop()
     return float(json.loads(stdout)["rps"])
 
 

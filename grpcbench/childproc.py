@@ -42,8 +42,8 @@ def parse_ready_line(line: bytes) -> int | None:
 
 
 def set_parent_death_signal() -> bool:
-    """Ask Linux to send us SIGTERM when our parent dies; also usable as a
-    ``preexec_fn`` for programs that are not ours (java). False elsewhere."""
+    """Ask Linux to send us SIGTERM when our parent dies (kept across ``exec``,
+    which is how programs that are not ours get it: ``childexec``). False elsewhere."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -54,7 +54,8 @@ def set_parent_death_signal() -> bool:
     return True
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
+    """The parent-death signal, and exit now if the parent already died."""
     if not set_parent_death_signal():
         return
     # The parent may have died between fork and prctl: then we were re-parented.
@@ -64,7 +65,7 @@ def _die_with_parent() -> None:
 
 
 def setup_child(cpus: Sequence[int] | None) -> None:
-    _die_with_parent()
+    die_with_parent()
     # Users' modules (``--service mymodule:SERVICE`` from the current directory):
     # appended to sys.path, after every installed package (see services.registry).
     for directory in os.environ.get(USER_PATH_ENV, "").split(os.pathsep):

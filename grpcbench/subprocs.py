@@ -7,15 +7,19 @@ the end of ``ready_process``); with PR_SET_PDEATHSIG in the child this is what
 guarantees no child outlives a run, a failed run or Ctrl-C. Children that
 serve something announce their port with one ``READY {"port": N}`` line
 (``childproc.announce_ready``). Python children start with ``-P``, so a file
-in the current directory named like a dependency cannot shadow it.
+in the current directory named like a dependency cannot shadow it. Our own
+Python modules set themselves up as they start (``childproc.setup_child``);
+every other program starts behind ``childexec``, which does it for them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +29,8 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 from grpcbench import preparation
-from grpcbench.childproc import child_environment, parse_ready_line, set_parent_death_signal
+from grpcbench.childexec import launcher_argv
+from grpcbench.childproc import child_environment, parse_ready_line
 from grpcbench.errors import UsageError
 from grpcbench.preparation import checkpoint, tracked
 
@@ -87,19 +92,29 @@ class Child:
 
 
 async def start_python_module(module: str, args: Sequence[str] = ()) -> Child:
-    return await start_child(python_argv(module, args))
-
-
-def _prepare_child(cpus: Sequence[int]) -> None:
-    """Runs in the child before exec: die with us, and take the given CPUs (for
-    programs that are not ours, such as ghz and java, which cannot do it themselves)."""
-    set_parent_death_signal()
-    if cpus:
-        os.sched_setaffinity(0, set(cpus))
+    """One of our own Python modules: it sets itself up (``childproc.setup_child``)."""
+    return await _start(python_argv(module, args))
 
 
 async def start_child(argv: Sequence[str], cpus: Sequence[int] = ()) -> Child:
-    """Start ``argv``; with ``cpus``, pinned before exec (every thread inherits it)."""
+    """A program that is not ours (ghz, a Go server); with ``cpus``, pinned before
+    it starts (every thread inherits it)."""
+    return await _start(tethered_argv(argv, cpus))
+
+
+def tethered_argv(argv: Sequence[str], cpus: Sequence[int] = ()) -> list[str]:
+    """``argv`` behind ``childexec``, which ties it to our life and pins it.
+
+    Never a ``preexec_fn``: it makes Python fork a process that may run gRPC,
+    which can crash the child (see ``childexec``). The program is looked up
+    here so that a missing one is still a FileNotFoundError in the caller."""
+    program = shutil.which(argv[0])
+    if program is None:
+        raise FileNotFoundError(errno.ENOENT, "no such program", argv[0])
+    return launcher_argv([program, *argv[1:]], tuple(cpus))
+
+
+async def _start(argv: Sequence[str]) -> Child:
     stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - owned by Child
     process = await asyncio.create_subprocess_exec(
         *argv,
@@ -108,16 +123,13 @@ async def start_child(argv: Sequence[str], cpus: Sequence[int] = ()) -> Child:
         stderr=stderr_file,
         env=child_environment(),
         cwd=os.getcwd(),
-        preexec_fn=lambda: _prepare_child(cpus),
     )
     return Child(process, stderr_file)
 
 
 def _popen(argv: Sequence[str], cpus: Sequence[int], **streams: Any) -> subprocess.Popen[bytes]:
     """A synchronous child with our environment, pinned and tied to our life."""
-    return subprocess.Popen(
-        list(argv), env=child_environment(), preexec_fn=lambda: _prepare_child(cpus), **streams
-    )
+    return subprocess.Popen(tethered_argv(argv, cpus), env=child_environment(), **streams)
 
 
 @contextlib.contextmanager
