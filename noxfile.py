@@ -87,6 +87,31 @@ def cluster(session: nox.Session) -> None:
 
 
 @nox.session
+def seed002(session: nox.Session) -> None:
+    """Seed 002's Unavailable errors: today's grpclib and h2, today's grpclib on h2 3.2, 2020's."""
+    session.install(".[io]")
+    ghz_2020 = Path(session.create_tmp()) / "ghz"
+    # ghz of the seed's era (grpc-go 1.24), built here, never at install.
+    session.run("go", "install", "github.com/bojand/ghz/cmd/ghz@v0.52.0", external=True,
+                env={"GOBIN": str(ghz_2020.parent), "GOTOOLCHAIN": "local"})  # fmt: skip
+    clients = ["--ghz", f"ghz-v0.52.0={ghz_2020}"]
+    if shutil.which("ghz"):
+        clients += ["--ghz", f"ghz={shutil.which('ghz')}"]
+    # grpcbench asks for grpclib>=0.4.7: pip warns about the older stacks, which is expected.
+    stacks = (
+        ("grpclib>=0.4.7", "h2>=4"),  # today's
+        ("grpclib>=0.4.7", "h2==3.2.0"),  # today's grpclib, the seed's h2
+        ("grpclib==0.3.2", "h2==3.2.0"),  # the seed's
+    )
+    for stack in stacks:
+        session.install(*stack)
+        # Pure-Python protobuf for every stack, so only the libraries differ: grpclib 0.3's
+        # bundled health stubs do not load on today's upb protobuf.
+        session.run("python", "benchmarks/seed002_unavailable.py", *clients, *session.posargs,
+                    env={"PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": "python"})  # fmt: skip
+
+
+@nox.session
 def crosscheck(session: nox.Session) -> None:
     """Verdicts vs three clients (built-in, ghz, a bare grpc.aio loop) on the same servers."""
     session.install(".")

@@ -1,0 +1,141 @@
+"""Seed 002's Unavailable errors on grpclib's streaming servers, counted per client.
+
+The seed's async servers (grpclib 0.3 in 2020) failed 46-83% of s3-stream calls
+with Unavailable ("transport is closing"), its sync grpcio servers none. The
+cause, found with this script: a client may send a WINDOW_UPDATE for a stream the
+server has already finished and forgotten; h2 3.x raises StreamClosedError for
+it, grpclib 0.3 takes any h2 ProtocolError as fatal and closes the connection,
+and every call still open on it fails. h2 4 ignores such frames, so today's
+stack never shows it. Which clients send them, and how often, depends on
+their flow-control code: ghz v0.52.0 (grpc-go 1.24, the seed's era) hits it at
+concurrency 2, today's ghz and grpc.aio mostly under heavier load.
+
+``nox -s seed002`` runs this once per library stack (today's, the seed's, and
+the seed's grpclib with today's h2) so the counts sit side by side. Each cell
+is a fresh server (a closed connection must not leak into the next cell), the
+embedded S3 with the seed's 893 objects, and N calls of StreamObjects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.metadata
+import json
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from grpcbench.load.catalogue import make_driver
+from grpcbench.load.driver import DriverSettings
+from grpcbench.measure import measure_level
+from grpcbench.options import default_placement
+from grpcbench.plan import LevelPlan, LoadSettings
+from grpcbench.resources import protos_dir
+from grpcbench.servers.launcher import RunningServer, start_server
+from grpcbench.servers.spec import parse_server_spec
+from grpcbench.services.objects import prepare
+from grpcbench.subprocs import start_child
+from grpcbench.targets.started import StartedServer
+
+METHOD = "objects.ObjectStore/StreamObjects"
+GHZ_TIME_LIMIT_S = 600.0
+
+
+async def _builtin(server: RunningServer, concurrency: int, requests: int) -> Counter[str]:
+    settings = LoadSettings(
+        requests=requests, warmup_requests=0, client_cpus=default_placement().client_cpus
+    )
+    level = await measure_level(
+        make_driver("builtin", DriverSettings(client_processes=1)),
+        StartedServer(server),
+        LevelPlan(concurrency, connection="auto"),
+        settings,
+        scenario="s3-stream",
+        service="objects",
+        workload_params={"mode": "stream"},
+    )
+    return Counter(level.load.statuses)
+
+
+async def _ghz(binary: str, server: RunningServer, concurrency: int, requests: int) -> Counter[str]:
+    """One plain ghz run (no grpcbench driver: ghz of 2020 lacks options it passes)."""
+    argv = [
+        binary, "--insecure", "-i", str(protos_dir()),
+        "--proto", "grpcbench/proto/objects.proto", "--call", METHOD, "-d", "{}",
+        "-c", str(concurrency), "-n", str(requests), "-O", "json", server.address,
+    ]  # fmt: skip
+    child = await start_child(argv, default_placement().client_cpus)
+    try:
+        stdout, _ = await asyncio.wait_for(child.process.communicate(), GHZ_TIME_LIMIT_S)
+    finally:
+        await child.stop()
+    if child.process.returncode != 0:
+        raise SystemExit(f"{binary} exited with {child.process.returncode}: {child.stderr_tail()}")
+    report: dict[str, Any] = json.loads(stdout)
+    statuses: Counter[str] = Counter(report.get("statusCodeDistribution") or {})
+    for message in report.get("errorDistribution") or {}:
+        print(f"    {binary}: {message}")
+    return statuses
+
+
+def _stack() -> str:
+    return ", ".join(f"{name} {importlib.metadata.version(name)}" for name in ("grpclib", "h2"))
+
+
+async def main(args: argparse.Namespace) -> None:
+    clients = ["builtin", *[entry.split("=", 1)[0] for entry in args.ghz]]
+    binaries = dict(entry.split("=", 1) for entry in args.ghz)
+    print(f"stack: {_stack()}; {args.requests} StreamObjects calls per cell (893 messages each)")
+    print(f"{'server':<16} {'client':<14} {'c':>3} {'OK':>5} {'Unavailable':>12} {'other':>6}")
+    with contextlib.ExitStack() as stack:
+        workdir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        params = prepare({}, workdir, stack)  # the embedded S3, seeded
+        for spec in args.servers:
+            for concurrency in args.concurrency:
+                for client in clients:
+                    server = await start_server(
+                        parse_server_spec(spec), "objects", params,
+                        cpus=default_placement().server_cpus,
+                    )  # fmt: skip
+                    try:
+                        if client == "builtin":
+                            statuses = await _builtin(server, concurrency, args.requests)
+                        else:
+                            statuses = await _ghz(
+                                binaries[client], server, concurrency, args.requests
+                            )
+                    finally:
+                        await server.stop()
+                    other = sum(statuses.values()) - statuses["OK"] - statuses["Unavailable"]
+                    print(
+                        f"{spec:<16} {client:<14} {concurrency:>3} {statuses['OK']:>5}"
+                        f" {statuses['Unavailable']:>12} {other:>6}",
+                        flush=True,
+                    )
+
+
+def _parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--servers", type=_names, default=["grpclib+uvloop", "grpclib"])
+    parser.add_argument("--concurrency", type=_numbers, default=[2, 10])
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument(
+        "--ghz", action="append", default=[], metavar="LABEL=PATH",
+        help="a ghz binary to run beside the built-in client (repeatable)",
+    )  # fmt: skip
+    return parser.parse_args()
+
+
+def _names(text: str) -> list[str]:
+    return text.split(",")
+
+
+def _numbers(text: str) -> list[int]:
+    return [int(item) for item in text.split(",")]
+
+
+if __name__ == "__main__":
+    asyncio.run(main(_parse()))
