@@ -90,7 +90,7 @@ def cluster(session: nox.Session) -> None:
 def seed002(session: nox.Session) -> None:
     """Seed 002's Unavailable errors: today's grpclib and h2, today's grpclib on h2 3.2, 2020's."""
     session.install(".[io]")
-    ghz_2020 = Path(session.create_tmp()) / "ghz"
+    ghz_2020 = Path(session.create_tmp()).resolve() / "ghz"
     # ghz of the seed's era (grpc-go 1.24), built here, never at install.
     session.run("go", "install", "github.com/bojand/ghz/cmd/ghz@v0.52.0", external=True,
                 env={"GOBIN": str(ghz_2020.parent), "GOTOOLCHAIN": "local"})  # fmt: skip

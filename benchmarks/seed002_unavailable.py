@@ -1,18 +1,19 @@
 """Seed 002's Unavailable errors on grpclib's streaming servers, counted per client.
 
-The seed's async servers (grpclib 0.3 in 2020) failed 46-83% of s3-stream calls
-with Unavailable ("transport is closing"), its sync grpcio servers none. The
-cause, found with this script: a client may send a WINDOW_UPDATE for a stream the
-server has already finished and forgotten; h2 3.x raises StreamClosedError for
-it, grpclib 0.3 takes any h2 ProtocolError as fatal and closes the connection,
-and every call still open on it fails. h2 4 ignores such frames, so today's
-stack never shows it. Which clients send them, and how often, depends on
-their flow-control code: ghz v0.52.0 (grpc-go 1.24, the seed's era) hits it at
-concurrency 2, today's ghz and grpc.aio mostly under heavier load.
+The seed's async servers (grpclib in 2020) failed 46-83% of its streaming S3
+calls with Unavailable, its sync grpcio servers none. The cause, found with
+this script and grpclib's debug log: a client may send a WINDOW_UPDATE for a
+stream the server has already finished and forgotten; h2 3.x raises
+StreamClosedError for it, grpclib takes any h2 ProtocolError as fatal and
+closes the connection, and every call still open on it fails ("transport is
+closing", "connection reset by peer"). h2 4 ignores such frames, so today's
+stack never shows it, while today's grpclib on h2 3.2 does. Every client here
+sends such frames; how often a call meets a closed connection depends on
+timing (more streams in flight, more calls on a dying connection).
 
-``nox -s seed002`` runs this once per library stack (today's, the seed's, and
-the seed's grpclib with today's h2) so the counts sit side by side. Each cell
-is a fresh server (a closed connection must not leak into the next cell), the
+``nox -s seed002`` runs this once per library stack (today's, today's grpclib
+on the seed's h2, the seed's) so the counts sit side by side. Each cell is a
+fresh server (a closed connection must not leak into the next cell), the
 embedded S3 with the seed's 893 objects, and N calls of StreamObjects.
 """
 
