@@ -80,19 +80,13 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
 
 
 def versions() -> str:
-    """``grpcbench --version``: what a bug report needs."""
-    from importlib.metadata import PackageNotFoundError, version
-
+    """``grpcbench --version``: what a bug report needs (the results file records the same)."""
     from grpcbench import __version__
-
-    def of(name: str) -> str:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return "not installed"
+    from grpcbench.metadata import package_version
 
     python = sys.version.split()[0]
-    others = ", ".join(f"{name} {of(name)}" for name in ("grpcio", "grpclib", "protobuf", "uvloop"))
+    shown = ("grpcio", "grpclib", "h2", "protobuf", "uvloop")  # h2: grpclib's HTTP/2 (seed 002)
+    others = ", ".join(f"{name} {package_version(name) or 'not installed'}" for name in shown)
     return f"grpcbench {__version__} (Python {python}; {others})"
 
 

@@ -15,7 +15,7 @@ from grpcbench.secrets import redact_argv
 PACKAGES = ("grpcio", "grpclib", "uvloop", "protobuf", "hdrhistogram", "psutil", "h2")
 
 
-def _package_version(name: str) -> str | None:
+def package_version(name: str) -> str | None:
     try:
         return version(name)
     except PackageNotFoundError:
@@ -39,7 +39,7 @@ def collect_metadata(secret_params: Collection[str] = ()) -> dict[str, Any]:
         "grpcbench": __version__,
         "python": sys.version.split()[0],
         "python_implementation": platform.python_implementation(),
-        "packages": {name: _package_version(name) for name in PACKAGES},
+        "packages": {name: package_version(name) for name in PACKAGES},
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "cpu_model": cpu_model(),

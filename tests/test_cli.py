@@ -143,7 +143,7 @@ def test_listing_commands() -> None:
 def test_version_help_panels_and_completion() -> None:
     version = grpcbench("--version")
     assert version.returncode == 0
-    for name in ("grpcbench 0.1.0", "Python 3.", "grpcio ", "grpclib ", "protobuf "):
+    for name in ("grpcbench 0.1.0", "Python 3.", "grpcio ", "grpclib ", "h2 ", "protobuf "):
         assert name in version.stdout
     helped = subprocess.run(
         [*GRPCBENCH, "run", "--help"], capture_output=True, text=True, timeout=60, check=False,
