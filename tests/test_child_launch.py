@@ -17,6 +17,7 @@ import pytest
 from grpc import aio
 
 from grpcbench.subprocs import start_child
+from tests.conftest import REPO
 from tests.support.processes import assert_all_gone
 
 pytestmark = pytest.mark.integration
@@ -93,3 +94,15 @@ def test_a_program_that_is_not_ours_dies_with_us_and_keeps_its_cpus() -> None:
 def test_a_missing_program_is_a_file_not_found_error_in_the_caller() -> None:
     with pytest.raises(FileNotFoundError):
         asyncio.run(start_child(["no-such-program-grpcbench"]))
+
+
+def test_no_code_starts_a_child_with_a_preexec_fn() -> None:
+    """A ``preexec_fn`` forks a process that may run gRPC: the crash above. Only the
+    launcher's own documentation may name it."""
+    offenders = [
+        str(path.relative_to(REPO))
+        for folder in ("grpcbench", "benchmarks", "tests", "examples", "scripts")
+        for path in (REPO / folder).rglob("*.py")
+        if "preexec_fn=" in path.read_text() and path.name != "test_child_launch.py"
+    ]
+    assert offenders == []
