@@ -90,6 +90,14 @@ def main_options(
 
 @app.command()
 def run(
+    address: Annotated[
+        str | None,
+        typer.Argument(
+            help="HOST:PORT of a running server, as ghz takes it: the same as --target.",
+            show_default=False,
+            rich_help_panel=PANEL_TARGET,
+        ),
+    ] = None,
     scenario: Annotated[
         str,
         typer.Option(
@@ -123,6 +131,8 @@ def run(
     duration: Annotated[
         str | None,
         typer.Option(
+            "--duration",
+            "-z",
             help="Measure each level for a time (10s, 500ms) instead of --requests.",
             rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
@@ -138,6 +148,8 @@ def run(
     timeout: Annotated[
         str | None,
         typer.Option(
+            "--timeout",
+            "-t",
             help=f"Per-call deadline, e.g. 20s. Default: the scenario's ({defaults.TIMEOUT}"
             " unless it says otherwise).",
             rich_help_panel=PANEL_WHAT_TO_RUN,
@@ -505,6 +517,14 @@ def run(
             rich_help_panel=PANEL_TARGET,
         ),
     ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure",
+            help="Plaintext, as ghz spells it (the default here; refused with TLS options).",
+            rich_help_panel=PANEL_TLS,
+        ),
+    ] = False,
     skip_tls: Annotated[
         bool,
         typer.Option(
@@ -523,7 +543,8 @@ def run(
         variants=variants, server_params=tuple(server_param or ()),
         workload_params=tuple(workload_param or ()), s3_endpoint=s3_endpoint,
         s3_bucket=s3_bucket, mongo_uri=mongo_uri, mongo_driver=mongo_driver,
-        io_delay_ms=io_delay_ms, target=target, target_pid=target_pid, port=port, output=output,
+        io_delay_ms=io_delay_ms, target=target, address=address, insecure=insecure,
+        target_pid=target_pid, port=port, output=output,
         markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
         server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,

@@ -86,6 +86,8 @@ class RunArgs:
     mongo_driver: str | None = None
     io_delay_ms: float | None = None
     target: str | None = None
+    address: str | None = None  # ghz's positional HOST:PORT, the same as --target
+    insecure: bool = False  # ghz's --insecure: plaintext, which is the default anyway
     target_pid: int | None = None
     port: int = defaults.PORT
     output: Path | None = None
@@ -204,6 +206,11 @@ def build_run_options(args: RunArgs) -> RunOptions:
     """Every option checked, before anything starts."""
     scenario, service = _scenario(args)
     call_settings = args.call.settings().over(scenario.call)
+    if args.insecure and call_settings.security.tls:
+        raise UsageError(
+            "--insecure (plaintext) contradicts the TLS options (--cacert, --cert, --key,"
+            " --cname, --skipTLS or the scenario's [tls])"
+        )
     call = plan_call(call_settings)
     if call is not None and not scenario.call.method:
         # The tables are about the method called, not the scenario it replaced.
@@ -434,16 +441,24 @@ def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[Leve
     )
 
 
+def _target_address(args: RunArgs) -> str | None:
+    """``--target HOST:PORT`` or, as in ghz, the address as the last argument."""
+    if args.target and args.address and args.target != args.address:
+        raise UsageError(f"two targets: --target {args.target} and {args.address}; give one")
+    return args.target or args.address
+
+
 def _targets(args: RunArgs, scenario: Scenario) -> tuple[TargetPlan, ...]:
-    if args.target:
-        parse_host_port(args.target)
+    address = _target_address(args)
+    if address:
+        parse_host_port(address)
         if args.servers:
             raise UsageError(
                 "--target benchmarks an existing server; do not combine with --servers"
             )
         if args.target_pid is not None and not psutil.pid_exists(args.target_pid):
             raise UsageError(f"--target-pid {args.target_pid}: no such process")
-        return (make_target_plan("external", address=args.target, pid=args.target_pid),)
+        return (make_target_plan("external", address=address, pid=args.target_pid),)
     if args.target_pid:
         raise UsageError("--target-pid needs --target")
     specs = parse_server_specs(list(args.servers or scenario.servers))

@@ -98,6 +98,28 @@ def test_unary_by_proto(plain: str, tmp_path: Path) -> None:
     assert call["method"] == "echo.Echo/Say" and call["schema"] == f"proto {PROTO}"
 
 
+def test_a_ghz_command_line_with_the_binary_name_swapped(plain: str, tmp_path: Path) -> None:
+    """ghz's spelling: --insecure, -z/-t, and the address as the last argument."""
+    out = tmp_path / "r.json"
+    result = grpcbench(
+        "--insecure", "--proto", PROTO, "--call", "echo.Echo.Say", "-d", '{"message": "hi"}',
+        "-c", "2", "-z", "300ms", "-t", "5s", "--warmup", "4", "--output", str(out), plain,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [level] = levels(out)
+    assert level["load"]["statuses"].keys() == {"OK"} and level["load"]["statuses"]["OK"] > 0
+    assert json.loads(out.read_text())["options"]["targets"] == [plain]
+
+
+def test_ghz_spelling_contradictions_are_one_line(plain: str) -> None:
+    tls = grpcbench("--insecure", "--skipTLS", "--call", "echo.Echo/Say", *QUICK, plain)
+    assert tls.returncode == 2
+    assert "--insecure (plaintext) contradicts the TLS options" in one_error_line(tls)
+    twice = grpcbench("--target", "127.0.0.1:1", "--call", "echo.Echo/Say", *QUICK, plain)
+    assert twice.returncode == 2
+    assert f"two targets: --target 127.0.0.1:1 and {plain}" in one_error_line(twice)
+
+
 def test_server_streaming_by_protoset_counts_messages(
     plain: str, protoset: str, tmp_path: Path
 ) -> None:
