@@ -73,9 +73,10 @@ def loadgen(session: nox.Session) -> None:
     """Clients' own cost vs a Go greeter: a bare grpc.aio loop, built-in (1, 2 processes), ghz."""
     session.install(".")
     # The Go greeter is built here, in the session, never at install.
-    greeter = Path(session.create_tmp()) / "greeter"
-    session.run("go", "build", "-o", str(greeter), ".", external=True,
-                env={"GOTOOLCHAIN": "local"}, cwd="benchmarks/greeter_go")  # fmt: skip
+    greeter = Path(session.create_tmp()).resolve() / "greeter"
+    with session.chdir("benchmarks/greeter_go"):
+        session.run("go", "build", "-o", str(greeter), ".", external=True,
+                    env={"GOTOOLCHAIN": "local"})  # fmt: skip
     session.run("python", "benchmarks/loadgen.py", "--greeter", str(greeter), *session.posargs)
 
 
