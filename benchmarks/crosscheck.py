@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shutil
 import statistics
-import sys
-from pathlib import Path
+
+from loadgen import BareLoopDriver  # benchmarks/, this script's directory
 
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings
@@ -28,20 +27,23 @@ from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.results import LevelResult
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
-from grpcbench.subprocs import start_child
 from grpcbench.targets.started import StartedServer
 
-BARE_LOOP = Path(__file__).with_name("bare_loop.py")
 
-
-async def _driver_level(name: str, server: RunningServer, args: argparse.Namespace) -> LevelResult:
+async def _level(client: str, server: RunningServer, args: argparse.Namespace) -> LevelResult:
+    """One client's level, measured the same way for all three."""
     placement = default_placement()
     settings = LoadSettings(
         requests=args.requests, warmup_requests=args.requests // 10,
         client_cpus=placement.client_cpus,
     )  # fmt: skip
+    driver = (
+        BareLoopDriver()
+        if client == "bare loop"
+        else make_driver(client, DriverSettings(client_processes=1))
+    )
     return await measure_level(
-        make_driver(name, DriverSettings(client_processes=1)),
+        driver,
         StartedServer(server),
         LevelPlan(args.concurrency, connection="auto"),
         settings,
@@ -49,21 +51,6 @@ async def _driver_level(name: str, server: RunningServer, args: argparse.Namespa
         service="hello",
         workload_params={},
     )
-
-
-async def _bare_loop(server: RunningServer, args: argparse.Namespace) -> float:
-    cpus = default_placement().client_cpus
-    child = await start_child(
-        [sys.executable, "-P", str(BARE_LOOP), server.address,
-         f"--concurrency={args.concurrency}", f"--requests={args.requests}",
-         f"--warmup={args.requests // 10}"],
-        cpus,
-    )  # fmt: skip
-    try:
-        stdout, _ = await child.process.communicate()
-    finally:
-        await child.stop()
-    return float(json.loads(stdout)["rps"])
 
 
 async def crosscheck(args: argparse.Namespace) -> None:
@@ -84,13 +71,10 @@ async def crosscheck(args: argparse.Namespace) -> None:
                     parse_server_spec(spec), "hello", {}, cpus=placement.server_cpus
                 )
                 try:
-                    if client == "bare loop":
-                        rates[client].append(await _bare_loop(server, args))
-                    else:
-                        level = await _driver_level(client, server, args)
-                        rates[client].append(level.load.rps)
-                        if client == "builtin":
-                            verdicts.append(level.verdict)
+                    level = await _level(client, server, args)
+                    rates[client].append(level.load.rps)
+                    if client == "builtin":
+                        verdicts.append(level.verdict)
                 finally:
                     await server.stop()
         for client in clients:
