@@ -39,8 +39,12 @@ def main(argv: list[str]) -> None:
         sys.stderr.write("usage: python -m grpcbench.childexec [--cpus 0,1] -- PROGRAM ARGS...\n")
         sys.exit(EXIT_CANNOT_EXEC)
     die_with_parent()
-    if cpus and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, cpus)
+    try:
+        if cpus and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, cpus)
+    except OSError as error:
+        sys.stderr.write(f"cannot pin {program[0]} to CPUs {sorted(cpus)}: {error.strerror}\n")
+        sys.exit(EXIT_CANNOT_EXEC)
     try:
         os.execvp(program[0], program)
     except OSError as error:

@@ -106,3 +106,17 @@ def test_no_code_starts_a_child_with_a_preexec_fn() -> None:
         if "preexec_fn=" in path.read_text() and path.name != "test_child_launch.py"
     ]
     assert offenders == []
+
+
+def test_the_launcher_says_in_one_line_what_it_cannot_do() -> None:
+    for args, expected in (
+        (["--cpus", "99999", "--", "true"], "cannot pin true to CPUs [99999]"),
+        (["--", "/etc/passwd"], "cannot run /etc/passwd: Permission denied"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "grpcbench.childexec", *args],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert done.returncode == 127
+        assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+        assert expected in done.stderr
