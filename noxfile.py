@@ -96,8 +96,9 @@ def seed002(session: nox.Session) -> None:
     session.run("go", "install", "github.com/bojand/ghz/cmd/ghz@v0.52.0", external=True,
                 env={"GOBIN": str(ghz_2020.parent), "GOTOOLCHAIN": "local"})  # fmt: skip
     clients = ["--ghz", f"ghz-v0.52.0={ghz_2020}"]
-    if shutil.which("ghz"):
-        clients += ["--ghz", f"ghz={shutil.which('ghz')}"]
+    ghz_today = shutil.which("ghz")
+    if ghz_today:
+        clients += ["--ghz", f"ghz={ghz_today}"]
     # grpcbench asks for grpclib>=0.4.7: pip warns about the older stacks, which is expected.
     stacks = (
         ("grpclib>=0.4.7", "h2>=4"),  # today's

@@ -87,8 +87,8 @@ def _stack() -> str:
 
 
 async def main(args: argparse.Namespace) -> None:
-    clients = ["builtin", *[entry.split("=", 1)[0] for entry in args.ghz]]
     binaries = dict(entry.split("=", 1) for entry in args.ghz)
+    clients = ["builtin", *binaries]
     print(f"stack: {_stack()}; {args.requests} StreamObjects calls per cell (893 messages each)")
     print(f"{'server':<16} {'client':<14} {'c':>3} {'OK':>5} {'Unavailable':>12} {'other':>6}")
     with contextlib.ExitStack() as stack:

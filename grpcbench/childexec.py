@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from grpcbench.childproc import die_with_parent
+from grpcbench.childproc import die_with_parent, pin_to
 
 EXIT_CANNOT_EXEC = 127
 
@@ -40,8 +40,7 @@ def main(argv: list[str]) -> None:
         sys.exit(EXIT_CANNOT_EXEC)
     die_with_parent()
     try:
-        if cpus and hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, cpus)
+        pin_to(cpus)
     except OSError as error:
         sys.stderr.write(f"cannot pin {program[0]} to CPUs {sorted(cpus)}: {error.strerror}\n")
         sys.exit(EXIT_CANNOT_EXEC)

@@ -16,7 +16,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 _PR_SET_PDEATHSIG = 1
 # Every child that serves something (gRPC servers, the embedded S3 and MongoDB)
@@ -72,8 +72,14 @@ def setup_child(cpus: Sequence[int] | None) -> None:
         if directory and directory not in sys.path:
             sys.path.append(directory)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if cpus and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, set(cpus))
+    pin_to(cpus or ())
+
+
+def pin_to(cpus: Iterable[int]) -> None:
+    """Run on these CPUs (none: leave as is); threads started afterwards inherit it."""
+    wanted = set(cpus)
+    if wanted and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, wanted)
 
 
 def child_environment() -> dict[str, str]:

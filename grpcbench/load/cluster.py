@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 import uuid
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from functools import reduce
 from typing import Any
 
 from grpcbench import __version__
+from grpcbench.childproc import pin_to
 from grpcbench.cpu_share import NeighbourMeter
 from grpcbench.errors import DriverError, UsageError
 from grpcbench.load.builtin import cap_cpu_budget, split_spec
@@ -86,8 +86,8 @@ def check_versions(versions: dict[str, str], expected: str = __version__) -> Non
 
 def _pin_worker(spec: LoadSpec) -> None:
     """A LocalCluster's workers share this machine: each takes one of the client CPUs."""
-    if spec.cpus and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {spec.cpus[spec.worker_index % len(spec.cpus)]})
+    if spec.cpus:
+        pin_to([spec.cpus[spec.worker_index % len(spec.cpus)]])
 
 
 def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict[str, Any]:
