@@ -494,6 +494,14 @@ def run(
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = defaults.CLIENT_LOOP,
+    client_stack: Annotated[
+        str,
+        typer.Option(
+            help="The built-in generator's gRPC client: wire (grpcbench's own HTTP/2 frames,"
+            " a few us of CPU per call) or grpcio (grpc.aio, the reference).",
+            rich_help_panel=PANEL_LOAD_MODEL,
+        ),
+    ] = defaults.CLIENT_STACK,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -548,7 +556,8 @@ def run(
         markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
         server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,
-        max_error_rate=max_error_rate, client_loop=client_loop, cluster=cluster,
+        max_error_rate=max_error_rate, client_loop=client_loop, client_stack=client_stack,
+        cluster=cluster,
         sample_interval=sample_interval,
         cluster_workers=cluster_workers, bind=bind,
         call=CallArgs(

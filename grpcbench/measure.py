@@ -52,6 +52,7 @@ def load_spec(
         workload_params=dict(workload_params),
         cpus=settings.client_cpus,
         client_loop=settings.client_loop,
+        client_stack=settings.client_stack,
         sample_interval_s=settings.sample_interval_s,
         call=call.to_json() if call else None,
         security=security.to_json() if security and security.tls else None,

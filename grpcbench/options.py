@@ -106,6 +106,7 @@ class RunArgs:
     call: CallArgs = field(default_factory=CallArgs)
     max_error_rate: float | None = None  # None: a level fails when every call failed
     client_loop: str = defaults.CLIENT_LOOP
+    client_stack: str = defaults.CLIENT_STACK
     sample_interval: str = defaults.SAMPLE_INTERVAL
     cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
     cluster_workers: int | None = None
@@ -392,12 +393,19 @@ def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
         max_in_flight=args.max_in_flight,
         max_level_s=parse_duration(args.max_level or defaults.MAX_LEVEL, "--max-level"),
         client_loop=_client_loop(args.client_loop),
+        client_stack=_client_stack(args.client_stack),
         sample_interval_s=(
             0.0
             if args.sample_interval.strip() in ("off", "0")
             else parse_duration(args.sample_interval, "--sample-interval")
         ),
     )
+
+
+def _client_stack(name: str) -> str:
+    if name not in defaults.CLIENT_STACKS:
+        raise UsageError(f"bad --client-stack {name!r}: {' or '.join(defaults.CLIENT_STACKS)}")
+    return name
 
 
 def _client_loop(name: str) -> str:

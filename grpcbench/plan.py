@@ -112,6 +112,7 @@ class LoadSettings:
     max_level_s: float = parse_duration(defaults.MAX_LEVEL, "max level")
     client_cpus: tuple[int, ...] = ()
     client_loop: str = defaults.CLIENT_LOOP  # the built-in generator's event loop
+    client_stack: str = defaults.CLIENT_STACK  # the built-in generator's gRPC client
     # Timelines of CPU % and RSS (server, backing services, generator); 0 = none.
     sample_interval_s: float = parse_duration(defaults.SAMPLE_INTERVAL, "sample interval")
 

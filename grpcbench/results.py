@@ -225,6 +225,7 @@ class RecordedOptions:
                 "max_level_s": load.max_level_s,
                 "client_cpus": list(load.client_cpus),
                 "client_loop": load.client_loop,
+                "client_stack": load.client_stack,
                 "sample_interval_s": load.sample_interval_s,
             },
             "placement": self.placement.to_json(),
@@ -257,6 +258,7 @@ class RecordedOptions:
                 max_level_s=float(load.get("max_level_s", LoadSettings.max_level_s)),
                 client_cpus=tuple(int(c) for c in load.get("client_cpus") or ()),
                 client_loop=str(load.get("client_loop", "asyncio")),  # before: always asyncio
+                client_stack=str(load.get("client_stack", "grpcio")),  # before: always grpc.aio
                 sample_interval_s=float(load.get("sample_interval_s", 0.0)),
             ),
             placement=Placement.from_json(data.get("placement") or {}),

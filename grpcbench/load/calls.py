@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 
+from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.load.connections import Policy
 from grpcbench.load.model import LoadSpec
@@ -50,8 +51,16 @@ async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallSt
     return "OK", stats
 
 
-def open_channel(target: str, security: ChannelSecurity = PLAINTEXT) -> grpc.aio.Channel:
-    """A connection of its own (see ``rpc.security.CHANNEL_OPTIONS``), plaintext or TLS."""
+def open_channel(
+    target: str, security: ChannelSecurity = PLAINTEXT, stack: str = defaults.CLIENT_STACK
+) -> Any:
+    """A connection of its own, plaintext or TLS: a ``wire.WireChannel`` (``--client-stack
+    wire``) or a grpc.aio channel (``grpcio``, see ``rpc.security.CHANNEL_OPTIONS``).
+    Both have the methods workloads bind to, ``channel_ready`` and ``close``."""
+    if stack == "wire":
+        from grpcbench.wire.channel import WireChannel
+
+        return WireChannel(target, security)
     return security.aio_channel(target)
 
 
@@ -78,13 +87,19 @@ class PooledCalls:
 
 
 async def connect(
-    target: str, timeout: float, security: ChannelSecurity = PLAINTEXT
-) -> tuple[grpc.aio.Channel, int]:
+    target: str, timeout: float, security: ChannelSecurity = PLAINTEXT,
+    stack: str = defaults.CLIENT_STACK,
+) -> tuple[Any, int]:  # fmt: skip
     """A new connection, ready, and how long its set-up took (ns); closed on failure."""
     started = time.perf_counter_ns()
-    channel = open_channel(target, security)
+    channel = open_channel(target, security, stack)
     try:
         await asyncio.wait_for(channel.channel_ready(), timeout)
+    except ConnectionError as error:  # the wire stack's refusal: the status grpc gives it
+        await channel.close()
+        raise grpc.aio.AioRpcError(
+            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), str(error)
+        ) from None
     except BaseException:
         await channel.close()
         raise
@@ -95,17 +110,19 @@ class PerRequestCalls:
     """Opens a fresh connection for every call; records its set-up time apart."""
 
     def __init__(
-        self, target: str, workload: Workload, connect: LatencyRecorder, security: ChannelSecurity
-    ) -> None:
+        self, target: str, workload: Workload, connect: LatencyRecorder, security: ChannelSecurity,
+        stack: str = defaults.CLIENT_STACK,
+    ) -> None:  # fmt: skip
         self.target = target
         self.workload = workload
         self.connect = connect
         self.security = security
+        self.stack = stack
         self.recording = False  # switched on after warm-up
 
     async def __call__(self, timeout: float) -> CallStats | None:
         """Connect and call within one deadline, as a real per-request client would."""
-        channel, connect_ns = await connect(self.target, timeout, self.security)
+        channel, connect_ns = await connect(self.target, timeout, self.security, self.stack)
         try:
             if self.recording:
                 self.connect.record(connect_ns // 1000)
@@ -141,13 +158,15 @@ class CheckoutCalls:
         connect: LatencyRecorder,
         size: int,
         security: ChannelSecurity,
+        stack: str = defaults.CLIENT_STACK,
     ) -> None:
         self.target = target
         self.workload = workload
         self.connect = connect
         self.size = size
         self.security = security
-        self.idle: list[tuple[grpc.aio.Channel, CallFunction]] = []
+        self.stack = stack
+        self.idle: list[tuple[Any, CallFunction]] = []
         self.recording = False  # switched on after warm-up
 
     async def __call__(self, timeout: float) -> CallStats | None:
@@ -155,7 +174,7 @@ class CheckoutCalls:
         if self.idle:
             channel, call = self.idle.pop()
         else:
-            channel, connect_ns = await connect(self.target, timeout, self.security)
+            channel, connect_ns = await connect(self.target, timeout, self.security, self.stack)
             call = self.workload.bind(channel)
             if self.recording:
                 self.connect.record(connect_ns // 1000)
@@ -177,19 +196,28 @@ class CheckoutCalls:
 async def call_source(
     spec: LoadSpec, workload: Workload, connect: LatencyRecorder
 ) -> AsyncIterator[CallFunction]:
-    """The callable every user of a level calls, per the connection strategy."""
+    """The callable every user of a level calls, per the connection strategy.
+
+    On the wire stack, a workload with a ``unary_plan`` over pooled or per-user
+    connections yields ``wire.fast.FastUnaryCalls``, which the engine runs on
+    its callback loops."""
     security = ChannelSecurity.from_json(spec.security)
+    stack = spec.client_stack
     if spec.connection_mode == "per-request":
-        yield PerRequestCalls(spec.target, workload, connect, security)
+        yield PerRequestCalls(spec.target, workload, connect, security, stack)
         return
     if spec.connection_mode == "checkout":
-        checkout = CheckoutCalls(spec.target, workload, connect, max(1, spec.connections), security)
+        checkout = CheckoutCalls(
+            spec.target, workload, connect, max(1, spec.connections), security, stack
+        )
         try:
             yield checkout
         finally:
             await checkout.close()
         return
-    channels = [open_channel(spec.target, security) for _ in range(max(1, spec.connections))]
+    channels = [
+        open_channel(spec.target, security, stack) for _ in range(max(1, spec.connections))
+    ]
     try:
         try:
             await asyncio.wait_for(
@@ -200,6 +228,15 @@ async def call_source(
             raise UsageError(
                 f"cannot connect to {spec.target} within {CONNECT_TIMEOUT_S:.0f}s"
             ) from None
+        except ConnectionError as error:
+            raise UsageError(str(error)) from None
+        plan = getattr(workload, "unary_plan", None)
+        unary = plan() if stack == "wire" and plan is not None else None
+        if unary is not None:
+            from grpcbench.wire.fast import FastUnaryCalls
+
+            yield FastUnaryCalls(channels, unary, per_user=spec.connection_mode == "per-user")
+            return
         calls = [workload.bind(channel) for channel in channels]
         if spec.connection_mode == "per-user":
             yield PerUserCalls(calls)

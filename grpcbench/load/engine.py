@@ -1,7 +1,8 @@
 """Runs one level inside a generator process: warm-up, then the measured phase.
 
 Chooses the closed loop (virtual users) or the open loop (``rate`` > 0), over
-the connection strategy of the spec, and returns the measured ``LoadResult``.
+the connection strategy and client stack of the spec (the wire stack's
+callback loops for plain unary workloads), and returns the measured ``LoadResult``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from grpcbench.services.base import CallFunction, Workload
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 from grpcbench.timeline import TimelineRecorder, sample
+from grpcbench.wire.fast import FastUnaryCalls, fast_closed_loop_phase, fast_open_loop_phase
 
 
 async def _phase(
@@ -32,7 +34,12 @@ async def _phase(
     measure: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
 ) -> None:
-    if spec.rate:
+    if isinstance(call, FastUnaryCalls):  # the wire stack's callback loops
+        if spec.rate:
+            await fast_open_loop_phase(call, spec, budget, measure, on_progress)
+        else:
+            await fast_closed_loop_phase(call, spec, budget, measure, on_progress)
+    elif spec.rate:
         await open_loop_phase(call, spec, budget, measure, on_progress)
     else:
         await closed_loop_phase(call, spec, budget, measure, on_progress)

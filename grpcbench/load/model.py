@@ -52,6 +52,7 @@ class LoadSpec:
     worker_index: int = 0
     workers: int = 1
     client_loop: str = defaults.CLIENT_LOOP  # the generator's event loop: uvloop or asyncio
+    client_stack: str = defaults.CLIENT_STACK  # wire (grpcbench's HTTP/2) or grpcio (grpc.aio)
     sample_interval_s: float = 0.0  # > 0: the generator records its timeline
 
     def to_json(self) -> dict[str, Any]:

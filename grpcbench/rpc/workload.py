@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 
 from grpcbench.rpc.call import CallMessages, Metadata, MethodCall
-from grpcbench.services.base import CallFunction, CallStats, ReplyCounter
+from grpcbench.services.base import CallFunction, CallStats, Metadata, ReplyCounter, UnaryPlan
 
 
 class _Raw(ReplyCounter):
@@ -57,6 +57,23 @@ class MethodWorkload:
 
     def next_call(self) -> tuple[list[bytes], Metadata]:
         return self.messages.next(self._worker_id())
+
+    def unary_plan(self) -> UnaryPlan | None:
+        """A unary method runs on the wire transport's callback loops; each virtual
+        user keeps its worker id ("index.user"), as it does here with tasks."""
+        if self.kind != "unary":
+            return None
+        messages = self.messages
+        if messages.fixed_messages is not None and messages.fixed_metadata is not None:
+            if len(messages.fixed_messages) == 1:
+                return UnaryPlan(self.path, messages.fixed_messages[0], messages.fixed_metadata)
+        prefix = f"{self.index}."
+
+        def next_request(user: int) -> tuple[bytes, Metadata]:
+            requests, metadata = messages.next(prefix + str(user))
+            return requests[0], metadata
+
+        return UnaryPlan(self.path, next_request=next_request)
 
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
         kind = self.kind

@@ -69,9 +69,31 @@ CallFunction = Callable[[float], Awaitable[CallStats | None]]
 
 
 class Workload(Protocol):
-    """Client-side behaviour of one virtual user, bound to a grpc.aio channel."""
+    """Client-side behaviour of one virtual user, bound to a channel: grpc.aio's, or
+    the wire transport's ``WireChannel``, which has the same methods.
+
+    A workload that is one unary call with a request known in advance may also
+    have ``unary_plan() -> UnaryPlan | None``: the wire transport then runs it
+    on its callback loops, with no coroutine per call (``wire.fast``)."""
 
     def bind(self, channel: Any) -> CallFunction: ...
+
+
+Metadata = tuple[tuple[str, str | bytes], ...]
+
+
+@dataclass(frozen=True)
+class UnaryPlan:
+    """A workload that is one unary call: its method, and its request.
+
+    ``request``: the serialized request of every call (its frames are then
+    encoded once); else ``next_request(user)`` gives each call's serialized
+    request and metadata (templated data), ``user`` being the virtual user."""
+
+    path: str
+    request: bytes | None = None
+    metadata: Metadata = ()
+    next_request: Callable[[int], tuple[bytes, Metadata]] | None = None
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from grpclib.server import Stream
 
 from grpcbench.errors import UsageError
 from grpcbench.proto import helloworld_grpc, helloworld_pb2, helloworld_pb2_grpc
-from grpcbench.services.base import CallFunction, ServiceDefinition
+from grpcbench.services.base import CallFunction, ServiceDefinition, UnaryPlan
 from grpcbench.services.params import Param
 
 
@@ -138,6 +138,9 @@ class SayHelloWorkload:
             await method(request, timeout=timeout)
 
         return call
+
+    def unary_plan(self) -> UnaryPlan:
+        return UnaryPlan("/helloworld.Greeter/SayHello", self.request)
 
 
 SERVICE = ServiceDefinition(

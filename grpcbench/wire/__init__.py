@@ -1,0 +1,18 @@
+"""grpcbench's own gRPC client transport: HTTP/2 frames on an asyncio ``Protocol``.
+
+Why it exists: a grpc.aio client spends 40-160 us of CPU per call, as much as
+the Python servers it measures, so the instrument would describe itself. This
+transport pre-encodes the request frames, parses replies with one ``struct``
+call per frame and caches decoded header blocks, for a few us per call.
+
+- ``frames``: frame layout, the splitter and frame builders (pure, fuzzed);
+- ``status``: gRPC status codes, RST_STREAM and HTTP mappings, grpc-timeout;
+- ``headers``: stateless request header blocks, cached reply decoding (hpack);
+- ``connection``: one HTTP/2 connection (settings, windows, GOAWAY, deadlines);
+- ``channel``: connections to one target, plus the grpc.aio-shaped API that
+  every workload binds to (``unary_unary`` ... ``stream_stream``);
+- ``fast``: the callback closed and open loops for plain unary workloads.
+
+grpc.aio stays as ``--client-stack grpcio``: the reference every result is
+checked against (``tests/test_wire_differential.py``).
+"""

@@ -1,0 +1,477 @@
+"""A channel of the wire transport: one target, one live connection at a time.
+
+``WireChannel`` has the shape of the grpc.aio channel that workloads bind to
+(``channel_ready``, ``close``, ``unary_unary`` ... ``stream_stream`` taking a
+request, ``timeout`` and ``metadata``; errors are ``grpc.aio.AioRpcError``),
+so every workload, ``--call`` and each connection strategy runs on either
+stack unchanged. The fast path (``start``) takes a ``WireStream`` with
+pre-encoded frames and a callback, for the callback loops of ``wire.fast``.
+
+A connection that drains (GOAWAY, stream ids exhausted) or dies is replaced
+on the next call; calls it did not process are sent again on the new one.
+While a new connection cannot be made, calls fail at once with Unavailable
+(as grpc does in TRANSIENT_FAILURE), and the next attempt waits a back-off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import ssl
+import tempfile
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
+from typing import Any
+
+import grpc
+
+from grpcbench.parsing import parse_host_port
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
+from grpcbench.wire import status
+from grpcbench.wire.connection import Connection, WireStream, finish, message_prefix
+from grpcbench.wire.headers import (
+    TimeoutBlocks,
+    encode_fields,
+    metadata_fields,
+    request_prefix,
+)
+
+CONNECT_TIMEOUT_S = 10.0
+BACKOFF_S = (0.05, 0.1, 0.2, 0.5, 1.0)
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+Metadata = Sequence[tuple[str, str | bytes]] | None
+
+
+def rpc_error(stream: WireStream) -> grpc.aio.AioRpcError:
+    """The error grpc.aio would raise for this ending, so workloads catch one type."""
+    code = _STATUS_CODES.get(stream.status, grpc.StatusCode.UNKNOWN)
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), stream.message)
+
+
+def tls_context(security: ChannelSecurity) -> ssl.SSLContext:
+    """ALPN h2 and the checks ``--cacert``/``--cname``/``--skipTLS`` ask for (as grpcio's)."""
+    if security.root_pem:
+        context = ssl.create_default_context(cadata=security.root_pem)
+        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN  # a trusted leaf (--skipTLS)
+    else:
+        context = ssl.create_default_context()
+    if security.cert_pem and security.key_pem:
+        _load_client_certificate(context, security.cert_pem, security.key_pem)
+    context.set_alpn_protocols(["h2"])
+    return context
+
+
+def _load_client_certificate(context: ssl.SSLContext, cert_pem: str, key_pem: str) -> None:
+    """ssl loads a key only from a file: a private one, removed once read."""
+    with tempfile.TemporaryDirectory(prefix="grpcbench-tls-") as folder:
+        os.chmod(folder, 0o700)
+        cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+        for path, text in ((cert, cert_pem), (key, key_pem)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(text)
+        context.load_cert_chain(cert, key)
+
+
+class WireChannel:
+    """Connections to one target over grpcbench's HTTP/2 transport."""
+
+    def __init__(self, target: str, security: ChannelSecurity = PLAINTEXT) -> None:
+        self.target = target
+        self.host, self.port = parse_host_port(target)
+        self.security = security
+        self.tls = security.tls
+        self.scheme = "https" if self.tls else "http"
+        self.authority = security.cname if self.tls and security.cname else target
+        self.connection: Connection | None = None
+        self.connecting: asyncio.Task[Connection] | None = None
+        self.waiting: deque[WireStream] = deque()  # calls while a connection is made
+        self.failures = 0
+        self.retry_after = 0.0
+        self.last_error = ""
+        self.closed = False
+        self.timeout_blocks = TimeoutBlocks()
+        self.prefixes: dict[str, bytes] = {}
+        self.connections_made = 0
+        self._ssl = tls_context(security) if self.tls else None
+
+    # --- connections ------------------------------------------------------------------
+
+    async def channel_ready(self) -> None:
+        """Connect now (the caller bounds the wait); raises ConnectionError on failure."""
+        if self.connection is None or self.connection.closed or self.connection.draining:
+            self.connection = await self._connect()
+
+    async def _connect(self) -> Connection:
+        loop = asyncio.get_running_loop()
+        server_hostname = (self.security.cname or self.host) if self.tls else None
+        try:
+            _, connection = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: Connection(self), self.host, self.port,
+                    ssl=self._ssl, server_hostname=server_hostname,
+                ),
+                CONNECT_TIMEOUT_S,
+            )  # fmt: skip
+        except (OSError, TimeoutError, ssl.SSLError) as error:
+            raise ConnectionError(f"cannot connect to {self.target}: {error}") from None
+        if self.tls:
+            assert connection.transport is not None
+            tls = connection.transport.get_extra_info("ssl_object")
+            if tls is None or tls.selected_alpn_protocol() != "h2":
+                connection.abort()
+                raise ConnectionError(f"{self.target} did not agree to HTTP/2 (ALPN h2)")
+        try:
+            await asyncio.wait_for(asyncio.shield(connection.ready), CONNECT_TIMEOUT_S)
+        except TimeoutError:
+            connection.abort()
+            raise ConnectionError(
+                f"{self.target} sent no HTTP/2 SETTINGS within {CONNECT_TIMEOUT_S:.0f}s"
+            ) from None
+        except ConnectionRefusedError as error:
+            raise ConnectionError(f"{self.target} closed the connection: {error}") from None
+        self.connections_made += 1
+        return connection
+
+    def connection_closed(self, connection: Connection) -> None:
+        if connection is self.connection:
+            self.connection = None
+
+    def resend(self, streams: list[WireStream]) -> None:
+        for stream in streams:
+            self.start(stream)
+
+    def start(self, stream: WireStream) -> None:
+        """Send a call on the live connection, making one first if needed."""
+        connection = self.connection
+        if connection is not None and not connection.draining and not connection.closed:
+            connection.start(stream)
+            return
+        if self.closed:
+            self._fail_soon(stream, "the channel is closed")
+            return
+        self.waiting.append(stream)
+        if self.connecting is None:
+            loop = asyncio.get_running_loop()
+            if loop.time() < self.retry_after:
+                self._fail_waiting(self.last_error)
+                return
+            self.connecting = loop.create_task(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        try:
+            connection = await self._connect()
+        except ConnectionError as error:
+            self.failures += 1
+            delay = BACKOFF_S[min(self.failures, len(BACKOFF_S)) - 1]
+            self.retry_after = asyncio.get_running_loop().time() + delay
+            self.last_error = str(error)
+            self._fail_waiting(self.last_error)
+            return
+        finally:
+            self.connecting = None
+        self.failures = 0
+        if self.closed:
+            connection.close()
+            self._fail_waiting("the channel is closed")
+            return
+        self.connection = connection
+        waiting, self.waiting = self.waiting, deque()
+        for stream in waiting:
+            self.start(stream)
+
+    def _fail_waiting(self, reason: str) -> None:
+        waiting, self.waiting = self.waiting, deque()
+        for stream in waiting:
+            self._fail_soon(stream, reason)
+
+    def _fail_soon(self, stream: WireStream, reason: str) -> None:
+        """Fail in the next loop iteration: a callback loop that starts its next call
+        from ``on_done`` must not recurse."""
+        asyncio.get_running_loop().call_soon(finish, stream, status.UNAVAILABLE, reason)
+
+    def cancel(self, stream: WireStream, message: str = "cancelled by the client") -> None:
+        if stream.done:
+            return
+        if stream in self.waiting:
+            self.waiting.remove(stream)
+            finish(stream, status.CANCELLED, message)
+            return
+        connection = self.connection
+        if connection is not None:
+            connection.cancel(stream, status.CANCELLED, message)
+        else:
+            finish(stream, status.CANCELLED, message)
+
+    async def close(self) -> None:
+        self.closed = True
+        if self.connecting is not None:
+            self.connecting.cancel()
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+        self._fail_waiting("the channel is closed")
+
+    # --- building calls ----------------------------------------------------------------
+
+    def header_block(self, path: str, timeout_s: float | None, metadata: Metadata = None) -> bytes:
+        prefix = self.prefixes.get(path)
+        if prefix is None:
+            prefix = self.prefixes[path] = request_prefix(path, self.authority, self.scheme)
+        block = prefix
+        if timeout_s is not None:
+            block += self.timeout_blocks(timeout_s)
+        if metadata:
+            block += encode_fields(metadata_fields(metadata))
+        return block
+
+    def new_stream(
+        self,
+        path: str,
+        body: bytes,
+        end: bool,
+        timeout_s: float | None,
+        metadata: Metadata,
+        on_done: Callable[[WireStream], None],
+        on_message: Callable[[bytes], None] | None = None,
+    ) -> WireStream:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s if timeout_s is not None else math.inf
+        stream = WireStream(
+            self.header_block(path, timeout_s, metadata), body, end, on_done, deadline, on_message
+        )
+        if self.connection is not None and timeout_s is not None:
+            self.connection.note_timeout(timeout_s)
+        return stream
+
+    # --- the grpc.aio-shaped API -------------------------------------------------------
+
+    def unary_unary(
+        self, method: str, request_serializer: Callable[[Any], bytes] | None = None,
+        response_deserializer: Callable[[bytes], Any] | None = None, **_: Any,
+    ) -> UnaryUnary:  # fmt: skip
+        return UnaryUnary(self, method, request_serializer, response_deserializer)
+
+    def unary_stream(
+        self, method: str, request_serializer: Callable[[Any], bytes] | None = None,
+        response_deserializer: Callable[[bytes], Any] | None = None, **_: Any,
+    ) -> UnaryStream:  # fmt: skip
+        return UnaryStream(self, method, request_serializer, response_deserializer)
+
+    def stream_unary(
+        self, method: str, request_serializer: Callable[[Any], bytes] | None = None,
+        response_deserializer: Callable[[bytes], Any] | None = None, **_: Any,
+    ) -> StreamUnary:  # fmt: skip
+        return StreamUnary(self, method, request_serializer, response_deserializer)
+
+    def stream_stream(
+        self, method: str, request_serializer: Callable[[Any], bytes] | None = None,
+        response_deserializer: Callable[[bytes], Any] | None = None, **_: Any,
+    ) -> StreamStream:  # fmt: skip
+        return StreamStream(self, method, request_serializer, response_deserializer)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def framed(message: bytes) -> bytes:
+    return message_prefix(len(message)) + message
+
+
+class _Method:
+    def __init__(
+        self,
+        channel: WireChannel,
+        path: str,
+        serializer: Callable[[Any], bytes] | None,
+        deserializer: Callable[[bytes], Any] | None,
+    ) -> None:
+        self.channel = channel
+        self.path = path
+        self.serialize = serializer or _identity
+        self.deserialize = deserializer or _identity
+
+
+class _Replies:
+    """The replies of one call, as they arrive, and its ending."""
+
+    def __init__(self) -> None:
+        self.messages: deque[bytes] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.stream: WireStream | None = None
+
+    def on_message(self, message: bytes) -> None:
+        self.messages.append(message)
+        self._wake()
+
+    def on_done(self, stream: WireStream) -> None:
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def next(self, channel: WireChannel) -> bytes | None:
+        """The next reply; None at a clean end; raises the call's error."""
+        stream = self.stream
+        assert stream is not None
+        while not self.messages:
+            if stream.done:
+                if stream.status != status.OK:
+                    raise rpc_error(stream)
+                return None
+            self.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self.waiter
+            except asyncio.CancelledError:
+                channel.cancel(stream)
+                raise
+            finally:
+                self.waiter = None
+        return self.messages.popleft()
+
+
+class UnaryUnary(_Method):
+    async def __call__(
+        self, request: Any, *, timeout: float | None = None, metadata: Metadata = None, **_: Any
+    ) -> Any:
+        replies = _Replies()
+        stream = self.channel.new_stream(
+            self.path, framed(self.serialize(request)), True, timeout, metadata,
+            replies.on_done, replies.on_message,
+        )  # fmt: skip
+        replies.stream = stream
+        self.channel.start(stream)
+        reply = await replies.next(self.channel)
+        if reply is None:
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(),
+                "the server sent no reply to a unary call",
+            )  # fmt: skip
+        if await replies.next(self.channel) is not None:
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(),
+                "the server sent more than one reply to a unary call",
+            )  # fmt: skip
+        return self.deserialize(reply)
+
+
+class _ReplyIterator:
+    def __init__(self, method: _Method, replies: _Replies, pump: asyncio.Task[None] | None):
+        self.method = method
+        self.replies = replies
+        self.pump = pump
+
+    def __aiter__(self) -> _ReplyIterator:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            reply = await self.replies.next(self.method.channel)
+        except BaseException:
+            self._stop_pump()
+            raise
+        if reply is None:
+            self._stop_pump()
+            raise StopAsyncIteration
+        return self.method.deserialize(reply)
+
+    def _stop_pump(self) -> None:
+        if self.pump is not None and not self.pump.done():
+            self.pump.cancel()
+
+
+class UnaryStream(_Method):
+    def __call__(
+        self, request: Any, *, timeout: float | None = None, metadata: Metadata = None, **_: Any
+    ) -> _ReplyIterator:
+        replies = _Replies()
+        stream = self.channel.new_stream(
+            self.path, framed(self.serialize(request)), True, timeout, metadata,
+            replies.on_done, replies.on_message,
+        )  # fmt: skip
+        replies.stream = stream
+        self.channel.start(stream)
+        return _ReplyIterator(self, replies, None)
+
+
+async def _pump(
+    channel: WireChannel,
+    stream: WireStream,
+    requests: AsyncIterable[Any] | Iterable[Any],
+    serialize: Callable[[Any], bytes],
+) -> None:
+    """Send a client stream's requests as the iterator yields them, then END_STREAM."""
+    try:
+        if isinstance(requests, AsyncIterable):
+            async for request in requests:
+                _send(channel, stream, framed(serialize(request)), False)
+        else:
+            for request in requests:
+                _send(channel, stream, framed(serialize(request)), False)
+        _send(channel, stream, b"", True)
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:  # the caller's iterator failed: the call is cancelled
+        channel.cancel(stream, f"the request iterator raised {type(error).__name__}: {error}")
+
+
+def _send(channel: WireChannel, stream: WireStream, data: bytes, end: bool) -> None:
+    connection = stream.connection
+    if stream.id and connection is not None and stream.id in connection.streams:
+        connection.send(stream, data, end)
+    elif not stream.done and stream.id == 0:
+        stream.body += data  # not sent yet (waiting for a connection or a stream slot)
+        stream.end = end
+
+
+def _streamed(
+    method: _Method,
+    requests: AsyncIterable[Any] | Iterable[Any],
+    timeout: float | None,
+    metadata: Metadata,
+) -> tuple[_Replies, asyncio.Task[None]]:
+    replies = _Replies()
+    stream = method.channel.new_stream(
+        method.path, b"", False, timeout, metadata, replies.on_done, replies.on_message
+    )
+    stream.retryable = False  # its requests come from an iterator: sent once
+    replies.stream = stream
+    method.channel.start(stream)
+    pump = asyncio.get_running_loop().create_task(
+        _pump(method.channel, stream, requests, method.serialize)
+    )
+    return replies, pump
+
+
+class StreamUnary(_Method):
+    async def __call__(
+        self, requests: AsyncIterable[Any] | Iterable[Any], *, timeout: float | None = None,
+        metadata: Metadata = None, **_: Any,
+    ) -> Any:  # fmt: skip
+        replies, pump = _streamed(self, requests, timeout, metadata)
+        try:
+            reply = await replies.next(self.channel)
+            if reply is None:
+                raise grpc.aio.AioRpcError(
+                    grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(),
+                    "the server sent no reply to a client-streaming call",
+                )  # fmt: skip
+            await replies.next(self.channel)
+            return self.deserialize(reply)
+        finally:
+            if not pump.done():
+                pump.cancel()
+
+
+class StreamStream(_Method):
+    def __call__(
+        self, requests: AsyncIterable[Any] | Iterable[Any], *, timeout: float | None = None,
+        metadata: Metadata = None, **_: Any,
+    ) -> AsyncIterator[Any]:  # fmt: skip
+        replies, pump = _streamed(self, requests, timeout, metadata)
+        return _ReplyIterator(self, replies, pump)

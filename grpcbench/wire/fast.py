@@ -1,0 +1,235 @@
+"""The callback loops: closed- and open-loop unary load with no coroutine per call.
+
+A workload that is one unary call with a request known in advance (the hello
+service, ``--call`` on a unary method) describes itself as a
+``services.base.UnaryPlan``.
+Then a call is a ``WireStream`` whose frames are mostly pre-encoded, and its
+``on_done`` callback records it and starts the next one: no task, future,
+timer or ``await`` per call. The phase rules are the engine's own
+(``closed_loop.Budget``: counts, time limits, the watchdog), and so is what
+is recorded (``LevelRecorders``), so a level reads the same on either path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+
+from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
+from grpcbench.load.model import LoadSpec
+from grpcbench.load.open_loop import MIN_SLEEP_S, timetable
+from grpcbench.load.recorders import LevelRecorders
+from grpcbench.services.base import CallStats, Metadata, UnaryPlan
+from grpcbench.wire import status
+from grpcbench.wire.channel import WireChannel, framed
+from grpcbench.wire.connection import WireStream
+
+NAMES = status.NAMES
+
+
+class FastUnaryCalls:
+    """The channels of a level and the plan: the callback loops run these.
+
+    Also a ``CallFunction`` (awaitable, one call), for code that only knows those."""
+
+    def __init__(self, channels: Sequence[WireChannel], plan: UnaryPlan, per_user: bool) -> None:
+        self.channels = list(channels)
+        self.plan = plan
+        self.per_user = per_user
+        self.methods = [channel.unary_unary(plan.path) for channel in self.channels]
+        self.next = 0
+
+    async def __call__(self, timeout: float) -> CallStats | None:
+        index = self.next
+        self.next = (index + 1) % len(self.channels)
+        request, metadata = self._request(0)
+        await self.methods[index](request, timeout=timeout, metadata=metadata)
+        return None
+
+    def _request(self, user: int) -> tuple[bytes, Metadata]:
+        plan = self.plan
+        if plan.request is not None:
+            return plan.request, plan.metadata
+        assert plan.next_request is not None
+        return plan.next_request(user)
+
+
+class _Issuer:
+    """Builds and sends one call's stream on the channel it picks."""
+
+    def __init__(self, calls: FastUnaryCalls, timeout_s: float, on_done: Callable) -> None:
+        self.calls = calls
+        self.channels = calls.channels
+        self.count = len(self.channels)
+        self.timeout_s = timeout_s
+        self.on_done = on_done
+        self.loop = asyncio.get_running_loop()
+        plan = calls.plan
+        self.fixed = plan.request is not None
+        if self.fixed:
+            assert plan.request is not None
+            body = framed(plan.request)
+            self.blocks = [
+                channel.header_block(plan.path, timeout_s, plan.metadata or None)
+                for channel in self.channels
+            ]
+            self.body = body
+        self.next = 0
+
+    def send(self, user: int, started: int) -> None:
+        index = user % self.count if self.calls.per_user else self.next
+        if not self.calls.per_user:
+            self.next = (index + 1) % self.count
+        channel = self.channels[index]
+        if self.fixed:
+            block, body = self.blocks[index], self.body
+        else:
+            request, metadata = self.calls._request(user)
+            block = channel.header_block(self.calls.plan.path, self.timeout_s, metadata or None)
+            body = framed(request)
+        stream = WireStream(block, body, True, self.on_done, self.loop.time() + self.timeout_s)
+        stream.tag = user
+        stream.started = started
+        connection = channel.connection
+        if connection is not None:
+            connection.note_timeout(self.timeout_s)
+        channel.start(stream)
+
+    def cancel_all(self) -> int:
+        """The watchdog: end every call still open (each as DeadlineExceeded)."""
+        open_streams = []
+        for channel in self.channels:
+            if channel.connection is not None:
+                open_streams.extend(channel.connection.streams.values())
+                open_streams.extend(channel.connection.pending)
+            open_streams.extend(channel.waiting)
+        for stream in open_streams:
+            channel = self.channels[0]
+            if stream.connection is not None:
+                stream.connection.cancel(stream, status.DEADLINE_EXCEEDED, "level time limit")
+            else:
+                channel.cancel(stream)
+        return len(open_streams)
+
+
+async def _finish(
+    finished: asyncio.Future[None], budget: Budget, timeout_s: float, issuer: _Issuer
+) -> None:
+    """Wait for the last call; past the time limit plus a deadline, end what is left."""
+    limit = budget.hard_end - time.perf_counter() + timeout_s + WATCHDOG_GRACE_S
+    try:
+        await asyncio.wait_for(asyncio.shield(finished), max(limit, 0.0))
+    except TimeoutError:
+        budget.truncated = True
+        budget.stopped = True
+        issuer.cancel_all()
+
+
+async def fast_closed_loop_phase(
+    calls: FastUnaryCalls,
+    spec: LoadSpec,
+    budget: Budget,
+    recorders: LevelRecorders | None,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    """C virtual users, each starting its next call from the last one's callback."""
+    loop = asyncio.get_running_loop()
+    finished: asyncio.Future[None] = loop.create_future()
+    clock = time.perf_counter_ns
+    record = recorders.record_call if recorders is not None else None
+    take = budget.take
+
+    def on_done(stream: WireStream) -> None:
+        elapsed_us = (clock() - stream.started) // 1000
+        budget.in_flight -= 1
+        budget.done += 1
+        if record is not None:
+            code = stream.status
+            record(NAMES[code] if 0 <= code < 17 else "Unknown", elapsed_us, None)
+        if take():
+            budget.in_flight += 1
+            send(stream.tag, clock())
+        elif budget.in_flight == 0 and not finished.done():
+            finished.set_result(None)
+
+    issuer = _Issuer(calls, spec.timeout_s, on_done)
+    send = issuer.send
+    budget.arm()
+    ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
+    try:
+        for user in range(spec.concurrency):
+            if not take():
+                break
+            budget.in_flight += 1
+            send(user, clock())
+        if budget.in_flight == 0:
+            return
+        await _finish(finished, budget, spec.timeout_s, issuer)
+    finally:
+        budget.disarm()
+        if ticker:
+            ticker.cancel()
+
+
+async def fast_open_loop_phase(
+    calls: FastUnaryCalls,
+    spec: LoadSpec,
+    budget: Budget,
+    recorders: LevelRecorders | None,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    """Calls on a timetable, at most ``concurrency`` in flight; latency from the intended
+    send (coordinated omission corrected), as ``open_loop.open_loop_phase`` records it."""
+    loop = asyncio.get_running_loop()
+    finished: asyncio.Future[None] = loop.create_future()
+    clock = time.perf_counter_ns
+    slot: list[asyncio.Future[None] | None] = [None]
+    cap = spec.concurrency
+    intended_of: dict[int, int] = {}  # user slot number -> intended send (ns)
+
+    def on_done(stream: WireStream) -> None:
+        done = clock()
+        budget.in_flight -= 1
+        budget.done += 1
+        intended = intended_of.pop(stream.tag)
+        if recorders is not None:
+            code = stream.status
+            name = NAMES[code] if 0 <= code < 17 else "Unknown"
+            recorders.record_call(name, (done - intended) // 1000, None)
+            recorders.service.record((done - stream.started) // 1000)
+            recorders.lag.record((stream.started - intended) // 1000)
+        waiter = slot[0]
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        if budget.in_flight == 0 and budget.stopped and not finished.done():
+            finished.set_result(None)
+
+    issuer = _Issuer(calls, spec.timeout_s, on_done)
+    ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
+    budget.arm()
+    start = clock()
+    number = 0
+    try:
+        for offset in timetable(spec.rate, spec.arrivals):
+            intended = start + int(offset * 1e9)
+            delay = (intended - clock()) / 1e9
+            if delay > MIN_SLEEP_S:
+                await asyncio.sleep(delay)
+            while budget.in_flight >= cap:  # a full set of slots: late, and the lag shows it
+                slot[0] = loop.create_future()
+                await slot[0]
+                slot[0] = None
+            if not budget.take():
+                break
+            budget.in_flight += 1
+            number += 1
+            intended_of[number] = intended
+            issuer.send(number, clock())
+        budget.stopped = True
+        if budget.in_flight:
+            await _finish(finished, budget, spec.timeout_s, issuer)
+    finally:
+        budget.disarm()
+        if ticker:
+            ticker.cancel()
