@@ -29,7 +29,8 @@ CLIENT_PROCESSES = "auto"  # built-in generator processes per level
 SAMPLE_INTERVAL = "100ms"  # resource timelines: CPU % and RSS sampled this often ("off": none)
 CLIENT_LOOP = "uvloop"  # the built-in generator's event loop (uvloop or asyncio)
 CLIENT_STACKS: tuple[str, ...] = ("wire", "grpcio")
-CLIENT_STACK = "wire"  # the built-in generator's gRPC client: grpcbench's HTTP/2 frames, or grpc.aio
+# The built-in generator's gRPC client: grpcbench's own HTTP/2 frames, or grpc.aio.
+CLIENT_STACK = "wire"
 REPEAT = 1
 PORT = 0  # 0 = any free port
 START_TIMEOUT = "30s"  # a server grpcbench starts must be SERVING within this

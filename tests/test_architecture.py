@@ -128,3 +128,18 @@ def test_every_registry_entry_imports(registry: str) -> None:
     }[registry]
     for reference in references:
         assert callable(load_reference(reference)), reference
+
+
+def test_the_wire_transport_is_a_lower_layer() -> None:
+    """The HTTP/2 transport knows nothing of load loops, results or reports."""
+    graph = import_graph()
+    wire = [name for name in graph if name.startswith("grpcbench.wire")]
+    assert wire
+    upward = {
+        (name, target)
+        for name in wire
+        for target in graph[name]
+        if not target.startswith(("grpcbench.wire", "grpcbench.rpc.security", "grpcbench.parsing",
+                                  "grpcbench.errors"))
+    }  # fmt: skip
+    assert not upward, f"the wire transport imports upwards: {sorted(upward)}"

@@ -199,7 +199,7 @@ async def call_source(
     """The callable every user of a level calls, per the connection strategy.
 
     On the wire stack, a workload with a ``unary_plan`` over pooled or per-user
-    connections yields ``wire.fast.FastUnaryCalls``, which the engine runs on
+    connections yields ``load.callback_loops.FastUnaryCalls``, which the engine runs on
     its callback loops."""
     security = ChannelSecurity.from_json(spec.security)
     stack = spec.client_stack
@@ -215,9 +215,7 @@ async def call_source(
         finally:
             await checkout.close()
         return
-    channels = [
-        open_channel(spec.target, security, stack) for _ in range(max(1, spec.connections))
-    ]
+    channels = [open_channel(spec.target, security, stack) for _ in range(max(1, spec.connections))]
     try:
         try:
             await asyncio.wait_for(
@@ -233,7 +231,7 @@ async def call_source(
         plan = getattr(workload, "unary_plan", None)
         unary = plan() if stack == "wire" and plan is not None else None
         if unary is not None:
-            from grpcbench.wire.fast import FastUnaryCalls
+            from grpcbench.load.fast_calls import FastUnaryCalls
 
             yield FastUnaryCalls(channels, unary, per_user=spec.connection_mode == "per-user")
             return

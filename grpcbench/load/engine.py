@@ -15,8 +15,10 @@ from collections.abc import Awaitable, Callable
 
 from grpcbench.cpu_share import run_queue_wait_s
 from grpcbench.errors import UsageError
+from grpcbench.load.callback_loops import fast_closed_loop_phase, fast_open_loop_phase
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
+from grpcbench.load.fast_calls import FastUnaryCalls
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.open_loop import open_loop_phase
 from grpcbench.load.recorders import LevelRecorders
@@ -24,7 +26,6 @@ from grpcbench.services.base import CallFunction, Workload
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 from grpcbench.timeline import TimelineRecorder, sample
-from grpcbench.wire.fast import FastUnaryCalls, fast_closed_loop_phase, fast_open_loop_phase
 
 
 async def _phase(

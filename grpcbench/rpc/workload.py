@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 
 from grpcbench.rpc.call import CallMessages, Metadata, MethodCall
-from grpcbench.services.base import CallFunction, CallStats, Metadata, ReplyCounter, UnaryPlan
+from grpcbench.services.base import CallFunction, CallStats, ReplyCounter, UnaryPlan
 
 
 class _Raw(ReplyCounter):
@@ -64,9 +64,9 @@ class MethodWorkload:
         if self.kind != "unary":
             return None
         messages = self.messages
-        if messages.fixed_messages is not None and messages.fixed_metadata is not None:
-            if len(messages.fixed_messages) == 1:
-                return UnaryPlan(self.path, messages.fixed_messages[0], messages.fixed_metadata)
+        fixed = messages.fixed_messages
+        if fixed is not None and len(fixed) == 1 and messages.fixed_metadata is not None:
+            return UnaryPlan(self.path, fixed[0], messages.fixed_metadata)
         prefix = f"{self.index}."
 
         def next_request(user: int) -> tuple[bytes, Metadata]:

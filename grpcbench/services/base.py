@@ -74,7 +74,7 @@ class Workload(Protocol):
 
     A workload that is one unary call with a request known in advance may also
     have ``unary_plan() -> UnaryPlan | None``: the wire transport then runs it
-    on its callback loops, with no coroutine per call (``wire.fast``)."""
+    on its callback loops, with no coroutine per call (``load.callback_loops``)."""
 
     def bind(self, channel: Any) -> CallFunction: ...
 

@@ -10,8 +10,11 @@ call per frame and caches decoded header blocks, for a few us per call.
 - ``headers``: stateless request header blocks, cached reply decoding (hpack);
 - ``connection``: one HTTP/2 connection (settings, windows, GOAWAY, deadlines);
 - ``channel``: connections to one target, plus the grpc.aio-shaped API that
-  every workload binds to (``unary_unary`` ... ``stream_stream``);
-- ``fast``: the callback closed and open loops for plain unary workloads.
+  every workload binds to (``unary_unary`` ... ``stream_stream``).
+
+The callback closed and open loops that drive it for plain unary workloads
+live with the other loops, in ``load.callback_loops``; this package is the
+transport only and imports nothing from ``load`` (``tests/test_architecture.py``).
 
 grpc.aio stays as ``--client-stack grpcio``: the reference every result is
 checked against (``tests/test_wire_differential.py``).

@@ -5,7 +5,7 @@
 request, ``timeout`` and ``metadata``; errors are ``grpc.aio.AioRpcError``),
 so every workload, ``--call`` and each connection strategy runs on either
 stack unchanged. The fast path (``start``) takes a ``WireStream`` with
-pre-encoded frames and a callback, for the callback loops of ``wire.fast``.
+pre-encoded frames and a callback, for the callback loops of ``load.callback_loops``.
 
 A connection that drains (GOAWAY, stream ids exhausted) or dies is replaced
 on the next call; calls it did not process are sent again on the new one.
@@ -86,7 +86,7 @@ class WireChannel:
         self.scheme = "https" if self.tls else "http"
         self.authority = security.cname if self.tls and security.cname else target
         self.connection: Connection | None = None
-        self.connecting: asyncio.Task[Connection] | None = None
+        self.connecting: asyncio.Task[None] | None = None
         self.waiting: deque[WireStream] = deque()  # calls while a connection is made
         self.failures = 0
         self.retry_after = 0.0

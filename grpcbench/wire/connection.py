@@ -25,6 +25,7 @@ every call on it with Unavailable and the reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import zlib
 from collections import deque
 from collections.abc import Callable
@@ -164,13 +165,14 @@ class Connection(asyncio.Protocol):
     # --- asyncio.Protocol ------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
+        # uvloop's transports are not asyncio.Transport subclasses, but have its methods.
+        self.transport = transport  # type: ignore[assignment]
         settings = {
             frames.SETTINGS_ENABLE_PUSH: 0,
             frames.SETTINGS_INITIAL_WINDOW_SIZE: STREAM_WINDOW,
             frames.SETTINGS_MAX_HEADER_LIST_SIZE: MAX_HEADER_LIST_SIZE,
         }
-        transport.write(
+        self.transport.write(  # type: ignore[union-attr]
             frames.PREFACE
             + frames.settings_frame(settings)
             + frames.window_update(0, CONNECTION_WINDOW - frames.DEFAULT_WINDOW)
@@ -310,10 +312,8 @@ class Connection(asyncio.Protocol):
             if not self.closed:
                 self._write(frames.rst_stream(stream.id, frames.CANCEL))
         else:
-            try:
+            with contextlib.suppress(ValueError):
                 self.pending.remove(stream)
-            except ValueError:
-                pass
         finish(stream, code, message)
         self._after_close()
 
@@ -391,7 +391,8 @@ class Connection(asyncio.Protocol):
         try:
             return decompress(data)
         except zlib.error as error:
-            self.cancel(stream, status.INTERNAL, f"a compressed reply that does not inflate: {error}")
+            reason = f"a compressed reply that does not inflate: {error}"
+            self.cancel(stream, status.INTERNAL, reason)
             return None
 
     def _headers(self, flags: int, stream_id: int, payload: bytes) -> None:
@@ -503,9 +504,8 @@ class Connection(asyncio.Protocol):
             raise ConnectionError_(frames.PROTOCOL_ERROR, "PUSH_PROMISE, which we disabled")
         elif kind == frames.CONTINUATION:
             raise ConnectionError_(frames.PROTOCOL_ERROR, "CONTINUATION without HEADERS")
-        elif kind == frames.PRIORITY:
-            if len(payload) != 5:
-                raise ConnectionError_(frames.FRAME_SIZE_ERROR, "a PRIORITY frame not 5 bytes")
+        elif kind == frames.PRIORITY and len(payload) != 5:
+            raise ConnectionError_(frames.FRAME_SIZE_ERROR, "a PRIORITY frame not 5 bytes")
         # other frame types are ignored (RFC 9113 section 4.1)
 
     def _settings(self, settings: list[tuple[int, int]]) -> None:
@@ -514,7 +514,9 @@ class Connection(asyncio.Protocol):
                 self.max_streams = value
             elif key == frames.SETTINGS_INITIAL_WINDOW_SIZE:
                 if value > frames.MAX_WINDOW:
-                    raise ConnectionError_(frames.FLOW_CONTROL_ERROR, "INITIAL_WINDOW_SIZE > 2^31-1")
+                    raise ConnectionError_(
+                        frames.FLOW_CONTROL_ERROR, "INITIAL_WINDOW_SIZE over 2^31-1"
+                    )
                 delta = value - self.peer_window
                 self.peer_window = value
                 for stream in self.streams.values():

@@ -79,7 +79,8 @@ class TimeoutBlocks:
         if block is None:
             if len(self.cache) > 256:
                 self.cache.clear()
-            block = self.cache[timeout_s] = encode_fields([("grpc-timeout", encode_timeout(timeout_s))])
+            field = ("grpc-timeout", encode_timeout(timeout_s))
+            block = self.cache[timeout_s] = encode_fields([field])
         return block
 
 

@@ -14,51 +14,26 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
+from grpcbench.load.fast_calls import FastUnaryCalls
 from grpcbench.load.model import LoadSpec
 from grpcbench.load.open_loop import MIN_SLEEP_S, timetable
 from grpcbench.load.recorders import LevelRecorders
-from grpcbench.services.base import CallStats, Metadata, UnaryPlan
 from grpcbench.wire import status
-from grpcbench.wire.channel import WireChannel, framed
+from grpcbench.wire.channel import framed
 from grpcbench.wire.connection import WireStream
 
 NAMES = status.NAMES
 
 
-class FastUnaryCalls:
-    """The channels of a level and the plan: the callback loops run these.
-
-    Also a ``CallFunction`` (awaitable, one call), for code that only knows those."""
-
-    def __init__(self, channels: Sequence[WireChannel], plan: UnaryPlan, per_user: bool) -> None:
-        self.channels = list(channels)
-        self.plan = plan
-        self.per_user = per_user
-        self.methods = [channel.unary_unary(plan.path) for channel in self.channels]
-        self.next = 0
-
-    async def __call__(self, timeout: float) -> CallStats | None:
-        index = self.next
-        self.next = (index + 1) % len(self.channels)
-        request, metadata = self._request(0)
-        await self.methods[index](request, timeout=timeout, metadata=metadata)
-        return None
-
-    def _request(self, user: int) -> tuple[bytes, Metadata]:
-        plan = self.plan
-        if plan.request is not None:
-            return plan.request, plan.metadata
-        assert plan.next_request is not None
-        return plan.next_request(user)
-
-
 class _Issuer:
     """Builds and sends one call's stream on the channel it picks."""
 
-    def __init__(self, calls: FastUnaryCalls, timeout_s: float, on_done: Callable) -> None:
+    def __init__(
+        self, calls: FastUnaryCalls, timeout_s: float, on_done: Callable[[WireStream], None]
+    ) -> None:
         self.calls = calls
         self.channels = calls.channels
         self.count = len(self.channels)
@@ -98,7 +73,7 @@ class _Issuer:
 
     def cancel_all(self) -> int:
         """The watchdog: end every call still open (each as DeadlineExceeded)."""
-        open_streams = []
+        open_streams: list[WireStream] = []
         for channel in self.channels:
             if channel.connection is not None:
                 open_streams.extend(channel.connection.streams.values())
@@ -217,8 +192,8 @@ async def fast_open_loop_phase(
             if delay > MIN_SLEEP_S:
                 await asyncio.sleep(delay)
             while budget.in_flight >= cap:  # a full set of slots: late, and the lag shows it
-                slot[0] = loop.create_future()
-                await slot[0]
+                waiter = slot[0] = loop.create_future()
+                await waiter
                 slot[0] = None
             if not budget.take():
                 break

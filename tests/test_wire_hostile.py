@@ -1,0 +1,414 @@
+"""The wire transport against servers that break HTTP/2 or gRPC on purpose.
+
+Every case must end each call with a counted status: never a traceback, a
+hang, or a lost call. The servers are raw scripts (``tests.support.raw_h2``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import pytest
+
+from grpcbench.load.engine import run_level
+from grpcbench.load.model import LoadSpec
+from grpcbench.wire import frames
+from grpcbench.wire.channel import WireChannel
+from tests.support.raw_h2 import Peer, raw_server
+
+SAY = "/helloworld.Greeter/SayHello"
+OK_HEADERS = [(":status", "200"), ("content-type", "application/grpc")]
+
+
+def run(main: Callable[[], Awaitable[Any]], limit: float = 20) -> Any:
+    """Run ``main`` on a fresh loop; fail on a hang or on any error the loop logged."""
+    logged: list[dict[str, Any]] = []
+
+    async def guarded() -> Any:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: logged.append(ctx))
+        return await asyncio.wait_for(main(), limit)
+
+    result = asyncio.run(guarded())
+    assert not logged, f"the event loop logged errors: {logged}"
+    return result
+
+
+async def statuses(channel: WireChannel, calls: int, timeout: float = 2.0, body: bytes = b"x"):
+    method = channel.unary_unary(SAY)
+
+    async def one() -> str:
+        try:
+            await method(body, timeout=timeout)
+            return "OK"
+        except grpc.aio.AioRpcError as error:
+            return f"{error.code().name}: {error.details()}"
+
+    return Counter(await asyncio.gather(*(one() for _ in range(calls))))
+
+
+def codes(counter: Counter[str]) -> Counter[str]:
+    return Counter({key.split(":")[0]: count for key, count in counter.items()})
+
+
+async def call_all(script: Callable[[Peer], Awaitable[None]], calls: int = 5, **kw: Any):
+    async with raw_server(script) as address:
+        channel = WireChannel(address)
+        try:
+            return await statuses(channel, calls, **kw)
+        finally:
+            await channel.close()
+
+
+def test_a_well_behaved_reply_is_ok() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, headers, body = await peer.request()
+            assert ("te", "trailers") in headers and ("content-type", "application/grpc") in headers
+            assert any(name == "grpc-timeout" for name, _ in headers)
+            assert body == b"\0\0\0\0\1x"
+            peer.reply(stream_id, b"hi")
+
+    assert run(lambda: call_all(script)) == Counter({"OK": 5})
+
+
+def test_garbage_ends_every_call_unavailable() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        await peer.request()
+        peer.send(b"\xff" * 64)  # a frame "header" with a 16 MiB length
+        await asyncio.sleep(5)
+
+    result = run(lambda: call_all(script))
+    assert codes(result) == Counter({"UNAVAILABLE": 5})
+    assert "broke HTTP/2" in next(iter(result))
+
+
+def test_a_frame_over_max_frame_size_is_a_connection_error() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        stream_id, _, _ = await peer.request()
+        peer.send(frames.frame(frames.DATA, 0, stream_id, b"\0" * 20_000))
+        await asyncio.sleep(5)
+
+    result = run(lambda: call_all(script, calls=1))
+    assert codes(result) == Counter({"UNAVAILABLE": 1})
+    assert "20000 bytes" in next(iter(result))
+
+
+def test_a_zero_window_holds_the_body_until_the_deadline() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake({frames.SETTINGS_INITIAL_WINDOW_SIZE: 0})
+        while True:
+            await peer.frame()  # reads, never grants window: no body arrives
+
+    result = run(lambda: call_all(script, calls=3, timeout=0.3))
+    assert codes(result) == Counter({"DEADLINE_EXCEEDED": 3})
+
+
+def test_a_window_update_releases_a_large_request_in_frames() -> None:
+    body = b"y" * 200_000  # over the default 65,535 window and 16 KiB frames
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        received = 0
+        while True:
+            kind, flags, stream_id, payload = await peer.frame()
+            if kind == frames.DATA:
+                assert len(payload) <= frames.DEFAULT_MAX_FRAME_SIZE
+                received += len(payload)
+                peer.send(frames.window_update(0, len(payload)))
+                peer.send(frames.window_update(stream_id, len(payload)))
+                if flags & frames.END_STREAM:
+                    assert received == len(body) + 5
+                    peer.reply(stream_id, b"done")
+                    received = 0
+
+    assert run(lambda: call_all(script, calls=1, body=body)) == Counter({"OK": 1})
+
+
+def test_goaway_mid_level_loses_no_call() -> None:
+    """The first connection answers 20 calls, then GOAWAY names the last it processed:
+    the others are sent again on a new connection; every call gets a status."""
+    connections = []
+
+    async def script(peer: Peer) -> None:
+        connections.append(peer)
+        await peer.handshake()
+        answered = 0
+        while True:
+            stream_id, _, _ = await peer.request()
+            if len(connections) == 1 and answered == 20:
+                peer.send(frames.goaway(stream_id - 2, frames.NO_ERROR))
+                await asyncio.sleep(0.05)
+                return
+            peer.reply(stream_id, b"hi")
+            answered += 1
+
+    async def main() -> LoadSpec:
+        async with raw_server(script) as address:
+            spec = LoadSpec(target=address, service="hello", concurrency=8, requests=200)
+            return await run_level(spec, lambda: None, lambda done, errors: None)
+
+    result = run(main)
+    assert sum(result.statuses.values()) == 200
+    assert result.statuses["OK"] == 200 and len(connections) >= 2
+
+
+@pytest.mark.parametrize(
+    ("error_code", "expected"),
+    [
+        (frames.CANCEL, "CANCELLED"),
+        (frames.ENHANCE_YOUR_CALM, "RESOURCE_EXHAUSTED"),
+        (frames.INTERNAL_ERROR, "INTERNAL"),
+        (frames.REFUSED_STREAM, "UNAVAILABLE"),  # after one retry, refused again
+    ],
+)
+def test_rst_stream_maps_to_grpc_statuses(error_code: int, expected: str) -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(frames.rst_stream(stream_id, error_code))
+
+    assert codes(run(lambda: call_all(script, calls=10))) == Counter({expected: 10})
+
+
+def test_an_rst_stream_storm_through_the_engine_counts_every_call() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        number = 0
+        while True:
+            stream_id, _, _ = await peer.request()
+            number += 1
+            if number % 3:
+                peer.send(frames.rst_stream(stream_id, frames.CANCEL))
+            else:
+                peer.reply(stream_id, b"hi")
+
+    async def main() -> Any:
+        async with raw_server(script) as address:
+            spec = LoadSpec(target=address, service="hello", concurrency=10, requests=300)
+            return await run_level(spec, lambda: None, lambda done, errors: None)
+
+    result = run(main)
+    assert sum(result.statuses.values()) == 300
+    assert set(result.statuses) == {"OK", "Cancelled"} and result.statuses["OK"] == 100
+
+
+def test_a_header_block_that_grows_the_table_past_its_size() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        stream_id, _, _ = await peer.request()
+        # A dynamic table size update to 8192, over the 4096 we allow (RFC 7541 4.2).
+        update = bytes([0x3F, 0xE1, 0x3F])
+        peer.send(frames.frame(frames.HEADERS, frames.END_HEADERS, stream_id, update))
+        await asyncio.sleep(5)
+
+    result = run(lambda: call_all(script, calls=1))
+    assert codes(result) == Counter({"UNAVAILABLE": 1})
+    assert "hpack" in next(iter(result))
+
+
+def test_trailers_without_grpc_status_are_unknown() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(peer.headers(stream_id, OK_HEADERS))
+            peer.send(peer.headers(stream_id, [("x-other", "1")], end=True))
+
+    assert codes(run(lambda: call_all(script, calls=3))) == Counter({"UNKNOWN": 3})
+
+
+def test_an_http_error_without_grpc_status_maps_like_grpc() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(peer.headers(stream_id, [(":status", "503")], end=True))
+
+    assert codes(run(lambda: call_all(script, calls=2))) == Counter({"UNAVAILABLE": 2})
+
+
+def test_a_trailers_only_error_with_a_percent_encoded_message() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            fields = [*OK_HEADERS, ("grpc-status", "5"), ("grpc-message", "no%20such%20user%3A%20%C3%A9")]
+            peer.send(peer.headers(stream_id, fields, end=True))  # fmt: skip
+
+    result = run(lambda: call_all(script, calls=2))
+    assert result == Counter({"NOT_FOUND: no such user: é": 2})
+
+
+def test_a_half_sent_frame_then_close() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        stream_id, _, _ = await peer.request()
+        peer.send(frames.frame(frames.DATA, 0, stream_id, b"\0" * 100)[:50])
+        await peer.writer.drain()
+
+    assert codes(run(lambda: call_all(script, calls=3))) == Counter({"UNAVAILABLE": 3})
+
+
+def test_a_server_that_never_reads() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        await asyncio.sleep(30)  # reads nothing more
+
+    result = run(lambda: call_all(script, calls=4, timeout=0.3, body=b"z" * 100_000))
+    assert codes(result) == Counter({"DEADLINE_EXCEEDED": 4})
+
+
+def test_continuation_padding_and_priority_are_understood() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            block = peer.encoder.encode(OK_HEADERS)
+            # HEADERS (PADDED | PRIORITY) holding half the block, CONTINUATION the rest.
+            half = len(block) // 2
+            payload = bytes([3]) + b"\0\0\0\0\x10" + block[:half] + b"\0\0\0"
+            flags = frames.PADDED | frames.PRIORITY_FLAG
+            peer.send(frames.frame(frames.HEADERS, flags, stream_id, payload))
+            peer.send(frames.frame(frames.CONTINUATION, frames.END_HEADERS, stream_id, block[half:]))
+            message = b"\0\0\0\0\2hi"
+            peer.send(frames.frame(frames.DATA, frames.PADDED, stream_id, b"\4" + message + b"\0" * 4))
+            peer.send(frames.frame(frames.PING, 0, 0, b"12345678"))
+            peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))  # fmt: skip
+
+    async def main() -> tuple[Counter[str], list[Any]]:
+        seen: list[Any] = []
+
+        async def recording(peer: Peer) -> None:
+            seen.append(peer)
+            await script(peer)
+
+        async with raw_server(recording) as address:
+            channel = WireChannel(address)
+            try:
+                result = await statuses(channel, 3)
+                await asyncio.sleep(0.05)
+                return result, seen
+            finally:
+                await channel.close()
+
+    result, peers = run(main)
+    assert result == Counter({"OK": 3})
+
+
+def test_ping_is_acknowledged() -> None:
+    acks: list[bytes] = []
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        stream_id, _, _ = await peer.request()
+        peer.send(frames.frame(frames.PING, 0, 0, b"abcdefgh"))
+        while True:
+            kind, flags, _, payload = await peer.frame()
+            if kind == frames.PING and flags & frames.ACK:
+                acks.append(payload)
+                peer.reply(stream_id, b"hi")
+
+    assert run(lambda: call_all(script, calls=1)) == Counter({"OK": 1})
+    assert acks == [b"abcdefgh"]
+
+
+def test_max_concurrent_streams_queues_the_rest() -> None:
+    most_open = [0]
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake({frames.SETTINGS_MAX_CONCURRENT_STREAMS: 2})
+        open_streams: list[int] = []
+        while True:
+            stream_id, _, _ = await peer.request()
+            open_streams.append(stream_id)
+            most_open[0] = max(most_open[0], len(open_streams))
+            if len(open_streams) == 2:
+                await asyncio.sleep(0.01)
+                for sid in open_streams:
+                    peer.reply(sid, b"hi")
+                open_streams.clear()
+
+    assert run(lambda: call_all(script, calls=10)) == Counter({"OK": 10})
+    assert most_open[0] == 2
+
+
+def test_messages_across_frames_and_several_in_one_frame() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(peer.headers(stream_id, OK_HEADERS))
+            wire = b"".join(b"\0" + (3).to_bytes(4, "big") + b"m%02d" % i for i in range(10))
+            for start in range(0, len(wire), 7):  # messages cut at every 7th byte
+                peer.send(frames.frame(frames.DATA, 0, stream_id, wire[start : start + 7]))
+            peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
+
+    async def main() -> list[bytes]:
+        async with raw_server(script) as address:
+            channel = WireChannel(address)
+            try:
+                return [reply async for reply in channel.unary_stream(SAY)(b"", timeout=2)]
+            finally:
+                await channel.close()
+
+    assert run(main) == [b"m%02d" % i for i in range(10)]
+
+
+@pytest.mark.parametrize(("encoding", "expected"), [("gzip", "OK"), ("snappy", "INTERNAL")])
+def test_a_compressed_reply(encoding: str, expected: str) -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            fields = [*OK_HEADERS, ("grpc-encoding", encoding)]
+            peer.send(peer.headers(stream_id, fields))
+            packed = gzip.compress(b"hello")
+            peer.send(frames.frame(frames.DATA, 0, stream_id, b"\1" + len(packed).to_bytes(4, "big") + packed))  # fmt: skip
+            peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
+
+    result = run(lambda: call_all(script, calls=2))
+    assert codes(result) == Counter({expected: 2})
+    if expected == "INTERNAL":
+        assert "snappy" in next(iter(result))
+
+
+def test_nothing_listening_is_unavailable_at_once() -> None:
+    async def main() -> Counter[str]:
+        channel = WireChannel("127.0.0.1:1")
+        try:
+            return await statuses(channel, 3)
+        finally:
+            await channel.close()
+
+    assert codes(run(main, limit=5)) == Counter({"UNAVAILABLE": 3})
+
+
+def test_no_settings_from_the_server_fails_the_connect() -> None:
+    async def script(peer: Peer) -> None:
+        await asyncio.sleep(30)
+
+    async def main() -> str:
+        async with raw_server(script) as address:
+            channel = WireChannel(address)
+            import grpcbench.wire.channel as module
+
+            saved, module.CONNECT_TIMEOUT_S = module.CONNECT_TIMEOUT_S, 0.2
+            try:
+                await channel.channel_ready()
+            except ConnectionError as error:
+                return str(error)
+            finally:
+                module.CONNECT_TIMEOUT_S = saved
+                await channel.close()
+            return "connected"
+
+    assert "sent no HTTP/2 SETTINGS" in run(main)
