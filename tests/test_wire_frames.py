@@ -81,9 +81,7 @@ def _fed(chunks: list[bytes], calls: int) -> tuple[Connection, list[WireStream]]
         connection.data_received(frames.settings_frame({}))
         block = request_prefix("/a.B/C", "127.0.0.1:1", "http")
         ended: list[WireStream] = []
-        streams = [
-            WireStream(block, b"\0\0\0\0\0", True, ended.append, 1e18) for _ in range(calls)
-        ]
+        streams = [WireStream(block, b"\0\0\0\0\0", True, ended.append, 1e18) for _ in range(calls)]
         for stream in streams:
             connection.start(stream)
         for chunk in chunks:

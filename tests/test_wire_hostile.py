@@ -19,7 +19,7 @@ from grpcbench.load.engine import run_level
 from grpcbench.load.model import LoadSpec
 from grpcbench.wire import frames
 from grpcbench.wire.channel import WireChannel
-from tests.support.raw_h2 import Peer, raw_server
+from tests.support.raw_h2 import Peer, grpc_message, raw_server
 
 SAY = "/helloworld.Greeter/SayHello"
 OK_HEADERS = [(":status", "200"), ("content-type", "application/grpc")]
@@ -241,8 +241,9 @@ def test_a_trailers_only_error_with_a_percent_encoded_message() -> None:
         await peer.handshake()
         while True:
             stream_id, _, _ = await peer.request()
-            fields = [*OK_HEADERS, ("grpc-status", "5"), ("grpc-message", "no%20such%20user%3A%20%C3%A9")]
-            peer.send(peer.headers(stream_id, fields, end=True))  # fmt: skip
+            message = ("grpc-message", "no%20such%20user%3A%20%C3%A9")
+            fields = [*OK_HEADERS, ("grpc-status", "5"), message]
+            peer.send(peer.headers(stream_id, fields, end=True))
 
     result = run(lambda: call_all(script, calls=2))
     assert result == Counter({"NOT_FOUND: no such user: é": 2})
@@ -278,9 +279,10 @@ def test_continuation_padding_and_priority_are_understood() -> None:
             payload = bytes([3]) + b"\0\0\0\0\x10" + block[:half] + b"\0\0\0"
             flags = frames.PADDED | frames.PRIORITY_FLAG
             peer.send(frames.frame(frames.HEADERS, flags, stream_id, payload))
-            peer.send(frames.frame(frames.CONTINUATION, frames.END_HEADERS, stream_id, block[half:]))
-            message = b"\0\0\0\0\2hi"
-            peer.send(frames.frame(frames.DATA, frames.PADDED, stream_id, b"\4" + message + b"\0" * 4))
+            rest = block[half:]
+            peer.send(frames.frame(frames.CONTINUATION, frames.END_HEADERS, stream_id, rest))
+            padded = b"\4" + grpc_message(b"hi") + b"\0" * 4
+            peer.send(frames.frame(frames.DATA, frames.PADDED, stream_id, padded))
             peer.send(frames.frame(frames.PING, 0, 0, b"12345678"))
             peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))  # fmt: skip
 
@@ -372,7 +374,7 @@ def test_a_compressed_reply(encoding: str, expected: str) -> None:
             fields = [*OK_HEADERS, ("grpc-encoding", encoding)]
             peer.send(peer.headers(stream_id, fields))
             packed = gzip.compress(b"hello")
-            peer.send(frames.frame(frames.DATA, 0, stream_id, b"\1" + len(packed).to_bytes(4, "big") + packed))  # fmt: skip
+            peer.send(frames.frame(frames.DATA, 0, stream_id, grpc_message(packed, True)))
             peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
 
     result = run(lambda: call_all(script, calls=2))

@@ -240,8 +240,11 @@ class Connection(asyncio.Protocol):
             out = _prefix(frames.HEADERS, flags, len(block)) + sid + block
         else:
             out = self._header_frames(stream_id, block, stream.end and not length)
-        if length and length <= stream.send_window and length <= self.send_window and (
-            length <= self.peer_frame
+        if (
+            length
+            and length <= stream.send_window
+            and length <= self.send_window
+            and (length <= self.peer_frame)
         ):
             stream.send_window -= length
             self.send_window -= length
@@ -262,9 +265,7 @@ class Connection(asyncio.Protocol):
     def _header_frames(self, stream_id: int, block: bytes, end: bool) -> bytes:
         size = self.peer_frame
         chunks = [block[i : i + size] for i in range(0, len(block), size)]
-        out = [
-            frames.frame(frames.HEADERS, frames.END_STREAM if end else 0, stream_id, chunks[0])
-        ]
+        out = [frames.frame(frames.HEADERS, frames.END_STREAM if end else 0, stream_id, chunks[0])]
         for index, chunk in enumerate(chunks[1:], 2):
             flags = frames.END_HEADERS if index == len(chunks) else 0
             out.append(frames.frame(frames.CONTINUATION, flags, stream_id, chunk))

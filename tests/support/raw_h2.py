@@ -67,12 +67,17 @@ class Peer:
         """A whole unary reply: headers, one message, trailers."""
         self.send(
             self.headers(stream_id, [(":status", "200"), ("content-type", "application/grpc")])
-            + frames.frame(frames.DATA, 0, stream_id, b"\0" + len(message).to_bytes(4, "big") + message)
+            + frames.frame(frames.DATA, 0, stream_id, grpc_message(message))
             + self.headers(stream_id, [("grpc-status", str(grpc_status))], end=True)
-        )  # fmt: skip
+        )
 
     def send(self, data: bytes) -> None:
         self.writer.write(data)
+
+
+def grpc_message(message: bytes, compressed: bool = False) -> bytes:
+    """A gRPC length-prefixed message."""
+    return (b"\1" if compressed else b"\0") + len(message).to_bytes(4, "big") + message
 
 
 Script = Callable[[Peer], Awaitable[None]]
