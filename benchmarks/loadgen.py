@@ -4,8 +4,13 @@ One fixed server, pinned to its own CPU, driven at one concurrency by each
 client in turn, interleaved over several rounds so drift hits all alike:
 - ``bare``: benchmarks/bare_loop.py, forty lines of grpc.aio and nothing of
   grpcbench (the floor of a Python gRPC client);
-- ``builtin`` (1 process) and ``builtin:2`` (2 processes): grpcbench's driver;
-- ``ghz``: the Go tool, when installed.
+- ``builtin`` (1 process) and ``builtin:2`` (2 processes): grpcbench's driver on
+  its default client stack (wire: its own HTTP/2 frames); ``builtin@grpcio`` the
+  same driver on grpc.aio (``--client-stack grpcio``);
+- ``ghz``: the Go tool, when installed, tuned as its users run it
+  (``--disable-template-functions --cpus N``, as grpcbench's ghz driver runs it);
+- ``h2load``: nghttp2's load tool (Debian ``nghttp2-client``), the gRPC request
+  sent as a raw HTTP/2 body on one connection: the floor of client cost per call.
 
 The default server is a minimal Go greeter (benchmarks/greeter_go, built by the
 nox session, never at install): its cost per call is far below a Python
@@ -26,12 +31,15 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
-from dataclasses import dataclass, field
+import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grpcbench import defaults
 from grpcbench.childproc import parse_ready_line
 from grpcbench.cpu_share import NeighbourMeter
 from grpcbench.errors import DriverError
@@ -87,6 +95,69 @@ class BareLoopDriver:
             await child.stop()
 
 
+class H2loadDriver:
+    """h2load (nghttp2) posting the serialized gRPC request: no gRPC library at all.
+
+    Its CPU is read from the kernel's accounting of the finished child (a Python
+    wrapper's RUSAGE_CHILDREN), so it is measured like the other clients."""
+
+    name = "h2load"
+    _WRAPPER = (
+        "import resource, subprocess, sys;"
+        " done = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
+        " usage = resource.getrusage(resource.RUSAGE_CHILDREN);"
+        " print(done.stdout); print(done.stderr, file=sys.stderr);"
+        " print('CPU', usage.ru_utime + usage.ru_stime); sys.exit(done.returncode)"
+    )
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    async def _run(self, spec: LoadSpec, requests: int, body: Path) -> tuple[int, float, float]:
+        argv = [
+            sys.executable, "-P", "-c", self._WRAPPER, self.path, f"-n{requests}", "-c1",
+            f"-m{spec.concurrency}", "-t1", "-H", "content-type: application/grpc",
+            "-H", "te: trailers", "-d", str(body),
+            f"http://{spec.target}/helloworld.Greeter/SayHello",
+        ]  # fmt: skip
+        child = await start_child(argv, spec.cpus[:1])
+        try:
+            assert child.process.stdout is not None
+            output = (await child.process.stdout.read()).decode()
+            await child.process.wait()
+        finally:
+            await child.stop()
+        ok = re.search(r"(\d+) succeeded", output)
+        rate = re.search(r"finished in ([\d.]+)(ms|s), ([\d.]+) req/s", output)
+        cpu = re.search(r"^CPU ([\d.]+)", output, re.MULTILINE)
+        if not (ok and rate and cpu):
+            raise DriverError(f"h2load failed: {output[-400:]} {child.stderr_tail()}")
+        wall = float(rate.group(1)) / (1000 if rate.group(2) == "ms" else 1)
+        return int(ok.group(1)), wall, float(cpu.group(1))
+
+    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+        from grpcbench.proto import helloworld_pb2
+
+        message = helloworld_pb2.HelloRequest(name="world").SerializeToString()
+        with tempfile.TemporaryDirectory() as folder:
+            body = Path(folder) / "request.bin"
+            body.write_bytes(b"\0" + len(message).to_bytes(4, "big") + message)
+            if spec.warmup_requests:
+                await self._run(spec, spec.warmup_requests, body)
+            neighbours = NeighbourMeter(spec.cpus[:1])
+            neighbours.start()
+            progress(MEASUREMENT_STARTED, 0)
+            calls, wall_s, cpu_s = await self._run(spec, spec.requests, body)
+        progress(calls, 0)
+        return LoadResult(
+            driver=self.name, concurrency=spec.concurrency, connections=1,
+            statuses={"OK": calls, "Unknown": spec.requests - calls} if calls < spec.requests
+            else {"OK": calls},
+            latency=LatencySummary(), wall_s=wall_s, client_cpu_s=cpu_s,
+            client_others_s=neighbours.others(1.0, cpu_s),
+        )  # fmt: skip
+
+
 async def start_go_greeter(binary: str, cpus: tuple[int, ...]) -> tuple[Child, ExternalTarget]:
     child = await start_child([binary, "-port=0"], cpus)
     assert child.process.stdout is not None
@@ -107,14 +178,20 @@ class Samples:
         return statistics.median(self.rps), statistics.median(self.cpu_us_per_call)
 
 
-def make_generators(names: str) -> dict[str, LoadDriver]:
-    drivers: dict[str, LoadDriver] = {}
+def make_generators(names: str) -> dict[str, tuple[LoadDriver, str]]:
+    """label -> (driver, client stack): ``builtin:2@grpcio`` is 2 processes on grpc.aio."""
+    drivers: dict[str, tuple[LoadDriver, str]] = {}
     for entry in names.split(","):
-        name, _, processes = entry.partition(":")
+        driver_part, _, stack = entry.partition("@")
+        name, _, processes = driver_part.partition(":")
+        stack = stack or defaults.CLIENT_STACK
         if name == "bare":
-            drivers[entry] = BareLoopDriver()
+            drivers[entry] = (BareLoopDriver(), stack)
+        elif name == "h2load":
+            drivers[entry] = (H2loadDriver(shutil.which("h2load") or "h2load"), stack)
         else:
-            drivers[entry] = make_driver(name, DriverSettings(client_processes=int(processes or 1)))
+            settings = DriverSettings(client_processes=int(processes or 1))
+            drivers[entry] = (make_driver(name, settings), stack)
     return drivers
 
 
@@ -132,7 +209,7 @@ async def bench(args: argparse.Namespace) -> None:
     print(f"server {target.label} on CPUs {list(server_cpus)}; clients on {list(client_cpus)};"
           f" {os.cpu_count()} CPUs, {_cpu_model()}")  # fmt: skip
     print(f"concurrency {args.concurrency}, {args.requests} calls per run, {args.repeat} rounds\n")
-    print(f"{'round':>5} {'client':>10} {'req/s':>9} {'CPU us/call':>12}  verdict")
+    print(f"{'round':>5} {'client':>16} {'req/s':>9} {'CPU us/call':>12}  verdict")
     samples = {label: Samples() for label in drivers}
     settings = LoadSettings(
         requests=args.requests, warmup_requests=args.requests // 10, client_cpus=client_cpus
@@ -140,22 +217,26 @@ async def bench(args: argparse.Namespace) -> None:
     plan = LevelPlan(args.concurrency, connection=settings.connection_label(0))
     try:
         for round_number in range(1, args.repeat + 1):
-            for label, driver in drivers.items():
+            for label, (driver, stack) in drivers.items():
                 level = await measure_level(
-                    driver, target, plan, settings, scenario="hello", service="hello",
-                    workload_params={},
+                    driver, target, plan, replace(settings, client_stack=stack),
+                    scenario="hello", service="hello", workload_params={},
                 )  # fmt: skip
                 cost = level.generator_cpu_us_per_call or 0.0
                 samples[label].rps.append(level.load.rps)
                 samples[label].cpu_us_per_call.append(cost)
-                print(f"{round_number:>5} {label:>10} {level.load.rps:>9.0f} {cost:>12.1f}"
+                if level.load.count != level.load.statuses.get("OK", 0):
+                    print(f"      {label}: not every call OK: {dict(level.load.statuses)}")
+                print(f"{round_number:>5} {label:>16} {level.load.rps:>9.0f} {cost:>12.1f}"
                       f"  {level.verdict}")  # fmt: skip
         print()
+        print("| client | req/s (median) | client CPU us per call (median) |")
+        print("|---|---|---|")
         for label, sample in samples.items():
             rate, cost = sample.medians
-            print(f"median {label:>10}: {rate:>7.0f} req/s, {cost:>6.1f} CPU us/call")
-        for a, b in (("builtin", "bare"), ("builtin:2", "bare"), ("builtin", "ghz"),
-                     ("bare", "ghz"), ("builtin:2", "builtin")):  # fmt: skip
+            print(f"| {label} | {rate:,.0f} | {cost:.1f} |")
+        print()
+        for a, b in RATIOS:
             if a in samples and b in samples:
                 rate = samples[a].medians[0] / samples[b].medians[0]
                 cost = samples[a].medians[1] / samples[b].medians[1]
@@ -183,6 +264,14 @@ async def rss_after(calls: int, target: ExternalTarget, plan: LevelPlan,
     )
 
 
+# Side-by-side ratios printed when both clients ran (the wire-speed goals among them:
+# builtin / h2load CPU <= 2.5x and rate >= 0.7x; builtin / ghz CPU <= 0.4x).
+RATIOS = (
+    ("builtin", "h2load"), ("builtin", "ghz"), ("builtin", "builtin@grpcio"),
+    ("builtin@grpcio", "bare"), ("builtin:2", "builtin"), ("bare", "ghz"),
+)  # fmt: skip
+
+
 def _cpu_model() -> str:
     from grpcbench.metadata import cpu_model
 
@@ -199,8 +288,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--generators",
-        default="bare,builtin,builtin:2" + (",ghz" if shutil.which("ghz") else ""),
-        help="bare, DRIVER[:PROCESSES], ... to compare",
+        default="bare,builtin,builtin@grpcio,builtin:2"
+        + (",ghz" if shutil.which("ghz") else "")
+        + (",h2load" if shutil.which("h2load") else ""),
+        help="bare, h2load, DRIVER[:PROCESSES][@STACK], ... to compare",
     )
     parser.add_argument(
         "--rss-calls",
