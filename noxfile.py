@@ -70,7 +70,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def loadgen(session: nox.Session) -> None:
-    """Clients' own cost vs a Go greeter: a bare grpc.aio loop, built-in (1, 2 processes), ghz."""
+    """Clients' own cost vs a Go greeter: h2load, built-in on both stacks, bare grpc.aio, ghz."""
     session.install(".")
     # The Go greeter is built here, in the session, never at install.
     greeter = Path(session.create_tmp()).resolve() / "greeter"
@@ -78,6 +78,58 @@ def loadgen(session: nox.Session) -> None:
         session.run("go", "build", "-o", str(greeter), ".", external=True,
                     env={"GOTOOLCHAIN": "local"})  # fmt: skip
     session.run("python", "benchmarks/loadgen.py", "--greeter", str(greeter), *session.posargs)
+
+
+# grpc-go's examples (route_guide), pinned; built in the sessions that use them.
+GRPC_GO_EXAMPLES = "google.golang.org/grpc/examples@v0.0.0-20260825154716-030ee8becb20"
+
+
+def _build_go_servers(session: nox.Session) -> dict[str, str]:
+    """The Go greeter and grpc-go's route_guide server, built in the session (never at
+    install); returns the environment that names them and route_guide's proto."""
+    tmp = Path(session.create_tmp()).resolve()
+    env = {"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"}
+    greeter = tmp / "greeter"
+    with session.chdir("benchmarks/greeter_go"):
+        session.run("go", "build", "-o", str(greeter), ".", external=True, env=env)
+    module = tmp / "route_guide_build"
+    module.mkdir(exist_ok=True)
+    route_guide = tmp / "route_guide_server"
+    with session.chdir(module):
+        if not (module / "go.mod").exists():
+            session.run("go", "mod", "init", "grpcbench/route_guide_build", external=True, env=env)
+        session.run("go", "get", GRPC_GO_EXAMPLES, external=True, env=env)
+        server = "google.golang.org/grpc/examples/route_guide/server"
+        session.run("go", "build", "-o", str(route_guide), server, external=True, env=env)
+        examples = session.run(
+            "go", "list", "-m", "-f", "{{.Dir}}", GRPC_GO_EXAMPLES.split("@")[0],
+            external=True, env=env, silent=True,
+        )  # fmt: skip
+    assert isinstance(examples, str)
+    proto = Path(examples.strip()) / "route_guide/routeguide/route_guide.proto"
+    return {
+        "GRPCBENCH_GO_GREETER": str(greeter),
+        "GRPCBENCH_ROUTE_GUIDE": str(route_guide),
+        "GRPCBENCH_ROUTE_GUIDE_PROTO": str(proto),
+    }
+
+
+@nox.session
+def differential(session: nox.Session) -> None:
+    """The wire client stack against grpc.aio on Go servers too (greeter, route_guide + TLS)."""
+    session.install(".[test]")
+    env = _build_go_servers(session)
+    session.run("pytest", "tests/test_wire_differential.py", "-p", "no:cacheprovider",
+                *session.posargs, env=env)  # fmt: skip
+
+
+@nox.session
+def streaming(session: nox.Session) -> None:
+    """Streaming RPCs on grpc-go's route_guide: built-in (wire, grpcio) vs ghz, side by side."""
+    session.install(".[proto]")
+    env = _build_go_servers(session)
+    session.run("python", "benchmarks/streaming.py", "--route-guide", env["GRPCBENCH_ROUTE_GUIDE"],
+                "--proto", env["GRPCBENCH_ROUTE_GUIDE_PROTO"], *session.posargs)  # fmt: skip
 
 
 @nox.session

@@ -240,3 +240,77 @@ def test_both_stacks_on_the_go_greeter() -> None:
 
     results = asyncio.run(main())
     assert results["wire"] == results["grpcio"] == ({"OK": 2000}, None)
+
+
+ROUTE_GUIDE = os.environ.get("GRPCBENCH_ROUTE_GUIDE", "")
+ROUTE_GUIDE_PROTO = os.environ.get("GRPCBENCH_ROUTE_GUIDE_PROTO", "")
+ROUTE_CALLS = [
+    ("routeguide.RouteGuide/GetFeature", '{"latitude": 409146138, "longitude": -746188906}'),
+    (
+        "routeguide.RouteGuide/ListFeatures",
+        '{"lo": {"latitude": 400000000, "longitude": -750000000},'
+        ' "hi": {"latitude": 420000000, "longitude": -730000000}}',
+    ),
+    ("routeguide.RouteGuide/RecordRoute", '[{"latitude": 1, "longitude": 2}, {"latitude": 3}]'),
+    (
+        "routeguide.RouteGuide/RouteChat",
+        '[{"location": {"latitude": "{{.RequestNumber}}"}, "message": "a"},'
+        ' {"location": {"latitude": "{{.RequestNumber}}"}, "message": "b"}]',
+    ),
+]
+
+
+@pytest.mark.skipif(
+    not (ROUTE_GUIDE and ROUTE_GUIDE_PROTO), reason="no route_guide built (nox -s differential)"
+)
+@pytest.mark.parametrize("tls", [False, True], ids=["plaintext", "tls"])
+def test_both_stacks_on_grpc_go_route_guide(tls: bool) -> None:
+    """grpc-go's route_guide, every RPC kind; with -tls, its own example certificate
+    (x509/server_cert.pem, for *.test.example.com) checked against its CA."""
+    from grpcbench.rpc.schema import compile_proto
+    from grpcbench.subprocs import start_child
+
+    schema_set = compile_proto(ROUTE_GUIDE_PROTO)
+    examples = Path(ROUTE_GUIDE_PROTO).parents[2]
+    security = PLAINTEXT
+    if tls:
+        security = ChannelSecurity(
+            cacert=str(examples / "data/x509/ca_cert.pem"), cname="x.test.example.com"
+        )
+
+    async def main() -> dict[tuple[str, str], Any]:
+        import psutil
+
+        argv = [ROUTE_GUIDE, "-port=0"] + (["-tls"] if tls else [])
+        seen = {}
+        for call, data in ROUTE_CALLS:
+            for stack in STACKS:  # a fresh server per run: RouteChat keeps every note
+                child = await start_child(argv, ())
+                try:
+                    port = 0
+                    for _ in range(200):
+                        listening = [
+                            c for c in psutil.Process(child.pid).net_connections()
+                            if c.status == "LISTEN"
+                        ]  # fmt: skip
+                        if listening:
+                            port = listening[0].laddr.port
+                            break
+                        await asyncio.sleep(0.05)
+                    address = f"127.0.0.1:{port}"
+                    method = MethodCall.build(MethodSchema(call, schema_set), data, "{}")
+                    spec = LoadSpec(
+                        target=address, service="", concurrency=8, requests=300,
+                        call=method.to_json(), client_stack=stack,
+                        security=security.resolve(address).to_json() if tls else None,
+                    )  # fmt: skip
+                    result = await run_level(spec, lambda: None, lambda done, errors: None)
+                    seen[(call, stack)] = _figures(result)
+                finally:
+                    await child.stop()
+        return seen
+
+    seen = asyncio.run(main())
+    for call, _ in ROUTE_CALLS:
+        assert seen[(call, "wire")] == seen[(call, "grpcio")], call
+        assert seen[(call, "wire")][0] == {"OK": 300}, call
