@@ -1,8 +1,17 @@
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from grpcbench.stats.histogram import HIGHEST_US, LatencyRecorder, LatencySummary, merge_summaries
+from grpcbench.stats.histogram import (
+    FLUSH_AT,
+    HIGHEST_US,
+    LatencyRecorder,
+    LatencySummary,
+    merge_summaries,
+    new_hdr,
+)
 
 
 def _exact_percentile(values: list[int], percentile: float) -> int:
@@ -42,13 +51,37 @@ def test_merge_is_exact() -> None:
     assert a.summary().merge(b.summary()).percentile_us(90) == expected.percentile_us(90)
 
 
-def test_memory_is_constant() -> None:
-    small, large = LatencyRecorder(), LatencyRecorder()
-    for value in range(1, 100):
-        small.record(value)
-    for value in range(1, 300_000):
-        large.record(value % 5000 + 1)
-    assert len(small.hdr.counts) == len(large.hdr.counts)
+def test_memory_is_bounded_by_the_buffer() -> None:
+    """HdrHistogram's counters are preallocated, so what could grow is the buffer of
+    pending cells: it is flushed at FLUSH_AT and holds one entry per histogram cell,
+    so a million calls over a wide spread keep it small."""
+    recorder = LatencyRecorder()
+    rng = random.Random(3)
+    most = 0
+    for _ in range(1_000_000 // 50):
+        for _ in range(50):
+            recorder.record(int(rng.expovariate(1 / 5000)) + 1)
+        most = max(most, len(recorder._pending))
+    assert most <= FLUSH_AT
+    assert recorder.summary().count == 1_000_000
+
+
+@given(st.lists(st.integers(-5, HIGHEST_US * 2), min_size=1, max_size=300))
+def test_buffering_by_cell_records_what_the_histogram_would(values: list[int]) -> None:
+    """Rounding a value down to its cell's start is lossless: the same counts, every
+    percentile the same, and count, sum, min and max exact."""
+    direct = new_hdr()
+    recorder = LatencyRecorder()
+    for value in values:
+        clamped = min(max(value, 1), HIGHEST_US)
+        direct.record_value(clamped)
+        recorder.record(value)
+    summary = recorder.summary()
+    clamped_values = [min(max(v, 1), HIGHEST_US) for v in values]
+    assert summary.count == len(values)
+    assert summary.total_us == sum(clamped_values)
+    assert (summary.min_us, summary.max_us) == (min(clamped_values), max(clamped_values))
+    assert list(recorder.hdr.counts) == list(direct.counts)
 
 
 def test_out_of_range_values_are_clamped() -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
 from grpcbench.load.fast_calls import FastUnaryCalls
 from grpcbench.load.model import LoadSpec
-from grpcbench.load.open_loop import MIN_SLEEP_S, timetable
+from grpcbench.load.open_loop import timetable
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.wire import status
 from grpcbench.wire.channel import framed
@@ -155,13 +155,22 @@ async def fast_open_loop_phase(
     on_progress: Callable[[int], None] | None,
 ) -> None:
     """Calls on a timetable, at most ``concurrency`` in flight; latency from the intended
-    send (coordinated omission corrected), as ``open_loop.open_loop_phase`` records it."""
+    send (coordinated omission corrected), as ``open_loop.open_loop_phase`` records it.
+
+    Sending is a callback too: ``pump`` sends every call whose time has come, and
+    runs from a loop timer set for the next one *and* after each reply. uvloop's
+    timers are whole milliseconds, but replies arrive every few microseconds under
+    load, so the timetable is kept to well under a millisecond; no call is sent
+    before its time."""
     loop = asyncio.get_running_loop()
     finished: asyncio.Future[None] = loop.create_future()
     clock = time.perf_counter_ns
-    slot: list[asyncio.Future[None] | None] = [None]
     cap = spec.concurrency
-    intended_of: dict[int, int] = {}  # user slot number -> intended send (ns)
+    offsets = timetable(spec.rate, spec.arrivals)
+    start = clock()
+    intended_of: dict[int, int] = {}  # call number -> intended send (ns)
+    state = {"next": start + int(next(offsets) * 1e9), "number": 0, "sending": True}
+    timer: list[asyncio.TimerHandle | None] = [None]
 
     def on_done(stream: WireStream) -> None:
         done = clock()
@@ -174,37 +183,59 @@ async def fast_open_loop_phase(
             recorders.record_call(name, (done - intended) // 1000, None)
             recorders.service.record((done - stream.started) // 1000)
             recorders.lag.record((stream.started - intended) // 1000)
-        waiter = slot[0]
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-        if budget.in_flight == 0 and budget.stopped and not finished.done():
+        if state["sending"]:
+            if done >= state["next"]:
+                pump()
+        elif budget.in_flight == 0 and not finished.done():
+            finished.set_result(None)
+
+    def on_timer() -> None:
+        timer[0] = None
+        pump()
+
+    def pump() -> None:
+        now = clock()
+        intended = state["next"]
+        while intended <= now:
+            if budget.in_flight >= cap:  # a full set of slots: late, and the lag shows it
+                return  # the next reply runs the pump again
+            if not budget.take():
+                stop_sending()
+                return
+            budget.in_flight += 1
+            number = state["number"] = state["number"] + 1
+            intended_of[number] = intended
+            issuer.send(number, now)
+            intended = state["next"] = start + int(next(offsets) * 1e9)
+            now = clock()
+        if timer[0] is None:
+            timer[0] = loop.call_later((intended - now) / 1e9, on_timer)
+
+    def stop_sending() -> None:
+        state["sending"] = False
+        if timer[0] is not None:
+            timer[0].cancel()
+            timer[0] = None
+        if budget.in_flight == 0 and not finished.done():
             finished.set_result(None)
 
     issuer = _Issuer(calls, spec.timeout_s, on_done)
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     budget.arm()
-    start = clock()
-    number = 0
+    # The phase's end (a timer of Budget's) must stop the timetable even when no
+    # call is due: watch for it as often as the progress ticker would.
     try:
-        for offset in timetable(spec.rate, spec.arrivals):
-            intended = start + int(offset * 1e9)
-            delay = (intended - clock()) / 1e9
-            if delay > MIN_SLEEP_S:
-                await asyncio.sleep(delay)
-            while budget.in_flight >= cap:  # a full set of slots: late, and the lag shows it
-                waiter = slot[0] = loop.create_future()
-                await waiter
-                slot[0] = None
-            if not budget.take():
-                break
-            budget.in_flight += 1
-            number += 1
-            intended_of[number] = intended
-            issuer.send(number, clock())
-        budget.stopped = True
+        pump()
+        while not finished.done() and state["sending"]:
+            await asyncio.wait([finished], timeout=0.05)
+            if budget.stopped and state["sending"]:
+                stop_sending()
         if budget.in_flight:
             await _finish(finished, budget, spec.timeout_s, issuer)
     finally:
+        state["sending"] = False
+        if timer[0] is not None:
+            timer[0].cancel()
         budget.disarm()
         if ticker:
             ticker.cancel()
