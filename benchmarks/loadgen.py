@@ -211,6 +211,7 @@ async def bench(args: argparse.Namespace) -> None:
     print(f"concurrency {args.concurrency}, {args.requests} calls per run, {args.repeat} rounds\n")
     print(f"{'round':>5} {'client':>16} {'req/s':>9} {'CPU us/call':>12}  verdict")
     samples = {label: Samples() for label in drivers}
+    runs: list[dict[str, object]] = []
     settings = LoadSettings(
         requests=args.requests, warmup_requests=args.requests // 10, client_cpus=client_cpus
     )
@@ -225,6 +226,12 @@ async def bench(args: argparse.Namespace) -> None:
                 cost = level.generator_cpu_us_per_call or 0.0
                 samples[label].rps.append(level.load.rps)
                 samples[label].cpu_us_per_call.append(cost)
+                runs.append({
+                    "round": round_number, "client": label, "rps": level.load.rps,
+                    "cpu_us_per_call": cost, "verdict": level.verdict,
+                    "statuses": dict(level.load.statuses),
+                    "p50_us": level.load.latency.percentile_us(50),
+                })  # fmt: skip
                 if level.load.count != level.load.statuses.get("OK", 0):
                     print(f"      {label}: not every call OK: {dict(level.load.statuses)}")
                 print(f"{round_number:>5} {label:>16} {level.load.rps:>9.0f} {cost:>12.1f}"
@@ -242,6 +249,8 @@ async def bench(args: argparse.Namespace) -> None:
                 cost = samples[a].medians[1] / samples[b].medians[1]
                 print(f"{a} / {b}: rate {rate:.2f}x, CPU per call {cost:.2f}x")
         print("(a server-bound run's rate is the server's, not the client's maximum)")
+        if args.save:
+            save_results(args, target.label, runs)
         for calls in args.rss_calls:
             await rss_after(calls, target, plan, settings)
     finally:
@@ -272,6 +281,19 @@ RATIOS = (
 )  # fmt: skip
 
 
+def save_results(args: argparse.Namespace, server: str, runs: list[dict[str, object]]) -> None:
+    """Every run of this invocation, for scripts/render_results.py (the README's tables)."""
+    from grpcbench.metadata import collect_metadata
+
+    record = {
+        "benchmark": "loadgen", "server": server, "concurrency": args.concurrency,
+        "requests": args.requests, "rounds": args.repeat, "command": " ".join(sys.argv[1:]),
+        "metadata": collect_metadata(), "runs": runs,
+    }  # fmt: skip
+    Path(args.save).write_text(json.dumps(record, indent=1) + "\n")
+    print(f"saved to {args.save}")
+
+
 def _cpu_model() -> str:
     from grpcbench.metadata import cpu_model
 
@@ -299,6 +321,7 @@ def main() -> None:
         default=[],
         help="also: the built-in generator's peak RSS after N calls (e.g. 1000000,10000000)",
     )
+    parser.add_argument("--save", help="write every run as JSON (scripts/render_results.py)")
     args = parser.parse_args()
     if args.server == "go" and not args.greeter:
         parser.error("--server go needs --greeter PATH (nox -s loadgen builds it)")

@@ -97,12 +97,15 @@ async def bench(args: argparse.Namespace) -> None:
     print(f"route_guide on CPU 0, clients on CPU 1; concurrency {args.concurrency},"
           f" {args.requests} calls per run, {args.repeat} rounds\n")  # fmt: skip
     samples: dict[tuple[str, str], list[dict]] = {}
+    runs: list[dict] = []
     with tempfile.TemporaryDirectory() as folder:
         for round_number in range(1, args.repeat + 1):
             for method in args.methods:
                 for client in clients:
                     result = await one_run(args, method, client, Path(folder) / "run.json")
                     samples.setdefault((method, client), []).append(result)
+                    runs.append({"round": round_number, "method": method, "client": client,
+                                 **result})  # fmt: skip
                     per_message = result["cpu_per_message"]
                     print(
                         f"{round_number:>3} {method:>12} {client:>15} {result['rps']:>8.0f} req/s"
@@ -133,6 +136,18 @@ async def bench(args: argparse.Namespace) -> None:
                 )
 
 
+def save_results(args: argparse.Namespace, runs: list[dict]) -> None:
+    """Every run, for scripts/render_results.py (the README's tables)."""
+    from grpcbench.metadata import collect_metadata
+
+    record = {
+        "benchmark": "streaming", "concurrency": args.concurrency, "requests": args.requests,
+        "rounds": args.repeat, "metadata": collect_metadata(), "runs": runs,
+    }  # fmt: skip
+    Path(args.save).write_text(json.dumps(record, indent=1) + "\n")
+    print(f"saved to {args.save}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--route-guide", required=True, help="grpc-go's route_guide server binary")
@@ -141,6 +156,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--methods", type=lambda t: t.split(","), default=list(METHODS))
+    parser.add_argument("--save", help="write every run as JSON (scripts/render_results.py)")
     asyncio.run(bench(parser.parse_args()))
 
 

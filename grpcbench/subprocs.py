@@ -91,9 +91,15 @@ class Child:
         await asyncio.shield(self.process.wait())
 
 
-async def start_python_module(module: str, args: Sequence[str] = ()) -> Child:
-    """One of our own Python modules: it sets itself up (``childproc.setup_child``)."""
-    return await _start(python_argv(module, args))
+async def start_python_module(
+    module: str, args: Sequence[str] = (), pass_fds: Sequence[int] = (), quiet_stdout: bool = False
+) -> Child:
+    """One of our own Python modules: it sets itself up (``childproc.setup_child``).
+
+    ``pass_fds``: descriptors the child inherits (a generator's event pipe);
+    ``quiet_stdout``: its stdout goes to the stderr file, so whatever a user's
+    code prints there neither blocks it nor reaches our protocol."""
+    return await _start(python_argv(module, args), pass_fds, quiet_stdout)
 
 
 async def start_child(argv: Sequence[str], cpus: Sequence[int] = ()) -> Child:
@@ -114,15 +120,18 @@ def tethered_argv(argv: Sequence[str], cpus: Sequence[int] = ()) -> list[str]:
     return launcher_argv([program, *argv[1:]], tuple(cpus))
 
 
-async def _start(argv: Sequence[str]) -> Child:
+async def _start(
+    argv: Sequence[str], pass_fds: Sequence[int] = (), quiet_stdout: bool = False
+) -> Child:
     stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - owned by Child
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
+        stdout=stderr_file if quiet_stdout else asyncio.subprocess.PIPE,
         stderr=stderr_file,
         env=child_environment(),
         cwd=os.getcwd(),
+        pass_fds=tuple(pass_fds),
     )
     return Child(process, stderr_file)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from functools import reduce
@@ -100,16 +101,26 @@ class BuiltinDriver:
     async def _run_one(
         self, spec: LoadSpec, on_event: Callable[[dict[str, Any]], None]
     ) -> LoadResult:
-        child = await start_python_module("grpcbench.load.generator")
+        """One generator process. Its events come over a pipe of their own (pyperf's
+        ``--pipe``), so whatever a workload prints or logs cannot corrupt them."""
+        read_fd, write_fd = os.pipe()
         try:
-            assert child.process.stdin and child.process.stdout
+            child = await start_python_module(
+                "grpcbench.load.generator", ["--pipe", str(write_fd)],
+                pass_fds=(write_fd,), quiet_stdout=True,
+            )  # fmt: skip
+        finally:
+            os.close(write_fd)
+        events, pipe = await _pipe_reader(read_fd)
+        try:
+            assert child.process.stdin
             try:
                 child.process.stdin.write((json.dumps(spec.to_json()) + "\n").encode())
                 await child.process.stdin.drain()
                 child.process.stdin.close()
             except (BrokenPipeError, ConnectionResetError):
                 pass  # it exited before reading its spec: its exit code and stderr say why
-            async for raw in child.process.stdout:
+            async for raw in events:
                 event = json.loads(raw)
                 if event["event"] == "result":
                     return LoadResult.from_json(event["result"])
@@ -125,6 +136,17 @@ class BuiltinDriver:
         finally:
             with contextlib.suppress(ProcessLookupError):
                 await child.stop()
+            pipe.close()
+
+
+async def _pipe_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
+    """An asyncio reader of a pipe's read end, and its transport (to close)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**24)  # a result line carries encoded histograms
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
+    )
+    return reader, transport
 
 
 def create(settings: DriverSettings) -> BuiltinDriver:

@@ -39,6 +39,15 @@ class _Issuer:
         self.count = len(self.channels)
         self.timeout_s = timeout_s
         self.on_done = on_done
+        self.least_busy = calls.least_busy and self.count > 1
+        self.in_flight = [0] * self.count  # per channel, counted when least_busy
+        if self.least_busy:
+
+            def counted(stream: WireStream) -> None:
+                self.in_flight[stream.lane] -= 1
+                on_done(stream)
+
+            self.on_done = counted
         self.loop = asyncio.get_running_loop()
         plan = calls.plan
         self.fixed = plan.request is not None
@@ -53,8 +62,13 @@ class _Issuer:
         self.next = 0
 
     def send(self, user: int, started: int) -> None:
-        index = user % self.count if self.calls.per_user else self.next
-        if not self.calls.per_user:
+        if self.calls.per_user:
+            index = user % self.count
+        elif self.least_busy:
+            index = min(range(self.count), key=self.in_flight.__getitem__)
+            self.in_flight[index] += 1
+        else:
+            index = self.next
             self.next = (index + 1) % self.count
         channel = self.channels[index]
         if self.fixed:
@@ -65,6 +79,7 @@ class _Issuer:
             body = framed(request)
         stream = WireStream(block, body, True, self.on_done, self.loop.time() + self.timeout_s)
         stream.tag = user
+        stream.lane = index
         stream.started = started
         connection = channel.connection
         if connection is not None:

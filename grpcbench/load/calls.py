@@ -233,7 +233,10 @@ async def call_source(
         if unary is not None:
             from grpcbench.load.fast_calls import FastUnaryCalls
 
-            yield FastUnaryCalls(channels, unary, per_user=spec.connection_mode == "per-user")
+            yield FastUnaryCalls(
+                channels, unary, per_user=spec.connection_mode == "per-user",
+                least_busy=spec.pool_policy == "least-busy",
+            )  # fmt: skip
             return
         calls = [workload.bind(channel) for channel in channels]
         if spec.connection_mode == "per-user":

@@ -17,10 +17,17 @@ class FastUnaryCalls:
 
     Also a ``CallFunction`` (awaitable, one call), for code that only knows those."""
 
-    def __init__(self, channels: Sequence[WireChannel], plan: UnaryPlan, per_user: bool) -> None:
+    def __init__(
+        self,
+        channels: Sequence[WireChannel],
+        plan: UnaryPlan,
+        per_user: bool,
+        least_busy: bool = False,
+    ) -> None:
         self.channels = list(channels)
         self.plan = plan
-        self.per_user = per_user
+        self.per_user = per_user  # user i always calls on channel i (mod the count)
+        self.least_busy = least_busy  # else round-robin per call
         self.methods = [channel.unary_unary(plan.path) for channel in self.channels]
         self.next = 0
 

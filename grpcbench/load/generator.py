@@ -1,8 +1,11 @@
 """Entry point of a load-generator process: ``python -m grpcbench.load.generator``.
 
-Reads one ``LoadSpec`` as JSON on stdin and writes JSON lines on stdout:
+Reads one ``LoadSpec`` as JSON on stdin and writes JSON lines to the pipe
+``--pipe FD`` (its parent's, as pyperf's workers do; stdout without it):
 ``{"event": "measuring"}`` when warm-up ends, ``{"event": "progress", "done": N}``
 while measuring, then ``{"event": "result", ...}`` or ``{"event": "error", ...}``.
+A pipe of its own means a workload that prints, logs or writes to stdout
+changes nothing (``tests/test_generator_pipe.py``).
 Running in its own process keeps the generator off the server's core and lets
 several generators run side by side (their results merge).
 """
@@ -10,20 +13,26 @@ several generators run side by side (their results merge).
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from grpcbench.childproc import setup_child
 from grpcbench.errors import UsageError
 from grpcbench.load.model import LoadSpec
 
+_events: TextIO = sys.stdout
+
 
 def emit(event: str, **fields: Any) -> None:
-    sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
-    sys.stdout.flush()
+    _events.write(json.dumps({"event": event, **fields}) + "\n")
+    _events.flush()
 
 
 def main() -> None:
+    global _events
+    if sys.argv[1:2] == ["--pipe"]:
+        _events = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
     spec = LoadSpec.from_json(json.loads(sys.stdin.readline()))
     setup_child(spec.cpus)
     from grpcbench.load.engine import run_level

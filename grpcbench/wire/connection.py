@@ -63,7 +63,8 @@ class WireStream:
         "id", "block", "body", "end", "on_message", "on_done", "on_headers", "deadline",
         "started", "send_window", "unsent", "unsent_end", "recv_used", "buffer", "headers_seen",
         "http_status", "encoding", "status", "message", "messages", "bytes", "done",
-        "retryable", "initial_metadata", "trailing_metadata", "tag", "local_closed", "connection",
+        "retryable", "initial_metadata", "trailing_metadata", "tag", "lane", "local_closed",
+        "connection",
     )  # fmt: skip
 
     def __init__(
@@ -101,6 +102,7 @@ class WireStream:
         self.initial_metadata: HeaderInfo | None = None
         self.trailing_metadata: HeaderInfo | None = None
         self.tag: Any = None  # the caller's
+        self.lane = 0  # the caller's: which of its channels carries the call
         self.local_closed = False  # END_STREAM sent
         self.connection: Connection | None = None  # the one it was opened on
 

@@ -8,6 +8,7 @@ registers it, to exercise start-up failure reporting.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -164,3 +165,27 @@ CLIENT_BURNER = replace(
     workload=BurningWorkload,
     workload_params={"burn_ms": Param(float, "generator CPU per call", minimum=0)},
 )
+
+
+class NoisyWorkload(hello.SayHelloWorkload):
+    """SayHello, and on every call a line on stdout, a log record and a raw write to fd 1:
+    none of it may reach the generator's event pipe."""
+
+    def bind(self, channel: grpc.aio.Channel) -> Any:
+        import logging
+        import os
+
+        call = super().bind(channel)
+        logging.basicConfig(level=logging.INFO, stream=sys.stdout)
+        log = logging.getLogger("noisy")
+
+        async def noisy(timeout: float) -> None:
+            print('{"event": "result", "looks": "like ours"}')
+            log.info("a call")
+            os.write(1, b"raw bytes on fd 1\n")
+            await call(timeout)
+
+        return noisy
+
+
+NOISY = replace(hello.SERVICE, name="noisy", workload=NoisyWorkload, workload_params={})

@@ -1,0 +1,155 @@
+"""Regenerate the README's benchmark tables from saved results (never typed by hand).
+
+    python scripts/render_results.py          # rewrite the blocks in README.md
+    python scripts/render_results.py --check  # exit 1 if a block differs (a test runs this)
+
+Each table lives between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->``
+and is rendered from ``docs/results/NAME.json``, which ``nox -s loadgen -- --save``
+and ``nox -s streaming -- --save`` write: medians and ratios of interleaved runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+README = ROOT / "README.md"
+
+LOADGEN_LABELS = {
+    "h2load": "h2load (nghttp2), the request as a raw HTTP/2 body",
+    "builtin": "**grpcbench built-in, wire stack (default)**",
+    "builtin:2": "built-in, wire, 2 processes (sharing CPU 1)",
+    "builtin@grpcio": "built-in, `--client-stack grpcio` (grpc.aio)",
+    "bare": "bare grpc.aio loop (`benchmarks/bare_loop.py`)",
+    "ghz": "ghz, `--disable-template-functions --cpus 1`",
+}
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(float(run[key]) for run in runs)
+
+
+def _machine(record: dict[str, Any]) -> str:
+    meta = record["metadata"]
+    packages = meta.get("packages", {})
+    return (
+        f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')}), Python {meta.get('python')},"
+        f" grpcio {packages.get('grpcio')}, uvloop {packages.get('uvloop')}"
+    )
+
+
+def render_loadgen(record: dict[str, Any]) -> str:
+    by_client: dict[str, list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        by_client.setdefault(run["client"], []).append(run)
+    lines = [
+        f"Server: {record['server']} on CPU 0; each client alone on CPU 1; concurrency"
+        f" {record['concurrency']}, {record['requests']:,} calls per run, {record['rounds']}"
+        f" interleaved rounds, medians. {_machine(record)}.",
+        "",
+        "| client | req/s | client CPU µs per call | p50 | verdict (last round) |",
+        "|---|---|---|---|---|",
+    ]
+    order = [c for c in LOADGEN_LABELS if c in by_client] + [
+        c for c in by_client if c not in LOADGEN_LABELS
+    ]
+    for client in order:
+        runs = by_client[client]
+        p50 = [r["p50_us"] for r in runs if r.get("p50_us")]
+        median_p50 = f"{statistics.median(p50) / 1000:.2f} ms" if p50 else "-"
+        lines.append(
+            f"| {LOADGEN_LABELS.get(client, client)} | {_median(runs, 'rps'):,.0f}"
+            f" | {_median(runs, 'cpu_us_per_call'):.1f} | {median_p50} | {runs[-1]['verdict']} |"
+        )
+    lines.append("")
+    ratios = []
+    for a, b, goal in (
+        ("builtin", "h2load", "goal: CPU ≤ 2.5x, rate ≥ 0.7x"),
+        ("builtin", "ghz", "goal: CPU ≤ 0.4x"),
+        ("builtin", "builtin@grpcio", ""),
+        ("builtin@grpcio", "bare", ""),
+    ):
+        if a in by_client and b in by_client:
+            rate = _median(by_client[a], "rps") / _median(by_client[b], "rps")
+            cost = _median(by_client[a], "cpu_us_per_call") / _median(
+                by_client[b], "cpu_us_per_call"
+            )
+            ratios.append(
+                f"- {a} / {b}: rate **{rate:.2f}x**, CPU per call **{cost:.2f}x**"
+                + (f" ({goal})" if goal else "")
+            )
+    return "\n".join(lines + ratios)
+
+
+def render_streaming(record: dict[str, Any]) -> str:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        groups.setdefault((run["method"], run["client"]), []).append(run)
+    lines = [
+        f"grpc-go's route_guide on CPU 0, the client on CPU 1; concurrency"
+        f" {record['concurrency']}, {record['requests']:,} calls per run, {record['rounds']}"
+        f" interleaved rounds (a fresh server each run), medians. {_machine(record)}.",
+        "",
+        "| method | client | req/s | client CPU µs per call | µs per reply message |",
+        "|---|---|---|---|---|",
+    ]
+    for (method, client), runs in groups.items():
+        per_message = [r["cpu_per_message"] for r in runs if r.get("cpu_per_message")]
+        lines.append(
+            f"| {method} | {client} | {_median(runs, 'rps'):,.0f}"
+            f" | {_median(runs, 'cpu_per_call'):.1f}"
+            f" | {(f'{statistics.median(per_message):.2f}') if per_message else '-'} |"
+        )
+    lines.append("")
+    for method in dict.fromkeys(m for m, _ in groups):
+        if (method, "builtin") in groups and (method, "ghz") in groups:
+            ratio = _median(groups[(method, "builtin")], "rps") / _median(
+                groups[(method, "ghz")], "rps"
+            )
+            lines.append(f"- {method}: built-in / ghz req/s **{ratio:.2f}x**")
+    return "\n".join(lines)
+
+
+RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "loadgen": render_loadgen,
+    "streaming": render_streaming,
+}
+
+
+def rendered(text: str) -> str:
+    """``text`` with every results block regenerated from its saved results."""
+
+    def block(match: re.Match[str]) -> str:
+        name = match.group(1)
+        record = json.loads((RESULTS / f"{name}.json").read_text())
+        body = RENDERERS[record["benchmark"]](record)
+        return f"<!-- results:{name} -->\n{body}\n<!-- /results:{name} -->"
+
+    return re.sub(
+        r"<!-- results:([\w-]+) -->\n.*?<!-- /results:\1 -->", block, text, flags=re.DOTALL
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if README.md is stale")
+    args = parser.parse_args()
+    text = README.read_text()
+    new = rendered(text)
+    if args.check:
+        if new != text:
+            sys.exit("README.md's results blocks are stale: run python scripts/render_results.py")
+        return
+    README.write_text(new)
+
+
+if __name__ == "__main__":
+    main()
