@@ -53,6 +53,18 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """The docs site (MkDocs Material) built with --strict: the CLI reference is generated
+    from the Typer app first, and every results block must match its saved results."""
+    session.install(".[docs]")
+    session.run("typer", "grpcbench.cli", "utils", "docs", "--name", "grpcbench",
+                "--output", "docs/cli.md")  # fmt: skip
+    session.run("python", "scripts/render_results.py", "--check")
+    site = Path(session.create_tmp()).resolve() / "site"
+    session.run("mkdocs", "build", "--strict", "--site-dir", str(site))
+
+
+@nox.session
 def typecheck(session: nox.Session) -> None:
     """Type-check the package with mypy (strict; the generated stubs excepted)."""
     session.install(".", "mypy", "pytest")  # pytest: the plugin's decorators are typed

@@ -27,6 +27,13 @@ class InternalError(UsageError):
     exit_code = 70  # EX_SOFTWARE
 
 
+class PreflightError(UsageError):
+    """The target refused the pre-flight call (or a started server its TLS probe):
+    nothing was measured (exit 5)."""
+
+    exit_code = 5
+
+
 class ServerStartError(UsageError):
     """A server process died or never became ready; carries its stderr tail."""
 

@@ -2,7 +2,7 @@
 
 The command line only collects raw values into ``RunArgs``; ``build_run_options``
 turns them into ``RunOptions`` (one clear ``UsageError`` per bad value), so the
-runner never sees raw input. Each default is declared once, in ``defaults``.
+runner never sees raw input. The defaults come from ``defaults``.
 """
 
 from __future__ import annotations

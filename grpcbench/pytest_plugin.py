@@ -47,7 +47,8 @@ from grpcbench.targets.base import Target, TargetContext
 from grpcbench.targets.external import ExternalTargetPlan
 from grpcbench.targets.started import StartedServer
 
-# The plugin's defaults are `grpcbench run`'s.
+# The plugin's defaults: `grpcbench run`'s built-in ones (``defaults``); a scenario
+# file may set others for `run`.
 _DEFAULTS = LoadSettings()
 
 

@@ -1,7 +1,8 @@
 """The runner: for each target, open it, drive every level with every driver, close it.
 
 Servers run one after another (never two at once, so they do not compete for
-the machine), each in a fresh process for all its levels. Results are exported
+the machine), each in a fresh process for all its levels (or for each level,
+with ``--server-per-level``). Results are exported
 after every level, so Ctrl-C or a failure keeps what was measured.
 """
 

@@ -1,11 +1,14 @@
-"""Regenerate the README's benchmark tables from saved results (never typed by hand).
+"""Regenerate the benchmark tables of README.md and docs/ from saved results.
 
-    python scripts/render_results.py          # rewrite the blocks in README.md
+    python scripts/render_results.py          # rewrite every results block
     python scripts/render_results.py --check  # exit 1 if a block differs (a test runs this)
 
+Figures in the docs are never typed by hand.
+
 Each table lives between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->``
-and is rendered from ``docs/results/NAME.json``, which ``nox -s loadgen -- --save``
-and ``nox -s streaming -- --save`` write: medians and ratios of interleaved runs.
+and is rendered from ``docs/results/NAME.json``: ``nox -s loadgen -- --save`` and
+``nox -s streaming -- --save`` write medians and ratios of interleaved runs, and
+``grpcbench run --output`` a results file (its tables, through the Markdown exporter).
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 README = ROOT / "README.md"
+
+
+def documents() -> list[Path]:
+    """Every page that may hold results blocks: the README and the docs site."""
+    return [README, *sorted((ROOT / "docs").rglob("*.md"))]
+
 
 LOADGEN_LABELS = {
     "h2load": "h2load (nghttp2), the request as a raw HTTP/2 body",
@@ -118,10 +127,36 @@ def render_streaming(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_run(record: dict[str, Any], path: Path) -> str:
+    """A saved ``grpcbench run --output`` file: its tables at the lowest and highest
+    concurrency, through grpcbench's own Markdown exporter."""
+    from grpcbench.report.markdown import table_to_markdown
+    from grpcbench.report.table import build_tables
+    from grpcbench.results import load_run
+
+    run = load_run(path)
+    meta, load = run.metadata, run.options.load
+    packages = meta.get("packages", {})
+    tables = build_tables(run.levels, run.unavailable)
+    shown = [tables[0], tables[-1]] if len(tables) > 1 else tables
+    intro = (
+        f"`grpcbench run` on its defaults ({run.started_at[:10]}): {meta.get('cpu_count')} CPUs"
+        f" ({meta.get('cpu_model')}), Python {meta.get('python')}, grpcio"
+        f" {packages.get('grpcio')}, grpclib {packages.get('grpclib')}, uvloop"
+        f" {packages.get('uvloop')}; {run.options.placement.describe()}; {load.describe()} per"
+        f" level after {load.warmup_requests} warm-up calls; client stack {load.client_stack}."
+        f" Shown: the first and last of its {len(tables)} levels."
+    )
+    return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in shown).rstrip()
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "loadgen": render_loadgen,
     "streaming": render_streaming,
 }
+
+
+BLOCK = re.compile(r"<!-- results:([\w-]+) -->\n.*?<!-- /results:\1 -->", re.DOTALL)
 
 
 def rendered(text: str) -> str:
@@ -129,26 +164,34 @@ def rendered(text: str) -> str:
 
     def block(match: re.Match[str]) -> str:
         name = match.group(1)
-        record = json.loads((RESULTS / f"{name}.json").read_text())
-        body = RENDERERS[record["benchmark"]](record)
+        path = RESULTS / f"{name}.json"
+        record = json.loads(path.read_text())
+        if record.get("tool") == "grpcbench":
+            body = render_run(record, path)
+        else:
+            body = RENDERERS[record["benchmark"]](record)
         return f"<!-- results:{name} -->\n{body}\n<!-- /results:{name} -->"
 
-    return re.sub(
-        r"<!-- results:([\w-]+) -->\n.*?<!-- /results:\1 -->", block, text, flags=re.DOTALL
-    )
+    return BLOCK.sub(block, text)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if README.md is stale")
+    parser.add_argument("--check", action="store_true", help="fail if a page is stale")
     args = parser.parse_args()
-    text = README.read_text()
-    new = rendered(text)
-    if args.check:
+    stale = []
+    for page in documents():
+        text = page.read_text()
+        new = rendered(text)
         if new != text:
-            sys.exit("README.md's results blocks are stale: run python scripts/render_results.py")
-        return
-    README.write_text(new)
+            stale.append(page.relative_to(ROOT))
+            if not args.check:
+                page.write_text(new)
+    if args.check and stale:
+        names = ", ".join(map(str, stale))
+        sys.exit(f"stale results blocks in {names}: run python scripts/render_results.py")
+    for page in [] if args.check else stale:
+        print(f"rewrote {page}")
 
 
 if __name__ == "__main__":

@@ -143,3 +143,16 @@ def test_the_wire_transport_is_a_lower_layer() -> None:
                                   "grpcbench.errors"))
     }  # fmt: skip
     assert not upward, f"the wire transport imports upwards: {sorted(upward)}"
+
+
+# (importer, imported) pairs that would run a layer backwards: a lower layer
+# reaching up into the one that uses it. Fixed ones stay listed so they stay fixed.
+FORBIDDEN_IMPORTS = [
+    ("grpcbench.rpc.preflight", "grpcbench.load.calls"),
+    ("grpcbench.servers.launcher", "grpcbench.rpc.preflight"),
+]
+
+
+@pytest.mark.parametrize(("importer", "imported"), FORBIDDEN_IMPORTS)
+def test_no_upward_import(importer: str, imported: str) -> None:
+    assert imported not in import_graph()[importer], f"{importer} imports {imported}"

@@ -1,7 +1,8 @@
-"""The built-in driver: runs the closed-loop engine in generator subprocesses.
+"""The built-in driver: runs the load engine (closed or open loop) in generator subprocesses.
 
-With ``processes > 1`` the level's concurrency and request budget are split
-across processes and their results merged (histograms merge exactly).
+With ``processes > 1`` the level's concurrency, request budget and rate are
+split across processes and their results merged (histograms merge exactly).
+Each generator reports over a pipe of its own (``load.generator``).
 """
 
 from __future__ import annotations

@@ -20,17 +20,11 @@ from grpcbench.errors import UsageError
 from grpcbench.load.connections import Policy
 from grpcbench.load.model import LoadSpec
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
+from grpcbench.rpc.status_names import status_name
 from grpcbench.services.base import CallFunction, CallStats, Workload, WorkloadError
 from grpcbench.stats.histogram import LatencyRecorder
 
 CONNECT_TIMEOUT_S = 10.0
-
-
-def status_name(code: grpc.StatusCode) -> str:
-    """``DEADLINE_EXCEEDED`` -> ``DeadlineExceeded``, as ghz and the seed print them."""
-    if code is grpc.StatusCode.OK:
-        return "OK"
-    return "".join(part.title() for part in code.name.split("_"))
 
 
 async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallStats | None]:

@@ -36,7 +36,8 @@ DRIVERS: dict[str, DriverInfo] = {
     for info in (
         DriverInfo(
             name="builtin",
-            description="grpcbench's own generator (grpc.aio), in --client-processes processes",
+            description="grpcbench's own generator (its wire client stack, or grpc.aio with"
+            " --client-stack grpcio), in --client-processes processes",
             factory="grpcbench.load.builtin:create",
             open_loop=True,
             per_request=True,

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from grpcbench.load.calls import status_name
 from grpcbench.load.model import LoadSpec
 from grpcbench.load.recorders import LevelRecorders
+from grpcbench.rpc.status_names import status_name
 from grpcbench.services.base import CallFunction, WorkloadError
 
 PROGRESS_INTERVAL_S = 0.2

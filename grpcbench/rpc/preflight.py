@@ -12,38 +12,15 @@ import asyncio
 
 import grpc
 
-from grpcbench.errors import UsageError
-from grpcbench.load.calls import status_name
-from grpcbench.rpc.security import ChannelSecurity, speaks_tls
+from grpcbench.errors import PreflightError
+from grpcbench.rpc.security import ChannelSecurity, tls_failure
+from grpcbench.rpc.status_names import status_name
 from grpcbench.secrets import redact
 from grpcbench.services.base import Workload, WorkloadError
 
-TLS_OPTIONS = "--cacert, --cert, --key, --cname, --skipTLS"
-
-
-class PreflightError(UsageError):
-    """The target refused the pre-flight call: nothing was measured (exit 5)."""
-
-    exit_code = 5
-
-
-async def tls_failure(address: str, security: ChannelSecurity, details: str = "") -> str | None:
-    """Why a connection failed when TLS is the cause: a plaintext/TLS mismatch, or
-    a handshake that failed (the certificate or its name); None otherwise."""
-    tls = await asyncio.to_thread(speaks_tls, address)
-    if tls is None:
-        return None
-    if tls and not security.tls:
-        return f"the target {address} speaks TLS: give --cacert CA (or --skipTLS)"
-    if not tls and security.tls:
-        return f"the target {address} speaks plaintext: drop the TLS options ({TLS_OPTIONS})"
-    if tls and security.tls:
-        because = f" ({details})" if details else ""
-        return (
-            f"the TLS handshake with {address} failed{because}: check --cacert and --cname"
-            " (the name in its certificate), or give --skipTLS"
-        )
-    return None
+# PreflightError lives in errors and tls_failure in rpc.security (lower layers); both
+# stay importable from here.
+__all__ = ["PreflightError", "explain", "tls_failure"]
 
 
 async def explain(error: grpc.aio.AioRpcError, address: str, security: ChannelSecurity,

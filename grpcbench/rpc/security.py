@@ -9,6 +9,7 @@ carries: the same effect as ghz's, for the benchmark's purposes.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import ssl
 from dataclasses import dataclass
@@ -210,3 +211,25 @@ def speaks_tls(address: str) -> bool | None:
         return False
     except OSError:
         return None
+
+
+TLS_OPTIONS = "--cacert, --cert, --key, --cname, --skipTLS"
+
+
+async def tls_failure(address: str, security: ChannelSecurity, details: str = "") -> str | None:
+    """Why a connection failed when TLS is the cause: a plaintext/TLS mismatch, or
+    a handshake that failed (the certificate or its name); None otherwise."""
+    tls = await asyncio.to_thread(speaks_tls, address)
+    if tls is None:
+        return None
+    if tls and not security.tls:
+        return f"the target {address} speaks TLS: give --cacert CA (or --skipTLS)"
+    if not tls and security.tls:
+        return f"the target {address} speaks plaintext: drop the TLS options ({TLS_OPTIONS})"
+    if tls and security.tls:
+        because = f" ({details})" if details else ""
+        return (
+            f"the TLS handshake with {address} failed{because}: check --cacert and --cname"
+            " (the name in its certificate), or give --skipTLS"
+        )
+    return None

@@ -1,6 +1,7 @@
 """Entry point of a server subprocess: ``python -m grpcbench.servers.child ...``.
 
-It builds the server of the requested kind, binds 127.0.0.1, then prints one
+It builds the server of the requested kind, binds ``--host`` (127.0.0.1 unless
+the user asked otherwise with ``run --bind``), then prints one
 ``READY {"port": N}`` line on stdout; the launcher then waits for the gRPC health
 service to answer SERVING. SIGTERM triggers a graceful stop.
 """

@@ -1,8 +1,9 @@
 """Start a server subprocess, wait until it is really ready, stop it gracefully.
 
-Ready means: the child printed its port (it binds 127.0.0.1, port 0 by
-default, so there is no race for a free port) *and* the standard gRPC health
-service answers SERVING. A child that dies first is reported with its stderr.
+Ready means: the child printed its port (it binds 127.0.0.1 unless ``--bind``
+says otherwise, port 0 by default, so there is no race for a free port) *and*
+the standard gRPC health service answers SERVING. A child that dies first is
+reported with its stderr.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from grpcbench import defaults
 from grpcbench.childproc import parse_ready_line
-from grpcbench.errors import ServerStartError, UsageError
-from grpcbench.rpc.preflight import PreflightError, tls_failure
-from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
+from grpcbench.errors import PreflightError, ServerStartError, UsageError
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity, tls_failure
 from grpcbench.servers.spec import ServerSpec
 from grpcbench.subprocs import Child, start_python_module
 

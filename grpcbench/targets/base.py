@@ -1,8 +1,9 @@
 """What a level measures: a ``Target`` (an address, maybe a pid to watch) and its plan.
 
-The runner only sees these two protocols, so "a server grpcbench started" and
-"a server somebody else runs" (and, later, remote kinds) differ in one module
-each, not in branches of the runner.
+The runner only sees these two protocols, so "a server grpcbench started"
+(``targets.started``) and "a server somebody else runs" (``targets.external``)
+differ in one module each, not in branches of the runner; a new kind is one
+module plus one entry in ``targets.TARGET_KINDS``.
 """
 
 from __future__ import annotations
