@@ -1,26 +1,31 @@
-"""The three-client cross-check of the verdicts (``nox -s crosscheck``).
+"""The cross-check of the verdicts with independent clients (``nox -s crosscheck``).
 
-For each server kind (pinned to its own CPU), three independent clients - the
-built-in driver, ghz (when installed) and a bare grpc.aio loop
-(``bare_loop.py``) - each alone on the other CPU(s), drive the same server at
-the same concurrency, interleaved over rounds. If they reach about the same
-rate, the server was the limit, whatever the generator's CPU share said; the
-built-in driver's verdict must then be server-bound (or both saturated).
-Prints medians per server and client, and the built-in driver's verdict.
-Numbers to read side by side, not assertions: machines here are noisy.
+For each server kind (pinned to its own CPU), independent clients - the
+built-in driver on its wire stack and on grpc.aio (``--client-stack grpcio``),
+a bare grpc.aio loop (``bare_loop.py``), ghz and h2load when installed - each
+alone on the other CPU(s), drive the same server at the same concurrency,
+interleaved over rounds, a fresh server for every run. If they reach about the
+same rate, the server was the limit, whatever the generator's CPU share said;
+the built-in driver's verdict must then be server-bound (or both saturated).
+The server's CPU per call beside each shows the requests cost it the same
+whoever sends them. Prints medians; ``--save`` writes every run for
+``scripts/render_results.py``. Numbers to read side by side, not assertions.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
 
-from loadgen import BareLoopDriver  # benchmarks/, this script's directory
+from clients import make_generators  # benchmarks/, this script's directory
 
-from grpcbench.load.catalogue import make_driver
-from grpcbench.load.driver import DriverSettings
+from grpcbench.load.driver import LoadDriver
 from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
 from grpcbench.plan import LevelPlan, LoadSettings
@@ -30,65 +35,65 @@ from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.started import StartedServer
 
 
-async def _level(client: str, server: RunningServer, args: argparse.Namespace) -> LevelResult:
-    """One client's level, measured the same way for all three."""
+async def _level(
+    driver: LoadDriver, stack: str, server: RunningServer, args: argparse.Namespace
+) -> LevelResult:
+    """One client's level, measured the same way for all of them."""
     placement = default_placement()
     settings = LoadSettings(
         requests=args.requests, warmup_requests=args.requests // 10,
         client_cpus=placement.client_cpus,
     )  # fmt: skip
-    driver = (
-        BareLoopDriver()
-        if client == "bare loop"
-        else make_driver(client, DriverSettings(client_processes=1))
-    )
     return await measure_level(
-        driver,
-        StartedServer(server),
-        LevelPlan(args.concurrency, connection="auto"),
-        settings,
-        scenario="hello",
-        service="hello",
+        driver, StartedServer(server), LevelPlan(args.concurrency, connection="auto"),
+        replace(settings, client_stack=stack), scenario="hello", service="hello",
         workload_params={},
-    )
+    )  # fmt: skip
 
 
 async def crosscheck(args: argparse.Namespace) -> None:
     placement = default_placement()
-    clients = ["builtin", "bare loop"] + (["ghz"] if shutil.which("ghz") else [])
+    clients = make_generators(args.clients)
     print(
         f"server on CPUs {list(placement.server_cpus)}, each client alone on"
         f" {list(placement.client_cpus)}; concurrency {args.concurrency},"
         f" {args.requests} calls, {args.rounds} interleaved rounds\n"
     )
-    print(f"{'server':<18} {'client':<10} {'req/s (median)':>15} {'rounds':>28}  verdict")
+    runs: list[dict[str, object]] = []
     for spec in args.servers:
-        rates: dict[str, list[float]] = {client: [] for client in clients}
-        verdicts: list[str] = []
-        for _ in range(args.rounds):
-            for client in clients:
+        for round_number in range(1, args.rounds + 1):
+            for label, (driver, stack) in clients.items():
                 server = await start_server(
                     parse_server_spec(spec), "hello", {}, cpus=placement.server_cpus
                 )
                 try:
-                    level = await _level(client, server, args)
-                    rates[client].append(level.load.rps)
-                    if client == "builtin":
-                        verdicts.append(level.verdict)
+                    level = await _level(driver, stack, server, args)
                 finally:
                     await server.stop()
-        for client in clients:
-            shown = ", ".join(f"{r:,.0f}" for r in rates[client])
-            verdict = ", ".join(dict.fromkeys(verdicts)) if client == "builtin" else ""
-            median = statistics.median(rates[client])
-            print(f"{spec:<18} {client:<10} {median:>15,.0f} {shown:>28}  {verdict}")
-        reference = statistics.median(rates["bare loop"])
-        ratios = ", ".join(
-            f"{c} / bare loop = {statistics.median(rates[c]) / reference:.2f}x"
-            for c in clients
-            if c != "bare loop"
-        )
-        print(f"{'':<18} {ratios}\n")
+                runs.append({
+                    "server": spec, "round": round_number, "client": label,
+                    "rps": level.load.rps, "verdict": level.verdict,
+                    "server_cpu_us_per_call": level.server_cpu_us_per_call or 0.0,
+                    "client_cpu_us_per_call": level.generator_cpu_us_per_call or 0.0,
+                })  # fmt: skip
+                print(f"{spec:<18} {label:<16} {level.load.rps:>9,.0f} req/s"
+                      f"  server {level.server_cpu_us_per_call or 0:>5.0f} us/call"
+                      f"  {level.verdict}")  # fmt: skip
+        mine = [r for r in runs if r["server"] == spec]
+        for label in clients:
+            rates = [float(r["rps"]) for r in mine if r["client"] == label]  # type: ignore[arg-type]
+            print(f"  median {label:<16} {statistics.median(rates):>9,.0f} req/s")
+        print()
+    if args.save:
+        from grpcbench.metadata import collect_metadata
+
+        record = {
+            "benchmark": "crosscheck", "concurrency": args.concurrency,
+            "requests": args.requests, "rounds": args.rounds, "command": " ".join(sys.argv[1:]),
+            "metadata": collect_metadata(), "runs": runs,
+        }  # fmt: skip
+        Path(args.save).write_text(json.dumps(record, indent=1) + "\n")
+        print(f"saved to {args.save}")
 
 
 def main() -> None:
@@ -99,6 +104,14 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--clients",
+        default="builtin,builtin@grpcio,bare"
+        + (",ghz" if shutil.which("ghz") else "")
+        + (",h2load" if shutil.which("h2load") else ""),
+        help="bare, h2load, DRIVER[:PROCESSES][@STACK], ...",
+    )
+    parser.add_argument("--save", help="write every run as JSON (scripts/render_results.py)")
     asyncio.run(crosscheck(parser.parse_args()))
 
 

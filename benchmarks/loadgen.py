@@ -31,131 +31,24 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import shutil
 import statistics
 import sys
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grpcbench import defaults
+from clients import make_generators  # benchmarks/, this script's directory
+
 from grpcbench.childproc import parse_ready_line
-from grpcbench.cpu_share import NeighbourMeter
-from grpcbench.errors import DriverError
 from grpcbench.load.catalogue import make_driver
-from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, LoadDriver, ProgressCallback
-from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.load.driver import DriverSettings
 from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
 from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
-from grpcbench.stats.histogram import LatencySummary
 from grpcbench.subprocs import Child, start_child
 from grpcbench.targets.external import ExternalTarget
-
-BARE_LOOP = Path(__file__).with_name("bare_loop.py")
-
-
-class BareLoopDriver:
-    """benchmarks/bare_loop.py as a LoadDriver, so it is measured like the others."""
-
-    name = "bare"
-
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
-        argv = [
-            sys.executable, "-P", str(BARE_LOOP), spec.target,
-            f"--concurrency={spec.concurrency}", f"--requests={spec.requests}",
-            f"--warmup={spec.warmup_requests}",
-        ]  # fmt: skip
-        child = await start_child(argv, spec.cpus[:1])
-        neighbours = NeighbourMeter(spec.cpus[:1])
-        try:
-            assert child.process.stdout is not None
-            async for line in child.process.stdout:
-                event = json.loads(line)
-                if event.get("event") == "measuring":
-                    neighbours.start()
-                    progress(MEASUREMENT_STARTED, 0)
-                    continue
-                progress(event["calls"], 0)
-                return LoadResult(
-                    driver=self.name,
-                    concurrency=spec.concurrency,
-                    connections=spec.connections,
-                    statuses={"OK": int(event["calls"])},
-                    latency=LatencySummary(),
-                    wall_s=float(event["wall_s"]),
-                    client_cpu_s=float(event["cpu_s"]),
-                    client_others_s=neighbours.others(1.0, float(event["cpu_s"])),
-                )
-            raise DriverError(f"bare loop failed: {child.stderr_tail()}")
-        finally:
-            await child.stop()
-
-
-class H2loadDriver:
-    """h2load (nghttp2) posting the serialized gRPC request: no gRPC library at all.
-
-    Its CPU is read from the kernel's accounting of the finished child (a Python
-    wrapper's RUSAGE_CHILDREN), so it is measured like the other clients."""
-
-    name = "h2load"
-    _WRAPPER = (
-        "import resource, subprocess, sys;"
-        " done = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
-        " usage = resource.getrusage(resource.RUSAGE_CHILDREN);"
-        " print(done.stdout); print(done.stderr, file=sys.stderr);"
-        " print('CPU', usage.ru_utime + usage.ru_stime); sys.exit(done.returncode)"
-    )
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    async def _run(self, spec: LoadSpec, requests: int, body: Path) -> tuple[int, float, float]:
-        argv = [
-            sys.executable, "-P", "-c", self._WRAPPER, self.path, f"-n{requests}", "-c1",
-            f"-m{spec.concurrency}", "-t1", "-H", "content-type: application/grpc",
-            "-H", "te: trailers", "-d", str(body),
-            f"http://{spec.target}/helloworld.Greeter/SayHello",
-        ]  # fmt: skip
-        child = await start_child(argv, spec.cpus[:1])
-        try:
-            assert child.process.stdout is not None
-            output = (await child.process.stdout.read()).decode()
-            await child.process.wait()
-        finally:
-            await child.stop()
-        ok = re.search(r"(\d+) succeeded", output)
-        rate = re.search(r"finished in ([\d.]+)(ms|s), ([\d.]+) req/s", output)
-        cpu = re.search(r"^CPU ([\d.]+)", output, re.MULTILINE)
-        if not (ok and rate and cpu):
-            raise DriverError(f"h2load failed: {output[-400:]} {child.stderr_tail()}")
-        wall = float(rate.group(1)) / (1000 if rate.group(2) == "ms" else 1)
-        return int(ok.group(1)), wall, float(cpu.group(1))
-
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
-        from grpcbench.proto import helloworld_pb2
-
-        message = helloworld_pb2.HelloRequest(name="world").SerializeToString()
-        with tempfile.TemporaryDirectory() as folder:
-            body = Path(folder) / "request.bin"
-            body.write_bytes(b"\0" + len(message).to_bytes(4, "big") + message)
-            if spec.warmup_requests:
-                await self._run(spec, spec.warmup_requests, body)
-            neighbours = NeighbourMeter(spec.cpus[:1])
-            neighbours.start()
-            progress(MEASUREMENT_STARTED, 0)
-            calls, wall_s, cpu_s = await self._run(spec, spec.requests, body)
-        progress(calls, 0)
-        return LoadResult(
-            driver=self.name, concurrency=spec.concurrency, connections=1,
-            statuses={"OK": calls, "Unknown": spec.requests - calls} if calls < spec.requests
-            else {"OK": calls},
-            latency=LatencySummary(), wall_s=wall_s, client_cpu_s=cpu_s,
-            client_others_s=neighbours.others(1.0, cpu_s),
-        )  # fmt: skip
 
 
 async def start_go_greeter(binary: str, cpus: tuple[int, ...]) -> tuple[Child, ExternalTarget]:
@@ -176,23 +69,6 @@ class Samples:
     @property
     def medians(self) -> tuple[float, float]:
         return statistics.median(self.rps), statistics.median(self.cpu_us_per_call)
-
-
-def make_generators(names: str) -> dict[str, tuple[LoadDriver, str]]:
-    """label -> (driver, client stack): ``builtin:2@grpcio`` is 2 processes on grpc.aio."""
-    drivers: dict[str, tuple[LoadDriver, str]] = {}
-    for entry in names.split(","):
-        driver_part, _, stack = entry.partition("@")
-        name, _, processes = driver_part.partition(":")
-        stack = stack or defaults.CLIENT_STACK
-        if name == "bare":
-            drivers[entry] = (BareLoopDriver(), stack)
-        elif name == "h2load":
-            drivers[entry] = (H2loadDriver(shutil.which("h2load") or "h2load"), stack)
-        else:
-            settings = DriverSettings(client_processes=int(processes or 1))
-            drivers[entry] = (make_driver(name, settings), stack)
-    return drivers
 
 
 async def bench(args: argparse.Namespace) -> None:

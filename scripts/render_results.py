@@ -150,7 +150,40 @@ def render_run(record: dict[str, Any], path: Path) -> str:
     return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in shown).rstrip()
 
 
+def render_crosscheck(record: dict[str, Any]) -> str:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        groups.setdefault((run["server"], run["client"]), []).append(run)
+    clients = list(dict.fromkeys(client for _, client in groups))
+    servers = list(dict.fromkeys(server for server, _ in groups))
+    lines = [
+        f"Each server pinned to CPU 0 and restarted for every run; each client alone on CPU 1;"
+        f" concurrency {record['concurrency']}, {record['requests']:,} calls per run,"
+        f" {record['rounds']} interleaved rounds, medians: req/s (server CPU µs per call)."
+        f" {_machine(record)}.",
+        "",
+        "| server | " + " | ".join(clients) + " | built-in verdicts |",
+        "|---|" + "---|" * (len(clients) + 1),
+    ]
+    for server in servers:
+        cells = []
+        for client in clients:
+            runs = groups.get((server, client), [])
+            if not runs:
+                cells.append("-")
+                continue
+            cost = [r["server_cpu_us_per_call"] for r in runs if r["server_cpu_us_per_call"]]
+            shown = f" ({statistics.median(cost):.0f})" if cost else ""
+            cells.append(f"{_median(runs, 'rps'):,.0f}{shown}")
+        verdicts = ", ".join(
+            dict.fromkeys(r["verdict"] for r in groups.get((server, "builtin"), []))
+        )
+        lines.append(f"| {server} | " + " | ".join(cells) + f" | {verdicts} |")
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "crosscheck": render_crosscheck,
     "loadgen": render_loadgen,
     "streaming": render_streaming,
 }

@@ -15,7 +15,12 @@ from hypothesis import strategies as st
 
 from grpcbench.wire import frames, status
 from grpcbench.wire.connection import Connection, WireStream
-from grpcbench.wire.headers import ReplyHeaderDecoder, encode_fields, request_prefix
+from grpcbench.wire.headers import (
+    ReplyHeaderDecoder,
+    RequestEncoder,
+    encode_fields,
+    request_fields,
+)
 
 frame_values = st.tuples(
     st.integers(0, 12),  # type (some unknown)
@@ -79,7 +84,7 @@ def _fed(chunks: list[bytes], calls: int) -> tuple[Connection, list[WireStream]]
         transport = FakeTransport()
         connection.connection_made(transport)  # type: ignore[arg-type]
         connection.data_received(frames.settings_frame({}))
-        block = request_prefix("/a.B/C", "127.0.0.1:1", "http")
+        block = request_fields("/a.B/C", "127.0.0.1:1", "http", 1.0)
         ended: list[WireStream] = []
         streams = [WireStream(block, b"\0\0\0\0\0", True, ended.append, 1e18) for _ in range(calls)]
         for stream in streams:
@@ -159,3 +164,56 @@ def test_request_blocks_are_stateless() -> None:
     first = encode_fields([("x-key", "value"), ("authorization", "Bearer a")])
     again = encode_fields([("x-key", "value"), ("authorization", "Bearer a")])
     assert first == again
+
+
+def _decoded(decoder: Any, block: bytes) -> list[tuple[str, str]]:
+    return [(str(n), str(v)) for n, v in decoder.decode(block)]
+
+
+def test_a_repeated_request_becomes_a_few_index_bytes() -> None:
+    """As grpc's own clients do: the server decodes indices, not literals, after the first call."""
+    import hpack
+
+    encoder, server = RequestEncoder(), hpack.Decoder()
+    fields = request_fields("/helloworld.Greeter/SayHello", "127.0.0.1:50051", "http", 20.0)
+    first = encoder.encode(fields)
+    second = encoder.encode(fields)
+    third = encoder.encode(fields)
+    assert len(second) <= 12 < len(first) and second == third
+    for block in (first, second, third):
+        assert _decoded(server, block) == fields.fields
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["/a.B/C", "/a.B/D", "/x.Y/" + "z" * 300]),
+            st.sampled_from([None, 1.0, 20.0]),
+            st.sampled_from([(), (("k", "v"),), (("k", "w" * 500),), (("t-bin", b"\0\1"),)]),
+            st.booleans(),  # templated (varying) metadata
+            st.sampled_from([None, None, None, 0, 100, 4096]),  # a new peer table size
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_request_blocks_decode_in_order_whatever_the_table_does(
+    calls: list[tuple[str, float | None, tuple[Any, ...], bool, int | None]],
+) -> None:
+    """The server's decoder sees exactly the fields of every call, in order, across
+    evictions, cache hits and table size changes."""
+    import hpack
+
+    from grpcbench.wire.headers import metadata_fields
+
+    encoder, server = RequestEncoder(), hpack.Decoder()
+    for path, timeout, metadata, varying, table_size in calls:
+        if table_size is not None:
+            encoder.table_size(table_size)
+        if varying:
+            fields = request_fields(path, "h:1", "http", timeout, None, metadata)
+        else:
+            fields = request_fields(path, "h:1", "http", timeout, metadata)
+        expected = fields.fields + (metadata_fields(metadata) if varying else [])
+        assert _decoded(server, encoder.encode(fields)) == expected

@@ -2,8 +2,8 @@
 
 A workload that is one unary call with a request known in advance (the hello
 service, ``--call`` on a unary method) describes itself as a
-``services.base.UnaryPlan``.
-Then a call is a ``WireStream`` whose frames are mostly pre-encoded, and its
+``services.base.UnaryPlan``. Then a call is a ``WireStream`` whose body is
+framed once and whose header block comes from its connection's cache, and its
 ``on_done`` callback records it and starts the next one: no task, future,
 timer or ``await`` per call. The phase rules are the engine's own
 (``closed_loop.Budget``: counts, time limits, the watchdog), and so is what
@@ -55,7 +55,7 @@ class _Issuer:
             assert plan.request is not None
             body = framed(plan.request)
             self.blocks = [
-                channel.header_block(plan.path, timeout_s, plan.metadata or None)
+                channel.request_fields(plan.path, timeout_s, plan.metadata or None)
                 for channel in self.channels
             ]
             self.body = body
@@ -75,7 +75,9 @@ class _Issuer:
             block, body = self.blocks[index], self.body
         else:
             request, metadata = self.calls._request(user)
-            block = channel.header_block(self.calls.plan.path, self.timeout_s, metadata or None)
+            block = channel.request_fields(
+                self.calls.plan.path, self.timeout_s, metadata or None, varying=True
+            )
             body = framed(request)
         stream = WireStream(block, body, True, self.on_done, self.loop.time() + self.timeout_s)
         stream.tag = user

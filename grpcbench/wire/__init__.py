@@ -2,12 +2,14 @@
 
 Why it exists: a grpc.aio client spends 40-160 us of CPU per call, as much as
 the Python servers it measures, so the instrument would describe itself. This
-transport pre-encodes the request frames, parses replies with one ``struct``
-call per frame and caches decoded header blocks, for a few us per call.
+transport caches each connection's request header blocks (HPACK with the
+dynamic table, as grpc's clients send them), frames a fixed request once,
+parses replies with one ``struct`` call per frame and caches decoded header
+blocks, for a few us per call.
 
 - ``frames``: frame layout, the splitter and frame builders (pure, fuzzed);
 - ``status``: gRPC status codes, RST_STREAM and HTTP mappings, grpc-timeout;
-- ``headers``: stateless request header blocks, cached reply decoding (hpack);
+- ``headers``: request encoding per connection and reply decoding (hpack), cached;
 - ``connection``: one HTTP/2 connection (settings, windows, GOAWAY, deadlines);
 - ``channel``: connections to one target, plus the grpc.aio-shaped API that
   every workload binds to (``unary_unary`` ... ``stream_stream``).

@@ -4,8 +4,9 @@
 (``channel_ready``, ``close``, ``unary_unary`` ... ``stream_stream`` taking a
 request, ``timeout`` and ``metadata``; errors are ``grpc.aio.AioRpcError``),
 so every workload, ``--call`` and each connection strategy runs on either
-stack unchanged. The fast path (``start``) takes a ``WireStream`` with
-pre-encoded frames and a callback, for the callback loops of ``load.callback_loops``.
+stack unchanged. The fast path (``start``) takes a ``WireStream`` (request
+fields, a framed body, a callback), for the callback loops of
+``load.callback_loops``.
 
 A connection that drains (GOAWAY, stream ids exhausted) or dies is replaced
 on the next call; calls it did not process are sent again on the new one.
@@ -31,10 +32,10 @@ from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.wire import status
 from grpcbench.wire.connection import Connection, WireStream, finish, message_prefix
 from grpcbench.wire.headers import (
-    TimeoutBlocks,
+    RequestFields,
     encode_fields,
     metadata_fields,
-    request_prefix,
+    request_fields,
 )
 
 CONNECT_TIMEOUT_S = 10.0
@@ -92,8 +93,7 @@ class WireChannel:
         self.retry_after = 0.0
         self.last_error = ""
         self.closed = False
-        self.timeout_blocks = TimeoutBlocks()
-        self.prefixes: dict[str, bytes] = {}
+        self.requests: dict[tuple[str, float | None, Any], RequestFields] = {}
         self.connections_made = 0
         self._ssl = tls_context(security) if self.tls else None
 
@@ -216,16 +216,23 @@ class WireChannel:
 
     # --- building calls ----------------------------------------------------------------
 
-    def header_block(self, path: str, timeout_s: float | None, metadata: Metadata = None) -> bytes:
-        prefix = self.prefixes.get(path)
-        if prefix is None:
-            prefix = self.prefixes[path] = request_prefix(path, self.authority, self.scheme)
-        block = prefix
-        if timeout_s is not None:
-            block += self.timeout_blocks(timeout_s)
-        if metadata:
-            block += encode_fields(metadata_fields(metadata))
-        return block
+    def request_fields(
+        self, path: str, timeout_s: float | None, metadata: Metadata = None, varying: bool = False
+    ) -> RequestFields:
+        """A call's header fields; ``varying``: the metadata changes from call to call
+        (templates), so it is kept out of the dynamic table."""
+        if varying:
+            base = self.request_fields(path, timeout_s)
+            return base.with_tail(encode_fields(metadata_fields(metadata))) if metadata else base
+        key = (path, timeout_s, tuple(metadata) if metadata else None)
+        fields = self.requests.get(key)
+        if fields is None:
+            if len(self.requests) > 1024:
+                self.requests.clear()
+            fields = self.requests[key] = request_fields(
+                path, self.authority, self.scheme, timeout_s, metadata
+            )
+        return fields
 
     def new_stream(
         self,
@@ -240,7 +247,7 @@ class WireChannel:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s if timeout_s is not None else math.inf
         stream = WireStream(
-            self.header_block(path, timeout_s, metadata), body, end, on_done, deadline, on_message
+            self.request_fields(path, timeout_s, metadata), body, end, on_done, deadline, on_message
         )
         if self.connection is not None and timeout_s is not None:
             self.connection.note_timeout(timeout_s)

@@ -33,7 +33,13 @@ from typing import Any, Protocol
 
 from grpcbench.wire import frames, status
 from grpcbench.wire.frames import ConnectionError_
-from grpcbench.wire.headers import MAX_HEADER_LIST_SIZE, HeaderInfo, ReplyHeaderDecoder
+from grpcbench.wire.headers import (
+    MAX_HEADER_LIST_SIZE,
+    HeaderInfo,
+    ReplyHeaderDecoder,
+    RequestEncoder,
+    RequestFields,
+)
 
 # What we advertise: large receive windows (a benchmark reads at once), no push.
 STREAM_WINDOW = 8 << 20
@@ -60,7 +66,7 @@ class WireStream:
     """One call: what to send, what came back, and the callback that ends it."""
 
     __slots__ = (
-        "id", "block", "body", "end", "on_message", "on_done", "on_headers", "deadline",
+        "id", "request", "body", "end", "on_message", "on_done", "on_headers", "deadline",
         "started", "send_window", "unsent", "unsent_end", "recv_used", "buffer", "headers_seen",
         "http_status", "encoding", "status", "message", "messages", "bytes", "done",
         "retryable", "initial_metadata", "trailing_metadata", "tag", "lane", "local_closed",
@@ -69,7 +75,7 @@ class WireStream:
 
     def __init__(
         self,
-        block: bytes,
+        request: RequestFields,
         body: bytes,
         end: bool,
         on_done: Callable[[WireStream], None],
@@ -77,7 +83,7 @@ class WireStream:
         on_message: Callable[[bytes], None] | None = None,
     ) -> None:
         self.id = 0
-        self.block = block  # the request header block (HPACK, stateless)
+        self.request = request  # the request's header fields (encoded as the stream opens)
         self.body = body  # length-prefixed request messages sent with the headers
         self.end = end  # whether the body ends the request (END_STREAM)
         self.on_done = on_done
@@ -117,6 +123,8 @@ def finish(stream: WireStream, code: int, message: str = "") -> None:
     stream.on_done(stream)
 
 
+# HEADERS with END_HEADERS and neither PADDED nor PRIORITY: no CONTINUATION, no stripping.
+_PLAIN_HEADERS_MASK = frames.END_HEADERS | frames.PADDED | frames.PRIORITY_FLAG
 _PREFIXES: dict[tuple[int, int, int], bytes] = {}
 
 
@@ -145,6 +153,7 @@ class Connection(asyncio.Protocol):
         self.ready: asyncio.Future[None] = self.loop.create_future()
         self.splitter = frames.FrameSplitter()
         self.decoder = ReplyHeaderDecoder()
+        self.encoder = RequestEncoder()
         self.streams: dict[int, WireStream] = {}
         self.pending: deque[WireStream] = deque()
         self.blocked: deque[WireStream] = deque()  # streams with body waiting for window
@@ -188,7 +197,10 @@ class Connection(asyncio.Protocol):
                 elif kind == frames.DATA:
                     self._data(flags, stream_id, payload)
                 elif kind == frames.HEADERS:
-                    self._headers(flags, stream_id, payload)
+                    if flags & _PLAIN_HEADERS_MASK == frames.END_HEADERS and stream_id:
+                        self._header_block(stream_id, flags, payload)  # the common case
+                    else:
+                        self._headers(flags, stream_id, payload)
                 else:
                     self._control(kind, flags, stream_id, payload)
                 if self.closed:
@@ -233,7 +245,7 @@ class Connection(asyncio.Protocol):
         stream.connection = self
         stream.send_window = self.peer_window
         self.streams[stream_id] = stream
-        block = stream.block
+        block = self.encoder.encode(stream.request)  # in the order blocks leave
         body = stream.body
         sid = stream_id.to_bytes(4, "big")
         length = len(body)
@@ -421,7 +433,8 @@ class Connection(asyncio.Protocol):
             self._header_block(first_id, first_flags, b"".join(parts))
 
     def _header_block(self, stream_id: int, flags: int, block: bytes) -> None:
-        headers = self.decoder.decode(block)  # always: the table must stay in step
+        decoder = self.decoder  # always decoded: the table must stay in step
+        headers = decoder.cache.get(block) or decoder.decode(block)
         stream = self.streams.get(stream_id)
         if stream is None:
             self._unknown_stream(stream_id)
@@ -530,7 +543,8 @@ class Connection(asyncio.Protocol):
                 self.peer_frame = value
             elif key == frames.SETTINGS_ENABLE_PUSH and value > 1:
                 raise ConnectionError_(frames.PROTOCOL_ERROR, f"ENABLE_PUSH {value}")
-            # HEADER_TABLE_SIZE: our request blocks never use the dynamic table.
+            elif key == frames.SETTINGS_HEADER_TABLE_SIZE:
+                self.encoder.table_size(value)
         self._write(frames.frame(frames.SETTINGS, frames.ACK, 0))
         if not self.ready.done():
             self.ready.set_result(None)

@@ -1,18 +1,26 @@
-"""Header blocks: stateless request blocks, and reply blocks decoded once and cached.
+"""Header blocks: requests encoded per connection and cached, replies decoded and cached.
 
-Requests are encoded without the dynamic table (static-table indices and
-never-indexed literals), so one encoded block can be sent on any stream of any
-connection, and per-call fields (grpc-timeout, templated metadata) are blocks
-appended to a fixed prefix. Replies use the server's dynamic table, so one
-``hpack.Decoder`` per connection decodes every block in order; a block whose
-decoding left the table unchanged is cached by its bytes, because decoding it
-again in the same table gives the same headers (``ReplyHeaderDecoder``).
+Requests use the dynamic table as grpc's own clients do, so after a
+connection's first call a request's header block is a few index bytes: the
+server decodes what it would decode from grpc-go or grpcio, and its CPU per
+call is not inflated by the instrument. Each connection has one
+``hpack.Encoder`` and encodes in the order frames leave; once encoding a
+request's fields leaves the table unchanged, those bytes are what every later
+call with the same fields encodes to, so they are cached by the fields' key
+(``RequestEncoder``). Fields that change per call (templated metadata) are
+encoded apart, as never-indexed literals that leave no state
+(``encode_fields``), and appended to the cached block.
+
+Replies use the server's dynamic table, so one ``hpack.Decoder`` per
+connection decodes every block in order; a block whose decoding left the table
+unchanged is cached by its bytes, because decoding it again in the same table
+gives the same headers (``ReplyHeaderDecoder``).
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 import hpack
 
@@ -35,7 +43,7 @@ _ENCODER = _stateless_encoder()
 
 def encode_fields(fields: Iterable[tuple[str, str]]) -> bytes:
     """Fields as never-indexed literals (static-table matches stay indexed): no
-    dynamic-table state on either side, so the bytes can be reused anywhere."""
+    dynamic-table state on either side, so the bytes can go in any block."""
     block = _ENCODER.encode([(name, value, True) for name, value in fields], huffman=True)
     assert not _ENCODER.header_table.dynamic_entries  # stateless by construction
     return bytes(block)
@@ -53,35 +61,82 @@ def metadata_fields(metadata: Sequence[tuple[str, str | bytes]] | None) -> list[
     return fields
 
 
-def request_prefix(path: str, authority: str, scheme: str) -> bytes:
-    """The fields every call of a method carries, in gRPC's order (reserved first)."""
-    return encode_fields(
-        [
-            (":method", "POST"),
-            (":scheme", scheme),
-            (":path", path),
-            (":authority", authority),
-            ("content-type", "application/grpc"),
-            ("te", "trailers"),
-            ("user-agent", USER_AGENT),
-        ]
-    )
+class RequestFields:
+    """A call's request headers: the fields that repeat from call to call (``key``, an
+    identity token, names them for the encoder's cache: hashing it is free) and a
+    stateless tail of per-call fields."""
+
+    __slots__ = ("key", "fields", "tail")
+
+    def __init__(
+        self, fields: list[tuple[str, str]], tail: bytes = b"", key: Hashable | None = None
+    ) -> None:
+        self.key = key if key is not None else object()
+        self.fields = fields
+        self.tail = tail
+
+    def with_tail(self, tail: bytes) -> RequestFields:
+        """The same repeating fields (and cache entry) with another per-call tail."""
+        return RequestFields(self.fields, tail, self.key)
 
 
-class TimeoutBlocks:
-    """grpc-timeout fields, encoded once per distinct value (a level uses one)."""
+def request_fields(
+    path: str,
+    authority: str,
+    scheme: str,
+    timeout_s: float | None,
+    metadata: Sequence[tuple[str, str | bytes]] | None = None,
+    varying: Sequence[tuple[str, str | bytes]] | None = None,
+) -> RequestFields:
+    """The fields of a call, in gRPC's order (reserved first); ``metadata`` repeats
+    (indexed), ``varying`` changes per call (never indexed, in the tail)."""
+    fields = [
+        (":method", "POST"),
+        (":scheme", scheme),
+        (":path", path),
+        (":authority", authority),
+        ("content-type", "application/grpc"),
+        ("te", "trailers"),
+        ("user-agent", USER_AGENT),
+    ]
+    if timeout_s is not None:
+        fields.append(("grpc-timeout", encode_timeout(timeout_s)))
+    fields.extend(metadata_fields(metadata))
+    tail = encode_fields(metadata_fields(varying)) if varying else b""
+    return RequestFields(fields, tail)
+
+
+class RequestEncoder:
+    """One connection's request encoder: hpack's, with the dynamic table, plus a cache
+    of each fields' steady-state block (valid while the table stays as it is)."""
+
+    __slots__ = ("encoder", "cache")
 
     def __init__(self) -> None:
-        self.cache: dict[float, bytes] = {}
+        self.encoder = hpack.Encoder()
+        self.cache: dict[Hashable, bytes] = {}
 
-    def __call__(self, timeout_s: float) -> bytes:
-        block = self.cache.get(timeout_s)
+    def table_size(self, size: int) -> None:
+        """The peer's SETTINGS_HEADER_TABLE_SIZE: hpack announces it in the next block."""
+        if size != self.encoder.header_table_size:
+            self.encoder.header_table_size = size
+            self.cache.clear()
+
+    def encode(self, request: RequestFields) -> bytes:
+        block = self.cache.get(request.key)
         if block is None:
-            if len(self.cache) > 256:
+            table = self.encoder.header_table
+            before = (table.maxsize, tuple(table.dynamic_entries))
+            block = bytes(self.encoder.encode(request.fields, huffman=True))
+            if (table.maxsize, tuple(table.dynamic_entries)) == before and not (
+                block and block[0] & 0xE0 == 0x20  # a table size update is not repeatable
+            ):
+                if len(self.cache) > 256:
+                    self.cache.clear()
+                self.cache[request.key] = block
+            else:
                 self.cache.clear()
-            field = ("grpc-timeout", encode_timeout(timeout_s))
-            block = self.cache[timeout_s] = encode_fields([field])
-        return block
+        return block + request.tail if request.tail else block
 
 
 class HeaderInfo:
