@@ -39,9 +39,10 @@ from pathlib import Path
 
 from clients import make_generators  # benchmarks/, this script's directory
 
+from grpcbench import defaults
 from grpcbench.childproc import parse_ready_line
 from grpcbench.load.catalogue import make_driver
-from grpcbench.load.driver import DriverSettings
+from grpcbench.load.driver import DriverSettings, LoadDriver
 from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
 from grpcbench.plan import LevelPlan, LoadSettings
@@ -125,8 +126,9 @@ async def bench(args: argparse.Namespace) -> None:
                 cost = samples[a].medians[1] / samples[b].medians[1]
                 print(f"{a} / {b}: rate {rate:.2f}x, CPU per call {cost:.2f}x")
         print("(a server-bound run's rate is the server's, not the client's maximum)")
+        open_loop = await open_loop_runs(args, drivers, target, settings)
         if args.save:
-            save_results(args, target.label, runs)
+            save_results(args, target.label, runs, open_loop)
         for calls in args.rss_calls:
             await rss_after(calls, target, plan, settings)
     finally:
@@ -157,14 +159,57 @@ RATIOS = (
 )  # fmt: skip
 
 
-def save_results(args: argparse.Namespace, server: str, runs: list[dict[str, object]]) -> None:
+async def open_loop_runs(
+    args: argparse.Namespace,
+    drivers: dict[str, tuple[LoadDriver, str]],
+    target: ExternalTarget,
+    settings: LoadSettings,
+) -> list[dict[str, object]]:
+    """The built-in driver's open loop at each ``--rates`` rate, on each client stack:
+    whether it keeps its timetable (send lag) and what latency it then records."""
+    results: list[dict[str, object]] = []
+    builtins = {label: pair for label, pair in drivers.items() if label.startswith("builtin")}
+    for rate in args.rates:
+        for round_number in range(1, args.repeat + 1):
+            for label, (driver, stack) in builtins.items():
+                if ":" in label.split("@")[0]:
+                    continue  # one process: the timetable of one generator
+                plan = LevelPlan(defaults.MAX_IN_FLIGHT, rate=rate, connection="auto")
+                level = await measure_level(
+                    driver, target, plan,
+                    replace(settings, client_stack=stack, requests=int(rate * 3)),
+                    scenario="hello", service="hello", workload_params={},
+                )  # fmt: skip
+                load = level.load
+                lag = load.schedule_lag
+                row = {
+                    "rate": rate, "round": round_number, "client": label, "rps": load.rps,
+                    "lag_p99_us": lag.percentile_us(99) if lag else None,
+                    "lag_max_us": lag.max_us if lag else None,
+                    "p99_us": load.latency.percentile_us(99),
+                    "cpu_us_per_call": level.generator_cpu_us_per_call or 0.0,
+                    "statuses": dict(load.statuses),
+                }  # fmt: skip
+                results.append(row)
+                print(f"  rate {rate:g}/s {label:>16}: {load.rps:,.0f} req/s, send lag p99"
+                      f" {(row['lag_p99_us'] or 0) / 1000:.2f} ms, latency p99"
+                      f" {load.latency.percentile_us(99) / 1000:.2f} ms")  # fmt: skip
+    return results
+
+
+def save_results(
+    args: argparse.Namespace,
+    server: str,
+    runs: list[dict[str, object]],
+    open_loop: list[dict[str, object]],
+) -> None:
     """Every run of this invocation, for scripts/render_results.py (the README's tables)."""
     from grpcbench.metadata import collect_metadata
 
     record = {
         "benchmark": "loadgen", "server": server, "concurrency": args.concurrency,
         "requests": args.requests, "rounds": args.repeat, "command": " ".join(sys.argv[1:]),
-        "metadata": collect_metadata(), "runs": runs,
+        "metadata": collect_metadata(), "runs": runs, "open_loop": open_loop,
     }  # fmt: skip
     Path(args.save).write_text(json.dumps(record, indent=1) + "\n")
     print(f"saved to {args.save}")
@@ -196,6 +241,12 @@ def main() -> None:
         type=lambda text: [int(n) for n in text.split(",") if n],
         default=[],
         help="also: the built-in generator's peak RSS after N calls (e.g. 1000000,10000000)",
+    )
+    parser.add_argument(
+        "--rates",
+        type=lambda text: [float(n) for n in text.split(",") if n],
+        default=[20000.0],
+        help="also: the built-in open loop at these rates (3 s each), per client stack",
     )
     parser.add_argument("--save", help="write every run as JSON (scripts/render_results.py)")
     args = parser.parse_args()

@@ -116,11 +116,11 @@ async def bench(args: argparse.Namespace) -> None:
     print("\n| method | client | req/s | client CPU us/call | us/message | messages/call |")
     print("|---|---|---|---|---|---|")
     medians: dict[tuple[str, str], float] = {}
-    for (method, client), runs in samples.items():
-        rps = statistics.median(r["rps"] for r in runs)
-        cost = statistics.median(r["cpu_per_call"] for r in runs)
-        per_message = [r["cpu_per_message"] for r in runs if r["cpu_per_message"]]
-        per_call = [r["messages_per_call"] for r in runs if r["messages_per_call"]]
+    for (method, client), group in samples.items():
+        rps = statistics.median(r["rps"] for r in group)
+        cost = statistics.median(r["cpu_per_call"] for r in group)
+        per_message = [r["cpu_per_message"] for r in group if r["cpu_per_message"]]
+        per_call = [r["messages_per_call"] for r in group if r["messages_per_call"]]
         medians[(method, client)] = rps
         print(
             f"| {method} | {client} | {rps:,.0f} | {cost:.1f} |"
@@ -131,9 +131,10 @@ async def bench(args: argparse.Namespace) -> None:
     for method in args.methods:
         for a, b in (("builtin", "ghz"), ("builtin", "builtin@grpcio")):
             if (method, a) in medians and (method, b) in medians:
-                print(
-                    f"{method}: {a} / {b} req/s {medians[(method, a)] / medians[(method, b)]:.2f}x"
-                )
+                ratio = medians[(method, a)] / medians[(method, b)]
+                print(f"{method}: {a} / {b} req/s {ratio:.2f}x")
+    if args.save:
+        save_results(args, runs)
 
 
 def save_results(args: argparse.Namespace, runs: list[dict]) -> None:

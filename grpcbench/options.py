@@ -21,10 +21,10 @@ import psutil
 from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
-from grpcbench.load.cluster import parse_cluster
 from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.load.driver import DriverSettings
 from grpcbench.parsing import (
+    parse_cluster,
     parse_cpu_set,
     parse_duration,
     parse_host_port,

@@ -108,3 +108,19 @@ def parse_params(items: list[str], what: str) -> dict[str, Any]:
             value = raw
         params[key.strip()] = value
     return params
+
+
+def parse_cluster(text: str) -> str:
+    """``local:N`` or a scheduler address (``tcp://host:port``, ``tls://...``)."""
+    value = text.strip()
+    if value.startswith("local:"):
+        count = value[len("local:") :]
+        if not count.isdigit() or int(count) <= 0:
+            raise UsageError(f"bad --cluster {text!r}: local:N needs a positive N")
+        return value
+    if "://" in value and value.rpartition(":")[2].isdigit():
+        return value
+    raise UsageError(
+        f"bad --cluster {text!r}: local:N (a LocalCluster here) or a scheduler address"
+        " such as tcp://SCHEDULER:8786"
+    )

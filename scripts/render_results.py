@@ -95,6 +95,25 @@ def render_loadgen(record: dict[str, Any]) -> str:
                 f"- {a} / {b}: rate **{rate:.2f}x**, CPU per call **{cost:.2f}x**"
                 + (f" ({goal})" if goal else "")
             )
+    open_loop = record.get("open_loop") or []
+    if open_loop:
+        groups: dict[tuple[float, str], list[dict[str, Any]]] = {}
+        for run in open_loop:
+            groups.setdefault((run["rate"], run["client"]), []).append(run)
+        ratios += [
+            "",
+            "Open loop (`--rate`, 3 s per run, medians): does the generator keep its timetable?",
+            "",
+            "| offered rate | client | achieved req/s | send lag p99 | latency p99 |",
+            "|---|---|---|---|---|",
+        ]
+        for (rate, client), runs in groups.items():
+            lag = statistics.median(r["lag_p99_us"] or 0 for r in runs) / 1000
+            p99 = _median(runs, "p99_us") / 1000
+            ratios.append(
+                f"| {rate:,.0f}/s | {LOADGEN_LABELS.get(client, client)} |"
+                f" {_median(runs, 'rps'):,.0f} | {lag:.2f} ms | {p99:.2f} ms |"
+            )
     return "\n".join(lines + ratios)
 
 

@@ -150,6 +150,7 @@ def test_the_wire_transport_is_a_lower_layer() -> None:
 FORBIDDEN_IMPORTS = [
     ("grpcbench.rpc.preflight", "grpcbench.load.calls"),
     ("grpcbench.servers.launcher", "grpcbench.rpc.preflight"),
+    ("grpcbench.options", "grpcbench.load.cluster"),
 ]
 
 

@@ -18,7 +18,8 @@ import psutil
 import pytest
 
 from grpcbench.errors import UsageError
-from grpcbench.load.cluster import check_versions, parse_cluster
+from grpcbench.load.cluster import check_versions
+from grpcbench.parsing import parse_cluster
 from tests.conftest import GRPCBENCH
 from tests.support.processes import assert_all_gone
 

@@ -43,22 +43,6 @@ POLL_S = 0.1
 GRACE_S = 30.0
 
 
-def parse_cluster(text: str) -> str:
-    """``local:N`` or a scheduler address (``tcp://host:port``, ``tls://...``)."""
-    value = text.strip()
-    if value.startswith("local:"):
-        count = value[len("local:") :]
-        if not count.isdigit() or int(count) <= 0:
-            raise UsageError(f"bad --cluster {text!r}: local:N needs a positive N")
-        return value
-    if "://" in value and value.rpartition(":")[2].isdigit():
-        return value
-    raise UsageError(
-        f"bad --cluster {text!r}: local:N (a LocalCluster here) or a scheduler address"
-        " such as tcp://SCHEDULER:8786"
-    )
-
-
 def _import_distributed() -> Any:
     try:
         import distributed
