@@ -50,6 +50,7 @@ def test_bad_input_is_one_clear_line(args: list[str], fragment: str) -> None:
     assert_one_line_error(grpcbench("run", *args), fragment)
 
 
+@pytest.mark.integration
 def test_unreachable_target() -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))

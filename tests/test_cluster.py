@@ -47,6 +47,7 @@ def test_a_worker_with_another_grpcbench_is_named() -> None:
         check_versions({"tcp://a:1": "1.0", "tcp://b:2": "0.9"}, expected="1.0")
 
 
+@pytest.mark.integration
 def test_an_unreachable_scheduler_is_one_line() -> None:
     result = grpcbench("--cluster", "tcp://127.0.0.1:9", "-s", "grpclib", "-c", "2", "-n", "10",
                        timeout=60)  # fmt: skip
@@ -55,6 +56,7 @@ def test_an_unreachable_scheduler_is_one_line() -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.integration
 def test_local_cluster_counts_merge_exactly(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = grpcbench(
@@ -79,6 +81,7 @@ def test_local_cluster_counts_merge_exactly(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.integration
 def test_a_worker_killed_mid_level_is_a_level_error(tmp_path: Path) -> None:
     """kill -9 of one LocalCluster worker during a 30 s level: exit 4 naming the
     worker, well before the level would have ended, and no process left."""
@@ -115,6 +118,7 @@ def test_a_worker_killed_mid_level_is_a_level_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(DASK is None, reason="the dask command-line tool is not installed")
+@pytest.mark.integration
 def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
     scheduler_file = tmp_path / "scheduler.json"
     processes = [
@@ -162,6 +166,7 @@ def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
                 process.wait()
 
 
+@pytest.mark.integration
 def test_the_open_loop_splits_its_rate_over_the_workers(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = grpcbench(

@@ -99,6 +99,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.integration
 def test_show_and_compare_on_the_command_line() -> None:
     shown = _cli("show", str(RESULTS / "early_v1.json"))
     assert shown.returncode == 0 and "hello - concurrency 50" in shown.stdout
@@ -125,6 +126,7 @@ def test_show_and_compare_on_the_command_line() -> None:
     assert bad.returncode == 2 and "cannot read results file" in bad.stderr
 
 
+@pytest.mark.integration
 def test_show_compare_and_report_read_format_1_and_format_2(tmp_path: Path) -> None:
     """The commands read today's files and every older format, side by side."""
     from grpcbench.results import write_json_atomically

@@ -22,6 +22,7 @@ CHROMIUM_FLAGS = [
 ]  # fmt: skip
 
 
+@pytest.mark.integration
 def test_charts_show_errors_and_every_level() -> None:
     record = load_run(RESULTS / "with_errors.json")
     charts = render_charts(record)
@@ -34,6 +35,7 @@ def test_charts_show_errors_and_every_level() -> None:
     assert all(chart.png.startswith(b"\x89PNG") for chart in charts)
 
 
+@pytest.mark.integration
 def test_streaming_results_get_stream_charts(tmp_path: Path) -> None:
     charts = render_charts(load_run(RESULTS / "streaming.json"))
     names = {chart.name for chart in charts}
@@ -42,6 +44,7 @@ def test_streaming_results_get_stream_charts(tmp_path: Path) -> None:
     assert len(written) == 2 * len(charts) and all(p.stat().st_size > 1000 for p in written)
 
 
+@pytest.mark.integration
 def test_html_is_self_contained_and_holds_tables_and_charts(tmp_path: Path) -> None:
     record = load_run(RESULTS / "with_errors.json")
     page = run_to_html(record, render_charts(record))
@@ -52,6 +55,7 @@ def test_html_is_self_contained_and_holds_tables_and_charts(tmp_path: Path) -> N
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
 
 
+@pytest.mark.integration
 def test_report_command(tmp_path: Path) -> None:
     result = subprocess.run(
         [*GRPCBENCH, "report", str(RESULTS / "streaming.json"), "--html", str(tmp_path / "r.html"),

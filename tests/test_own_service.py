@@ -25,6 +25,8 @@ from tests.support.echo_server import (
 
 PROTO = str(EXAMPLE / "echo.proto")
 TOKEN = "s3cr3t-t0ken"
+pytestmark = pytest.mark.integration  # every test here calls a server
+
 QUICK = ["-c", "2", "-n", "40", "--warmup", "4"]
 needs_ghz = pytest.mark.skipif(shutil.which("ghz") is None, reason="ghz is not installed")
 

@@ -96,6 +96,7 @@ def test_two_outputs_naming_one_file_are_refused(tmp_path: Path) -> None:
         exports.check()
 
 
+@pytest.mark.integration
 def test_csv_tells_the_levels_of_a_sweep_apart(tmp_path: Path) -> None:
     path = tmp_path / "r.csv"
     result = subprocess.run(
@@ -112,6 +113,7 @@ def test_csv_tells_the_levels_of_a_sweep_apart(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.integration
 def test_any_registered_exporter_by_name(tmp_path: Path) -> None:
     path = tmp_path / "r.md"
     result = subprocess.run(
@@ -128,6 +130,7 @@ def test_any_registered_exporter_by_name(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "bad --export 'yaml=r.yaml'" in bad.stderr
 
 
+@pytest.mark.integration
 def test_server_per_level_starts_a_fresh_server_for_each_level(tmp_path: Path) -> None:
     args = ["run", "--load", "fake", "-s", "grpclib", "-c", "2,3", "-n", "10"]
     shared = subprocess.run(
