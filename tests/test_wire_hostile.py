@@ -414,3 +414,61 @@ def test_no_settings_from_the_server_fails_the_connect() -> None:
             return "connected"
 
     assert "sent no HTTP/2 SETTINGS" in run(main)
+
+
+def test_metadata_and_bin_keys_reach_the_server() -> None:
+    import base64
+
+    seen: list[list[tuple[str, str]]] = []
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, headers, _ = await peer.request()
+            seen.append(headers)
+            peer.reply(stream_id, b"hi")
+
+    async def main() -> None:
+        async with raw_server(script) as address:
+            channel = WireChannel(address)
+            try:
+                method = channel.unary_unary(SAY)
+                metadata = (("x-token", "abc"), ("trace-bin", b"\x00\xff\x10"))
+                for _ in range(3):  # the second and third come from the encoder's cache
+                    await method(b"", timeout=2, metadata=metadata)
+            finally:
+                await channel.close()
+
+    run(main)
+    assert len(seen) == 3
+    for headers in seen:
+        fields = dict(headers)
+        assert fields["x-token"] == "abc"
+        padded = fields["trace-bin"] + "=" * (-len(fields["trace-bin"]) % 4)
+        assert base64.b64decode(padded) == b"\x00\xff\x10"
+
+
+def test_stream_id_exhaustion_moves_to_a_new_connection() -> None:
+    connections: list[Peer] = []
+
+    async def script(peer: Peer) -> None:
+        connections.append(peer)
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.reply(stream_id, b"hi")
+
+    async def main() -> tuple[Counter[str], int]:
+        async with raw_server(script) as address:
+            channel = WireChannel(address)
+            try:
+                await channel.channel_ready()
+                assert channel.connection is not None
+                channel.connection.next_id = frames.MAX_STREAM_ID - 2  # two ids left
+                result = await statuses(channel, 6)
+                return result, channel.connections_made
+            finally:
+                await channel.close()
+
+    result, made = run(main)
+    assert result == Counter({"OK": 6}) and made == 2 and len(connections) == 2
