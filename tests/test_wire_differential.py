@@ -41,7 +41,14 @@ from tests.support.echo_server import (
 pytestmark = pytest.mark.integration
 
 STACKS = ("grpcio", "wire")
-KINDS = ("grpcio:workers=2", "grpclib", "grpcio-aio")
+KINDS = (
+    "grpcio:workers=2",
+    "grpcio:workers=2,processes=2",
+    "grpclib",
+    "grpclib+uvloop",
+    "grpcio-aio",
+    "grpcio-aio+uvloop",
+)
 TOKEN = "differential-secret"
 BEARER = (("authorization", f"Bearer {TOKEN}"),)
 
