@@ -48,7 +48,7 @@ from grpcbench.services.registry import load_service
 from grpcbench.targets import TargetPlan, make_target_plan
 
 LOCALHOST = "127.0.0.1"
-# Which ServiceDefinition field serves each server kind (for the error message).
+# The shorthand field of a bundled server kind's servicer (for the error message).
 SERVICER_FIELDS = {
     "grpcio": "register_grpcio",
     "grpcio-aio": "register_aio",
@@ -314,7 +314,9 @@ def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
             has = ", ".join(served) or "none"
             raise UsageError(
                 f"service {service.name} has no servicer for server kind {kind}"
-                f" ({SERVICER_FIELDS[kind]} is not set; it serves: {has})"
+                f" (servicers[{kind!r}]"
+                + (f" or {SERVICER_FIELDS[kind]}" if kind in SERVICER_FIELDS else "")
+                + f" is not set; it serves: {has})"
             )
     if options.call is None and service.workload is None:
         raise UsageError(

@@ -24,10 +24,9 @@ async def _serve(
     service: ServiceDefinition, params: Mapping[str, Any], host: str, port: int
 ) -> None:
     stop = sigterm_event()
-    if service.register_aio is None:
-        raise SystemExit(f"service {service.name} has no grpc.aio servicer")
+    register = service.servicer("grpcio-aio")
     server = grpc.aio.server(options=SERVER_OPTIONS)
-    service.register_aio(server, params)
+    register(server, params)
     health_servicer = HealthServicer()
     for name in ("", *service.service_names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

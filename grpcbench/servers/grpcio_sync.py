@@ -52,10 +52,9 @@ def _start_server(
     address: str,
     options: list[tuple[str, int]],
 ) -> tuple[grpc.Server, int]:
-    if service.register_grpcio is None:
-        raise SystemExit(f"service {service.name} has no grpcio servicer")
+    register = service.servicer("grpcio")
     server = grpc.server(ThreadPoolExecutor(max_workers=spec.option("workers")), options=options)
-    service.register_grpcio(server, params)
+    register(server, params)
     health_servicer = health.HealthServicer()
     for name in ("", *service.service_names):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -26,9 +26,7 @@ async def _serve(
     service: ServiceDefinition, params: Mapping[str, Any], host: str, port: int
 ) -> None:
     stop = sigterm_event()
-    if service.grpclib_handlers is None:
-        raise SystemExit(f"service {service.name} has no grpclib handlers")
-    handlers = service.grpclib_handlers(params)
+    handlers = service.servicer("grpclib")(params)
     health = Health({handler: [] for handler in handlers})
     codec = service.grpclib_codec() if service.grpclib_codec else None
     server = Server(ServerReflection.extend([*handlers, health]), codec=codec)

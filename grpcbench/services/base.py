@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -100,10 +100,16 @@ class UnaryPlan:
 class ServiceDefinition:
     """A service plugin. Only ``name`` is required: a plugin provides what it has.
 
-    A user's own servicers need only the ``register_*``/``grpclib_handlers`` of
-    the kinds they exist for (asking another kind is one clear error), plus
-    ``service_names`` for health and reflection; requests can then come from
-    ``--call``/``--data`` instead of a Python ``workload``.
+    Servicers are keyed by server kind in ``servicers`` (``"grpcio"``,
+    ``"grpcio-aio"``, ``"grpclib"``, or any kind added to ``servers.kinds``): for
+    the gRPC Python kinds a ``register(server, params)``, for grpclib a
+    ``handlers(params) -> list``; each kind's module says what it calls. The
+    fields ``register_grpcio``, ``register_aio`` and ``grpclib_handlers`` are
+    shorthands for the three bundled kinds, folded into ``servicers``.
+
+    A user's own servicers need only the kinds they exist for (asking another
+    kind is one clear error), plus ``service_names`` for health and reflection;
+    requests can then come from ``--call``/``--data`` instead of a ``workload``.
     """
 
     name: str
@@ -111,9 +117,11 @@ class ServiceDefinition:
     # Fully-qualified gRPC service names, for the health and reflection services.
     service_names: tuple[str, ...] = ()
     # Server side: each receives the server and the scenario's server params.
-    register_grpcio: Callable[[Any, Mapping[str, Any]], None] | None = None  # kind grpcio
-    register_aio: Callable[[Any, Mapping[str, Any]], None] | None = None  # kind grpcio-aio
-    grpclib_handlers: Callable[[Mapping[str, Any]], list[Any]] | None = None  # kind grpclib
+    # Server side, keyed by server kind (see the class docstring).
+    servicers: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    register_grpcio: Callable[[Any, Mapping[str, Any]], None] | None = None  # servicers["grpcio"]
+    register_aio: Callable[[Any, Mapping[str, Any]], None] | None = None  # ["grpcio-aio"]
+    grpclib_handlers: Callable[[Mapping[str, Any]], list[Any]] | None = None  # ["grpclib"]
     # Client side: build a workload from the scenario's workload params
     # (None: the requests come from --call).
     workload: Callable[[Mapping[str, Any]], Workload] | None = None
@@ -135,17 +143,27 @@ class ServiceDefinition:
             )
         return self.ghz_call, dict(params)
 
+    def __post_init__(self) -> None:
+        servicers = dict(self.servicers)
+        for kind, shorthand in (
+            ("grpcio", self.register_grpcio),
+            ("grpcio-aio", self.register_aio),
+            ("grpclib", self.grpclib_handlers),
+        ):
+            if shorthand is not None:
+                servicers.setdefault(kind, shorthand)
+        object.__setattr__(self, "servicers", servicers)
+
     def kinds_served(self) -> tuple[str, ...]:
         """The server kinds this service has servicers for."""
-        return tuple(
-            kind
-            for kind, servicer in (
-                ("grpcio", self.register_grpcio),
-                ("grpcio-aio", self.register_aio),
-                ("grpclib", self.grpclib_handlers),
-            )
-            if servicer is not None
-        )
+        return tuple(self.servicers)
+
+    def servicer(self, kind: str) -> Callable[..., Any]:
+        """What serves ``kind`` (a server child exits with this line without one)."""
+        found = self.servicers.get(kind)
+        if found is None:
+            raise SystemExit(f"service {self.name} has no servicer for server kind {kind}")
+        return found
 
     # Run once per run before any server starts (build a database in
     # ``workdir``, start backing services whose stop it registers on the exit
