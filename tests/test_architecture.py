@@ -151,6 +151,7 @@ FORBIDDEN_IMPORTS = [
     ("grpcbench.rpc.preflight", "grpcbench.load.calls"),
     ("grpcbench.servers.launcher", "grpcbench.rpc.preflight"),
     ("grpcbench.options", "grpcbench.load.cluster"),
+    ("grpcbench.report.table", "grpcbench.load.catalogue"),
 ]
 
 

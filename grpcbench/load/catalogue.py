@@ -28,7 +28,6 @@ class DriverInfo:
     # "module:function" taking (service, workload params), raising UsageError for a
     # workload this driver cannot run; "" = it runs every workload.
     workload_check: str = ""
-    note: str = ""  # printed under every table that has a column of this driver
 
 
 DRIVERS: dict[str, DriverInfo] = {
@@ -48,11 +47,6 @@ DRIVERS: dict[str, DriverInfo] = {
             description="the ghz Go tool (github.com/bojand/ghz), a second, independent client",
             factory="grpcbench.load.ghz:create",
             workload_check="grpcbench.load.ghz:check_workload",
-            note=(
-                "ghz columns: latencies of every call, failed ones included (grpcbench passes"
-                " --count-errors and reads ghz's per-call records, like the built-in driver);"
-                " neither driver corrects for coordinated omission (both are closed loops)."
-            ),
         ),
         DriverInfo(
             name="dask",
@@ -61,11 +55,6 @@ DRIVERS: dict[str, DriverInfo] = {
             open_loop=True,
             per_request=True,
             least_busy=True,
-            note=(
-                "dask columns: the built-in engine on several Dask workers (--cluster) that"
-                " warmed up, then measured from one common start; counts add and histograms"
-                " merge exactly."
-            ),
         ),
         DriverInfo(
             name="fake",
@@ -74,7 +63,6 @@ DRIVERS: dict[str, DriverInfo] = {
             open_loop=True,
             per_request=True,
             least_busy=True,
-            note="fake columns: synthetic figures from the fake driver, not measurements.",
         ),
     )
 }

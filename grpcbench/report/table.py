@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from grpcbench.load.catalogue import DRIVERS
 from grpcbench.load.model import StreamSummary
 from grpcbench.monitor import ProcessUsage
 from grpcbench.plan import LevelPlan
+from grpcbench.report.driver_notes import DRIVER_NOTES
 from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
 from grpcbench.report.figures import mean as _mean
 from grpcbench.report.units import (
@@ -315,9 +315,8 @@ def _notes(columns: list[Column], labels: list[str]) -> list[str]:
         notes += _stability_notes(column, label)
     notes += _driver_comparisons(columns)
     for driver in dict.fromkeys(column[0].driver for column in columns):
-        info = DRIVERS.get(driver)
-        if info and info.note:
-            notes.append(info.note)
+        if driver in DRIVER_NOTES:
+            notes.append(DRIVER_NOTES[driver])
     return notes
 
 
