@@ -51,6 +51,11 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
         f" server(s) x {levels}; {options.load.describe()} per level"
         + (f", {options.repeat} repeats" if options.repeat > 1 else "")
+        + (
+            f"; built-in client stack {options.load.client_stack}"
+            if "builtin" in options.drivers or "dask" in options.drivers
+            else ""
+        )
         + f"; {options.placement.describe()}"
         + f"; parameters: {escape(options.recorded().describe_params())}",
         highlight=False,

@@ -26,7 +26,8 @@ def run_to_markdown(record: RunRecord) -> str:
         f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')})",
         f"- packages: {', '.join(f'{k} {v}' for k, v in meta.get('packages', {}).items() if v)}",
         f"- {load.describe()} per level after a warm-up of {load.warmup_requests} calls"
-        f" / {load.warmup_s:g} s, deadline {load.timeout_s:g} s;"
+        f" / {load.warmup_s:g} s, deadline {load.timeout_s:g} s; built-in client stack"
+        f" {load.client_stack};"
         f" {record.options.placement.describe()}",
         f"- scenario {record.options.scenario}, parameters: {record.options.describe_params()}",
         "",
