@@ -145,3 +145,16 @@ def make_generators(names: str) -> dict[str, tuple[LoadDriver, str]]:
             settings = DriverSettings(client_processes=int(processes or 1))
             drivers[entry] = (make_driver(name, settings), stack)
     return drivers
+
+
+def save_record(path: str, benchmark: str, **fields: object) -> None:
+    """A benchmark's runs as JSON, with the machine's metadata and the command line,
+    for scripts/render_results.py (the docs' tables are rendered from these files)."""
+    from grpcbench.metadata import collect_metadata
+
+    record = {
+        "benchmark": benchmark, "command": " ".join(sys.argv[1:]),
+        "metadata": collect_metadata(), **fields,
+    }  # fmt: skip
+    Path(path).write_text(json.dumps(record, indent=1) + "\n")
+    print(f"saved to {path}")

@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shutil
 import statistics
-import sys
 from dataclasses import replace
-from pathlib import Path
 
-from clients import make_generators  # benchmarks/, this script's directory
+from clients import make_generators, save_record  # benchmarks/, this script's directory
 
 from grpcbench.load.driver import LoadDriver
 from grpcbench.measure import measure_level
@@ -85,15 +82,10 @@ async def crosscheck(args: argparse.Namespace) -> None:
             print(f"  median {label:<16} {statistics.median(rates):>9,.0f} req/s")
         print()
     if args.save:
-        from grpcbench.metadata import collect_metadata
-
-        record = {
-            "benchmark": "crosscheck", "concurrency": args.concurrency,
-            "requests": args.requests, "rounds": args.rounds, "command": " ".join(sys.argv[1:]),
-            "metadata": collect_metadata(), "runs": runs,
-        }  # fmt: skip
-        Path(args.save).write_text(json.dumps(record, indent=1) + "\n")
-        print(f"saved to {args.save}")
+        save_record(
+            args.save, "crosscheck", concurrency=args.concurrency, requests=args.requests,
+            rounds=args.rounds, runs=runs,
+        )  # fmt: skip
 
 
 def main() -> None:

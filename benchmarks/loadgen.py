@@ -29,15 +29,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import shutil
 import statistics
-import sys
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
-from clients import make_generators  # benchmarks/, this script's directory
+from clients import make_generators, save_record  # benchmarks/, this script's directory
 
 from grpcbench import defaults
 from grpcbench.childproc import parse_ready_line
@@ -204,15 +201,10 @@ def save_results(
     open_loop: list[dict[str, object]],
 ) -> None:
     """Every run of this invocation, for scripts/render_results.py (the README's tables)."""
-    from grpcbench.metadata import collect_metadata
-
-    record = {
-        "benchmark": "loadgen", "server": server, "concurrency": args.concurrency,
-        "requests": args.requests, "rounds": args.repeat, "command": " ".join(sys.argv[1:]),
-        "metadata": collect_metadata(), "runs": runs, "open_loop": open_loop,
-    }  # fmt: skip
-    Path(args.save).write_text(json.dumps(record, indent=1) + "\n")
-    print(f"saved to {args.save}")
+    save_record(
+        args.save, "loadgen", server=server, concurrency=args.concurrency,
+        requests=args.requests, rounds=args.repeat, runs=runs, open_loop=open_loop,
+    )  # fmt: skip
 
 
 def _cpu_model() -> str:

@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from clients import save_record  # benchmarks/, this script's directory
+
 from grpcbench.subprocs import start_child
 
 POINTS = [{"latitude": 407838351 + i * 1000, "longitude": -746143763 + i * 1000} for i in range(10)]
@@ -138,15 +140,11 @@ async def bench(args: argparse.Namespace) -> None:
 
 
 def save_results(args: argparse.Namespace, runs: list[dict]) -> None:
-    """Every run, for scripts/render_results.py (the README's tables)."""
-    from grpcbench.metadata import collect_metadata
-
-    record = {
-        "benchmark": "streaming", "concurrency": args.concurrency, "requests": args.requests,
-        "rounds": args.repeat, "metadata": collect_metadata(), "runs": runs,
-    }  # fmt: skip
-    Path(args.save).write_text(json.dumps(record, indent=1) + "\n")
-    print(f"saved to {args.save}")
+    """Every run, for scripts/render_results.py (the docs' tables)."""
+    save_record(
+        args.save, "streaming", concurrency=args.concurrency, requests=args.requests,
+        rounds=args.repeat, runs=runs,
+    )  # fmt: skip
 
 
 def main() -> None:
