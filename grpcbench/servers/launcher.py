@@ -21,6 +21,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpcbench import defaults
 from grpcbench.childproc import parse_ready_line
 from grpcbench.errors import PreflightError, ServerStartError, UsageError
+from grpcbench.parsing import parse_host_port
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity, tls_failure
 from grpcbench.servers.spec import ServerSpec
 from grpcbench.subprocs import Child, start_python_module
@@ -127,7 +128,23 @@ async def check_reachable(
     address: str, security: ChannelSecurity = PLAINTEXT, timeout_s: float = 5.0
 ) -> None:
     """For ``--target``: one clear error if nothing gRPC answers at ``address``,
-    naming a plaintext/TLS mismatch when that is the cause."""
+    naming a plaintext/TLS mismatch when that is the cause. A refused or
+    unresolvable address is said at once (a TCP connect first), as ghz does,
+    instead of after grpc's reconnect back-off."""
+    host, port = parse_host_port(address)
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+    except TimeoutError:
+        raise UsageError(f"cannot reach target {address} (no TCP connection within"
+                         f" {timeout_s:.0f}s)") from None  # fmt: skip
+    except ConnectionRefusedError:
+        raise UsageError(
+            f"cannot reach target {address}: connection refused (nothing listens there)"
+        ) from None
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise UsageError(f"cannot reach target {address}: {reason}") from None
+    writer.close()
     async with security.aio_channel(address) as channel:
         try:
             await asyncio.wait_for(channel.channel_ready(), timeout_s)
