@@ -472,3 +472,32 @@ def test_stream_id_exhaustion_moves_to_a_new_connection() -> None:
 
     result, made = run(main)
     assert result == Counter({"OK": 6}) and made == 2 and len(connections) == 2
+
+
+def test_a_header_block_over_max_frame_size_goes_out_in_continuations() -> None:
+    seen: list[dict[str, str]] = []
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, headers, _ = await peer.request()
+            seen.append(dict(headers))
+            peer.reply(stream_id, b"hi")
+
+    async def main() -> Counter[str]:
+        async with raw_server(script) as address:
+            channel = WireChannel(address)
+            try:
+                big = (("x-big", "v" * 40_000),)  # over the 16 KiB frame: 3 frames
+                method = channel.unary_unary(SAY)
+                return Counter([await _ok(method(b"", timeout=2, metadata=big)) for _ in range(2)])
+            finally:
+                await channel.close()
+
+    assert run(main) == Counter({"OK": 2})
+    assert [len(headers["x-big"]) for headers in seen] == [40_000, 40_000]
+
+
+async def _ok(call: Any) -> str:
+    await call
+    return "OK"

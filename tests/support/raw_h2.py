@@ -48,7 +48,13 @@ class Peer:
         while True:
             kind, flags, stream_id, payload = await self.frame()
             if kind == frames.HEADERS:
-                headers = self.decoder.decode(payload)
+                block = payload
+                while not flags & frames.END_HEADERS:  # CONTINUATION frames follow
+                    kind_, flags_, _, more = await self.frame()
+                    assert kind_ == frames.CONTINUATION
+                    block += more
+                    flags = (flags & ~frames.END_HEADERS) | (flags_ & frames.END_HEADERS)
+                headers = self.decoder.decode(block)
                 streams[stream_id] = (headers, bytearray())
                 if flags & frames.END_STREAM:
                     return stream_id, headers, b""
