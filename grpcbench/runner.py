@@ -14,9 +14,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from grpcbench import preparation
+from grpcbench.context import RunContext
 from grpcbench.errors import DriverError, ServerStartError, UsageError
-from grpcbench.events import NullEvents, RunEvents
+from grpcbench.events import RunEvents
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver, close_driver
 from grpcbench.load.engine import make_workload
@@ -25,28 +25,26 @@ from grpcbench.metadata import collect_metadata
 from grpcbench.options import RunOptions
 from grpcbench.plan import LevelPlan
 from grpcbench.preparation import PreparationThread
-from grpcbench.report.exporters import Exports
 from grpcbench.results import LevelError, LevelResult, RunRecord, RunStatus
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
-from grpcbench.services.registry import load_service
 from grpcbench.targets import Target, TargetContext, TargetPlan
 
 
 class Runner:
     def __init__(self, options: RunOptions, events: RunEvents | None = None) -> None:
         """Everything that can fail before the first server starts fails here."""
+        self.context = RunContext.build(options, events)
         self.options = options
-        self.events = events or NullEvents()
-        self.exports = Exports(options.outputs)
-        self.exports.check()
+        self.events = self.context.events
+        self.exports = self.context.exports
         self.record = RunRecord(
             options=options.recorded(), metadata=collect_metadata(options.secret_params)
         )
         self.server_params: dict[str, Any] = dict(options.scenario.server_params)
         self.workload_context: dict[str, Any] = {}
-        self.service = load_service(options.scenario.service)
+        self.service = self.context.service
         self.drivers: list[LoadDriver] = []
         try:
             for name in options.drivers:
@@ -80,9 +78,11 @@ class Runner:
         prepare = self.service.prepare
         if prepare and needs_servers:
             params = self.server_params
-            # Backing services keep off the server's CPU: on the generator's, if pinned.
-            preparation.backing_cpus = self.options.placement.backing_cpus
-            thread = PreparationThread(lambda: prepare(params, workdir, stack))
+            # Backing services keep off the server's CPU (the context's preparation
+            # runs them on the generator's CPUs, if pinned).
+            thread = PreparationThread(
+                self.context.preparation, lambda: prepare(params, workdir, stack)
+            )
             stack.callback(thread.release)  # first in, so last out: after the services stop
             self.server_params = await thread.run()
         if self.service.workload_context:
@@ -239,7 +239,7 @@ class Runner:
             workload_params={**self.workload_context, **options.workload_params(plan)},
             repeat=repeat,
             on_progress=self.events.level_progress,
-            backing=tuple(preparation.backing),
+            backing=tuple(self.context.preparation.backing),
             call=self.method_call,
             security=self.security,
         )

@@ -25,16 +25,31 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any, Protocol
 
-from grpcbench import preparation
 from grpcbench.childexec import launcher_argv
 from grpcbench.childproc import child_environment, parse_ready_line
 from grpcbench.errors import UsageError
-from grpcbench.preparation import checkpoint, tracked
 
 STOP_TIMEOUT_S = 5.0
+
+
+class Supervisor(Protocol):
+    """What starts backing services for a run (``preparation.Preparation``): where they
+    run, what an interrupt must kill, and which ones every level measures."""
+
+    backing_cpus: tuple[int, ...]
+
+    def checkpoint(self) -> None: ...
+
+    def tracked(
+        self, process: subprocess.Popen[bytes]
+    ) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]: ...
+
+    def register(self, name: str, pid: int, gil: bool) -> Callable[[], None]: ...
+
+
 BACKING_READY_TIMEOUT_S = 60.0
 
 
@@ -143,29 +158,29 @@ def _popen(argv: Sequence[str], cpus: Sequence[int], **streams: Any) -> subproce
 
 @contextlib.contextmanager
 def ready_process(
-    name: str, argv: Sequence[str], role: str = "", gil: bool = True
+    name: str, argv: Sequence[str], supervisor: Supervisor, role: str = "", gil: bool = True
 ) -> Iterator[int]:
     """Run a backing service until the context ends; yields the port of its READY line.
 
-    It runs on ``preparation.backing_cpus`` and, with a ``role`` ("S3"), is
-    registered in ``preparation.backing`` so every level measures it. Synchronous
-    on purpose: a run's preparation is synchronous code, run in a thread of its
-    own (``preparation``)."""
+    It runs on the supervisor's ``backing_cpus`` and, with a ``role`` ("S3"), is
+    registered with it so every level measures it. Synchronous on purpose: a
+    run's preparation is synchronous code, run in a thread of its own
+    (``preparation``)."""
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
     process = _popen(
-        argv, preparation.backing_cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        argv, supervisor.backing_cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=stderr,
     )  # fmt: skip
-    entry = preparation.BackingProcess(role, process.pid, gil) if role else None
+    unregister: Callable[[], None] | None = None
     try:
-        with tracked(process):  # an interrupt during preparation kills it
-            port = _wait_ready(name, process, stderr)
-        if entry:
-            preparation.backing.append(entry)
+        with supervisor.tracked(process):  # an interrupt during preparation kills it
+            port = _wait_ready(name, process, stderr, supervisor.checkpoint)
+        if role:
+            unregister = supervisor.register(role, process.pid, gil)
         yield port
     finally:
-        if entry in preparation.backing:
-            preparation.backing.remove(entry)
+        if unregister is not None:
+            unregister()
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             with contextlib.suppress(OSError):
@@ -179,21 +194,26 @@ def ready_process(
 
 
 def run_to_completion(
-    argv: Sequence[str], cwd: str, timeout_s: float
+    argv: Sequence[str], cwd: str, timeout_s: float, supervisor: Supervisor
 ) -> subprocess.CompletedProcess[bytes]:
     """A preparation step (e.g. a Maven fetch): output captured, killed on an interrupt."""
     process = _popen(argv, (), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd)
-    with tracked(process):
+    with supervisor.tracked(process):
         try:
             output, _ = process.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             process.kill()
             output, _ = process.communicate()
-    checkpoint()
+    supervisor.checkpoint()
     return subprocess.CompletedProcess(list(argv), process.returncode, output, b"")
 
 
-def _wait_ready(name: str, process: subprocess.Popen[bytes], stderr: IO[bytes]) -> int:
+def _wait_ready(
+    name: str,
+    process: subprocess.Popen[bytes],
+    stderr: IO[bytes],
+    checkpoint: Callable[[], None],
+) -> int:
     assert process.stdout is not None
     deadline = time.monotonic() + BACKING_READY_TIMEOUT_S
     buffer = b""

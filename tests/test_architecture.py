@@ -152,7 +152,17 @@ FORBIDDEN_IMPORTS = [
     ("grpcbench.servers.launcher", "grpcbench.rpc.preflight"),
     ("grpcbench.options", "grpcbench.load.cluster"),
     ("grpcbench.report.table", "grpcbench.load.catalogue"),
+    ("grpcbench.subprocs", "grpcbench.preparation"),
 ]
+
+
+def test_no_module_level_run_state() -> None:
+    """A run's state lives in its RunContext: preparation keeps no backing list,
+    CPU set or cancel flag at module level."""
+    import grpcbench.preparation as preparation
+
+    for name in ("backing", "backing_cpus", "_cancelled", "_starting"):
+        assert not hasattr(preparation, name), name
 
 
 @pytest.mark.parametrize(("importer", "imported"), FORBIDDEN_IMPORTS)

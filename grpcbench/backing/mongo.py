@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from grpcbench.errors import UsageError
+from grpcbench.preparation import current
 from grpcbench.subprocs import ready_process, run_to_completion
 
 MONGO_JAVA_SERVER = "1.47.0"
@@ -68,7 +69,7 @@ def fetch_jars() -> Path:
     (directory / "pom.xml").write_text(POM.format(version=MONGO_JAVA_SERVER))
     result = run_to_completion(
         [maven, "-q", "-B", "dependency:copy-dependencies", "-DoutputDirectory=lib"],
-        cwd=str(directory), timeout_s=600,
+        cwd=str(directory), timeout_s=600, supervisor=current(),
     )  # fmt: skip
     if result.returncode != 0:
         output = result.stdout.decode(errors="replace")
@@ -117,7 +118,7 @@ def provide_mongo(params: dict[str, Any], stack: ExitStack) -> dict[str, Any]:
         source = Path(__file__).with_name("EmbeddedMongo.java")
         argv = [java, "-cp", f"{lib}/*", str(source), "0"]
         port = stack.enter_context(
-            ready_process("MongoDB (mongo-java-server)", argv, role="MongoDB", gil=False)
+            ready_process("MongoDB (mongo-java-server)", argv, current(), role="MongoDB", gil=False)
         )
         params = {**params, "mongo_uri": f"mongodb://127.0.0.1:{port}/"}
     check_mongo(params["mongo_uri"])

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from grpcbench.errors import UsageError
-from grpcbench.preparation import checkpoint
+from grpcbench.preparation import checkpoint, current
 from grpcbench.subprocs import python_argv, ready_process
 
 EMBEDDED_CREDENTIALS = {"aws_access_key_id": "grpcbench", "aws_secret_access_key": "grpcbench"}
@@ -93,7 +93,7 @@ def provide_s3(params: dict[str, Any], stack: ExitStack) -> dict[str, Any]:
                 "the embedded S3 needs moto: pip install 'grpcbench[io]' (or give --s3-endpoint)"
             ) from None
         argv = python_argv("grpcbench.backing.s3_child")
-        port = stack.enter_context(ready_process("S3 (moto)", argv, role="S3"))
+        port = stack.enter_context(ready_process("S3 (moto)", argv, current(), role="S3"))
         params.update(s3_endpoint=f"http://127.0.0.1:{port}", s3_embedded=True)
         seed_bucket(params)
     check_bucket(params)
