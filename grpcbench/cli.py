@@ -21,6 +21,7 @@ from rich.markup import escape
 from grpcbench import commands, defaults, interrupts
 from grpcbench.errors import UsageError
 from grpcbench.options import RunArgs
+from grpcbench.plan import LoadSettings
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.rpc.settings import CallArgs
 from grpcbench.secrets import redact
@@ -123,8 +124,7 @@ def run(
         typer.Option(
             "--requests",
             "-n",
-            help=f"Measured calls per level and server. Default: the scenario's"
-            f" ({defaults.REQUESTS} unless it says otherwise).",
+            help=LoadSettings.help("requests"),
             rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
@@ -133,15 +133,14 @@ def run(
         typer.Option(
             "--duration",
             "-z",
-            help="Measure each level for a time (10s, 500ms) instead of --requests.",
+            help=LoadSettings.help("duration_s"),
             rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
     warmup: Annotated[
         str | None,
         typer.Option(
-            help="Discarded warm-up per level: a call count (200) or a time (2s). Default: the"
-            f" scenario's ({defaults.WARMUP} unless it says otherwise).",
+            help=LoadSettings.help("warmup_requests"),
             rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
@@ -150,8 +149,7 @@ def run(
         typer.Option(
             "--timeout",
             "-t",
-            help=f"Per-call deadline, e.g. 20s. Default: the scenario's ({defaults.TIMEOUT}"
-            " unless it says otherwise).",
+            help=LoadSettings.help("timeout_s"),
             rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
@@ -174,10 +172,7 @@ def run(
     connections: Annotated[
         str,
         typer.Option(
-            help="Client connections: auto (one per 50 concurrent calls), shared, N or pool:N"
-            " (round-robin per call), pool:N:least-busy, per-request (a new connection per"
-            " call; its set-up time is shown apart), per-user (one per virtual user, seed 003)"
-            " or checkout:N (check out per call, open one when none is idle, keep N; seed 001).",
+            help=LoadSettings.help("connections"),
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = defaults.CONNECTIONS,
@@ -198,9 +193,7 @@ def run(
     ] = None,
     arrivals: Annotated[
         str,
-        typer.Option(
-            help="Open-loop arrivals: uniform or poisson.", rich_help_panel=PANEL_LOAD_MODEL
-        ),
+        typer.Option(help=LoadSettings.help("arrivals"), rich_help_panel=PANEL_LOAD_MODEL),
     ] = defaults.ARRIVALS,
     repeat: Annotated[
         int,
@@ -266,9 +259,7 @@ def run(
     ] = None,
     max_in_flight: Annotated[
         int,
-        typer.Option(
-            help="Open loop: most calls in flight at once.", rich_help_panel=PANEL_LOAD_MODEL
-        ),
+        typer.Option(help=LoadSettings.help("max_in_flight"), rich_help_panel=PANEL_LOAD_MODEL),
     ] = defaults.MAX_IN_FLIGHT,
     client_processes: Annotated[
         str,
@@ -348,7 +339,7 @@ def run(
     ] = None,
     client_cpus: Annotated[
         str | None,
-        typer.Option(help="CPUs for the load generator, e.g. 1.", rich_help_panel=PANEL_PLACEMENT),
+        typer.Option(help=LoadSettings.help("client_cpus"), rich_help_panel=PANEL_PLACEMENT),
     ] = None,
     server_per_level: Annotated[
         bool | None,
@@ -370,7 +361,7 @@ def run(
     max_level: Annotated[
         str | None,
         typer.Option(
-            help=f"Hard time limit of one level's measurement (default {defaults.MAX_LEVEL}).",
+            help=LoadSettings.help("max_level_s"),
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
@@ -482,23 +473,21 @@ def run(
     sample_interval: Annotated[
         str,
         typer.Option(
-            help="Sample CPU % and RSS of the server, backing services and generator this often"
-            " (timelines in the JSON and charts); off for none.",
+            help=LoadSettings.help("sample_interval_s"),
             rich_help_panel=PANEL_OUTPUT,
         ),
     ] = defaults.SAMPLE_INTERVAL,
     client_loop: Annotated[
         str,
         typer.Option(
-            help="The built-in generator's event loop: uvloop (less CPU per call) or asyncio.",
+            help=LoadSettings.help("client_loop"),
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = defaults.CLIENT_LOOP,
     client_stack: Annotated[
         str,
         typer.Option(
-            help="The built-in generator's gRPC client: wire (grpcbench's own HTTP/2 frames,"
-            " a few us of CPU per call) or grpcio (grpc.aio, the reference).",
+            help=LoadSettings.help("client_stack"),
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = defaults.CLIENT_STACK,

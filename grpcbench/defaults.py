@@ -1,9 +1,10 @@
 """The defaults of a run's settings.
 
 The command line shows these in its help, the scenario files fall back to
-them, and the frozen option objects use them. (Each setting's type, help and
-JSON name still live beside its option in ``cli``, ``options`` and ``plan``:
-issue 22 tracks declaring a setting once with all of them.)
+them, and the frozen option objects use them. The load settings declare
+everything else about themselves once, in ``plan.LoadSettings`` (option, help,
+JSON name, check; see ``settings``); the other run options keep their help in
+``cli``.
 """
 
 from __future__ import annotations

@@ -395,19 +395,13 @@ def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
         max_in_flight=args.max_in_flight,
         max_level_s=parse_duration(args.max_level or defaults.MAX_LEVEL, "--max-level"),
         client_loop=_client_loop(args.client_loop),
-        client_stack=_client_stack(args.client_stack),
+        client_stack=args.client_stack,  # checked by LoadSettings, as every setting
         sample_interval_s=(
             0.0
             if args.sample_interval.strip() in ("off", "0")
             else parse_duration(args.sample_interval, "--sample-interval")
         ),
     )
-
-
-def _client_stack(name: str) -> str:
-    if name not in defaults.CLIENT_STACKS:
-        raise UsageError(f"bad --client-stack {name!r}: {' or '.join(defaults.CLIENT_STACKS)}")
-    return name
 
 
 def _client_loop(name: str) -> str:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from grpcbench.errors import UsageError
-from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.load.model import LoadResult
 from grpcbench.monitor import ProcessUsage
 from grpcbench.plan import LevelPlan, LoadSettings, Placement
@@ -213,21 +212,7 @@ class RecordedOptions:
             "targets": list(self.targets),
             "drivers": list(self.drivers),
             "levels": [plan.to_json() for plan in self.levels],
-            "load": {
-                "requests": load.requests,
-                "duration_s": load.duration_s,
-                "warmup_requests": load.warmup_requests,
-                "warmup_s": load.warmup_s,
-                "timeout_s": load.timeout_s,
-                "connections": load.connections.label,
-                "arrivals": load.arrivals,
-                "max_in_flight": load.max_in_flight,
-                "max_level_s": load.max_level_s,
-                "client_cpus": list(load.client_cpus),
-                "client_loop": load.client_loop,
-                "client_stack": load.client_stack,
-                "sample_interval_s": load.sample_interval_s,
-            },
+            "load": load.to_json(),
             "placement": self.placement.to_json(),
             "client_processes": self.client_processes,
             "repeat": self.repeat,
@@ -237,7 +222,6 @@ class RecordedOptions:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RecordedOptions:
         load = dict(data.get("load") or {})
-        arrivals = load.get("arrivals", "uniform")
         return cls(
             scenario=str(data.get("scenario", "")),
             service=str(data.get("service", "")),
@@ -246,21 +230,7 @@ class RecordedOptions:
             targets=tuple(str(t) for t in data.get("targets") or ()),
             drivers=tuple(str(d) for d in data.get("drivers") or ()),
             levels=tuple(LevelPlan.from_json(p) for p in data.get("levels") or ()),
-            load=LoadSettings(
-                requests=int(load.get("requests", 0)),
-                duration_s=float(load.get("duration_s", 0.0)),
-                warmup_requests=int(load.get("warmup_requests", 0)),
-                warmup_s=float(load.get("warmup_s", 0.0)),
-                timeout_s=float(load.get("timeout_s", LoadSettings.timeout_s)),
-                connections=parse_connection_strategy(str(load.get("connections", "auto"))),
-                arrivals="poisson" if arrivals == "poisson" else "uniform",
-                max_in_flight=int(load.get("max_in_flight", LoadSettings.max_in_flight)),
-                max_level_s=float(load.get("max_level_s", LoadSettings.max_level_s)),
-                client_cpus=tuple(int(c) for c in load.get("client_cpus") or ()),
-                client_loop=str(load.get("client_loop", "asyncio")),  # before: always asyncio
-                client_stack=str(load.get("client_stack", "grpcio")),  # before: always grpc.aio
-                sample_interval_s=float(load.get("sample_interval_s", 0.0)),
-            ),
+            load=LoadSettings.from_json(load),
             placement=Placement.from_json(data.get("placement") or {}),
             client_processes=int(data.get("client_processes", 1)),
             repeat=int(data.get("repeat", 1)),

@@ -20,12 +20,15 @@ def test_the_shorthand_fields_fold_into_servicers() -> None:
     assert HELLO.kinds_served() == ("grpcio", "grpcio-aio", "grpclib")
 
 
-def test_an_explicit_servicer_wins_over_a_shorthand() -> None:
+def test_a_shorthand_that_is_set_wins_so_replace_changes_it() -> None:
+    from dataclasses import replace
+
     def mine(server: Any, params: Any) -> None: ...
     def shorthand(server: Any, params: Any) -> None: ...
 
     service = ServiceDefinition("x", servicers={"grpcio": mine}, register_grpcio=shorthand)
-    assert service.servicer("grpcio") is mine
+    assert service.servicer("grpcio") is shorthand
+    assert replace(HELLO, register_grpcio=mine).servicer("grpcio") is mine
     with pytest.raises(SystemExit, match="no servicer for server kind grpclib"):
         service.servicer("grpclib")
 

@@ -150,8 +150,8 @@ class ServiceDefinition:
             ("grpcio-aio", self.register_aio),
             ("grpclib", self.grpclib_handlers),
         ):
-            if shorthand is not None:
-                servicers.setdefault(kind, shorthand)
+            if shorthand is not None:  # set: it wins (``dataclasses.replace`` of one changes it)
+                servicers[kind] = shorthand
         object.__setattr__(self, "servicers", servicers)
 
     def kinds_served(self) -> tuple[str, ...]:

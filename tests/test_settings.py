@@ -1,0 +1,89 @@
+"""Load settings are declared once (grpcbench.settings): option, help, JSON name,
+older files' meaning and check, and everything else reads them from there."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from grpcbench.errors import UsageError
+from grpcbench.load.connections import parse_connection_strategy
+from grpcbench.plan import LoadSettings
+from grpcbench.settings import declared, from_json, help_for, setting, to_json
+
+NOT_DEFAULT = LoadSettings(
+    requests=7, duration_s=1.5, warmup_requests=3, warmup_s=0.5, timeout_s=2.0,
+    connections=parse_connection_strategy("pool:3:least-busy"), arrivals="poisson",
+    max_in_flight=9, max_level_s=30.0, client_cpus=(1,), client_loop="asyncio",
+    client_stack="grpcio", sample_interval_s=0.2,
+)  # fmt: skip
+
+
+def test_every_load_setting_is_declared() -> None:
+    assert set(declared(LoadSettings)) == {f.name for f in dataclasses.fields(LoadSettings)}
+
+
+def test_every_setting_round_trips_through_a_results_file() -> None:
+    changed = {
+        name for name in declared(LoadSettings)
+        if getattr(NOT_DEFAULT, name) != getattr(LoadSettings(), name)
+    }  # fmt: skip
+    assert changed == set(declared(LoadSettings)), "give every setting a non-default value here"
+    assert LoadSettings.from_json(NOT_DEFAULT.to_json()) == NOT_DEFAULT
+
+
+def test_an_old_file_reads_as_it_meant() -> None:
+    old = LoadSettings.from_json({"requests": 200})
+    assert (old.client_stack, old.client_loop, old.sample_interval_s) == ("grpcio", "asyncio", 0)
+
+
+def test_every_check_holds_wherever_settings_are_made() -> None:
+    """The CLI, the pytest plugin and the benchmarks all build LoadSettings."""
+    for bad, message in (
+        ({"requests": -1}, "bad --requests -1: must be at least 0"),
+        ({"timeout_s": 0.0}, "bad --timeout 0.0: must be more than 0"),
+        ({"client_stack": "h3"}, "bad --client-stack 'h3': wire or grpcio"),
+        ({"arrivals": "bursty"}, "bad --arrivals 'bursty': uniform or poisson"),
+        ({"max_in_flight": 0}, "bad --max-in-flight 0: must be at least 1"),
+    ):
+        with pytest.raises(UsageError, match=re.escape(message)):
+            LoadSettings(**bad)  # type: ignore[arg-type]
+
+
+def test_the_cli_shows_each_settings_declared_help() -> None:
+    from grpcbench.cli import app
+
+    shown = " ".join(
+        CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output.split()
+    )
+    shown = re.sub(r"[│╭╮╰╯─]", " ", shown)
+    shown = " ".join(shown.split())
+    for name, (_, info) in declared(LoadSettings).items():
+        if info.help.startswith("("):
+            continue  # the time form of an option whose other form is shown
+        words = " ".join(LoadSettings.help(name).split())[:40]
+        assert words in shown, (name, words)
+
+
+def test_a_new_setting_is_one_declaration() -> None:
+    """A fake setting added in one place: it serializes, reads back (and from a file that
+    predates it), is checked and has its help."""
+
+    @dataclasses.dataclass(frozen=True)
+    class WithFake(LoadSettings):
+        fake_knob: int = setting(
+            3, option="--fake-knob", json="fake_knob", before=1, load=int,
+            help="A knob the tests made up (default {default}).",
+            check=lambda value: None if value > 0 else "must be positive",
+        )  # fmt: skip
+
+    made = WithFake(fake_knob=5)
+    assert to_json(made)["fake_knob"] == 5
+    assert from_json(WithFake, to_json(made)) == made
+    assert from_json(WithFake, {}).fake_knob == 1
+    assert help_for(WithFake, "fake_knob") == "A knob the tests made up (default 3)."
+    with pytest.raises(UsageError, match="bad --fake-knob 0: must be positive"):
+        WithFake(fake_knob=0)
