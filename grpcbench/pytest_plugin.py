@@ -36,6 +36,7 @@ import pytest
 
 from grpcbench.errors import UsageError
 from grpcbench.load.catalogue import make_driver
+from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
 from grpcbench.plan import LevelPlan, LoadSettings
@@ -43,13 +44,27 @@ from grpcbench.report.figures import PERCENTILES
 from grpcbench.results import LevelResult
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
+from grpcbench.settings import declared
 from grpcbench.targets.base import Target, TargetContext
 from grpcbench.targets.external import ExternalTargetPlan
 from grpcbench.targets.started import StartedServer
 
-# The plugin's defaults: `grpcbench run`'s built-in ones (``defaults``); a scenario
-# file may set others for `run`.
-_DEFAULTS = LoadSettings()
+
+def load_settings(warmup: int | None = None, **settings: Any) -> LoadSettings:
+    """The plugin's load settings: ``run``'s declarations and defaults (a scenario file
+    may set others for ``run``); an unknown name is one clear error."""
+    known = declared(LoadSettings)
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise UsageError(
+            f"grpcbench: unknown load setting(s) {', '.join(unknown)}"
+            f" (known: warmup, {', '.join(known)})"
+        )
+    if warmup is not None:
+        settings.update(warmup_requests=warmup, warmup_s=0.0)
+    if isinstance(settings.get("connections"), str):
+        settings["connections"] = parse_connection_strategy(settings["connections"])
+    return LoadSettings(**settings)
 
 
 class GrpcbenchSession:
@@ -91,29 +106,26 @@ class GrpcbenchSession:
         server: RunningServer | Target,
         *,
         concurrency: int = 10,
-        requests: int = _DEFAULTS.requests,
-        warmup: int = _DEFAULTS.warmup_requests,
-        timeout_s: float = _DEFAULTS.timeout_s,
         driver: str = "builtin",
         service: str = "hello",
         workload_params: Mapping[str, Any] | None = None,
+        **settings: Any,
     ) -> LevelResult:
         """One closed-loop level against ``server`` (one grpcbench started, or a
-        ``target()``); the server's CPU and RSS are measured when its pid is known."""
-        settings = LoadSettings(
-            requests=requests,
-            warmup_requests=warmup,
-            warmup_s=0.0,
-            timeout_s=timeout_s,
-            client_cpus=self.placement.client_cpus,
-        )
-        plan = LevelPlan(concurrency, connection=settings.connection_label(0))
+        ``target()``); the server's CPU and RSS are measured when its pid is known.
+
+        ``settings``: any load setting by its name in ``plan.LoadSettings``
+        (``requests``, ``timeout_s``, ``client_stack``, ``connections="pool:2"``,
+        ...; ``warmup`` is a call count), checked as ``run`` checks them."""
+        settings.setdefault("client_cpus", self.placement.client_cpus)
+        chosen = load_settings(**settings)
+        plan = LevelPlan(concurrency, connection=chosen.connection_label(0))
         return self.loop.run(
             measure_level(
                 make_driver(driver),
                 StartedServer(server) if isinstance(server, RunningServer) else server,
                 plan,
-                settings,
+                chosen,
                 scenario=service,
                 service=service,
                 workload_params=dict(workload_params or {}),

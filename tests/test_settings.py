@@ -87,3 +87,30 @@ def test_a_new_setting_is_one_declaration() -> None:
     assert help_for(WithFake, "fake_knob") == "A knob the tests made up (default 3)."
     with pytest.raises(UsageError, match="bad --fake-knob 0: must be positive"):
         WithFake(fake_knob=0)
+
+
+def test_the_pytest_plugin_takes_every_declared_setting_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from grpcbench import pytest_plugin
+
+    made = pytest_plugin.load_settings(
+        warmup=4, connections="pool:2", **{
+            name: getattr(NOT_DEFAULT, name)
+            for name in declared(LoadSettings) if name not in ("connections", "warmup_requests")
+        },
+    )  # fmt: skip
+    assert made.warmup_requests == 4 and made.connections.size == 2
+    assert made.client_stack == "grpcio" and made.max_in_flight == 9
+    with pytest.raises(UsageError, match="unknown load setting"):
+        pytest_plugin.load_settings(reqeusts=5)
+    with pytest.raises(UsageError, match="bad --client-stack"):
+        pytest_plugin.load_settings(client_stack="h3")
+
+    # A setting declared once is the plugin's too, with nothing else to change.
+    @dataclasses.dataclass(frozen=True)
+    class WithFake(LoadSettings):
+        fake_knob: int = setting(3, option="--fake-knob", json="fake_knob", help="made up")
+
+    monkeypatch.setattr(pytest_plugin, "LoadSettings", WithFake)
+    assert pytest_plugin.load_settings(fake_knob=7).fake_knob == 7  # type: ignore[attr-defined]
