@@ -217,3 +217,27 @@ def test_request_blocks_decode_in_order_whatever_the_table_does(
             fields = request_fields(path, "h:1", "http", timeout, metadata)
         expected = fields.fields + (metadata_fields(metadata) if varying else [])
         assert _decoded(server, encoder.encode(fields)) == expected
+
+
+def test_a_client_certificate_loads_without_touching_a_disk(tmp_path: Any) -> None:
+    """--cert/--key reach the wire stack's TLS context from memory (memfd on Linux)."""
+    import ssl
+
+    from grpcbench.rpc.security import ChannelSecurity
+    from grpcbench.wire.channel import tls_context
+    from tests.support.echo_server import make_certificates
+
+    paths = make_certificates(tmp_path)
+    security = ChannelSecurity(
+        cacert=str(paths.ca), root_pem=paths.ca.read_text(),
+        cert_pem=paths.cert.read_text(), key_pem=paths.key.read_text(),
+    )  # fmt: skip
+    context = tls_context(security)
+    assert isinstance(context, ssl.SSLContext)
+    broken = ChannelSecurity(cert_pem=paths.cert.read_text(), key_pem="not a key")
+    try:
+        tls_context(broken)
+    except ssl.SSLError:
+        pass
+    else:
+        raise AssertionError("a bad key was accepted")

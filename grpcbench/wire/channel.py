@@ -65,7 +65,21 @@ def tls_context(security: ChannelSecurity) -> ssl.SSLContext:
 
 
 def _load_client_certificate(context: ssl.SSLContext, cert_pem: str, key_pem: str) -> None:
-    """ssl loads a key only from a file: a private one, removed once read."""
+    """ssl loads a key only from a file: an anonymous in-memory one (memfd) on Linux, so
+    the key never reaches a disk; elsewhere a private file, removed once read."""
+    if hasattr(os, "memfd_create"):
+        descriptors: list[int] = []
+        try:
+            for text in (cert_pem, key_pem):
+                descriptor = os.memfd_create("grpcbench-tls", 0)
+                descriptors.append(descriptor)
+                os.write(descriptor, text.encode())
+            cert, key = (f"/proc/self/fd/{descriptor}" for descriptor in descriptors)
+            context.load_cert_chain(cert, key)
+            return
+        finally:
+            for descriptor in descriptors:
+                os.close(descriptor)
     with tempfile.TemporaryDirectory(prefix="grpcbench-tls-") as folder:
         os.chmod(folder, 0o700)
         cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
