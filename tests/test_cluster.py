@@ -179,3 +179,57 @@ def test_the_open_loop_splits_its_rate_over_the_workers(tmp_path: Path) -> None:
     assert load["statuses"] == {"OK": 200} and load["rate"] == pytest.approx(200)
     assert load["schedule_lag"]["count"] == 200  # corrected per worker, merged
     assert [w["calls"] for w in load["workers"]] == [100, 100]
+
+
+@pytest.mark.integration
+def test_a_cancelled_level_stops_its_load_on_the_worker() -> None:
+    """Cancelling a Dask future does not stop a running task: the task must notice that
+    it was let go (Ctrl-C, a failed level, a coordinator killed) and end its load."""
+    import asyncio
+
+    from distributed import Client, LocalCluster
+
+    from grpcbench.load.cluster import run_on_worker
+    from grpcbench.load.model import LoadSpec
+    from grpcbench.servers.launcher import start_server
+    from grpcbench.servers.spec import parse_server_spec
+
+    async def serve() -> object:
+        return await start_server(parse_server_spec("grpcio-aio"), "hello", {})
+
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(serve())
+    try:
+        spec = LoadSpec(
+            target=server.address, service="hello", concurrency=4, duration_s=60.0,  # type: ignore[attr-defined]
+            warmup_requests=10,
+        )  # fmt: skip
+        with (
+            LocalCluster(  # threads here: no process to leak
+                n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            future = client.submit(run_on_worker, spec.to_json(), "stop-test", 120.0,
+                                       pure=False)  # fmt: skip
+            from distributed import Event
+
+            ready = Event("stop-test-ready-0", client)
+            assert ready.wait(30), "the worker never warmed up"
+            Event("stop-test-start", client).set()
+            time.sleep(1.0)  # into the measured phase
+            future.cancel()
+            cancelled_at = time.monotonic()
+
+            def busy(dask_worker: object) -> int:
+                return len(dask_worker.state.executing)  # type: ignore[attr-defined]
+
+            while time.monotonic() - cancelled_at < 15:
+                if not any(client.run(busy).values()):
+                    break
+                time.sleep(0.1)
+            stopped_in = time.monotonic() - cancelled_at
+        assert stopped_in < 5, f"the worker kept its load for {stopped_in:.1f} s"
+    finally:
+        loop.run_until_complete(server.stop())  # type: ignore[attr-defined]
+        loop.close()

@@ -13,7 +13,10 @@ worker's measured phase at once, when all are ready. The results merge
 exactly (counts add, HDR histograms merge); each worker's address, calls, CPU
 and saturation stay beside the merged figures. A worker that fails, leaves,
 or is late is a level error naming it; the level never hangs (it is bounded
-by the level's own time limits).
+by the level's own time limits). Cancelling a Dask future does not stop a task
+that already runs, so each worker's task watches its own state and ends its
+load within ``POLL_S`` once the coordinator lets it go: Ctrl-C, a failed
+level, or a coordinator that died (its client gone).
 """
 
 from __future__ import annotations
@@ -74,8 +77,41 @@ def _pin_worker(spec: LoadSpec) -> None:
         pin_to([spec.cpus[spec.worker_index % len(spec.cpus)]])
 
 
+def abandoned_check() -> Callable[[], bool]:
+    """Inside a Dask task: whether the task was let go. Cancelling a future does not stop
+    a task that already runs, but the worker marks it cancelled when the coordinator
+    cancels it, stops, or is killed (its client is gone): the task polls this."""
+    from distributed import get_worker
+    from distributed.worker import thread_state  # type: ignore[attr-defined]
+
+    worker = get_worker()
+    key = getattr(thread_state, "key", None)
+
+    def abandoned() -> bool:
+        task = worker.state.tasks.get(key) if key is not None else None
+        return task is None or task.state not in ("executing", "long-running")
+
+    return abandoned
+
+
+async def _until_abandoned(work: Any, abandoned: Callable[[], bool]) -> Any:
+    """Run ``work``; cancel it as soon as the task is let go, so no load outlives the run."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        await asyncio.wait([task], timeout=POLL_S)
+        if not task.done() and abandoned():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise DriverError("stopped: the coordinator let this level go")
+    return task.result()
+
+
 def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict[str, Any]:
-    """A Dask task: one worker's share of a level, measured after the common start."""
+    """A Dask task: one worker's share of a level, measured after the common start.
+
+    It stops within ``POLL_S`` when the coordinator cancels it, stops or dies,
+    and never waits at the barrier in a call that cannot be interrupted."""
     from distributed import Event, get_worker
 
     from grpcbench.load.engine import run_level
@@ -85,14 +121,20 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
     _pin_worker(spec)
     ready = Event(f"{run_id}-ready-{spec.worker_index}")
     start = Event(f"{run_id}-start")
+    abandoned = abandoned_check()
 
     async def barrier() -> None:
         await asyncio.to_thread(ready.set)
-        if not await asyncio.to_thread(start.wait, wait_s):
-            raise UsageError(f"no start signal within {wait_s:.0f}s")
+        deadline = time.monotonic() + wait_s
+        while not await asyncio.to_thread(start.wait, POLL_S * 2):
+            if time.monotonic() > deadline:
+                raise UsageError(f"no start signal within {wait_s:.0f}s")
 
-    result = run(
-        run_level(spec, lambda: None, lambda done, errors: None, before_measuring=barrier),
+    result: LoadResult = run(
+        _until_abandoned(
+            run_level(spec, lambda: None, lambda done, errors: None, before_measuring=barrier),
+            abandoned,
+        ),
         use_uvloop=spec.client_loop == "uvloop",
     )
     address = get_worker().address
