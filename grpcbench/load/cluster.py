@@ -179,7 +179,7 @@ class ClusterDriver:
         try:
             self.client.wait_for_workers(wanted or 1, timeout=WORKERS_TIMEOUT_S)
         except (TimeoutError, OSError):
-            have = len(self.client.scheduler_info()["workers"])
+            have = len(_all_workers(self.client))
             raise UsageError(
                 f"the Dask cluster has {have} worker(s); --cluster-workers asks"
                 f" {wanted or 1} (none joined within {WORKERS_TIMEOUT_S:.0f}s)"
@@ -228,7 +228,13 @@ class ClusterDriver:
             neighbours.start()
             progress(MEASUREMENT_STARTED, 0)
             await self._wait(futures, addresses, limit_s, lambda: all(f.done() for f in futures))
-            results = [LoadResult.from_json(f.result()) for f in futures]
+            try:
+                results = [LoadResult.from_json(f.result(timeout=limit_s)) for f in futures]
+            except Exception as error:  # noqa: BLE001 - a cancelled or failed Dask future
+                reason = " ".join(str(error).split())  # Dask's messages span lines
+                raise DriverError(
+                    f"a cluster worker's result was lost ({type(error).__name__}: {reason})"
+                ) from None
         finally:
             for future in futures:
                 future.cancel()
@@ -241,8 +247,16 @@ class ClusterDriver:
         return merged
 
     def _poll(self, done: Callable[[], bool]) -> tuple[bool, set[str]]:
-        """Blocking calls to the scheduler, run in a thread: ``done()`` and the live workers."""
-        return done(), set(self.client.scheduler_info()["workers"])
+        """Blocking calls to the scheduler, run in a thread: ``done()`` and the live workers.
+
+        A scheduler that went away is a level error, not a crash."""
+        try:
+            return done(), set(_all_workers(self.client))
+        except Exception as error:  # noqa: BLE001 - distributed raises many kinds here
+            reason = " ".join(str(error).split())
+            raise DriverError(
+                f"lost the Dask scheduler during the level ({type(error).__name__}: {reason})"
+            ) from None
 
     async def _wait(self, futures: list[Any], addresses: list[str], limit_s: float,
                     done: Callable[[], bool]) -> None:  # fmt: skip
@@ -256,6 +270,11 @@ class ClusterDriver:
                 if future.status == "error":
                     error = future.exception()
                     raise DriverError(f"cluster worker {address} failed: {error}")
+                if future.status in ("cancelled", "lost"):
+                    raise DriverError(
+                        f"the Dask scheduler dropped the level's task on {address}"
+                        " (the scheduler restarted or lost the worker)"
+                    )
             gone = [address for address in addresses if address not in alive]
             if gone:
                 raise DriverError(f"cluster worker {', '.join(gone)} left during the level")
@@ -265,6 +284,17 @@ class ClusterDriver:
                     f"cluster workers did not finish within {limit_s:.0f}s: {', '.join(late)}"
                 )
             await asyncio.sleep(POLL_S)
+
+
+def _all_workers(client: Any) -> dict[str, Any]:
+    """Every worker the scheduler knows: distributed 2025.4 to mid-2026 listed at most 5
+    unless asked for all (dask/distributed#9045); older versions have no such argument."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    workers: dict[str, Any] = info["workers"]
+    return workers
 
 
 def create(settings: DriverSettings) -> ClusterDriver:
