@@ -169,6 +169,7 @@ class ClusterDriver:
         except (OSError, TimeoutError) as error:
             self.close()
             raise UsageError(f"cannot reach the Dask scheduler at {cluster}: {error}") from None
+        self.wanted = workers
         try:
             self.addresses = self._choose_workers(workers)
         except BaseException:
@@ -209,6 +210,13 @@ class ClusterDriver:
 
         if self.local is None:  # this machine's CPU numbers mean nothing on other machines
             spec = replace(spec, cpus=())
+        # The workers of now: a nanny may have restarted one under a new address.
+        try:
+            self.addresses = await asyncio.to_thread(self._choose_workers, self.wanted)
+        except DriverError:
+            raise
+        except UsageError as error:  # too few workers now: this level's error, not the run's
+            raise DriverError(str(error)) from None
         neighbours = NeighbourMeter(spec.cpus)
         parts = split_spec(spec, len(self.addresses))
         addresses = self.addresses[: len(parts)]
