@@ -21,6 +21,7 @@ import math
 import os
 import ssl
 import tempfile
+import time
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
@@ -266,6 +267,31 @@ class WireChannel:
         if self.connection is not None and timeout_s is not None:
             self.connection.note_timeout(timeout_s)
         return stream
+
+    async def counted_unary_stream(
+        self, path: str, request: bytes, timeout: float | None, metadata: Metadata = None
+    ) -> tuple[int, int, float]:
+        """A server stream read only to count it, with no wake-up per message: its
+        messages, their bytes and the seconds to the first. Raises as grpc.aio would."""
+        loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+        started = time.perf_counter()
+
+        def on_done(stream: WireStream) -> None:
+            if not ended.done():
+                ended.set_result(None)
+
+        stream = self.new_stream(path, framed(request), True, timeout, metadata, on_done)
+        self.start(stream)
+        try:
+            await ended
+        except asyncio.CancelledError:
+            self.cancel(stream)
+            raise
+        if stream.status != status.OK:
+            raise rpc_error(stream)
+        first = stream.first_at - started if stream.messages else 0.0
+        return stream.messages, stream.bytes, first
 
     # --- the grpc.aio-shaped API -------------------------------------------------------
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import zlib
 from collections import deque
 from collections.abc import Callable
@@ -70,7 +71,7 @@ class WireStream:
         "started", "send_window", "unsent", "unsent_end", "recv_used", "buffer", "headers_seen",
         "http_status", "encoding", "status", "message", "messages", "bytes", "done",
         "retryable", "initial_metadata", "trailing_metadata", "tag", "lane", "local_closed",
-        "connection",
+        "connection", "first_at",
     )  # fmt: skip
 
     def __init__(
@@ -102,7 +103,8 @@ class WireStream:
         self.status = -1
         self.message = ""
         self.messages = 0
-        self.bytes = 0  # reply message bytes (without the 5-byte prefixes)
+        self.bytes = 0  # reply message bytes (without the 5-byte prefixes; inflated if compressed)
+        self.first_at = 0.0  # time.perf_counter() when the first reply message was complete
         self.done = False
         self.retryable = end  # a whole request that was never processed may be sent again
         self.initial_metadata: HeaderInfo | None = None
@@ -384,8 +386,11 @@ class Connection(asyncio.Protocol):
                 message = self._decompress(stream, data[position + 5 : end])
                 if message is None:
                     return
+                length = len(message)
             else:
                 message = data[position + 5 : end] if on_message is not None else b""
+            if not stream.messages:
+                stream.first_at = time.perf_counter()
             stream.messages += 1
             stream.bytes += length
             if on_message is not None:
