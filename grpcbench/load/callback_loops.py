@@ -25,7 +25,7 @@ from grpcbench.wire import status
 from grpcbench.wire.channel import framed
 from grpcbench.wire.connection import WireStream
 
-NAMES = status.NAMES
+status_name = status.name  # the recorded name of a wire status code
 
 
 class _Issuer:
@@ -88,21 +88,11 @@ class _Issuer:
             connection.note_timeout(self.timeout_s)
         channel.start(stream)
 
-    def cancel_all(self) -> int:
-        """The watchdog: end every call still open (each as DeadlineExceeded)."""
-        open_streams: list[WireStream] = []
+    def cancel_all(self) -> None:
+        """The watchdog: end every call still open, each as DeadlineExceeded."""
         for channel in self.channels:
-            if channel.connection is not None:
-                open_streams.extend(channel.connection.streams.values())
-                open_streams.extend(channel.connection.pending)
-            open_streams.extend(channel.waiting)
-        for stream in open_streams:
-            channel = self.channels[0]
-            if stream.connection is not None:
-                stream.connection.cancel(stream, status.DEADLINE_EXCEEDED, "level time limit")
-            else:
-                channel.cancel(stream)
-        return len(open_streams)
+            for stream in channel.open_streams():
+                channel.cancel(stream, "level time limit", status.DEADLINE_EXCEEDED)
 
 
 async def _finish(
@@ -137,8 +127,7 @@ async def fast_closed_loop_phase(
         budget.in_flight -= 1
         budget.done += 1
         if record is not None:
-            code = stream.status
-            record(NAMES[code] if 0 <= code < 17 else "Unknown", elapsed_us, None)
+            record(status_name(stream.status), elapsed_us, None)
         if take():
             budget.in_flight += 1
             send(stream.tag, clock())
@@ -195,9 +184,7 @@ async def fast_open_loop_phase(
         budget.done += 1
         intended = intended_of.pop(stream.tag)
         if recorders is not None:
-            code = stream.status
-            name = NAMES[code] if 0 <= code < 17 else "Unknown"
-            recorders.record_call(name, (done - intended) // 1000, None)
+            recorders.record_call(status_name(stream.status), (done - intended) // 1000, None)
             recorders.service.record((done - stream.started) // 1000)
             recorders.lag.record((stream.started - intended) // 1000)
         if state["sending"]:

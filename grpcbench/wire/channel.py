@@ -207,18 +207,30 @@ class WireChannel:
         from ``on_done`` must not recurse."""
         asyncio.get_running_loop().call_soon(finish, stream, status.UNAVAILABLE, reason)
 
-    def cancel(self, stream: WireStream, message: str = "cancelled by the client") -> None:
+    def cancel(
+        self, stream: WireStream, message: str = "cancelled by the client",
+        code: int = status.CANCELLED,
+    ) -> None:  # fmt: skip
+        """End a call from our side, wherever it is: waiting for a connection, queued
+        on one, or open on the one it was sent on (reset there)."""
         if stream.done:
             return
         if stream in self.waiting:
             self.waiting.remove(stream)
-            finish(stream, status.CANCELLED, message)
+            finish(stream, code, message)
             return
-        connection = self.connection
+        connection = stream.connection or self.connection
         if connection is not None:
-            connection.cancel(stream, status.CANCELLED, message)
+            connection.cancel(stream, code, message)
         else:
-            finish(stream, status.CANCELLED, message)
+            finish(stream, code, message)
+
+    def open_streams(self) -> list[WireStream]:
+        """The calls not ended yet: waiting, queued or open on the live connection."""
+        streams = list(self.waiting)
+        if self.connection is not None:
+            streams += [*self.connection.streams.values(), *self.connection.pending]
+        return streams
 
     async def close(self) -> None:
         self.closed = True
