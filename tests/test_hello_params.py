@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grpcbench.errors import UsageError
-from grpcbench.load.ghz import ghz_command
+from grpcbench.load.ghz import bundled_request, ghz_command
 from grpcbench.load.model import LoadSpec
 from grpcbench.proto import helloworld_pb2
 from grpcbench.services.hello import SERVICE, SayHelloWorkload, name_for_size
@@ -35,7 +35,7 @@ def test_ghz_sends_the_same_request() -> None:
     argv = ghz_command("ghz", spec, 10, 0.0, Path("/protos"))
     data = json.loads(next(a for a in argv if a.startswith("--data="))[len("--data=") :])
     assert data == {"name": name_for_size(581)}
-    assert SERVICE.ghz_call_and_data({"size": 581})[1] == data
+    assert bundled_request(SERVICE, {"size": 581})[1] == data
 
 
 @pytest.mark.integration

@@ -34,6 +34,7 @@ from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.resources import protos_dir
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 from grpcbench.subprocs import start_child
@@ -67,10 +68,21 @@ def _go_duration(seconds: float) -> str:
     return f"{max(1, round(seconds * 1000))}ms"
 
 
+def bundled_request(
+    service: ServiceDefinition, params: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The method and JSON request ghz sends for a service's own workload (no --call)."""
+    if service.json_request is None or not service.proto:
+        raise UsageError(
+            f"service {service.name} names no method for ghz: give --call (and --proto)"
+        )
+    return service.json_request(params)
+
+
 def _service_call(spec: LoadSpec, proto_root: Path) -> list[str]:
     """A bundled service's method and request, for its own workload params."""
     service = load_service(spec.service)
-    call, data = service.ghz_call_and_data(spec.workload_params)
+    call, data = bundled_request(service, spec.workload_params)
     return [
         "--insecure",
         f"--proto={proto_root / service.proto}",
@@ -194,7 +206,7 @@ def _children_cpu_s() -> float:
 def check_workload(service: str, workload_params: Mapping[str, Any]) -> None:
     """ghz cannot run every workload (e.g. a paging loop): the service says which.
     (A --call is always runnable: the runner skips this check for it.)"""
-    load_service(service).ghz_call_and_data(workload_params)
+    bundled_request(load_service(service), workload_params)
 
 
 class GhzDriver:

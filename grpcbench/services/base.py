@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from grpcbench.errors import UsageError
 from grpcbench.services.params import Params
 
 
@@ -125,23 +124,13 @@ class ServiceDefinition:
     # Client side: build a workload from the scenario's workload params
     # (None: the requests come from --call).
     workload: Callable[[Mapping[str, Any]], Workload] | None = None
-    # The method ghz calls by default, e.g. "helloworld.Greeter.SayHello", and
-    # its proto path relative to the protos/ directory ("" = ghz needs --call).
-    ghz_call: str = ""
+    # The .proto an external client (ghz) is given, relative to the protos/ directory.
     proto: str = ""
-    # What ghz calls with which request (its --call and --data) for these
-    # workload params; None means the params are the request of ``ghz_call``.
-    # Raises UsageError for a workload ghz cannot run (e.g. a paging loop).
-    ghz_request: Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | None = None
-
-    def ghz_call_and_data(self, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-        if self.ghz_request is not None:
-            return self.ghz_request(params)
-        if not self.ghz_call or not self.proto:
-            raise UsageError(
-                f"service {self.name} names no method for ghz: give --call (and --proto)"
-            )
-        return self.ghz_call, dict(params)
+    # The call as one external client's call expresses it: the method
+    # ("helloworld.Greeter.SayHello") and its request as JSON, for these
+    # workload params; raises UsageError for a workload one call cannot express
+    # (a paging loop). None: only --call runs on an external client.
+    json_request: Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         servicers = dict(self.servicers)

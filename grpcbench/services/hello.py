@@ -119,7 +119,7 @@ def request_name(params: Mapping[str, Any]) -> str:
     return str(params.get("name", "world"))
 
 
-def _ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def _json_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return "helloworld.Greeter.SayHello", {"name": request_name(params)}
 
 
@@ -150,13 +150,12 @@ SERVICE = ServiceDefinition(
     name="hello",
     description="helloworld.Greeter/SayHello, no I/O (the seed's hello server)",
     service_names=("helloworld.Greeter",),
-    ghz_call="helloworld.Greeter.SayHello",
     proto="grpcbench/proto/helloworld.proto",
     register_grpcio=_register_grpcio,
     register_aio=_register_aio,
     grpclib_handlers=_grpclib_handlers,
     workload=SayHelloWorkload,
-    ghz_request=_ghz_request,
+    json_request=_json_request,
     server_params={
         "delay_ms": Param(float, "each call waits this long in the handler (seed 001)", minimum=0),
     },

@@ -294,7 +294,7 @@ class ObjectsWorkload:
 # --- backing services -------------------------------------------------------------------------
 
 
-def ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def json_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     mode = ObjectsWorkload(params).mode
     method = {"list": "ListObjects", "stream": "StreamObjects", "save": "SaveObjects"}[mode]
     return f"objects.ObjectStore.{method}", {"prefix": str(params.get("prefix", ""))}
@@ -323,7 +323,6 @@ SERVICE = ServiceDefinition(
     name="objects",
     description="objects.ObjectStore: S3 listing (unary, streaming) and S3 + MongoDB save",
     service_names=("objects.ObjectStore",),
-    ghz_call="objects.ObjectStore.ListObjects",
     proto="grpcbench/proto/objects.proto",
     register_grpcio=lambda server, params: objects_pb2_grpc.add_ObjectStoreServicer_to_server(
         GrpcioObjects(params), server
@@ -333,7 +332,7 @@ SERVICE = ServiceDefinition(
     ),
     grpclib_handlers=lambda params: [GrpclibObjects(params)],
     workload=ObjectsWorkload,
-    ghz_request=ghz_request,
+    json_request=json_request,
     prepare=prepare,
     reset=reset,
     workload_context=lambda params: (

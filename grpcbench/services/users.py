@@ -357,8 +357,8 @@ class StreamWorkload:
         return call
 
 
-def ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """ghz can read one stream; it cannot follow next-page tokens from call to call."""
+def json_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """One call reads one stream; it cannot follow next-page tokens from call to call."""
     if str(params.get("mode", "stream")) != "stream":
         raise UsageError("ghz cannot page through ListUsers (each page needs the previous"
                          " token): run the paginate variant with --load builtin")  # fmt: skip
@@ -381,7 +381,6 @@ SERVICE = ServiceDefinition(
     name="users",
     description="users.Users: fetch all matching users by pagination or one server stream",
     service_names=("users.Users",),
-    ghz_call="users.Users.StreamUsers",
     proto="grpcbench/proto/users.proto",
     register_grpcio=lambda server, params: users_pb2_grpc.add_UsersServicer_to_server(
         GrpcioUsers(_store(params)), server
@@ -391,7 +390,7 @@ SERVICE = ServiceDefinition(
     ),
     grpclib_handlers=lambda params: [GrpclibUsers(_store(params))],
     workload=workload,
-    ghz_request=ghz_request,
+    json_request=json_request,
     prepare=prepare,
     server_params={
         "users": Param(int, "rows in the users table", minimum=1),

@@ -322,7 +322,7 @@ class WatchWorkload:
         return call
 
 
-def ghz_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def json_request(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     request = WatchWorkload(params)
     method = "WatchSeparated" if request.separated else "Watch"
     cache = watch_pb2.CacheMode.Name(request.request.cache)
@@ -356,7 +356,6 @@ SERVICE = ServiceDefinition(
     name="watch",
     description="watch.StreamBench: a KV folder in one message or one message per pair",
     service_names=("watch.StreamBench",),
-    ghz_call="watch.StreamBench.Watch",
     proto="grpcbench/proto/watch.proto",
     register_grpcio=lambda server, params: server.add_generic_rpc_handlers(
         (_generic_handler(GrpcioWatch(FolderCache(params))),)
@@ -367,7 +366,7 @@ SERVICE = ServiceDefinition(
     grpclib_handlers=lambda params: [GrpclibWatch(FolderCache(params, frames=True))],
     grpclib_codec=PassThroughCodec,
     workload=WatchWorkload,
-    ghz_request=ghz_request,
+    json_request=json_request,
     check_level=check_level,
     unavailable=unavailable,
     server_params={
