@@ -38,11 +38,11 @@ class BareLoopDriver:
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
         argv = [
             sys.executable, "-P", str(BARE_LOOP), spec.target,
-            f"--concurrency={spec.concurrency}", f"--requests={spec.requests}",
-            f"--warmup={spec.warmup_requests}",
+            f"--concurrency={spec.share.concurrency}", f"--requests={spec.share.requests}",
+            f"--warmup={spec.share.warmup_requests}",
         ]  # fmt: skip
-        child = await start_child(argv, spec.cpus[:1])
-        neighbours = NeighbourMeter(spec.cpus[:1])
+        child = await start_child(argv, spec.settings.client_cpus[:1])
+        neighbours = NeighbourMeter(spec.settings.client_cpus[:1])
         try:
             assert child.process.stdout is not None
             async for line in child.process.stdout:
@@ -54,8 +54,8 @@ class BareLoopDriver:
                 progress(event["calls"], 0)
                 return LoadResult(
                     driver=self.name,
-                    concurrency=spec.concurrency,
-                    connections=spec.connections,
+                    concurrency=spec.share.concurrency,
+                    connections=spec.share.connections,
                     statuses={"OK": int(event["calls"])},
                     latency=LatencySummary(),
                     wall_s=float(event["wall_s"]),
@@ -88,11 +88,11 @@ class H2loadDriver:
     async def _run(self, spec: LoadSpec, requests: int, body: Path) -> tuple[int, float, float]:
         argv = [
             sys.executable, "-P", "-c", self._WRAPPER, self.path, f"-n{requests}", "-c1",
-            f"-m{spec.concurrency}", "-t1", "-H", "content-type: application/grpc",
+            f"-m{spec.share.concurrency}", "-t1", "-H", "content-type: application/grpc",
             "-H", "te: trailers", "-d", str(body),
             f"http://{spec.target}/helloworld.Greeter/SayHello",
         ]  # fmt: skip
-        child = await start_child(argv, spec.cpus[:1])
+        child = await start_child(argv, spec.settings.client_cpus[:1])
         try:
             assert child.process.stdout is not None
             output = (await child.process.stdout.read()).decode()
@@ -114,17 +114,17 @@ class H2loadDriver:
         with tempfile.TemporaryDirectory() as folder:
             body = Path(folder) / "request.bin"
             body.write_bytes(b"\0" + len(message).to_bytes(4, "big") + message)
-            if spec.warmup_requests:
-                await self._run(spec, spec.warmup_requests, body)
-            neighbours = NeighbourMeter(spec.cpus[:1])
+            if spec.share.warmup_requests:
+                await self._run(spec, spec.share.warmup_requests, body)
+            neighbours = NeighbourMeter(spec.settings.client_cpus[:1])
             neighbours.start()
             progress(MEASUREMENT_STARTED, 0)
-            calls, wall_s, cpu_s = await self._run(spec, spec.requests, body)
+            calls, wall_s, cpu_s = await self._run(spec, spec.share.requests, body)
         progress(calls, 0)
+        missing = spec.share.requests - calls
         return LoadResult(
-            driver=self.name, concurrency=spec.concurrency, connections=1,
-            statuses={"OK": calls, "Unknown": spec.requests - calls} if calls < spec.requests
-            else {"OK": calls},
+            driver=self.name, concurrency=spec.share.concurrency, connections=1,
+            statuses={"OK": calls, "Unknown": missing} if missing > 0 else {"OK": calls},
             latency=LatencySummary(), wall_s=wall_s, client_cpu_s=cpu_s,
             client_others_s=neighbours.others(1.0, cpu_s),
         )  # fmt: skip

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grpcbench import commands, defaults, interrupts
+from grpcbench.cli_options import settings_options
 from grpcbench.errors import UsageError
 from grpcbench.options import RunArgs
 from grpcbench.plan import LoadSettings
@@ -90,6 +91,7 @@ def main_options(
 
 
 @app.command()
+@settings_options(LoadSettings)
 def run(
     address: Annotated[
         str | None,
@@ -119,40 +121,6 @@ def run(
             rich_help_panel=PANEL_WHAT_TO_RUN,
         ),
     ] = None,
-    requests: Annotated[
-        int | None,
-        typer.Option(
-            "--requests",
-            "-n",
-            help=LoadSettings.help("requests"),
-            rich_help_panel=PANEL_WHAT_TO_RUN,
-        ),
-    ] = None,
-    duration: Annotated[
-        str | None,
-        typer.Option(
-            "--duration",
-            "-z",
-            help=LoadSettings.help("duration_s"),
-            rich_help_panel=PANEL_WHAT_TO_RUN,
-        ),
-    ] = None,
-    warmup: Annotated[
-        str | None,
-        typer.Option(
-            help=LoadSettings.help("warmup_requests"),
-            rich_help_panel=PANEL_WHAT_TO_RUN,
-        ),
-    ] = None,
-    timeout: Annotated[
-        str | None,
-        typer.Option(
-            "--timeout",
-            "-t",
-            help=LoadSettings.help("timeout_s"),
-            rich_help_panel=PANEL_WHAT_TO_RUN,
-        ),
-    ] = None,
     load: Annotated[
         str,
         typer.Option(
@@ -169,13 +137,6 @@ def run(
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
-    connections: Annotated[
-        str,
-        typer.Option(
-            help=LoadSettings.help("connections"),
-            rich_help_panel=PANEL_LOAD_MODEL,
-        ),
-    ] = defaults.CONNECTIONS,
     channels: Annotated[
         str | None,
         typer.Option(
@@ -191,10 +152,6 @@ def run(
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
-    arrivals: Annotated[
-        str,
-        typer.Option(help=LoadSettings.help("arrivals"), rich_help_panel=PANEL_LOAD_MODEL),
-    ] = defaults.ARRIVALS,
     repeat: Annotated[
         int,
         typer.Option(
@@ -257,10 +214,6 @@ def run(
             rich_help_panel=PANEL_BACKING_SERVICES,
         ),
     ] = None,
-    max_in_flight: Annotated[
-        int,
-        typer.Option(help=LoadSettings.help("max_in_flight"), rich_help_panel=PANEL_LOAD_MODEL),
-    ] = defaults.MAX_IN_FLIGHT,
     client_processes: Annotated[
         str,
         typer.Option(
@@ -356,13 +309,6 @@ def run(
             help="How long a server may take to start and answer SERVING"
             f" (default {defaults.START_TIMEOUT}).",
             rich_help_panel=PANEL_TARGET,
-        ),
-    ] = None,
-    max_level: Annotated[
-        str | None,
-        typer.Option(
-            help=LoadSettings.help("max_level_s"),
-            rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
     service: Annotated[
@@ -470,27 +416,6 @@ def run(
         str | None,
         typer.Option(help="Server name to expect in its certificate.", rich_help_panel=PANEL_TLS),
     ] = None,
-    sample_interval: Annotated[
-        str,
-        typer.Option(
-            help=LoadSettings.help("sample_interval_s"),
-            rich_help_panel=PANEL_OUTPUT,
-        ),
-    ] = defaults.SAMPLE_INTERVAL,
-    client_loop: Annotated[
-        str,
-        typer.Option(
-            help=LoadSettings.help("client_loop"),
-            rich_help_panel=PANEL_LOAD_MODEL,
-        ),
-    ] = defaults.CLIENT_LOOP,
-    client_stack: Annotated[
-        str,
-        typer.Option(
-            help=LoadSettings.help("client_stack"),
-            rich_help_panel=PANEL_LOAD_MODEL,
-        ),
-    ] = defaults.CLIENT_STACK,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -530,25 +455,23 @@ def run(
             rich_help_panel=PANEL_TLS,
         ),
     ] = False,
+    settings: dict[str, str] | None = None,
 ) -> None:
     """Run a scenario on every server kind at every concurrency level and print the tables."""
     args = RunArgs(
         scenario=scenario, servers=tuple(servers or ()), concurrency=concurrency,
-        requests=requests, duration=duration, warmup=warmup, timeout=timeout, load=load, ghz=ghz,
-        connections=connections, channels=channels, rate=rate, arrivals=arrivals,
-        max_in_flight=max_in_flight, client_processes=client_processes, repeat=repeat,
+        settings=dict(settings or {}), load=load, ghz=ghz, channels=channels, rate=rate,
+        client_processes=client_processes, repeat=repeat,
         variants=variants, server_params=tuple(server_param or ()),
         workload_params=tuple(workload_param or ()), s3_endpoint=s3_endpoint,
         s3_bucket=s3_bucket, mongo_uri=mongo_uri, mongo_driver=mongo_driver,
         io_delay_ms=io_delay_ms, target=target, address=address, insecure=insecure,
         target_pid=target_pid, port=port, output=output,
         markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
-        server_cpus=server_cpus, client_cpus=client_cpus, max_level=max_level,
+        server_cpus=server_cpus, client_cpus=client_cpus,
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,
-        max_error_rate=max_error_rate, client_loop=client_loop, client_stack=client_stack,
-        cluster=cluster,
-        sample_interval=sample_interval,
-        cluster_workers=cluster_workers, bind=bind,
+        max_error_rate=max_error_rate,
+        cluster=cluster, cluster_workers=cluster_workers, bind=bind,
         call=CallArgs(
             call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,
             data_file=data_file, metadata=tuple(metadata or ()), metadata_file=metadata_file,

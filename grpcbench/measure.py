@@ -33,27 +33,12 @@ def load_spec(
     call: MethodCall | None = None,
     security: ChannelSecurity | None = None,
 ) -> LoadSpec:
-    strategy = settings.connections
-    return LoadSpec(
-        target=address,
-        service=service,
-        concurrency=plan.concurrency,
-        requests=settings.requests,
-        duration_s=settings.duration_s,
-        warmup_requests=settings.warmup_requests,
-        warmup_s=settings.warmup_s,
-        timeout_s=settings.timeout_s,
-        connections=settings.connections_for(plan),
-        connection_mode="pool" if strategy.mode == "auto" else strategy.mode,
-        pool_policy=strategy.policy,
-        rate=plan.rate,
-        arrivals=settings.arrivals,
-        max_level_s=settings.max_level_s,
+    return LoadSpec.for_level(
+        address,
+        service,
+        plan,
+        settings,
         workload_params=dict(workload_params),
-        cpus=settings.client_cpus,
-        client_loop=settings.client_loop,
-        client_stack=settings.client_stack,
-        sample_interval_s=settings.sample_interval_s,
         call=call.to_json() if call else None,
         security=security.to_json() if security and security.tls else None,
     )
@@ -73,7 +58,7 @@ async def run_monitored(
     excluded) and stop when the driver returns; without a pid there is no
     server to measure (``--target`` without ``--target-pid``).
     """
-    interval = spec.sample_interval_s
+    interval = spec.settings.sample_interval_s
     monitor = ProcessMonitor(server_pid, sample_interval_s=interval) if server_pid else None
     others: dict[str, ProcessMonitor] = {}
     for service in backing:

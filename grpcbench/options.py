@@ -7,7 +7,6 @@ runner never sees raw input. The defaults come from ``defaults``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -21,7 +20,6 @@ import psutil
 from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
-from grpcbench.load.connections import parse_connection_strategy
 from grpcbench.load.driver import DriverSettings
 from grpcbench.parsing import (
     parse_cluster,
@@ -31,9 +29,8 @@ from grpcbench.parsing import (
     parse_params,
     parse_positive_float_list,
     parse_positive_int_list,
-    parse_warmup,
 )
-from grpcbench.plan import ARRIVALS, LevelPlan, LoadSettings, Placement
+from grpcbench.plan import LevelPlan, LoadSettings, Placement
 from grpcbench.report.exporters import Output, outputs_from
 from grpcbench.results import RecordedOptions
 from grpcbench.rpc.planned import PlannedCall, plan_call
@@ -45,6 +42,7 @@ from grpcbench.servers.spec import parse_server_specs
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import check_params, secret_names
 from grpcbench.services.registry import load_service
+from grpcbench.settings import parse_values
 from grpcbench.targets import TargetPlan, make_target_plan
 
 LOCALHOST = "127.0.0.1"
@@ -63,17 +61,13 @@ class RunArgs:
     scenario: str = defaults.SCENARIO
     servers: tuple[str, ...] = ()
     concurrency: str | None = None
-    requests: int | None = None
-    duration: str | None = None
-    warmup: str | None = None
-    timeout: str | None = None
+    # Load settings as given (field or option name -> command-line text, or a value
+    # from the pytest plugin); parsed by their declarations in plan.LoadSettings.
+    settings: Mapping[str, Any] = field(default_factory=dict)
     load: str = defaults.LOAD
     ghz: str | None = None
-    connections: str = defaults.CONNECTIONS
     channels: str | None = None
     rate: str | None = None
-    arrivals: str = defaults.ARRIVALS
-    max_in_flight: int = defaults.MAX_IN_FLIGHT
     client_processes: str = defaults.CLIENT_PROCESSES
     repeat: int = defaults.REPEAT
     variants: str | None = None
@@ -98,16 +92,12 @@ class RunArgs:
     pin: bool = True
     server_cpus: str | None = None
     client_cpus: str | None = None
-    max_level: str | None = None
     start_timeout: str | None = None
     server_per_level: bool | None = None  # None: the scenario's choice
     service: str | None = None  # --service: a registered name or module:ATTRIBUTE
     # --call and its companions, ghz's names (see rpc.settings).
     call: CallArgs = field(default_factory=CallArgs)
     max_error_rate: float | None = None  # None: a level fails when every call failed
-    client_loop: str = defaults.CLIENT_LOOP
-    client_stack: str = defaults.CLIENT_STACK
-    sample_interval: str = defaults.SAMPLE_INTERVAL
     cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
     cluster_workers: int | None = None
     bind: str | None = None  # --bind: where started servers listen (default 127.0.0.1)
@@ -372,45 +362,24 @@ def _scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
 
 
 def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
-    if args.requests is not None and args.requests <= 0:
-        raise UsageError(f"bad --requests {args.requests}: must be a positive integer")
-    if args.requests is not None and args.duration:
+    """The scenario's size, warm-up and deadline, then what was given, through the
+    settings' declarations (the same for the command line and the pytest plugin)."""
+    given = parse_values(LoadSettings, {k: v for k, v in args.settings.items() if v is not None})
+    if "requests" in given and given.get("duration_s"):
         raise UsageError("give either --requests or --duration, not both")
-    if args.arrivals not in ARRIVALS:
-        raise UsageError(f"bad --arrivals {args.arrivals!r} (choose uniform or poisson)")
-    if args.max_in_flight <= 0:
-        raise UsageError(f"bad --max-in-flight {args.max_in_flight}: must be a positive integer")
-    duration_s = parse_duration(args.duration, "--duration") if args.duration else 0.0
-    warmup_requests, warmup_s = parse_warmup(
-        args.warmup if args.warmup is not None else scenario.warmup
+    scenario_values = parse_values(
+        LoadSettings,
+        {
+            "requests": scenario.requests,
+            "warmup": scenario.warmup,
+            "timeout": scenario.timeout,
+            "client_loop": defaults.CLIENT_LOOP,  # uvloop where it is installed
+        },
     )
-    return LoadSettings(
-        requests=0 if duration_s else (args.requests or scenario.requests),
-        duration_s=duration_s,
-        warmup_requests=warmup_requests,
-        warmup_s=warmup_s,
-        timeout_s=parse_duration(args.timeout or scenario.timeout, "--timeout"),
-        connections=parse_connection_strategy(args.connections),
-        arrivals="poisson" if args.arrivals == "poisson" else "uniform",
-        max_in_flight=args.max_in_flight,
-        max_level_s=parse_duration(args.max_level or defaults.MAX_LEVEL, "--max-level"),
-        client_loop=_client_loop(args.client_loop),
-        client_stack=args.client_stack,  # checked by LoadSettings, as every setting
-        sample_interval_s=(
-            0.0
-            if args.sample_interval.strip() in ("off", "0")
-            else parse_duration(args.sample_interval, "--sample-interval")
-        ),
-    )
-
-
-def _client_loop(name: str) -> str:
-    """uvloop (faster per call) where it is installed; asyncio on request or without it."""
-    if name not in ("uvloop", "asyncio"):
-        raise UsageError(f"bad --client-loop {name!r}: uvloop or asyncio")
-    if name == "uvloop" and importlib.util.find_spec("uvloop") is None:
-        return "asyncio"
-    return name
+    values = {**scenario_values, **given}
+    if values.get("duration_s"):
+        values["requests"] = 0
+    return LoadSettings(**values)
 
 
 def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[LevelPlan, ...]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import Any, Literal
 
 from grpcbench import defaults
+from grpcbench.errors import UsageError
 from grpcbench.load.connections import ConnectionStrategy, parse_connection_strategy
 from grpcbench.parsing import parse_duration, parse_warmup
 from grpcbench.settings import at_least, help_for, one_of, setting
@@ -100,90 +102,127 @@ class Placement:
 
 
 _DEFAULT_WARMUP = parse_warmup(defaults.WARMUP)
+# `run --help` panels of the settings' options.
+WHAT_TO_RUN = "What to run"
+LOAD_MODEL = "Load model"
+OUTPUT = "Output"
+
+
+def parse_positive_int(text: str, option: str) -> int:
+    if not text.strip().isdigit() or int(text) <= 0:
+        raise UsageError(f"bad {option} {text!r}: must be a positive integer")
+    return int(text)
+
+
+def available_loop(name: str) -> str:
+    """uvloop (less CPU per call) where it is installed; asyncio on request or without it."""
+    if name not in ("uvloop", "asyncio"):
+        raise UsageError(f"bad --client-loop {name!r}: uvloop or asyncio")
+    return "asyncio" if name == "uvloop" and find_spec("uvloop") is None else name
+
+
+def parse_interval(text: str) -> float:
+    off = text.strip() in ("off", "0")
+    return 0.0 if off else parse_duration(text, "--sample-interval")
 
 
 @dataclass(frozen=True)
 class LoadSettings:
     """How every level of a run is loaded: its size, warm-up, deadline and connections.
 
-    Each setting is declared once (``settings.setting``): its option, help, JSON
-    name, what older results files meant without it, and its check, which runs
-    here, so the CLI, the pytest plugin and the benchmarks obey the same rules."""
+    Each setting is declared once (``settings.setting``): its option (generated
+    into `run` by ``cli_options``), help, JSON name, what older results files
+    meant without it, and its check, which runs here, so the CLI, the pytest
+    plugin and the benchmarks obey the same rules."""
 
     requests: int = setting(
-        defaults.REQUESTS, option="--requests", json="requests", before=0, load=int,
+        defaults.REQUESTS, option="--requests", short="-n", metavar="N", panel=WHAT_TO_RUN,
+        json="requests", before=0, load=int, check=at_least(0),
+        parse=lambda text: parse_positive_int(text, "--requests"),
         help="Measured calls per level and server. Default: the scenario's ({default}"
-        " unless it says otherwise).", check=at_least(0),
+        " unless it says otherwise).",
     )  # fmt: skip
     duration_s: float = setting(
-        0.0, option="--duration", json="duration_s", before=0.0, check=at_least(0), load=float,
+        0.0, option="--duration", short="-z", metavar="DURATION", panel=WHAT_TO_RUN,
+        json="duration_s", before=0.0, load=float, check=at_least(0),
+        parse=lambda text: parse_duration(text, "--duration"), default_text="none",
         help="Measure each level for a time (10s, 500ms) instead of --requests.",
     )  # fmt: skip
     warmup_requests: int = setting(
-        _DEFAULT_WARMUP[0], option="--warmup", json="warmup_requests", before=0, load=int,
+        _DEFAULT_WARMUP[0], option="--warmup", metavar="N|DURATION", panel=WHAT_TO_RUN,
+        json="warmup_requests", before=0, load=int, check=at_least(0),
+        parse=parse_warmup, sets=("warmup_requests", "warmup_s"), default_text=defaults.WARMUP,
         help="Discarded warm-up per level: a call count (200) or a time (2s). Default: the"
-        " scenario's ({default} unless it says otherwise).", check=at_least(0),
-        default_text=defaults.WARMUP,
+        " scenario's ({default} unless it says otherwise).",
     )  # fmt: skip
     warmup_s: float = setting(
-        _DEFAULT_WARMUP[1], option="--warmup", json="warmup_s", before=0.0, load=float,
-        help="(the time form of --warmup)", check=at_least(0),
+        _DEFAULT_WARMUP[1], option="--warmup", cli=False, json="warmup_s", before=0.0,
+        load=float, check=at_least(0), help="(the time form of --warmup)",
     )  # fmt: skip
     timeout_s: float = setting(
-        parse_duration(defaults.TIMEOUT, "timeout"), option="--timeout", json="timeout_s",
-        load=float,
+        parse_duration(defaults.TIMEOUT, "timeout"), option="--timeout", short="-t",
+        metavar="DURATION", panel=WHAT_TO_RUN, json="timeout_s", load=float,
+        check=at_least(0, strict=True), parse=lambda text: parse_duration(text, "--timeout"),
+        default_text=defaults.TIMEOUT,
         help="Per-call deadline, e.g. 20s. Default: the scenario's ({default} unless it says"
-        " otherwise).", check=at_least(0, strict=True), default_text=defaults.TIMEOUT,
+        " otherwise).",
     )  # fmt: skip
     connections: ConnectionStrategy = setting(
-        default_factory=ConnectionStrategy, option="--connections", json="connections",
-        dump=lambda strategy: strategy.label,
+        default_factory=ConnectionStrategy, option="--connections", metavar="STRATEGY",
+        panel=LOAD_MODEL, json="connections", dump=lambda strategy: strategy.label,
         load=lambda label: parse_connection_strategy(str(label)),
+        default_text=defaults.CONNECTIONS,
         help="Client connections: auto (one per 50 concurrent calls), shared, N or pool:N"
         " (round-robin per call), pool:N:least-busy, per-request (a new connection per"
         " call; its set-up time is shown apart), per-user (one per virtual user, seed 003)"
         " or checkout:N (check out per call, open one when none is idle, keep N; seed 001).",
-        default_text=defaults.CONNECTIONS,
     )  # fmt: skip
     arrivals: Arrivals = setting(
-        "uniform", option="--arrivals", json="arrivals", check=one_of(*ARRIVALS),
+        "uniform", option="--arrivals", metavar="uniform|poisson", panel=LOAD_MODEL,
+        json="arrivals", check=one_of(*ARRIVALS),
         load=lambda value: "poisson" if value == "poisson" else "uniform",
+        parse=lambda value: value,  # checked as it is, not folded into uniform
         help="Open-loop arrivals: uniform or poisson.",
     )  # fmt: skip
     max_in_flight: int = setting(
-        defaults.MAX_IN_FLIGHT, option="--max-in-flight", json="max_in_flight",
-        help="Open loop: most calls in flight at once.", check=at_least(1), load=int,
+        defaults.MAX_IN_FLIGHT, option="--max-in-flight", metavar="N", panel=LOAD_MODEL,
+        json="max_in_flight", load=int, check=at_least(1),
+        parse=lambda text: parse_positive_int(text, "--max-in-flight"),
+        help="Open loop: most calls in flight at once.",
     )  # fmt: skip
     max_level_s: float = setting(
         parse_duration(defaults.MAX_LEVEL, "max level"), option="--max-level",
-        json="max_level_s", check=at_least(0, strict=True), load=float,
-        help="Hard time limit of one level's measurement (default {default}).",
+        metavar="DURATION", panel=LOAD_MODEL, json="max_level_s", load=float,
+        check=at_least(0, strict=True), parse=lambda text: parse_duration(text, "--max-level"),
         default_text=defaults.MAX_LEVEL,
+        help="Hard time limit of one level's measurement (default {default}).",
     )  # fmt: skip
     client_cpus: tuple[int, ...] = setting(
-        (), option="--client-cpus", json="client_cpus", dump=list,
+        (), option="--client-cpus", cli=False, json="client_cpus", dump=list,
         load=lambda cpus: tuple(int(c) for c in cpus or ()),
         help="CPUs for the load generator, e.g. 1.",
     )  # fmt: skip
     client_loop: str = setting(
-        defaults.CLIENT_LOOP, option="--client-loop", json="client_loop", before="asyncio",
-        check=one_of("uvloop", "asyncio"), load=str,
+        defaults.CLIENT_LOOP, option="--client-loop", metavar="uvloop|asyncio",
+        panel=LOAD_MODEL, json="client_loop", before="asyncio", load=str,
+        check=one_of("uvloop", "asyncio"), parse=available_loop,
         help="The built-in generator's event loop: uvloop (less CPU per call) or asyncio.",
     )  # fmt: skip
     client_stack: str = setting(
-        defaults.CLIENT_STACK, option="--client-stack", json="client_stack", before="grpcio",
-        check=one_of(*defaults.CLIENT_STACKS), load=str,
+        defaults.CLIENT_STACK, option="--client-stack", metavar="|".join(defaults.CLIENT_STACKS),
+        panel=LOAD_MODEL, json="client_stack", before="grpcio", load=str,
+        check=one_of(*defaults.CLIENT_STACKS),
         help="The built-in generator's gRPC client: wire (grpcbench's own HTTP/2 frames,"
         " a few us of CPU per call) or grpcio (grpc.aio, the reference).",
     )  # fmt: skip
     # Timelines of CPU % and RSS (server, backing services, generator); 0 = none.
     sample_interval_s: float = setting(
         parse_duration(defaults.SAMPLE_INTERVAL, "sample interval"),
-        option="--sample-interval", json="sample_interval_s", before=0.0, check=at_least(0),
-        load=float,
+        option="--sample-interval", metavar="DURATION|off", panel=OUTPUT,
+        json="sample_interval_s", before=0.0, load=float, check=at_least(0),
+        parse=parse_interval, default_text=defaults.SAMPLE_INTERVAL,
         help="Sample CPU % and RSS of the server, backing services and generator this often"
         " (timelines in the JSON and charts); off for none.",
-        default_text=defaults.SAMPLE_INTERVAL,
     )  # fmt: skip
 
     def __post_init__(self) -> None:

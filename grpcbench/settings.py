@@ -35,6 +35,15 @@ class SettingInfo:
     before: Any = _UNSET
     check: Callable[[Any], str | None] | None = None  # the problem with a value, or None
     default_text: str = ""  # how the default reads in help, when not str(default)
+    # The command line: `run` gets one option per setting with cli=True (cli_options),
+    # whose text ``parse`` reads (None: ``load``); an option that fills several
+    # fields (--warmup: a count or a time) parses into a tuple of the fields in ``sets``.
+    parse: Callable[[str], Any] | None = None
+    sets: tuple[str, ...] = ()
+    cli: bool = True  # False: another option gives it (--client-cpus is placement's)
+    short: str = ""  # e.g. "-n"
+    panel: str = ""  # the `run --help` panel
+    metavar: str = "TEXT"  # what the option takes, in help
 
 
 def setting(
@@ -63,9 +72,52 @@ def _default(spec: dataclasses.Field[Any]) -> Any:
     return spec.default_factory()
 
 
-def help_for(cls: type, name: str) -> str:
+def default_text(cls: type, name: str) -> str:
     spec, info = declared(cls)[name]
-    return info.help.replace("{default}", info.default_text or str(_default(spec)))
+    return info.default_text or str(_default(spec))
+
+
+def help_for(cls: type, name: str) -> str:
+    return declared(cls)[name][1].help.replace("{default}", default_text(cls, name))
+
+
+def keywords(cls: type) -> dict[str, str]:
+    """Every name a setting goes by outside the command line -> its field: the field
+    (``timeout_s``) and its option's (``timeout``)."""
+    names: dict[str, str] = {}
+    for name, (_, info) in declared(cls).items():
+        names[name] = name
+        if info.cli:
+            names.setdefault(info.option.lstrip("-").replace("-", "_"), name)
+    return names
+
+
+def parse_values(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Field values from what a user gave, by field or option name: text (the command
+    line, a scenario file) is parsed as the option's, anything else loaded as from
+    JSON; checks run when the dataclass is made. An unknown name is one clear error."""
+    known = keywords(cls)
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise UsageError(
+            f"unknown option(s) {', '.join(unknown)} (the settings: {', '.join(sorted(known))})"
+        )
+    specs = declared(cls)
+    values: dict[str, Any] = {}
+    for keyword, value in given.items():
+        name = known[keyword]
+        info = specs[name][1]
+        if not isinstance(value, str) or info.parse is None:
+            values[name] = info.load(value)
+        elif info.sets:
+            values.update(zip(info.sets, info.parse(value), strict=True))
+        else:
+            values[name] = info.parse(value)
+    for _, info in specs.values():  # --warmup 0 or 2s: its other field is 0, not the default
+        if info.sets and any(member in values for member in info.sets):
+            for member in info.sets:
+                values.setdefault(member, type(_default(specs[member][0]))())
+    return values
 
 
 def to_json(settings: Any) -> dict[str, Any]:

@@ -190,9 +190,9 @@ def test_a_cancelled_level_stops_its_load_on_the_worker() -> None:
     from distributed import Client, LocalCluster
 
     from grpcbench.load.cluster import run_on_worker
-    from grpcbench.load.model import LoadSpec
     from grpcbench.servers.launcher import start_server
     from grpcbench.servers.spec import parse_server_spec
+    from tests.support.factories import make_spec
 
     async def serve() -> object:
         return await start_server(parse_server_spec("grpcio-aio"), "hello", {})
@@ -200,7 +200,7 @@ def test_a_cancelled_level_stops_its_load_on_the_worker() -> None:
     loop = asyncio.new_event_loop()
     server = loop.run_until_complete(serve())
     try:
-        spec = LoadSpec(
+        spec = make_spec(
             target=server.address, service="hello", concurrency=4, duration_s=60.0,  # type: ignore[attr-defined]
             warmup_requests=10,
         )  # fmt: skip

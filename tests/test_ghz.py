@@ -13,13 +13,12 @@ import pytest
 
 from grpcbench.errors import UsageError
 from grpcbench.load.ghz import GhzError, find_ghz, ghz_command, parse_ghz_report
-from grpcbench.load.model import LoadSpec
 from grpcbench.report.table import build_tables
 from tests.conftest import GRPCBENCH, REPO
-from tests.support.factories import level
+from tests.support.factories import level, make_spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ghz"
-SPEC = LoadSpec(target="127.0.0.1:1", service="hello", concurrency=10, connections=1)
+SPEC = make_spec(target="127.0.0.1:1", service="hello", concurrency=10, connections=1)
 
 
 def _report(name: str) -> dict:  # type: ignore[type-arg]
@@ -80,7 +79,7 @@ def test_unparseable_report_is_a_driver_error() -> None:
 
 
 def test_command_uses_protos_connections_and_count_errors(tmp_path: Path) -> None:
-    spec = LoadSpec(
+    spec = make_spec(
         target="127.0.0.1:5", service="hello", concurrency=120, connections=3,
         timeout_s=1.5, workload_params={"name": "x"}, cpus=(1,),
     )  # fmt: skip
@@ -161,7 +160,7 @@ def test_ghz_refuses_workloads_it_cannot_run_before_anything_starts() -> None:
         RunArgs(scenario="paginate-vs-stream", load="ghz", variants="stream-fetch-10")
     )
     argv = ghz_command(
-        "ghz", LoadSpec(target="127.0.0.1:1", service="users", concurrency=1,
+        "ghz", make_spec(target="127.0.0.1:1", service="users", concurrency=1,
                         workload_params=options.workload_params(options.levels[0])),
         5, 0.0, Path("/protos"),
     )  # fmt: skip

@@ -10,10 +10,10 @@ import pytest
 
 from grpcbench.errors import UsageError
 from grpcbench.load.ghz import bundled_request, ghz_command
-from grpcbench.load.model import LoadSpec
 from grpcbench.proto import helloworld_pb2
 from grpcbench.services.hello import SERVICE, SayHelloWorkload, name_for_size
 from tests.conftest import GRPCBENCH
+from tests.support.factories import make_spec
 
 
 @pytest.mark.parametrize("size", [0, 3, 127, 128, 129, 131, 581, 4096])
@@ -30,7 +30,7 @@ def test_impossible_sizes_are_refused(size: int) -> None:
 
 
 def test_ghz_sends_the_same_request() -> None:
-    spec = LoadSpec(target="127.0.0.1:1", service="hello", concurrency=1,
+    spec = make_spec(target="127.0.0.1:1", service="hello", concurrency=1,
                     workload_params={"size": 581})  # fmt: skip
     argv = ghz_command("ghz", spec, 10, 0.0, Path("/protos"))
     data = json.loads(next(a for a in argv if a.startswith("--data="))[len("--data=") :])

@@ -15,13 +15,16 @@ import pytest
 from grpcbench.errors import UsageError
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.load.connections import parse_connection_strategy
-from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.load.model import LoadResult
 from grpcbench.load.open_loop import timetable
 from grpcbench.measure import load_spec
 from grpcbench.options import RunArgs, build_run_options
+from grpcbench.plan import LoadSettings
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
+from grpcbench.settings import declared
 from tests.conftest import GRPCBENCH
+from tests.support.factories import make_spec
 
 PEERS = "tests.support.services:PEERS"
 SLOW = "tests.support.services:SLOW"
@@ -50,7 +53,7 @@ def test_level_plans_sweep_channels_and_rates() -> None:
         "concurrency 20, channels 1", "concurrency 20, channels 4",
     ]  # fmt: skip
     assert options.load.connections_for(options.levels[1]) == 4
-    open_loop = build_run_options(RunArgs(rate="500,1000", max_in_flight=64))
+    open_loop = build_run_options(RunArgs(rate="500,1000", settings={"max_in_flight": "64"}))
     assert [(p.rate, p.concurrency) for p in open_loop.levels] == [(500, 64), (1000, 64)]
 
 
@@ -63,6 +66,7 @@ def test_level_plans_sweep_channels_and_rates() -> None:
         ({"channels": "1,0"}, "--channels"),
         ({"channels": "2", "connections": "shared"}, "do not combine"),
         ({"arrivals": "bursty"}, "--arrivals"),
+        ({"max_in_flight": "0"}, "--max-in-flight"),
         ({"max_in_flight": 0}, "--max-in-flight"),
         ({"client_processes": "0"}, "--client-processes"),
         ({"load": "ghz", "rate": "100"}, "use --load builtin"),
@@ -71,7 +75,13 @@ def test_level_plans_sweep_channels_and_rates() -> None:
 )
 def test_bad_load_model_options(args: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(UsageError, match=message):
-        build_run_options(RunArgs(**args))
+        build_run_options(_run_args(args))
+
+
+def _run_args(given: dict) -> RunArgs:  # type: ignore[type-arg]
+    """Load settings go by name into RunArgs.settings, as the CLI and the plugin pass them."""
+    settings = {name: given.pop(name) for name in list(given) if name in declared(LoadSettings)}
+    return RunArgs(**given, settings=settings)
 
 
 def test_uniform_and_poisson_timetables() -> None:
@@ -92,7 +102,11 @@ def _peers_after(strategy: str, concurrency: int, requests: int, tmp_path: Path)
         )
         try:
             options = build_run_options(
-                RunArgs(scenario="hello", concurrency=str(concurrency), connections=strategy)
+                RunArgs(
+                    scenario="hello",
+                    concurrency=str(concurrency),
+                    settings={"connections": strategy},
+                )
             )
             settings = replace(options.load, requests=requests, warmup_requests=0)
             spec = load_spec(settings, options.levels[0], server.address, PEERS, {})
@@ -143,7 +157,7 @@ def _open_loop_against_100ms_server(concurrency: int, requests: int, rate: float
     async def scenario() -> LoadResult:
         server = await start_server(parse_server_spec("grpcio-aio"), SLOW, {"delay_ms": 100})
         try:
-            spec = LoadSpec(
+            spec = make_spec(
                 target=server.address, service=SLOW, concurrency=concurrency,
                 requests=requests, rate=rate,
             )  # fmt: skip
@@ -243,14 +257,14 @@ def test_a_call_that_ignores_its_deadline_is_cut_by_the_phase_watchdog() -> None
     the deadline grpc would enforce) still ends the level, counted as DeadlineExceeded."""
     from grpcbench.load import closed_loop
     from grpcbench.load.closed_loop import Budget, closed_loop_phase
-    from grpcbench.load.model import LoadSpec
     from grpcbench.load.recorders import LevelRecorders
+    from tests.support.factories import make_spec
 
     async def hangs(timeout: float) -> None:
         await asyncio.sleep(3600)
 
     async def scenario() -> tuple[Budget, LevelRecorders, float]:
-        spec = LoadSpec(target="-", service="hello", concurrency=3, requests=10, timeout_s=0.1)
+        spec = make_spec(target="-", service="hello", concurrency=3, requests=10, timeout_s=0.1)
         budget = Budget.for_phase(10, 0.0, max_level_s=0.3)
         recorders = LevelRecorders()
         started = time.monotonic()
@@ -270,14 +284,14 @@ def test_a_call_that_ignores_its_deadline_is_cut_by_the_phase_watchdog() -> None
 
 def test_phase_ends_are_timers_and_counts_stay_exact() -> None:
     from grpcbench.load.closed_loop import Budget, closed_loop_phase
-    from grpcbench.load.model import LoadSpec
     from grpcbench.load.recorders import LevelRecorders
+    from tests.support.factories import make_spec
 
     async def quick(timeout: float) -> None:
         await asyncio.sleep(0.001)
 
     async def scenario(requests: int, duration_s: float) -> tuple[Budget, LevelRecorders, float]:
-        spec = LoadSpec(target="-", service="hello", concurrency=4, requests=requests)
+        spec = make_spec(target="-", service="hello", concurrency=4, requests=requests)
         started = time.perf_counter()  # the phase's origin, as the engine shares it
         budget = Budget.for_phase(requests, duration_s, max_level_s=30.0, start=started)
         recorders = LevelRecorders()

@@ -16,11 +16,11 @@ import pytest
 
 from grpcbench.backing.mongo import COLLECTION, DATABASE
 from grpcbench.load.builtin import BuiltinDriver
-from grpcbench.load.model import LoadSpec
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.services.objects import SERVICE, prepare
 from tests.conftest import GRPCBENCH, long_lived_children
+from tests.support.factories import make_spec
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +60,7 @@ def test_every_mode_on_every_server_kind(kind: str, backing: dict[str, Any]) -> 
         server = await start_server(parse_server_spec(kind), "objects", backing)
         try:
             for mode, calls in (("list", 6), ("stream", 6), ("save", 3)):
-                spec = LoadSpec(
+                spec = make_spec(
                     target=server.address, service="objects", concurrency=3, requests=calls,
                     workload_params={"mode": mode, "objects": OBJECTS},
                 )  # fmt: skip
@@ -89,7 +89,7 @@ def test_motor_driver_and_io_delay(backing: dict[str, Any]) -> None:
     async def scenario() -> None:
         server = await start_server(parse_server_spec("grpclib"), "objects", params)
         try:
-            spec = LoadSpec(
+            spec = make_spec(
                 target=server.address, service="objects", concurrency=4, requests=4,
                 warmup_requests=4, workload_params={"mode": "save", "objects": OBJECTS},
             )  # fmt: skip

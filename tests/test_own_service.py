@@ -308,15 +308,15 @@ def test_ghz_gets_the_same_call_metadata_and_tls(
 
 def test_ghz_command_keeps_metadata_off_its_command_line(tmp_path: Path) -> None:
     from grpcbench.load.ghz import ghz_command
-    from grpcbench.load.model import LoadSpec
     from grpcbench.rpc.call import MethodCall
     from grpcbench.rpc.schema import MethodSchema, compile_proto
+    from tests.support.factories import make_spec
 
     call = MethodCall.build(
         MethodSchema("echo.Echo/Say", compile_proto(PROTO)), '{"message": "{{.RequestNumber}}"}',
         json.dumps({"authorization": f"Bearer {TOKEN}"}),
     )  # fmt: skip
-    spec = LoadSpec(target="127.0.0.1:1", service="", concurrency=2, requests=10,
+    spec = make_spec(target="127.0.0.1:1", service="", concurrency=2, requests=10,
                     call=call.to_json())  # fmt: skip
     argv = ghz_command("ghz", spec, 10, 0.0, tmp_path, tmp_path)
     assert not any(TOKEN in arg for arg in argv)

@@ -85,3 +85,37 @@ def test_bench(grpcbench_benchmark):
     result.assert_outcomes(errors=1)
     assert "SubRequest" not in result.stdout.str()
     assert "needs pytest-benchmark: pip install 'grpcbench[pytest]'" in result.stdout.str()
+
+
+def test_any_method_through_runs_options_and_a_wrong_one_fails_clearly(
+    pytester: pytest.Pytester,
+) -> None:
+    """The plugin takes `run`'s --call options by name; a method the target lacks
+    stops at the pre-flight call with one line (it used to record failures as OPS)."""
+    pytester.makepyfile(
+        test_call="""
+def test_call(grpcbench, grpcbench_benchmark):
+    server = grpcbench.server("grpclib")
+    level = grpcbench_benchmark(
+        target=server.address, call="helloworld.Greeter/SayHello", data={"name": "x" * 100},
+        metadata={"k": "v"}, concurrency=2, requests=40, warmup=0, rounds=2,
+    )
+    assert level.load.ok == 40 and level.server_usage is None
+
+
+def test_wrong_method(grpcbench):
+    server = grpcbench.server("grpclib")
+    grpcbench.load(server, call="helloworld.Greeter/SayGoodbye", requests=10)
+
+
+def test_wrong_option(grpcbench):
+    grpcbench.load("127.0.0.1:1", reqeusts=10)
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--benchmark-json=out.json")
+    result.assert_outcomes(passed=1, failed=2)
+    text = result.stdout.str()
+    assert "grpcbench: " in text and "SayGoodbye" in text and "Traceback" not in text
+    assert "unknown option(s) reqeusts" in text
+    (bench,) = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
+    assert len(bench["extra_info"]["rounds"]) == 2  # every round kept, not only the last

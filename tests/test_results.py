@@ -13,7 +13,7 @@ from grpcbench.results import (
     load_run,
     write_json_atomically,
 )
-from tests.support.factories import level, load_result
+from tests.support.factories import level, load_result, make_spec
 
 
 def test_run_record_json_round_trip(tmp_path: Path) -> None:
@@ -61,13 +61,16 @@ def test_load_result_json_round_trip() -> None:
 
 
 def test_split_spec_keeps_totals() -> None:
-    spec = LoadSpec(target="x:1", service="hello", concurrency=7, requests=1001, warmup_requests=10)
+    spec = make_spec(
+        target="x:1", service="hello", concurrency=7, requests=1001, warmup_requests=10
+    )
     parts = split_spec(spec, 3)
-    assert [p.concurrency for p in parts] == [3, 2, 2]
-    assert sum(p.requests for p in parts) == 1001
-    assert sum(p.warmup_requests for p in parts) == 10
+    assert [p.share.concurrency for p in parts] == [3, 2, 2]
+    assert sum(p.share.requests for p in parts) == 1001
+    assert sum(p.share.warmup_requests for p in parts) == 10
     assert split(5, 2) == [3, 2]
     assert len(split_spec(spec, 50)) == 7  # never more processes than users
+    assert LoadSpec.from_json(json.loads(json.dumps(parts[1].to_json()))) == parts[1]
 
 
 def test_processes_sharing_pinned_cpus_share_their_budget() -> None:

@@ -12,11 +12,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpcbench.defaults import SERVERS as DEFAULT_SERVERS
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.load.driver import MEASUREMENT_STARTED
-from grpcbench.load.model import LoadSpec
 from grpcbench.measure import run_monitored
 from grpcbench.options import RunArgs, build_run_options
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
+from tests.support.factories import make_spec
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +37,7 @@ def test_server_kind_serves_load_and_stops(spec_text: str) -> None:
             assert server.address.startswith("127.0.0.1:")
             assert await _health(server.address) == health_pb2.HealthCheckResponse.SERVING
             events: list[int] = []
-            spec = LoadSpec(
+            spec = make_spec(
                 target=server.address, service="hello", concurrency=10,
                 requests=300, warmup_requests=30, connections=2,
             )  # fmt: skip
@@ -74,7 +74,7 @@ def test_grpclib_stream_limit_does_not_cap_concurrency() -> None:
             parse_server_spec("grpclib"), "tests.support.services:SLOW", {"delay_ms": 1000}
         )
         try:
-            spec = LoadSpec(
+            spec = make_spec(
                 target=server.address, service="tests.support.services:SLOW",
                 concurrency=150, requests=150, connections=connections,
             )  # fmt: skip
@@ -97,7 +97,7 @@ def test_errors_are_counted_by_status_never_raised() -> None:
             parse_server_spec("grpcio-aio"), "tests.support.services:SLOW", {"delay_ms": 300}
         )
         try:
-            spec = LoadSpec(
+            spec = make_spec(
                 target=server.address, service="tests.support.services:SLOW",
                 concurrency=4, requests=8, timeout_s=0.1,
             )  # fmt: skip
@@ -117,7 +117,7 @@ def test_known_service_time_gives_known_latency() -> None:
             parse_server_spec("grpclib"), "tests.support.services:SLOW", {"delay_ms": 50}
         )
         try:
-            spec = LoadSpec(
+            spec = make_spec(
                 target=server.address, service="tests.support.services:SLOW",
                 concurrency=5, requests=20,
             )  # fmt: skip
@@ -140,7 +140,7 @@ def test_grpcio_processes_share_the_port_and_are_measured_together() -> None:
         try:
             tree = psutil.Process(server.pid).children(recursive=True)
             assert len(tree) == 2
-            spec = LoadSpec(
+            spec = make_spec(
                 target=server.address, service="hello", concurrency=8,
                 requests=400, connections=8,
             )  # fmt: skip

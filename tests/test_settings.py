@@ -89,28 +89,64 @@ def test_a_new_setting_is_one_declaration() -> None:
         WithFake(fake_knob=0)
 
 
-def test_the_pytest_plugin_takes_every_declared_setting_by_name(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_pytest_plugin_takes_every_declared_setting_by_name() -> None:
     from grpcbench import pytest_plugin
 
-    made = pytest_plugin.load_settings(
-        warmup=4, connections="pool:2", **{
-            name: getattr(NOT_DEFAULT, name)
-            for name in declared(LoadSettings) if name not in ("connections", "warmup_requests")
-        },
-    )  # fmt: skip
+    given = {
+        name: getattr(NOT_DEFAULT, name) for name in declared(LoadSettings)
+        if name not in ("connections", "warmup_requests", "warmup_s", "duration_s")
+    }  # fmt: skip
+    made = pytest_plugin.one_level_options(
+        "grpclib", load="fake", concurrency=2, warmup=4, connections="pool:2", **given
+    ).load
     assert made.warmup_requests == 4 and made.connections.size == 2
-    assert made.client_stack == "grpcio" and made.max_in_flight == 9
-    with pytest.raises(UsageError, match="unknown load setting"):
-        pytest_plugin.load_settings(reqeusts=5)
+    assert made.client_stack == "grpcio" and made.max_in_flight == 9 and made.client_cpus == (1,)
+    timed = pytest_plugin.one_level_options("grpclib", duration="2s", warmup="1s", timeout=3)
+    assert (timed.load.requests, timed.load.duration_s) == (0, 2.0)
+    assert (timed.load.warmup_requests, timed.load.warmup_s, timed.load.timeout_s) == (0, 1, 3)
+    with pytest.raises(UsageError, match="unknown option.*reqeusts"):
+        pytest_plugin.one_level_options("grpclib", reqeusts=5)
     with pytest.raises(UsageError, match="bad --client-stack"):
-        pytest_plugin.load_settings(client_stack="h3")
+        pytest_plugin.one_level_options("grpclib", client_stack="h3")
+    with pytest.raises(UsageError, match="one level"):
+        pytest_plugin.one_level_options("grpclib", concurrency=[2, 10])
 
-    # A setting declared once is the plugin's too, with nothing else to change.
+
+def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Declared once, with nothing else edited: `run` has its option (help, panel),
+    what is typed reaches the run's settings, and the plugin takes it by name."""
+    import typer
+
+    from grpcbench import cli, commands, options, pytest_plugin
+    from grpcbench.cli_options import settings_options
+
     @dataclasses.dataclass(frozen=True)
     class WithFake(LoadSettings):
-        fake_knob: int = setting(3, option="--fake-knob", json="fake_knob", help="made up")
+        fake_knob: int = setting(
+            3, option="--fake-knob", json="fake_knob", load=int, metavar="N",
+            help="A knob the tests made up.", panel="Load model",
+            check=lambda value: None if value > 0 else "must be positive",
+        )  # fmt: skip
 
-    monkeypatch.setattr(pytest_plugin, "LoadSettings", WithFake)
-    assert pytest_plugin.load_settings(fake_knob=7).fake_knob == 7  # type: ignore[attr-defined]
+    monkeypatch.setattr(options, "LoadSettings", WithFake)  # the one class options builds
+    made: list[options.RunOptions] = []
+
+    def run_benchmark(args: options.RunArgs, consoles: object) -> int:
+        made.append(options.build_run_options(args))
+        return 0
+
+    monkeypatch.setattr(commands, "run_benchmark", run_benchmark)
+    app = typer.Typer()
+    app.command()(settings_options(WithFake)(cli.run.__wrapped__))  # type: ignore[attr-defined]
+    shown = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    assert "--fake-knob" in shown and "A knob the tests made up. Default: 3." in shown
+    result = CliRunner().invoke(app, ["--load", "fake", "-c", "2", "--fake-knob", "5"])
+    assert result.exit_code == 0, result.output
+    assert made[0].load.fake_knob == 5  # type: ignore[attr-defined]
+    assert WithFake.from_json(made[0].load.to_json()) == made[0].load
+    bad = CliRunner().invoke(app, ["--load", "fake", "--fake-knob", "0"])
+    assert bad.exit_code == 2 and "bad --fake-knob 0: must be positive" in bad.output
+    plugin = pytest_plugin.one_level_options("grpclib", load="fake", concurrency=2, fake_knob=7)
+    assert plugin.load.fake_knob == 7  # type: ignore[attr-defined]

@@ -14,13 +14,13 @@ import psutil
 import pytest
 
 from grpcbench.load.builtin import BuiltinDriver
-from grpcbench.load.model import LoadSpec
 from grpcbench.proto import users_pb2
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.services.base import WorkloadError
 from grpcbench.services.users import _Checker, build_database, prepare
 from tests.conftest import GRPCBENCH
+from tests.support.factories import make_spec
 
 KINDS = ("grpcio:workers=4", "grpclib", "grpclib+uvloop", "grpcio-aio", "grpcio-aio+uvloop")
 
@@ -75,7 +75,7 @@ def test_every_mode_returns_every_match_once(kind: str, small_db: Path) -> None:
         server = await start_server(parse_server_spec(kind), "users", {"db_path": str(small_db)})
         try:
             for params in variants:
-                spec = LoadSpec(
+                spec = make_spec(
                     target=server.address, service="users", concurrency=2, requests=4,
                     workload_params={"keyword": "ff", "page_size": 100, **params},
                 )  # fmt: skip

@@ -11,11 +11,11 @@ import pytest
 
 from grpcbench.errors import UsageError
 from grpcbench.load.builtin import BuiltinDriver
-from grpcbench.load.model import LoadSpec
 from grpcbench.proto import watch_pb2
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.services.watch import SERIALIZED, check_level
+from tests.support.factories import make_spec
 
 pytestmark = pytest.mark.integration
 
@@ -57,7 +57,7 @@ def test_cache_modes_send_identical_bytes_and_every_pair_once(kind: str) -> None
             )
             for message in ("mono", "separated"):
                 for cache in caches:
-                    spec = LoadSpec(
+                    spec = make_spec(
                         target=server.address, service="watch", concurrency=3, requests=6,
                         workload_params={"message": message, "folder": "small", "cache": cache},
                     )  # fmt: skip
@@ -67,7 +67,7 @@ def test_cache_modes_send_identical_bytes_and_every_pair_once(kind: str) -> None
                     assert stream is not None and stream.items == 6 * 40
                     assert stream.messages == 6 * (1 if message == "mono" else 40)
                     assert stream.bytes > 6 * 40 * 500
-            missing = LoadSpec(
+            missing = make_spec(
                 target=server.address, service="watch", concurrency=1, requests=2,
                 workload_params={"folder": "nope"},
             )  # fmt: skip

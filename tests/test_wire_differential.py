@@ -23,7 +23,7 @@ from google.protobuf import descriptor_pb2
 
 from grpcbench.load.calls import open_channel
 from grpcbench.load.engine import run_level
-from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.load.model import LoadResult
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.schema import MethodSchema
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
@@ -37,6 +37,7 @@ from tests.support.echo_server import (
     echo_server,
     make_certificates,
 )
+from tests.support.factories import make_spec
 
 pytestmark = pytest.mark.integration
 
@@ -127,7 +128,7 @@ LEVEL_CALLS = [
 
 async def level(address: str, stack: str, call: str, data: str, **kw: Any) -> LoadResult:
     method = MethodCall.build(_schema(call), data, json.dumps({"authorization": f"Bearer {TOKEN}"}))
-    spec = LoadSpec(
+    spec = make_spec(
         target=address, service="", concurrency=8, requests=400, call=method.to_json(),
         client_stack=stack, **kw,
     )  # fmt: skip
@@ -236,7 +237,7 @@ def test_both_stacks_on_the_go_greeter() -> None:
             port = parse_ready_line(await asyncio.wait_for(child.process.stdout.readline(), 30))
             results = {}
             for stack in STACKS:
-                spec = LoadSpec(
+                spec = make_spec(
                     target=f"127.0.0.1:{port}", service="hello", concurrency=20, requests=2000,
                     client_stack=stack,
                 )  # fmt: skip
@@ -306,7 +307,7 @@ def test_both_stacks_on_grpc_go_route_guide(tls: bool) -> None:
                         await asyncio.sleep(0.05)
                     address = f"127.0.0.1:{port}"
                     method = MethodCall.build(MethodSchema(call, schema_set), data, "{}")
-                    spec = LoadSpec(
+                    spec = make_spec(
                         target=address, service="", concurrency=8, requests=300,
                         call=method.to_json(), client_stack=stack,
                         security=security.resolve(address).to_json() if tls else None,

@@ -19,6 +19,7 @@ from grpcbench.load.engine import run_level
 from grpcbench.load.model import LoadSpec
 from grpcbench.wire import frames
 from grpcbench.wire.channel import WireChannel
+from tests.support.factories import make_spec
 from tests.support.raw_h2 import Peer, grpc_message, raw_server
 
 SAY = "/helloworld.Greeter/SayHello"
@@ -152,7 +153,7 @@ def test_goaway_mid_level_loses_no_call() -> None:
 
     async def main() -> LoadSpec:
         async with raw_server(script) as address:
-            spec = LoadSpec(target=address, service="hello", concurrency=8, requests=200)
+            spec = make_spec(target=address, service="hello", concurrency=8, requests=200)
             return await run_level(spec, lambda: None, lambda done, errors: None)
 
     result = run(main)
@@ -193,7 +194,7 @@ def test_an_rst_stream_storm_through_the_engine_counts_every_call() -> None:
 
     async def main() -> Any:
         async with raw_server(script) as address:
-            spec = LoadSpec(target=address, service="hello", concurrency=10, requests=300)
+            spec = make_spec(target=address, service="hello", concurrency=10, requests=300)
             return await run_level(spec, lambda: None, lambda done, errors: None)
 
     result = run(main)

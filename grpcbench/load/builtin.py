@@ -19,7 +19,7 @@ from typing import Any
 from grpcbench.cpu_share import NeighbourMeter
 from grpcbench.errors import DriverError
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
-from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.load.model import LoadResult, LoadSpec, Share
 from grpcbench.subprocs import start_python_module
 
 
@@ -33,25 +33,29 @@ def split(total: int, parts: int) -> list[int]:
 
 
 def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
-    processes = max(1, min(processes, spec.concurrency))
-    concurrencies = split(spec.concurrency, processes)
-    requests = split(spec.requests, processes)
-    warmups = split(spec.warmup_requests, processes)
+    """The level's share split among ``processes`` generators, near-equally."""
+    share = spec.share
+    processes = max(1, min(processes, share.concurrency))
+    concurrencies = split(share.concurrency, processes)
+    requests = split(share.requests, processes)
+    warmups = split(share.warmup_requests, processes)
     per_request = spec.connection_mode == "per-request"
     per_user = spec.connection_mode == "per-user"
-    connections = split(max(spec.connections, processes), processes)
+    connections = split(max(share.connections, processes), processes)
     return [
         replace(
             spec,
-            concurrency=concurrencies[i],
-            requests=requests[i],
-            warmup_requests=warmups[i],
-            connections=(
-                0 if per_request else concurrencies[i] if per_user else max(1, connections[i])
+            share=Share(
+                concurrency=concurrencies[i],
+                requests=requests[i],
+                warmup_requests=warmups[i],
+                connections=(
+                    0 if per_request else concurrencies[i] if per_user else max(1, connections[i])
+                ),
+                rate=share.rate / processes,
+                index=i,
+                of=processes,
             ),
-            rate=spec.rate / processes,
-            worker_index=i,
-            workers=processes,
         )
         for i in range(processes)
     ]
@@ -76,7 +80,7 @@ class BuiltinDriver:
         errors = [0] * len(parts)
         measuring = [False] * len(parts)
 
-        neighbours = NeighbourMeter(spec.cpus)
+        neighbours = NeighbourMeter(spec.settings.client_cpus)
 
         def on_event(index: int, event: dict[str, Any]) -> None:
             if event["event"] == "measuring":
@@ -95,7 +99,7 @@ class BuiltinDriver:
         results = await asyncio.gather(
             *(self._run_one(part, events_of(i)) for i, part in enumerate(parts))
         )
-        merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.cpus)
+        merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         others = neighbours.others(merged.cpu_cores, merged.client_cpu_s)
         return replace(merged, client_others_s=others)
 

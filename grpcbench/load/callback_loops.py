@@ -134,19 +134,19 @@ async def fast_closed_loop_phase(
         elif budget.in_flight == 0 and not finished.done():
             finished.set_result(None)
 
-    issuer = _Issuer(calls, spec.timeout_s, on_done)
+    issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
     send = issuer.send
     budget.arm()
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     try:
-        for user in range(spec.concurrency):
+        for user in range(spec.share.concurrency):
             if not take():
                 break
             budget.in_flight += 1
             send(user, clock())
         if budget.in_flight == 0:
             return
-        await _finish(finished, budget, spec.timeout_s, issuer)
+        await _finish(finished, budget, spec.settings.timeout_s, issuer)
     finally:
         budget.disarm()
         if ticker:
@@ -171,8 +171,8 @@ async def fast_open_loop_phase(
     loop = asyncio.get_running_loop()
     finished: asyncio.Future[None] = loop.create_future()
     clock = time.perf_counter_ns
-    cap = spec.concurrency
-    offsets = timetable(spec.rate, spec.arrivals)
+    cap = spec.share.concurrency
+    offsets = timetable(spec.share.rate, spec.settings.arrivals)
     start = clock()
     intended_of: dict[int, int] = {}  # call number -> intended send (ns)
     state = {"next": start + int(next(offsets) * 1e9), "number": 0, "sending": True}
@@ -223,7 +223,7 @@ async def fast_open_loop_phase(
         if budget.in_flight == 0 and not finished.done():
             finished.set_result(None)
 
-    issuer = _Issuer(calls, spec.timeout_s, on_done)
+    issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     budget.arm()
     # The phase's end (a timer of Budget's) must stop the timetable even when no
@@ -235,7 +235,7 @@ async def fast_open_loop_phase(
             if budget.stopped and state["sending"]:
                 stop_sending()
         if budget.in_flight:
-            await _finish(finished, budget, spec.timeout_s, issuer)
+            await _finish(finished, budget, spec.settings.timeout_s, issuer)
     finally:
         state["sending"] = False
         if timer[0] is not None:

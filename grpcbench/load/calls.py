@@ -196,20 +196,22 @@ async def call_source(
     connections yields ``load.callback_loops.FastUnaryCalls``, which the engine runs on
     its callback loops."""
     security = ChannelSecurity.from_json(spec.security)
-    stack = spec.client_stack
+    stack = spec.settings.client_stack
     if spec.connection_mode == "per-request":
         yield PerRequestCalls(spec.target, workload, connect, security, stack)
         return
     if spec.connection_mode == "checkout":
         checkout = CheckoutCalls(
-            spec.target, workload, connect, max(1, spec.connections), security, stack
+            spec.target, workload, connect, max(1, spec.share.connections), security, stack
         )
         try:
             yield checkout
         finally:
             await checkout.close()
         return
-    channels = [open_channel(spec.target, security, stack) for _ in range(max(1, spec.connections))]
+    channels = [
+        open_channel(spec.target, security, stack) for _ in range(max(1, spec.share.connections))
+    ]
     try:
         try:
             await asyncio.wait_for(

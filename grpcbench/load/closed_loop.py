@@ -168,12 +168,12 @@ async def closed_loop_phase(
 ) -> None:
     budget.arm()
     users = [
-        asyncio.create_task(_user(call, budget, spec.timeout_s, recorders))
-        for _ in range(spec.concurrency)
+        asyncio.create_task(_user(call, budget, spec.settings.timeout_s, recorders))
+        for _ in range(spec.share.concurrency)
     ]
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     try:
-        await watch_phase(users, budget, spec.timeout_s, recorders)
+        await watch_phase(users, budget, spec.settings.timeout_s, recorders)
     finally:
         budget.disarm()
         for task in users:

@@ -73,8 +73,8 @@ def check_versions(versions: dict[str, str], expected: str = __version__) -> Non
 
 def _pin_worker(spec: LoadSpec) -> None:
     """A LocalCluster's workers share this machine: each takes one of the client CPUs."""
-    if spec.cpus:
-        pin_to([spec.cpus[spec.worker_index % len(spec.cpus)]])
+    if spec.settings.client_cpus:
+        pin_to([spec.settings.client_cpus[spec.share.index % len(spec.settings.client_cpus)]])
 
 
 def abandoned_check() -> Callable[[], bool]:
@@ -119,7 +119,7 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
 
     spec = LoadSpec.from_json(spec_json)
     _pin_worker(spec)
-    ready = Event(f"{run_id}-ready-{spec.worker_index}")
+    ready = Event(f"{run_id}-ready-{spec.share.index}")
     start = Event(f"{run_id}-start")
     abandoned = abandoned_check()
 
@@ -135,7 +135,7 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
             run_level(spec, lambda: None, lambda done, errors: None, before_measuring=barrier),
             abandoned,
         ),
-        use_uvloop=spec.client_loop == "uvloop",
+        use_uvloop=spec.settings.client_loop == "uvloop",
     )
     address = get_worker().address
     figures = WorkerFigures(
@@ -209,7 +209,7 @@ class ClusterDriver:
         from distributed import Event
 
         if self.local is None:  # this machine's CPU numbers mean nothing on other machines
-            spec = replace(spec, cpus=())
+            spec = replace(spec, settings=replace(spec.settings, client_cpus=()))
         # The workers of now: a nanny may have restarted one under a new address.
         try:
             self.addresses = await asyncio.to_thread(self._choose_workers, self.wanted)
@@ -217,11 +217,11 @@ class ClusterDriver:
             raise
         except UsageError as error:  # too few workers now: this level's error, not the run's
             raise DriverError(str(error)) from None
-        neighbours = NeighbourMeter(spec.cpus)
+        neighbours = NeighbourMeter(spec.settings.client_cpus)
         parts = split_spec(spec, len(self.addresses))
         addresses = self.addresses[: len(parts)]
         run_id = f"grpcbench-{uuid.uuid4().hex}"
-        limit_s = spec.max_level_s + spec.timeout_s + GRACE_S
+        limit_s = spec.settings.max_level_s + spec.settings.timeout_s + GRACE_S
         futures = [
             self.client.submit(
                 run_on_worker, part.to_json(), run_id, limit_s, workers=[address],
@@ -247,7 +247,7 @@ class ClusterDriver:
             for future in futures:
                 future.cancel()
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
-        merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.cpus)
+        merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         merged = replace(
             merged, client_others_s=neighbours.others(merged.cpu_cores, merged.client_cpu_s)
         )

@@ -36,11 +36,11 @@ async def _phase(
     on_progress: Callable[[int], None] | None,
 ) -> None:
     if isinstance(call, FastUnaryCalls):  # the wire stack's callback loops
-        if spec.rate:
+        if spec.share.rate:
             await fast_open_loop_phase(call, spec, budget, measure, on_progress)
         else:
             await fast_closed_loop_phase(call, spec, budget, measure, on_progress)
-    elif spec.rate:
+    elif spec.share.rate:
         await open_loop_phase(call, spec, budget, measure, on_progress)
     else:
         await closed_loop_phase(call, spec, budget, measure, on_progress)
@@ -52,7 +52,7 @@ def make_workload(spec: LoadSpec) -> Workload:
         from grpcbench.rpc.call import MethodCall
         from grpcbench.rpc.workload import MethodWorkload
 
-        return MethodWorkload(MethodCall.from_json(spec.call), spec.worker_index, spec.workers)
+        return MethodWorkload(MethodCall.from_json(spec.call), spec.share.index, spec.share.of)
     service = load_service(spec.service)
     if service.workload is None:
         raise UsageError(f"service {spec.service} has no client workload: give --call")
@@ -70,8 +70,10 @@ async def run_level(
     workload = make_workload(spec)
     connect = LatencyRecorder()
     async with call_source(spec, workload, connect) as call:
-        if spec.warmup_requests or spec.warmup_s:
-            warmup = Budget.for_phase(spec.warmup_requests, spec.warmup_s, spec.max_level_s)
+        if spec.share.warmup_requests or spec.settings.warmup_s:
+            warmup = Budget.for_phase(
+                spec.share.warmup_requests, spec.settings.warmup_s, spec.settings.max_level_s
+            )
             await _phase(call, spec, warmup, None, None)
         if before_measuring is not None:
             await before_measuring()
@@ -79,7 +81,11 @@ async def run_level(
         if isinstance(call, PerRequestCalls | CheckoutCalls):
             call.recording = True  # connection set-ups count from now on
         measure = LevelRecorders()
-        timeline = TimelineRecorder(spec.sample_interval_s) if spec.sample_interval_s else None
+        timeline = (
+            TimelineRecorder(spec.settings.sample_interval_s)
+            if spec.settings.sample_interval_s
+            else None
+        )
         sampler = (
             asyncio.create_task(sample(timeline, time.process_time, current_rss_bytes))
             if timeline
@@ -89,7 +95,9 @@ async def run_level(
         cpu_start = time.process_time()
         wait_start = run_queue_wait_s(os.getpid())
         wall_start = time.perf_counter()
-        budget = Budget.for_phase(spec.requests, spec.duration_s, spec.max_level_s, wall_start)
+        budget = Budget.for_phase(
+            spec.share.requests, spec.settings.duration_s, spec.settings.max_level_s, wall_start
+        )
         await _phase(call, spec, budget, measure, lambda done: on_progress(done, measure.failed))
         wall_s = time.perf_counter() - wall_start
         cpu_s = time.process_time() - cpu_start
@@ -99,8 +107,8 @@ async def run_level(
     per_request = spec.connection_mode in ("per-request", "checkout")
     return LoadResult(
         driver="builtin",
-        concurrency=spec.concurrency,
-        connections=spec.connections,
+        concurrency=spec.share.concurrency,
+        connections=spec.share.connections,
         statuses=dict(measure.statuses),
         latency=measure.latency.summary(),
         wall_s=wall_s,
@@ -108,9 +116,9 @@ async def run_level(
         client_wait_s=wait_s,
         truncated=budget.truncated,
         connect_latency=connect.summary() if per_request else None,
-        rate=spec.rate,
-        service_latency=measure.service.summary() if spec.rate else None,
-        schedule_lag=measure.lag.summary() if spec.rate else None,
+        rate=spec.share.rate,
+        service_latency=measure.service.summary() if spec.share.rate else None,
+        schedule_lag=measure.lag.summary() if spec.share.rate else None,
         stream=measure.streams.summary(),
         client_rss_start_bytes=rss_start,
         client_peak_rss_bytes=peak_rss_bytes(),

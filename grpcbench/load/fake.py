@@ -21,24 +21,24 @@ class FakeDriver:
     name = "fake"
 
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
-        rng = random.Random(spec.concurrency)
-        requests = spec.requests or 1000
+        rng = random.Random(spec.share.concurrency)
+        requests = spec.share.requests or 1000
         progress(MEASUREMENT_STARTED, 0)
         recorder = LatencyRecorder()
         statuses = {"OK": 0, "Unavailable": 0}
         for i in range(1, requests + 1):
-            recorder.record(int(rng.lognormvariate(6.5, 0.4) * spec.concurrency))
+            recorder.record(int(rng.lognormvariate(6.5, 0.4) * spec.share.concurrency))
             statuses["Unavailable" if i % FAILURE_EVERY == 0 else "OK"] += 1
         await asyncio.sleep(0.01)
         progress(requests, statuses["Unavailable"])
         latency = recorder.summary()
         return LoadResult(
             driver=self.name,
-            concurrency=spec.concurrency,
-            connections=spec.connections,
+            concurrency=spec.share.concurrency,
+            connections=spec.share.connections,
             statuses=statuses,
             latency=latency,
-            wall_s=latency.total_us / 1e6 / spec.concurrency,
+            wall_s=latency.total_us / 1e6 / spec.share.concurrency,
             client_cpu_s=0.0,
         )
 

@@ -34,7 +34,7 @@ def main() -> None:
     if sys.argv[1:2] == ["--pipe"]:
         _events = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
     spec = LoadSpec.from_json(json.loads(sys.stdin.readline()))
-    setup_child(spec.cpus)
+    setup_child(spec.settings.client_cpus)
     from grpcbench.load.engine import run_level
     from grpcbench.servers.asyncio_loop import run
 
@@ -45,7 +45,7 @@ def main() -> None:
                 on_measurement_start=lambda: emit("measuring"),
                 on_progress=lambda done, errors: emit("progress", done=done, errors=errors),
             ),
-            use_uvloop=spec.client_loop == "uvloop",
+            use_uvloop=spec.settings.client_loop == "uvloop",
         )
     except UsageError as error:
         emit("error", message=str(error))

@@ -138,7 +138,7 @@ def ghz_command(
 ) -> list[str]:
     """The ghz argv for one phase (warm-up or measured) of a level; ``workdir``
     holds the files of a ``--call`` (schema, data, metadata)."""
-    cores = len(spec.cpus) or os.cpu_count() or 1
+    cores = len(spec.settings.client_cpus) or os.cpu_count() or 1
     if spec.call is not None:
         if workdir is None:
             raise ValueError("a --call needs a directory for ghz's files")
@@ -148,9 +148,9 @@ def ghz_command(
     argv = [
         binary,
         *what,
-        f"--concurrency={spec.concurrency}",
-        f"--connections={min(spec.connections, spec.concurrency)}",
-        f"--timeout={_go_duration(spec.timeout_s)}",
+        f"--concurrency={spec.share.concurrency}",
+        f"--connections={min(spec.share.connections, spec.share.concurrency)}",
+        f"--timeout={_go_duration(spec.settings.timeout_s)}",
         f"--cpus={cores}",
         "--count-errors",
         "--format=json",
@@ -186,14 +186,14 @@ def parse_ghz_report(report: dict[str, Any], spec: LoadSpec, cpu_s: float = 0.0)
         )
     return LoadResult(
         driver="ghz",
-        concurrency=spec.concurrency,
-        connections=min(spec.connections, spec.concurrency),
+        concurrency=spec.share.concurrency,
+        connections=min(spec.share.connections, spec.share.concurrency),
         statuses=statuses,
         latency=recorder.summary(),
         wall_s=wall_s,
         client_cpu_s=cpu_s,
-        cpu_cores=float(len(spec.cpus) or os.cpu_count() or 1),
-        truncated=report.get("endReason") == "timeout" and not spec.duration_s,
+        cpu_cores=float(len(spec.settings.client_cpus) or os.cpu_count() or 1),
+        truncated=report.get("endReason") == "timeout" and not spec.settings.duration_s,
         latency_note=note,
     )
 
@@ -249,27 +249,39 @@ class GhzDriver:
     @staticmethod
     def _time_limit(spec: LoadSpec, duration_s: float) -> float:
         """A phase may take its duration (or the level cap), plus one call deadline."""
-        return (duration_s or spec.max_level_s) + spec.timeout_s + 10.0
+        return (duration_s or spec.settings.max_level_s) + spec.settings.timeout_s + 10.0
 
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
         with tempfile.TemporaryDirectory(prefix="grpcbench-ghz-") as workdir:
             return await self._run(spec, progress, Path(workdir))
 
     async def _run(self, spec: LoadSpec, progress: ProgressCallback, workdir: Path) -> LoadResult:
-        if spec.warmup_requests or spec.warmup_s:
+        if spec.share.warmup_requests or spec.settings.warmup_s:
             warmup = ghz_command(
-                self.binary, spec, spec.warmup_requests, spec.warmup_s, self.proto_root, workdir
+                self.binary,
+                spec,
+                spec.share.warmup_requests,
+                spec.settings.warmup_s,
+                self.proto_root,
+                workdir,
             )
-            await self._invoke(warmup, spec.cpus, self._time_limit(spec, spec.warmup_s))
+            await self._invoke(
+                warmup, spec.settings.client_cpus, self._time_limit(spec, spec.settings.warmup_s)
+            )
         # ghz reports only when it ends, so the progress bar jumps from 0 to done.
         progress(MEASUREMENT_STARTED, 0)
         measured = ghz_command(
-            self.binary, spec, spec.requests, spec.duration_s, self.proto_root, workdir
+            self.binary,
+            spec,
+            spec.share.requests,
+            spec.settings.duration_s,
+            self.proto_root,
+            workdir,
         )
-        neighbours = NeighbourMeter(spec.cpus)
+        neighbours = NeighbourMeter(spec.settings.client_cpus)
         neighbours.start()
         report, cpu_s = await self._invoke(
-            measured, spec.cpus, self._time_limit(spec, spec.duration_s)
+            measured, spec.settings.client_cpus, self._time_limit(spec, spec.settings.duration_s)
         )
         result = parse_ghz_report(report, spec, cpu_s)
         result = replace(result, client_others_s=neighbours.others(result.cpu_cores, cpu_s))

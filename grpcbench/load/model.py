@@ -1,7 +1,7 @@
 """Plain data that crosses process boundaries: what to run and what was measured.
 
-A driver takes a ``LoadSpec`` (JSON-serialisable, so generator processes - and
-later other machines - can receive it) and returns a ``LoadResult``, which
+A driver takes a ``LoadSpec`` (JSON-serialisable, so generator processes and
+cluster workers receive it) and returns a ``LoadResult``, which
 merges exactly with results of other processes running the same spec.
 """
 
@@ -12,9 +12,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeVar
 
-from grpcbench import defaults
 from grpcbench.cpu_share import saturation
-from grpcbench.parsing import parse_duration
+from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
 from grpcbench.timeline import Timeline
 
@@ -26,43 +25,87 @@ SCHEDULE_LAG_LIMIT_US = 10_000
 
 
 @dataclass(frozen=True)
+class Share:
+    """One generator's part of a level: what is split among processes and cluster
+    workers (everything else is the level's plan and the run's settings, whole)."""
+
+    concurrency: int  # closed loop: virtual users; open loop: cap on calls in flight
+    requests: int  # measured calls; 0 when the level is time-based
+    warmup_requests: int
+    connections: int  # pool size (0 per-request; users per-user; most idle for checkout)
+    rate: float = 0.0  # calls/s on a timetable (open loop); 0 = closed loop
+    index: int = 0  # this generator's place among the level's (request numbers stay unique)
+    of: int = 1
+
+    @classmethod
+    def whole(cls, plan: LevelPlan, settings: LoadSettings) -> Share:
+        """The whole level, for one generator."""
+        return cls(
+            concurrency=plan.concurrency,
+            requests=settings.requests,
+            warmup_requests=settings.warmup_requests,
+            connections=settings.connections_for(plan),
+            rate=plan.rate,
+        )
+
+
+@dataclass(frozen=True)
 class LoadSpec:
+    """What one generator runs: the level's plan and the run's load settings as they
+    are (never copied field by field), its share of the level, and the calls."""
+
     target: str  # host:port
     service: str
-    # Closed loop: virtual users. Open loop (rate > 0): the cap on calls in flight.
-    concurrency: int
-    requests: int = 0  # measured requests; 0 when the level is time-based
-    duration_s: float = 0.0  # measured duration; 0 when the level is count-based
-    warmup_requests: int = 0
-    warmup_s: float = 0.0
-    timeout_s: float = parse_duration(defaults.TIMEOUT, "timeout")  # per-call deadline
-    connections: int = 1  # pool size (0 per-request; users per-user; most idle for checkout)
-    connection_mode: str = "pool"  # "pool", "per-request", "per-user" or "checkout"
-    pool_policy: str = "round-robin"  # or "least-busy"
-    rate: float = 0.0  # calls/s on a timetable (open loop); 0 = closed loop
-    arrivals: str = "uniform"  # or "poisson"
-    max_level_s: float = parse_duration(defaults.MAX_LEVEL, "max level")  # cap on measuring
+    plan: LevelPlan
+    settings: LoadSettings
+    share: Share
     workload_params: dict[str, Any] = field(default_factory=dict)
-    cpus: tuple[int, ...] = ()
     # --call: the method call (rpc.call.MethodCall as JSON) replacing the service's
     # workload; it may carry credentials, so a spec is never saved or printed.
     call: dict[str, Any] | None = None
     security: dict[str, Any] | None = None  # rpc.security.ChannelSecurity as JSON; None = plaintext
-    # This generator's place among the level's generators (request numbers stay unique).
-    worker_index: int = 0
-    workers: int = 1
-    client_loop: str = defaults.CLIENT_LOOP  # the generator's event loop: uvloop or asyncio
-    client_stack: str = defaults.CLIENT_STACK  # wire (grpcbench's HTTP/2) or grpcio (grpc.aio)
-    sample_interval_s: float = 0.0  # > 0: the generator records its timeline
+
+    @classmethod
+    def for_level(
+        cls, target: str, service: str, plan: LevelPlan, settings: LoadSettings, **rest: Any
+    ) -> LoadSpec:
+        """The whole level for one generator (drivers split it: ``split_share``)."""
+        return cls(target, service, plan, settings, Share.whole(plan, settings), **rest)
+
+    @property
+    def connection_mode(self) -> str:
+        """ "pool", "per-request", "per-user" or "checkout" ("auto" is a pool)."""
+        mode = self.settings.connections.mode
+        return "pool" if mode == "auto" else mode
+
+    @property
+    def pool_policy(self) -> str:
+        return self.settings.connections.policy
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "target": self.target,
+            "service": self.service,
+            "plan": self.plan.to_json(),
+            "settings": self.settings.to_json(),
+            "share": asdict(self.share),
+            "workload_params": self.workload_params,
+            "call": self.call,
+            "security": self.security,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LoadSpec:
-        data = dict(data)
-        data["cpus"] = tuple(data.get("cpus", ()))
-        return cls(**data)
+        return cls(
+            target=data["target"],
+            service=data["service"],
+            plan=LevelPlan.from_json(data["plan"]),
+            settings=LoadSettings.from_json(data["settings"]),
+            share=Share(**data["share"]),
+            workload_params=dict(data.get("workload_params") or {}),
+            call=data.get("call"),
+            security=data.get("security"),
+        )
 
 
 @dataclass(frozen=True)

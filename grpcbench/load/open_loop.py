@@ -46,14 +46,14 @@ async def open_loop_phase(
     on_progress: Callable[[int], None] | None,
 ) -> None:
     clock = time.perf_counter
-    slots = asyncio.Semaphore(spec.concurrency)
+    slots = asyncio.Semaphore(spec.share.concurrency)
     in_flight: set[asyncio.Task[None]] = set()
 
     async def one_call(intended: float) -> None:
         try:
             sent = clock()
             budget.in_flight += 1
-            status, stats = await call_status(call, spec.timeout_s)
+            status, stats = await call_status(call, spec.settings.timeout_s)
             done = clock()
             budget.in_flight -= 1
             budget.done += 1
@@ -68,7 +68,7 @@ async def open_loop_phase(
     budget.arm()
     start = clock()
     try:
-        for offset in timetable(spec.rate, spec.arrivals):
+        for offset in timetable(spec.share.rate, spec.settings.arrivals):
             intended = start + offset
             delay = intended - clock()
             if delay > MIN_SLEEP_S:
@@ -82,7 +82,7 @@ async def open_loop_phase(
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
         if in_flight:
-            await watch_phase(list(in_flight), budget, spec.timeout_s, recorders)
+            await watch_phase(list(in_flight), budget, spec.settings.timeout_s, recorders)
     finally:
         budget.disarm()
         for task in in_flight:

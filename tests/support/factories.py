@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from grpcbench.load.model import LoadResult
+from grpcbench.load.connections import parse_connection_strategy
+from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.monitor import ProcessUsage
-from grpcbench.plan import LevelPlan
+from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.results import LevelResult
 from grpcbench.stats.histogram import LatencyRecorder
 
@@ -58,3 +60,27 @@ def level(
         started_at="2026-01-01T00:00:00+00:00",
         finished_at="2026-01-01T00:00:01+00:00",
     )
+
+
+def make_spec(
+    target: str,
+    service: str,
+    concurrency: int,
+    *,
+    rate: float = 0.0,
+    connections: int | None = None,
+    cpus: tuple[int, ...] = (),
+    workload_params: dict[str, Any] | None = None,
+    call: dict[str, Any] | None = None,
+    security: dict[str, Any] | None = None,
+    **settings: Any,
+) -> LoadSpec:
+    """A whole level's spec from flat keywords: ``connections=N`` is ``pool:N``, the rest
+    are ``LoadSettings`` fields (defaults otherwise)."""
+    if connections is not None:
+        settings["connections"] = parse_connection_strategy(f"pool:{max(1, connections)}")
+    chosen = LoadSettings(client_cpus=cpus, **settings)
+    return LoadSpec.for_level(
+        target, service, LevelPlan(concurrency, rate=rate), chosen,
+        workload_params=dict(workload_params or {}), call=call, security=security,
+    )  # fmt: skip

@@ -1,0 +1,78 @@
+"""`run`'s options for declared settings, generated from their declarations.
+
+A setting declared in ``plan.LoadSettings`` (``settings.setting``) becomes a
+`run` option with its name, short flag, help, shown default and panel, with no
+edit here or in ``cli``: ``settings_options`` adds one Typer parameter per
+declaration to the command's signature and hands the command what was typed as
+one ``settings`` mapping (field name -> text), which ``options`` parses through
+the same declarations.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from grpcbench.settings import declared, default_text, help_for
+
+PREFIX = "setting_"  # generated parameters' names, apart from the command's own
+
+
+def _help(cls: type, name: str, declared_help: str) -> str:
+    """The declared help, with the default when the help does not say it."""
+    text = help_for(cls, name)
+    return text if "{default}" in declared_help else f"{text} Default: {default_text(cls, name)}."
+
+
+def settings_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a Typer command whose last parameter is ``settings: dict[str, str]``."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        hints = typing.get_type_hints(command, include_extras=True)
+        own = [
+            p
+            for p in inspect.signature(command, eval_str=True).parameters.values()
+            if p.name != "settings"
+        ]
+        generated: list[inspect.Parameter] = []
+        for name, (_, info) in declared(cls).items():
+            if not info.cli:
+                continue
+            names = (info.option, info.short) if info.short else (info.option,)
+            annotation = Annotated[
+                typing.Optional[str],  # noqa: UP045 - a runtime object for Typer
+                typer.Option(
+                    *names,
+                    help=_help(cls, name, info.help),
+                    show_default=False,
+                    metavar=info.metavar,
+                    rich_help_panel=info.panel or None,
+                ),
+            ]
+            generated.append(
+                inspect.Parameter(
+                    PREFIX + name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=None,
+                    annotation=annotation,
+                )  # fmt: skip
+            )
+            hints[PREFIX + name] = annotation
+        hints.pop("settings", None)
+
+        @functools.wraps(command)
+        def with_settings(*args: Any, **kwargs: Any) -> Any:
+            typed = {key: kwargs.pop(key) for key in list(kwargs) if key.startswith(PREFIX)}
+            settings = {key[len(PREFIX) :]: text for key, text in typed.items() if text is not None}
+            return command(*args, settings=settings, **kwargs)
+
+        with_settings.__signature__ = inspect.Signature(own + generated)  # type: ignore[attr-defined]
+        with_settings.__annotations__ = hints
+        return with_settings
+
+    return decorate
