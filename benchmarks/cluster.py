@@ -16,12 +16,11 @@ import argparse
 import asyncio
 import statistics
 
+from grpcbench.level_options import level_context
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.load.cluster import ClusterDriver
 from grpcbench.load.driver import LoadDriver
-from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
-from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.started import StartedServer
@@ -38,11 +37,10 @@ async def bench(args: argparse.Namespace) -> None:
         "dask:1": clusters[0],
         "dask:2": clusters[1],
     }
-    settings = LoadSettings(
-        requests=args.requests, warmup_requests=args.requests // 10,
-        client_cpus=placement.client_cpus,
+    context = level_context(
+        server.address, concurrency=args.concurrency, requests=args.requests,
+        warmup=args.requests // 10,
     )  # fmt: skip
-    plan = LevelPlan(args.concurrency, connection=settings.connection_label(0))
     rates: dict[str, list[float]] = {name: [] for name in setups}
     costs: dict[str, list[float]] = {name: [] for name in setups}
     print(f"server {args.server} on CPUs {list(placement.server_cpus)}; clients on"
@@ -51,10 +49,9 @@ async def bench(args: argparse.Namespace) -> None:
     try:
         for round_number in range(1, args.repeat + 1):
             for name, driver in setups.items():
-                level = await measure_level(
-                    driver, StartedServer(server), plan, settings, scenario="hello",
-                    service="hello", workload_params={},
-                )  # fmt: skip
+                level = await context.measure_level(
+                    driver, StartedServer(server), context.options.levels[0]
+                )
                 cost = level.generator_cpu_us_per_call or 0.0
                 rates[name].append(level.load.rps)
                 costs[name].append(cost)

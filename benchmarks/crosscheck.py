@@ -18,14 +18,12 @@ import argparse
 import asyncio
 import shutil
 import statistics
-from dataclasses import replace
 
 from clients import make_generators, save_record  # benchmarks/, this script's directory
 
+from grpcbench.level_options import level_context
 from grpcbench.load.driver import LoadDriver
-from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
-from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.results import LevelResult
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
@@ -35,17 +33,13 @@ from grpcbench.targets.started import StartedServer
 async def _level(
     driver: LoadDriver, stack: str, server: RunningServer, args: argparse.Namespace
 ) -> LevelResult:
-    """One client's level, measured the same way for all of them."""
-    placement = default_placement()
-    settings = LoadSettings(
-        requests=args.requests, warmup_requests=args.requests // 10,
-        client_cpus=placement.client_cpus,
+    """One client's level, measured the same way for all of them (run's options and
+    its RunContext, as the runner and the plugin measure)."""
+    context = level_context(
+        server.address, concurrency=args.concurrency, requests=args.requests,
+        warmup=args.requests // 10, client_stack=stack,
     )  # fmt: skip
-    return await measure_level(
-        driver, StartedServer(server), LevelPlan(args.concurrency, connection="auto"),
-        replace(settings, client_stack=stack), scenario="hello", service="hello",
-        workload_params={},
-    )  # fmt: skip
+    return await context.measure_level(driver, StartedServer(server), context.options.levels[0])
 
 
 async def crosscheck(args: argparse.Namespace) -> None:

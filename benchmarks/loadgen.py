@@ -32,17 +32,15 @@ import asyncio
 import os
 import shutil
 import statistics
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from clients import make_generators, save_record  # benchmarks/, this script's directory
 
-from grpcbench import defaults
 from grpcbench.childproc import parse_ready_line
+from grpcbench.level_options import level_context
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings, LoadDriver
-from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
-from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.subprocs import Child, start_child
@@ -86,17 +84,18 @@ async def bench(args: argparse.Namespace) -> None:
     print(f"{'round':>5} {'client':>16} {'req/s':>9} {'CPU us/call':>12}  verdict")
     samples = {label: Samples() for label in drivers}
     runs: list[dict[str, object]] = []
-    settings = LoadSettings(
-        requests=args.requests, warmup_requests=args.requests // 10, client_cpus=client_cpus
-    )
-    plan = LevelPlan(args.concurrency, connection=settings.connection_label(0))
+    contexts = {
+        stack: level_context(
+            target.address, concurrency=args.concurrency, requests=args.requests,
+            warmup=args.requests // 10, client_stack=stack, client_cpus=client_cpus,
+        )
+        for stack in {stack for _, stack in drivers.values()}
+    }  # fmt: skip
     try:
         for round_number in range(1, args.repeat + 1):
             for label, (driver, stack) in drivers.items():
-                level = await measure_level(
-                    driver, target, plan, replace(settings, client_stack=stack),
-                    scenario="hello", service="hello", workload_params={},
-                )  # fmt: skip
+                context = contexts[stack]
+                level = await context.measure_level(driver, target, context.options.levels[0])
                 cost = level.generator_cpu_us_per_call or 0.0
                 samples[label].rps.append(level.load.rps)
                 samples[label].cpu_us_per_call.append(cost)
@@ -123,23 +122,25 @@ async def bench(args: argparse.Namespace) -> None:
                 cost = samples[a].medians[1] / samples[b].medians[1]
                 print(f"{a} / {b}: rate {rate:.2f}x, CPU per call {cost:.2f}x")
         print("(a server-bound run's rate is the server's, not the client's maximum)")
-        open_loop = await open_loop_runs(args, drivers, target, settings)
+        open_loop = await open_loop_runs(args, drivers, target, client_cpus)
         if args.save:
             save_results(args, target.label, runs, open_loop)
         for calls in args.rss_calls:
-            await rss_after(calls, target, plan, settings)
+            await rss_after(calls, target, args, client_cpus)
     finally:
         await stop()
 
 
-async def rss_after(calls: int, target: ExternalTarget, plan: LevelPlan,
-                    settings: LoadSettings) -> None:  # fmt: skip
+async def rss_after(
+    calls: int, target: ExternalTarget, args: argparse.Namespace, client_cpus: tuple[int, ...]
+) -> None:
     """The built-in generator's memory after ``calls`` calls: it must stay flat."""
     driver = make_driver("builtin", DriverSettings(client_processes=1))
-    long = LoadSettings(requests=calls, warmup_requests=settings.warmup_requests,
-                        client_cpus=settings.client_cpus, max_level_s=3600.0)  # fmt: skip
-    level = await measure_level(driver, target, plan, long, scenario="hello", service="hello",
-                                workload_params={})  # fmt: skip
+    context = level_context(
+        target.address, concurrency=args.concurrency, requests=calls,
+        warmup=args.requests // 10, client_cpus=client_cpus, max_level="3600s",
+    )  # fmt: skip
+    level = await context.measure_level(driver, target, context.options.levels[0])
     load = level.load
     start, peak = load.client_rss_start_bytes / 2**20, load.client_peak_rss_bytes / 2**20
     print(
@@ -160,7 +161,7 @@ async def open_loop_runs(
     args: argparse.Namespace,
     drivers: dict[str, tuple[LoadDriver, str]],
     target: ExternalTarget,
-    settings: LoadSettings,
+    client_cpus: tuple[int, ...],
 ) -> list[dict[str, object]]:
     """The built-in driver's open loop at each ``--rates`` rate, on each client stack:
     whether it keeps its timetable (send lag) and what latency it then records."""
@@ -171,12 +172,11 @@ async def open_loop_runs(
             for label, (driver, stack) in builtins.items():
                 if ":" in label.split("@")[0]:
                     continue  # one process: the timetable of one generator
-                plan = LevelPlan(defaults.MAX_IN_FLIGHT, rate=rate, connection="auto")
-                level = await measure_level(
-                    driver, target, plan,
-                    replace(settings, client_stack=stack, requests=int(rate * 3)),
-                    scenario="hello", service="hello", workload_params={},
+                context = level_context(
+                    target.address, rate=rate, requests=int(rate * 3),
+                    warmup=args.requests // 10, client_stack=stack, client_cpus=client_cpus,
                 )  # fmt: skip
+                level = await context.measure_level(driver, target, context.options.levels[0])
                 load = level.load
                 lag = load.schedule_lag
                 row = {

@@ -29,11 +29,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from grpcbench.level_options import level_context
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings
-from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
-from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.resources import protos_dir
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
@@ -46,18 +45,12 @@ GHZ_TIME_LIMIT_S = 600.0
 
 
 async def _builtin(server: RunningServer, concurrency: int, requests: int) -> Counter[str]:
-    settings = LoadSettings(
-        requests=requests, warmup_requests=0, client_cpus=default_placement().client_cpus
-    )
-    level = await measure_level(
-        make_driver("builtin", DriverSettings(client_processes=1)),
-        StartedServer(server),
-        LevelPlan(concurrency, connection="auto"),
-        settings,
-        scenario="s3-stream",
-        service="objects",
-        workload_params={"mode": "stream"},
-    )
+    context = level_context(
+        server.address, scenario="s3-stream", concurrency=concurrency, requests=requests,
+        warmup=0, workload_params={"mode": "stream"},
+    )  # fmt: skip
+    driver = make_driver("builtin", DriverSettings(client_processes=1))
+    level = await context.measure_level(driver, StartedServer(server), context.options.levels[0])
     return Counter(level.load.statuses)
 
 

@@ -9,15 +9,23 @@ its events and its exports. ``RunContext.build`` is the one way to make it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from grpcbench.events import NullEvents, RunEvents
+from grpcbench.load.driver import LoadDriver
+from grpcbench.measure import measure_level
 from grpcbench.options import RunOptions
-from grpcbench.plan import Placement
+from grpcbench.plan import LevelPlan, Placement
 from grpcbench.preparation import Preparation
 from grpcbench.report.exporters import Exports
+from grpcbench.results import LevelResult
+from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.registry import load_service
+from grpcbench.targets.base import Target
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,8 @@ class RunContext:
     preparation: Preparation
     events: RunEvents
     exports: Exports
+    # Workload params the service derives from its prepared data (set once prepared).
+    workload_context: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, options: RunOptions, events: RunEvents | None = None) -> RunContext:
@@ -42,3 +52,35 @@ class RunContext:
             events=events or NullEvents(),
             exports=exports,
         )
+
+    async def measure_level(
+        self,
+        driver: LoadDriver,
+        target: Target,
+        plan: LevelPlan,
+        *,
+        repeat: int = 0,
+        call: MethodCall | None = None,
+        security: ChannelSecurity | None = None,
+    ) -> LevelResult:
+        """One level of this run, as every caller measures it: the run's load settings,
+        the level's workload params, the backing services' usage, progress as events.
+        ``call`` and ``security`` are the --call and TLS resolved for ``target``."""
+        options = self.options
+        return await measure_level(
+            driver,
+            target,
+            plan,
+            options.load,
+            scenario=options.scenario.name,
+            service=options.scenario.service,
+            workload_params=self.workload_params(plan),
+            repeat=repeat,
+            on_progress=self.events.level_progress,
+            backing=tuple(self.preparation.backing),
+            call=call,
+            security=security,
+        )
+
+    def workload_params(self, plan: LevelPlan) -> Mapping[str, Any]:
+        return {**self.workload_context, **self.options.workload_params(plan)}

@@ -318,8 +318,12 @@ def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
 def _scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
     """The scenario with its overrides, every param checked by the service that reads it."""
     chosen = load_scenario(args.scenario)
-    if args.service is not None:
-        chosen = replace(chosen, service=args.service)
+    if args.service is not None and args.service != chosen.service:
+        # The scenario's params and variants are its own service's, not this one's.
+        chosen = replace(
+            chosen, service=args.service, server_params={}, workload_params={}, variants=(),
+            default_variants=(),
+        )  # fmt: skip
     service = load_service(chosen.service)  # fail here, not inside a server process
     owner = f"service {chosen.service} (scenario {chosen.name})"
     declared = service.server_params

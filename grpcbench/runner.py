@@ -20,7 +20,7 @@ from grpcbench.events import RunEvents
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver, close_driver
 from grpcbench.load.engine import make_workload
-from grpcbench.measure import load_spec, measure_level
+from grpcbench.measure import load_spec
 from grpcbench.metadata import collect_metadata
 from grpcbench.options import RunOptions
 from grpcbench.plan import LevelPlan
@@ -43,7 +43,6 @@ class Runner:
             options=options.recorded(), metadata=collect_metadata(options.secret_params)
         )
         self.server_params: dict[str, Any] = dict(options.scenario.server_params)
-        self.workload_context: dict[str, Any] = {}
         self.service = self.context.service
         self.drivers: list[LoadDriver] = []
         try:
@@ -86,7 +85,7 @@ class Runner:
             stack.callback(thread.release)  # first in, so last out: after the services stop
             self.server_params = await thread.run()
         if self.service.workload_context:
-            self.workload_context = self.service.workload_context(self.server_params)
+            self.context.workload_context.update(self.service.workload_context(self.server_params))
 
     async def _run(self, workdir: Path, stack: ExitStack) -> RunRecord:
         try:
@@ -170,7 +169,7 @@ class Runner:
         first = options.levels[0]
         spec = load_spec(
             options.load, first, target.address, options.scenario.service,
-            {**self.workload_context, **options.workload_params(first)},
+            self.context.workload_params(first),
             self.method_call, self.security,
         )  # fmt: skip
         what = options.call.method if options.call else f"the {options.scenario.service} workload"
@@ -229,19 +228,8 @@ class Runner:
         options = self.options
         # total is 0 for time-based levels: the progress bar is then indeterminate.
         self.events.level_started(target.label, driver.name, plan.describe(), options.load.requests)
-        level = await measure_level(
-            driver,
-            target,
-            plan,
-            options.load,
-            scenario=options.scenario.name,
-            service=options.scenario.service,
-            workload_params={**self.workload_context, **options.workload_params(plan)},
-            repeat=repeat,
-            on_progress=self.events.level_progress,
-            backing=tuple(self.context.preparation.backing),
-            call=self.method_call,
-            security=self.security,
+        level = await self.context.measure_level(
+            driver, target, plan, repeat=repeat, call=self.method_call, security=self.security
         )
         self.record.levels.append(level)
         self.export()

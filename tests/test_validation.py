@@ -148,3 +148,17 @@ def test_server_per_level_starts_a_fresh_server_for_each_level(tmp_path: Path) -
         build_run_options(RunArgs(scenario="watch", server_per_level=False)).server_per_level
         is False
     )
+
+
+def test_a_service_given_on_its_own_drops_the_scenarios_params() -> None:
+    """--service replaces the scenario's service: hello's `name` is not the new one's
+    workload param (a service declaring its own params used to be refused)."""
+    from grpcbench.options import RunArgs, build_run_options
+
+    options = build_run_options(
+        RunArgs(service="tests.support.services:CLIENT_BURNER", load="fake", concurrency="2")
+    )
+    assert options.scenario.service == "tests.support.services:CLIENT_BURNER"
+    assert dict(options.scenario.workload_params) == {}
+    same = build_run_options(RunArgs(service="hello", load="fake", concurrency="2"))
+    assert dict(same.scenario.workload_params) == {"name": "world"}

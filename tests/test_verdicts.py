@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
+from grpcbench.level_options import level_context
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings
-from grpcbench.measure import measure_level
 from grpcbench.options import default_placement
-from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.results import LevelResult
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
@@ -30,17 +29,14 @@ def _measure(
             parse_server_spec("grpcio-aio"), service, server_params, cpus=placement.server_cpus
         )
         try:
-            settings = LoadSettings(
-                requests=400, warmup_requests=40, client_cpus=placement.client_cpus
-            )
-            return await measure_level(
+            context = level_context(
+                server.address, service=service, concurrency=concurrency, requests=400,
+                warmup=40, workload_params=workload,
+            )  # fmt: skip
+            return await context.measure_level(
                 make_driver("builtin", DriverSettings(client_processes=1)),
                 StartedServer(server),
-                LevelPlan(concurrency, connection="auto"),
-                settings,
-                scenario="verdict",
-                service=service,
-                workload_params=workload,
+                context.options.levels[0],
             )
         finally:
             await server.stop()
