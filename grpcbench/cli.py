@@ -455,6 +455,14 @@ def run(
             rich_help_panel=PANEL_TLS,
         ),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Check every option, file and output path, print the plan, start nothing.",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
+        ),
+    ] = False,
     settings: dict[str, str] | None = None,
 ) -> None:
     """Run a scenario on every server kind at every concurrency level and print the tables."""
@@ -471,7 +479,7 @@ def run(
         server_cpus=server_cpus, client_cpus=client_cpus,
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,
         max_error_rate=max_error_rate,
-        cluster=cluster, cluster_workers=cluster_workers, bind=bind,
+        cluster=cluster, cluster_workers=cluster_workers, bind=bind, dry_run=dry_run,
         call=CallArgs(
             call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,
             data_file=data_file, metadata=tuple(metadata or ()), metadata_file=metadata_file,

@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from grpcbench import interrupts
 from grpcbench.errors import InternalError, UsageError
-from grpcbench.options import RunArgs, build_run_options
+from grpcbench.options import RunArgs, RunOptions, build_run_options
 from grpcbench.scenario import Scenario
 
 EXIT_REGRESSION = 1  # compare --fail-on found a regression
@@ -42,6 +42,8 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     from grpcbench.runner import Runner
 
     options = build_run_options(args)
+    if args.dry_run:
+        return print_plan(options, consoles)
     err = consoles.err
     columns = len(options.targets) * options.repeat
     events = ConsoleEvents(err, columns, len(options.levels) * len(options.drivers))
@@ -81,6 +83,32 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         return interrupts.exit_code()
     if error:
         raise error
+    return 0
+
+
+def print_plan(options: RunOptions, consoles: Consoles) -> int:
+    """``run --dry-run``: every option checked (and every output path), the plan
+    printed, nothing started: a command line tried before a long run."""
+    from grpcbench.report.exporters import Exports
+
+    Exports(options.outputs).check()
+    out = consoles.out
+    out.print(f"scenario {options.scenario.name} (service {options.scenario.service})",
+              highlight=False, markup=False)  # fmt: skip
+    for target in options.targets:
+        out.print(f"  target {target.label}", highlight=False, markup=False)
+    for plan in options.levels:
+        out.print(f"  level {plan.describe()}, connections {plan.connection or 'auto'}",
+                  highlight=False, markup=False)  # fmt: skip
+    out.print(
+        f"  drivers {', '.join(options.drivers)}; {options.load.describe()} per level,"
+        f" {options.repeat} repeat(s); {options.placement.describe()}",
+        highlight=False, markup=False,
+    )  # fmt: skip
+    if options.call is not None:
+        out.print(f"  call {options.call.method}", highlight=False, markup=False)
+    settings = ", ".join(f"{key}={value}" for key, value in options.load.to_json().items())
+    out.print(f"  settings {settings}", highlight=False, markup=False)
     return 0
 
 

@@ -101,6 +101,7 @@ class RunArgs:
     cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
     cluster_workers: int | None = None
     bind: str | None = None  # --bind: where started servers listen (default 127.0.0.1)
+    dry_run: bool = False  # --dry-run: check everything, print the plan, start nothing
 
     def named_server_params(self) -> dict[str, Any]:
         """Server params given through their own options (--io-delay-ms, ...)."""
