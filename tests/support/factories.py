@@ -76,7 +76,11 @@ def make_spec(
     **settings: Any,
 ) -> LoadSpec:
     """A whole level's spec from flat keywords: ``connections=N`` is ``pool:N``, the rest
-    are ``LoadSettings`` fields (defaults otherwise)."""
+    are ``LoadSettings`` fields (their defaults otherwise, but no warm-up and no
+    timeline unless asked: a test counts exactly the calls it makes)."""
+    settings.setdefault("warmup_requests", 0)
+    settings.setdefault("warmup_s", 0.0)
+    settings.setdefault("sample_interval_s", 0.0)
     if connections is not None:
         settings["connections"] = parse_connection_strategy(f"pool:{max(1, connections)}")
     chosen = LoadSettings(client_cpus=cpus, **settings)
