@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from grpcbench import commands, defaults, interrupts
+from grpcbench import commands, defaults, ghz_compat, interrupts
 from grpcbench.cli_options import settings_options
 from grpcbench.errors import UsageError
 from grpcbench.options import RunArgs
@@ -49,6 +49,7 @@ PANEL_PLACEMENT = "Placement"
 PANEL_BACKING_SERVICES = "Backing services"
 PANEL_CALL = "Any method (ghz's options)"
 PANEL_TLS = "TLS (any option switches it on)"
+PANEL_GHZ = "ghz's own flags (see docs: your own service)"
 
 # Piped output (files, CI logs) gets a wide console so tables are not squeezed.
 stdout = Console() if sys.stdout.isatty() else Console(width=240)
@@ -245,7 +246,9 @@ def run(
     output: Annotated[
         Path | None,
         typer.Option(
-            help="Write versioned JSON results here (after every level).",
+            "--output",
+            "-o",
+            help="Write versioned JSON results here (after every level); with -O, that format.",
             rich_help_panel=PANEL_OUTPUT,
         ),
     ] = None,
@@ -455,6 +458,82 @@ def run(
             rich_help_panel=PANEL_TLS,
         ),
     ] = False,
+    expect_status: Annotated[
+        str | None,
+        typer.Option(
+            help="Statuses that count as success, e.g. Unavailable or PermissionDenied,NotFound"
+            " (names or numbers), to benchmark an error path: the pre-flight call accepts them"
+            " and only other statuses fail a level. Default: OK.",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            "--preflight/--no-preflight",
+            help="One real call before the first level, so a wrong method or credentials"
+            " stop the run at once instead of measuring failures.",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = True,
+    rps: Annotated[
+        str | None,
+        typer.Option("--rps", "-r", help="ghz's --rps: --rate.", rich_help_panel=PANEL_GHZ),
+    ] = None,
+    skip_first: Annotated[
+        int | None,
+        typer.Option("--skipFirst", help="ghz's: --warmup N.", rich_help_panel=PANEL_GHZ),
+    ] = None,
+    max_duration: Annotated[
+        str | None,
+        typer.Option("--max-duration", "-x", help="ghz's: --max-level.", rich_help_panel=PANEL_GHZ),
+    ] = None,
+    stream_call_count: Annotated[
+        int | None,
+        typer.Option(help="ghz's: --stream-messages.", rich_help_panel=PANEL_GHZ),
+    ] = None,
+    cpus: Annotated[
+        int | None,
+        typer.Option(help="ghz's: --client-processes N.", rich_help_panel=PANEL_GHZ),
+    ] = None,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            "-O",
+            help="With -o: json (ghz's own JSON layout), csv, html or grpcbench (its JSON).",
+            rich_help_panel=PANEL_GHZ,
+        ),
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(help="A name for the run, recorded and shown.", rich_help_panel=PANEL_GHZ),
+    ] = None,
+    tags: Annotated[
+        str | None,
+        typer.Option(
+            help='Tags as a JSON object (\'{"env": "ci"}\'), recorded and shown.',
+            rich_help_panel=PANEL_GHZ,
+        ),
+    ] = None,
+    count_errors: Annotated[
+        bool,
+        typer.Option(
+            "--count-errors",
+            help="ghz's: always on here (failed calls count in every figure).",
+            rich_help_panel=PANEL_GHZ,
+        ),
+    ] = False,
+    disable_template_functions: Annotated[
+        bool,
+        typer.Option(
+            "--disable-template-functions", help="ghz's: accepted.", rich_help_panel=PANEL_GHZ
+        ),
+    ] = False,
+    disable_template_data: Annotated[
+        bool,
+        typer.Option("--disable-template-data", help="ghz's: accepted.", rich_help_panel=PANEL_GHZ),
+    ] = False,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -480,6 +559,7 @@ def run(
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,
         max_error_rate=max_error_rate,
         cluster=cluster, cluster_workers=cluster_workers, bind=bind, dry_run=dry_run,
+        expect_status=expect_status, preflight=preflight,
         call=CallArgs(
             call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,
             data_file=data_file, metadata=tuple(metadata or ()), metadata_file=metadata_file,
@@ -487,7 +567,16 @@ def run(
             security=ChannelSecurity(cacert, cert, key, cname, skip_tls),
         ),
     )  # fmt: skip
-    _call(commands.run_benchmark, args)
+    flags = ghz_compat.GhzFlags(
+        rps=rps, skip_first=skip_first, max_duration=max_duration,
+        stream_call_count=stream_call_count, cpus=cpus, output_format=output_format, name=name,
+        tags=tags, method_on_command_line=call is not None,
+        scenario_given=scenario != defaults.SCENARIO,
+    )  # fmt: skip
+    _call(
+        lambda given, consoles: commands.run_benchmark(ghz_compat.apply(given, flags), consoles),
+        args,
+    )
 
 
 @app.command()
@@ -577,10 +666,34 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
     _call(commands.list_scenarios, as_json)
 
 
+def _refuse_ghz_flags(argv: list[str]) -> None:
+    """A ghz flag `run` does not take is refused by name with its reason (ghz_compat)."""
+    if len(argv) < 2 or argv[1] != "run":
+        return
+    refused = {
+        flag.strip(): reason
+        for flags, reason in ghz_compat.REFUSED.items()
+        for part in flags.split(",")
+        for flag in part.split("/")
+    }
+    for word in argv[2:]:
+        if word == "--":
+            return
+        reason = refused.get(word.split("=", 1)[0])
+        if reason:
+            stderr.print(
+                f"[bold red]grpcbench: error:[/] ghz's {escape(word.split('=', 1)[0])} is not"
+                f" supported: {escape(reason)}",
+                highlight=False,
+            )
+            sys.exit(2)
+
+
 def main() -> None:
     # gRPC's C core logs every failed TLS handshake and retry at INFO on stderr;
     # grpcbench says what went wrong in one line instead (a user's setting wins).
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    _refuse_ghz_flags(sys.argv)
     interrupts.install()
     try:
         app()

@@ -80,6 +80,7 @@ class RunContext:
             backing=tuple(self.preparation.backing),
             call=call,
             security=security,
+            expected=options.expected_statuses,
         )
 
     def workload_params(self, plan: LevelPlan) -> Mapping[str, Any]:

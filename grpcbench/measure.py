@@ -103,9 +103,11 @@ async def measure_level(
     backing: Sequence[BackingProcess] = (),
     call: MethodCall | None = None,
     security: ChannelSecurity | None = None,
+    expected: tuple[str, ...] = ("OK",),
 ) -> LevelResult:
     """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs.
-    ``call`` replaces the service's workload (``--call``); ``security`` is TLS."""
+    ``call`` replaces the service's workload (``--call``); ``security`` is TLS;
+    ``expected`` the statuses that count as success (--expect-status)."""
     spec = load_spec(settings, plan, target.address, service, workload_params, call, security)
     started_at = now_iso()
     load, usage, backing_usage = await run_monitored(driver, spec, target.pid, on_progress, backing)
@@ -119,4 +121,5 @@ async def measure_level(
         finished_at=now_iso(),
         repeat=repeat,
         backing_usage=backing_usage,
+        expected=expected,
     )

@@ -36,6 +36,7 @@ from grpcbench.results import RecordedOptions
 from grpcbench.rpc.planned import PlannedCall, plan_call
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.rpc.settings import CallArgs
+from grpcbench.rpc.status_names import parse_statuses
 from grpcbench.scenario import Scenario, Variant, load_scenario
 from grpcbench.secrets import mask_params, redact
 from grpcbench.servers.spec import parse_server_specs
@@ -102,6 +103,10 @@ class RunArgs:
     cluster_workers: int | None = None
     bind: str | None = None  # --bind: where started servers listen (default 127.0.0.1)
     dry_run: bool = False  # --dry-run: check everything, print the plan, start nothing
+    expect_status: str | None = None  # --expect-status: statuses that count as success
+    preflight: bool = True  # --no-preflight: skip the one call before the first level
+    name: str = ""  # --name (ghz's): recorded and shown
+    tags: Mapping[str, str] = field(default_factory=dict)  # --tags (ghz's), likewise
 
     def named_server_params(self) -> dict[str, Any]:
         """Server params given through their own options (--io-delay-ms, ...)."""
@@ -134,13 +139,21 @@ class RunOptions:
     max_error_rate: float | None = None  # None: a level fails when every call failed
     secret_params: frozenset[str] = frozenset()  # declared secret: masked when shown or saved
     bind: str = LOCALHOST  # where the servers grpcbench starts listen (--bind)
+    # Statuses that count as success (--expect-status): an error path benchmarked on purpose.
+    expected_statuses: tuple[str, ...] = ("OK",)
+    preflight: bool = True  # one real call before the first level (--no-preflight: none)
+    name: str = ""  # --name: the run's name, recorded and shown
+    tags: Mapping[str, str] = field(default_factory=dict)  # --tags
 
     def level_failure(self, statuses: Mapping[str, int]) -> str | None:
         """Why a measured level does not count as a success, if it does not."""
         count = sum(statuses.values())
-        failed = count - statuses.get("OK", 0)
+        failed = count - sum(statuses.get(status, 0) for status in self.expected_statuses)
         listed = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "no call finished"
         if count == 0 or failed == count:
+            if self.expected_statuses != ("OK",):
+                expected = ", ".join(self.expected_statuses)
+                return f"none of {count} calls ended {expected} (--expect-status): {listed}"
             return f"all {count} calls failed ({listed})"
         if self.max_error_rate is not None and failed / count > self.max_error_rate:
             return (
@@ -176,6 +189,8 @@ class RunOptions:
             client_processes=self.driver_settings.client_processes,
             repeat=self.repeat,
             call=self._recorded_call(),
+            name=self.name,
+            tags=dict(self.tags),
         )
 
     def _recorded_call(self) -> dict[str, Any]:
@@ -250,6 +265,10 @@ def build_run_options(args: RunArgs) -> RunOptions:
         max_error_rate=args.max_error_rate,
         secret_params=secret_names(service.server_params, service.workload_params),
         bind=_bind_address(args.bind),
+        expected_statuses=parse_statuses(args.expect_status) if args.expect_status else ("OK",),
+        preflight=args.preflight,
+        name=args.name,
+        tags=dict(args.tags),
     )
     _check_service(options, service)
     _check_workloads(options, service)

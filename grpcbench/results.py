@@ -44,6 +44,13 @@ class LevelResult:
     repeat: int = 0  # which of the --repeat runs (0-based); each in fresh server processes
     # Backing services the run started (embedded S3, MongoDB), measured like the server.
     backing_usage: dict[str, ProcessUsage] = field(default_factory=dict)
+    # The statuses that count as success (--expect-status; OK unless told otherwise).
+    expected: tuple[str, ...] = ("OK",)
+
+    @property
+    def unexpected(self) -> int:
+        """Calls that ended with a status not in ``expected``: the level's failures."""
+        return self.load.count - sum(self.load.statuses.get(s, 0) for s in self.expected)
 
     @property
     def driver(self) -> str:
@@ -101,6 +108,7 @@ class LevelResult:
             "verdict": self.verdict,  # derived from the figures above; recomputed on load
             "started_at": self.started_at,
             "finished_at": self.finished_at,
+            "expected_statuses": list(self.expected),
         }
 
     @classmethod
@@ -119,6 +127,7 @@ class LevelResult:
                 str(name): ProcessUsage.from_json(usage)
                 for name, usage in (data.get("backing_usage") or {}).items()
             },
+            expected=tuple(str(s) for s in data.get("expected_statuses") or ("OK",)),
         )
 
 
@@ -182,6 +191,8 @@ class RecordedOptions:
     repeat: int = 1
     # --call: method, schema source, data, metadata keys (never values), TLS.
     call: dict[str, Any] = field(default_factory=dict)
+    name: str = ""  # --name: the run's name (ghz's), shown in the header and reports
+    tags: dict[str, str] = field(default_factory=dict)  # --tags (ghz's), likewise
 
     def describe_params(self) -> str:
         """The scenario parameters that change the numbers, for headers (secrets masked)."""
@@ -217,6 +228,8 @@ class RecordedOptions:
             "client_processes": self.client_processes,
             "repeat": self.repeat,
             "call": self.call,
+            "name": self.name,
+            "tags": self.tags,
         }
 
     @classmethod
@@ -235,6 +248,8 @@ class RecordedOptions:
             client_processes=int(data.get("client_processes", 1)),
             repeat=int(data.get("repeat", 1)),
             call=dict(data.get("call") or {}),
+            name=str(data.get("name", "")),
+            tags={str(k): str(v) for k, v in (data.get("tags") or {}).items()},
         )
 
 

@@ -164,7 +164,7 @@ class Runner:
             self.method_call = await asyncio.to_thread(
                 planned.method_call, target.address, self.security
             )
-        if not (external or options.call is not None):
+        if not (external or options.call is not None) or not options.preflight:
             return
         first = options.levels[0]
         spec = load_spec(
@@ -174,7 +174,7 @@ class Runner:
         )  # fmt: skip
         what = options.call.method if options.call else f"the {options.scenario.service} workload"
         await preflight(target.address, self.security, make_workload(spec), what,
-                        options.load.timeout_s)  # fmt: skip
+                        options.load.timeout_s, options.expected_statuses)  # fmt: skip
 
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None

@@ -127,7 +127,7 @@ async def fast_closed_loop_phase(
         budget.in_flight -= 1
         budget.done += 1
         if record is not None:
-            record(status_name(stream.status), elapsed_us, None)
+            record(status_name(stream.status), elapsed_us, None, stream.message)
         if take():
             budget.in_flight += 1
             send(stream.tag, clock())
@@ -184,7 +184,9 @@ async def fast_open_loop_phase(
         budget.done += 1
         intended = intended_of.pop(stream.tag)
         if recorders is not None:
-            recorders.record_call(status_name(stream.status), (done - intended) // 1000, None)
+            recorders.record_call(
+                status_name(stream.status), (done - intended) // 1000, None, stream.message
+            )
             recorders.service.record((done - stream.started) // 1000)
             recorders.lag.record((stream.started - intended) // 1000)
         if state["sending"]:

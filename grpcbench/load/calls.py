@@ -27,8 +27,9 @@ from grpcbench.stats.histogram import LatencyRecorder
 CONNECT_TIMEOUT_S = 10.0
 
 
-async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallStats | None]:
-    """The call's status name, and its stream statistics when it has some.
+async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallStats | None, str]:
+    """The call's status name, its stream statistics when it has some, and the
+    error's message ("" when it ended OK).
 
     No timer of its own: every RPC carries the deadline ``timeout_s`` (grpc
     enforces it), and the phase's watchdog bounds whatever else a workload
@@ -36,13 +37,13 @@ async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallSt
     try:
         stats = await call(timeout_s)
     except grpc.aio.AioRpcError as error:
-        return status_name(error.code()), None
+        return status_name(error.code()), None, error.details() or ""
     except TimeoutError:
         # The deadline passed outside the RPC itself (e.g. while connecting).
-        return "DeadlineExceeded", None
+        return "DeadlineExceeded", None, ""
     except WorkloadError as error:
-        return error.status, None
-    return "OK", stats
+        return error.status, None, str(error)
+    return "OK", stats, ""
 
 
 def open_channel(

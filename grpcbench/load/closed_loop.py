@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from grpcbench.load.model import LoadSpec
-from grpcbench.load.recorders import LevelRecorders
+from grpcbench.load.recorders import LevelRecorders, error_key
 from grpcbench.rpc.status_names import status_name
 from grpcbench.services.base import CallFunction, WorkloadError
 
@@ -118,20 +118,21 @@ async def _user(
     while budget.take():
         budget.in_flight += 1
         started = clock()
+        message = ""
         try:
             stats = await call(timeout_s)
             status = "OK"
         except rpc_error as error:
-            status, stats = status_name(error.code()), None
+            status, stats, message = status_name(error.code()), None, error.details() or ""
         except TimeoutError:  # a deadline outside the RPC itself (connecting)
             status, stats = "DeadlineExceeded", None
         except WorkloadError as error:
-            status, stats = error.status, None
+            status, stats, message = error.status, None, str(error)
         elapsed_us = (clock() - started) // 1000
         budget.in_flight -= 1
         budget.done += 1
         if record is not None:
-            record(status, elapsed_us, stats)
+            record(status, elapsed_us, stats, message)
 
 
 async def watch_phase(
@@ -152,6 +153,9 @@ async def watch_phase(
         budget.truncated = True
         if recorders is not None:
             recorders.statuses["DeadlineExceeded"] += budget.in_flight
+            recorders.errors[error_key("DeadlineExceeded", "ended by the level's watchdog")] += (
+                budget.in_flight
+            )
         budget.done += budget.in_flight
         budget.in_flight = 0
     for task in tasks:  # a bug in the engine surfaces here

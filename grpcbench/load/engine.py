@@ -123,6 +123,7 @@ async def run_level(
         client_rss_start_bytes=rss_start,
         client_peak_rss_bytes=peak_rss_bytes(),
         client_timeline=timeline.timeline() if timeline else None,
+        errors=dict(measure.errors),
     )
 
 

@@ -40,6 +40,9 @@ class FakeDriver:
             latency=latency,
             wall_s=latency.total_us / 1e6 / spec.share.concurrency,
             client_cpu_s=0.0,
+            errors={"Unavailable: a fake failure": statuses["Unavailable"]}
+            if statuses["Unavailable"]
+            else {},
         )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import resource
 import shutil
 import tempfile
@@ -31,6 +32,7 @@ from grpcbench.cpu_share import NeighbourMeter
 from grpcbench.errors import DriverError, UsageError
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.load.recorders import error_key
 from grpcbench.resources import protos_dir
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.security import ChannelSecurity
@@ -166,6 +168,15 @@ def ghz_command(
     return [*argv, spec.target]
 
 
+_GHZ_ERROR = re.compile(r"rpc error: code = (\w+) desc = (.*)", re.DOTALL)
+
+
+def ghz_error_key(text: str) -> str:
+    """ghz's "rpc error: code = Unavailable desc = ..." as grpcbench counts errors."""
+    match = _GHZ_ERROR.fullmatch(text)
+    return error_key(match.group(1), match.group(2)) if match else text
+
+
 def parse_ghz_report(report: dict[str, Any], spec: LoadSpec, cpu_s: float = 0.0) -> LoadResult:
     """Map ghz's JSON report onto a ``LoadResult`` (pure: tested with stored reports)."""
     try:
@@ -175,6 +186,10 @@ def parse_ghz_report(report: dict[str, Any], spec: LoadSpec, cpu_s: float = 0.0)
         recorder = LatencyRecorder()
         for record in details:
             recorder.record(int(record["latency"]) // 1000)
+        errors = {
+            ghz_error_key(str(text)): int(n)
+            for text, n in (report.get("errorDistribution") or {}).items()
+        }
     except (KeyError, TypeError, ValueError) as error:
         raise GhzError(f"unexpected ghz report ({error!r})") from None
     count = sum(statuses.values())
@@ -195,6 +210,7 @@ def parse_ghz_report(report: dict[str, Any], spec: LoadSpec, cpu_s: float = 0.0)
         cpu_cores=float(len(spec.settings.client_cpus) or os.cpu_count() or 1),
         truncated=report.get("endReason") == "timeout" and not spec.settings.duration_s,
         latency_note=note,
+        errors=errors,
     )
 
 

@@ -202,6 +202,9 @@ class LoadResult:
     client_peak_rss_bytes: int = 0
     workers: tuple[WorkerFigures, ...] = ()  # --cluster: every worker's own figures
     client_timeline: Timeline | None = None  # the generator's CPU % and RSS (summed)
+    # Failed calls by "Status: message" (ghz's errorDistribution), at most
+    # recorders.MAX_ERROR_MESSAGES distinct messages per generator.
+    errors: dict[str, int] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -273,6 +276,7 @@ class LoadResult:
             client_timeline=_merge_optional(
                 self.client_timeline, other.client_timeline, Timeline.plus
             ),
+            errors=dict(Counter(self.errors) + Counter(other.errors)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -296,4 +300,5 @@ class LoadResult:
         data["workers"] = tuple(WorkerFigures(**worker) for worker in data.get("workers") or ())
         timeline = data.get("client_timeline")
         data["client_timeline"] = Timeline.from_json(timeline) if timeline else None
+        data["errors"] = {str(k): int(v) for k, v in (data.get("errors") or {}).items()}
         return cls(**data)

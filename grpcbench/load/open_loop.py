@@ -53,12 +53,12 @@ async def open_loop_phase(
         try:
             sent = clock()
             budget.in_flight += 1
-            status, stats = await call_status(call, spec.settings.timeout_s)
+            status, stats, message = await call_status(call, spec.settings.timeout_s)
             done = clock()
             budget.in_flight -= 1
             budget.done += 1
             if recorders is not None:
-                recorders.record_call(status, int((done - intended) * 1e6), stats)
+                recorders.record_call(status, int((done - intended) * 1e6), stats, message)
                 recorders.service.record(int((done - sent) * 1e6))
                 recorders.lag.record(int((sent - intended) * 1e6))
         finally:

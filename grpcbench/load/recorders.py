@@ -39,10 +39,22 @@ class StreamRecorder:
         )
 
 
+# Distinct error messages kept per level; the rest are counted together (a message
+# carrying a request id would otherwise grow the table by one entry per call).
+MAX_ERROR_MESSAGES = 100
+OTHER_MESSAGES = "(other messages)"
+
+
+def error_key(status: str, message: str) -> str:
+    """How a failed call's status and message are counted (ghz's errorDistribution)."""
+    return f"{status}: {message}" if message else status
+
+
 @dataclass
 class LevelRecorders:
     latency: LatencyRecorder = field(default_factory=LatencyRecorder)
     statuses: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)  # error_key -> calls
     streams: StreamRecorder = field(default_factory=StreamRecorder)
     # Open loop only: from the actual send, and actual minus intended send.
     service: LatencyRecorder = field(default_factory=LatencyRecorder)
@@ -53,8 +65,18 @@ class LevelRecorders:
         """Calls so far that did not end OK (for progress displays)."""
         return sum(self.statuses.values()) - self.statuses["OK"]
 
-    def record_call(self, status: str, latency_us: int, stats: CallStats | None) -> None:
+    def record_call(
+        self, status: str, latency_us: int, stats: CallStats | None, message: str = ""
+    ) -> None:
         self.latency.record(latency_us)
         self.statuses[status] += 1
         if stats is not None:
             self.streams.record(stats)
+        if status != "OK":
+            self.record_error(status, message)
+
+    def record_error(self, status: str, message: str) -> None:
+        key = error_key(status, message)
+        if key not in self.errors and len(self.errors) >= MAX_ERROR_MESSAGES:
+            key = error_key(status, OTHER_MESSAGES)
+        self.errors[key] += 1

@@ -34,6 +34,7 @@ EXPORTERS: dict[str, ExporterInfo] = {
         ExporterInfo("json", "--output", "grpcbench.report.json_export:write_json", True),
         ExporterInfo("markdown", "--markdown", "grpcbench.report.markdown:write_markdown", True),
         ExporterInfo("csv", "--csv", "grpcbench.report.csv_export:write_csv", True),
+        ExporterInfo("ghz-json", "-O json", "grpcbench.report.ghz_json:write_ghz_json", True),
         ExporterInfo(
             "html",
             "--report",

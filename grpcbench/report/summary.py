@@ -1,5 +1,7 @@
 """The run in a few lines: per level, the best server by req/s and by p99, and why.
 
+A column whose every call failed is never "best": it is named as failed instead.
+
 Printed after the tables and at the top of the HTML report. Each best figure
 carries its verdict, so a "winner" that was generator-bound says so.
 """
@@ -15,12 +17,20 @@ from grpcbench.results import LevelResult
 from grpcbench.verdict import judge
 
 
+def _all_failed(column: list[LevelResult]) -> bool:
+    """Every call of every repeat ended with an unexpected status: no figure to rank."""
+    return all(level.unexpected == level.load.count for level in column)
+
+
 def _best(group: LevelGroup, key: str) -> str:
     figure = FIGURES[key]
     scored = [
         (_mean(figure.value(level) for level in column), label, column)
         for label, column in zip(group.labels, group.columns, strict=True)
+        if not _all_failed(column)
     ]
+    if not scored:
+        return "none: every call failed"
     value, label, column = (max if figure.higher_is_better else min)(scored)
     rate = f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
     shown = f"{rate} req/s" if key == "rps" else figure.format(value)
@@ -58,8 +68,15 @@ def summary_lines(levels: Iterable[LevelResult]) -> list[str]:
     lines = []
     for group in groups:
         title = f"{group.scenario} - {group.level}" if several_scenarios else group.level
+        failed = [
+            label for label, column in zip(group.labels, group.columns, strict=True)
+            if _all_failed(column)
+        ]  # fmt: skip
+        flagged = f"; every call failed on {', '.join(failed)}" if failed else ""
         if len(group.columns) == 1:
-            lines.append(f"{title}: {_best(group, 'rps')}")
+            lines.append(f"{title}: {_best(group, 'rps')}{flagged}")
             continue
-        lines.append(f"{title}: most req/s {_best(group, 'rps')}; lowest p99 {_best(group, 'p99')}")
+        lines.append(
+            f"{title}: most req/s {_best(group, 'rps')}; lowest p99 {_best(group, 'p99')}{flagged}"
+        )
     return lines + variant_ratios(levels)

@@ -9,6 +9,7 @@ Building the model once keeps every format showing the same figures.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -75,14 +76,37 @@ def _count(value: float) -> str:
 
 
 def _status_rows(columns: list[Column]) -> list[Row]:
-    """OK first, then every other status seen in any column (zeros shown elsewhere)."""
+    """OK first, then every other status seen in any column (zeros shown elsewhere);
+    a status named by --expect-status says so."""
     seen: list[str] = []
+    expected: set[str] = set()
     for column in columns:
         for level in column:
+            expected.update(level.expected)
             for status in sorted(level.load.statuses):
                 if status != "OK" and status not in seen:
                     seen.append(status)
-    return [Row(status, _status_count(status), _count) for status in ["OK", *seen]]
+    return [
+        Row(f"{status} (expected)" if status in expected and status != "OK" else status,
+            _status_count(status), _count)
+        for status in ["OK", *seen]
+    ]  # fmt: skip
+
+
+TOP_ERRORS = 3
+
+
+def _top_errors(column: Column) -> str:
+    """The most common messages of the column's unexpected statuses (all are in the JSON)."""
+    counts: Counter[str] = Counter()
+    for level in column:
+        for key, calls in level.load.errors.items():
+            if key.split(":", 1)[0] not in level.expected:
+                counts[key] += calls
+    if not counts:
+        return ""
+    top = "; ".join(f"{key} ({calls})" for key, calls in counts.most_common(TOP_ERRORS))
+    return f"; most common: {top}"
 
 
 def _status_count(status: str) -> Callable[[LevelResult], float]:
@@ -275,9 +299,15 @@ def _column_notes(column: Column, label: str) -> list[str]:
             f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
         )
     count = sum(lv.load.count for lv in column)
-    failed = count - sum(lv.load.ok for lv in column)
+    failed = sum(lv.unexpected for lv in column)
     if failed:
-        notes.append(f"{WARNING} {label}: {failed} of {count} calls failed.")
+        expected = column[0].expected
+        what = (
+            "failed"
+            if expected == ("OK",)
+            else f"ended other than {', '.join(expected)} (--expect-status)"
+        )
+        notes.append(f"{WARNING} {label}: {failed} of {count} calls {what}{_top_errors(column)}.")
     for worker in (w for lv in column for w in lv.load.workers if w.saturated):
         notes.append(
             f"{WARNING} {label}: cluster worker {worker.address} was saturated"

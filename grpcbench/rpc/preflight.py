@@ -44,23 +44,38 @@ async def explain(error: grpc.aio.AioRpcError, address: str, security: ChannelSe
 
 
 async def preflight(
-    address: str, security: ChannelSecurity, workload: Workload, what: str, timeout_s: float
+    address: str,
+    security: ChannelSecurity,
+    workload: Workload,
+    what: str,
+    timeout_s: float,
+    expected: tuple[str, ...] = ("OK",),
 ) -> None:
-    """One call with the real request; a failure is a ``PreflightError`` naming the cause."""
+    """One call with the real request; a failure is a ``PreflightError`` naming the cause.
+    ``expected``: the statuses that count as success (--expect-status)."""
     channel = security.aio_channel(address)
     try:
         call = workload.bind(channel)
         try:
             await asyncio.wait_for(call(timeout_s), timeout_s + 1.0)
         except grpc.aio.AioRpcError as error:
+            if status_name(error.code()) in expected:
+                return
             raise PreflightError(await explain(error, address, security, what)) from None
         except TimeoutError:
             raise PreflightError(
                 f"the pre-flight call of {what} did not finish within {timeout_s:g}s (--timeout)"
             ) from None
         except WorkloadError as error:
+            if error.status in expected:
+                return
             raise PreflightError(
                 f"the pre-flight call of {what} got a wrong reply: {error}"
             ) from None
+        if "OK" not in expected:
+            raise PreflightError(
+                f"the pre-flight call of {what} ended OK, not {', '.join(expected)}"
+                " (--expect-status; add OK to it if both are expected)"
+            )
     finally:
         await channel.close()

@@ -51,12 +51,15 @@ def compile_proto(proto: str, import_paths: Sequence[str] = ()) -> bytes:
         raise UsageError(
             "--proto needs grpcio-tools: pip install 'grpcbench[proto]' (or give --protoset)"
         ) from None
-    path = Path(proto)
-    if not path.is_file():
-        raise UsageError(f"--proto {proto}: no such file")
     for directory in import_paths:
         if not Path(directory).is_dir():
             raise UsageError(f"--import-paths {directory}: no such directory")
+    # As ghz (and protoc) do: the path as given, else relative to an import path.
+    candidates = [Path(proto), *(Path(d) / proto for d in import_paths)]
+    path = next((c for c in candidates if c.is_file()), None)
+    if path is None:
+        searched = f" (nor under --import-paths {', '.join(import_paths)})" if import_paths else ""
+        raise UsageError(f"--proto {proto}: no such file{searched}")
     # protoc wants the file relative to an import path: its own directory comes
     # first unless the user's paths already contain it (as ghz does).
     includes = [str(Path(d).resolve()) for d in import_paths]

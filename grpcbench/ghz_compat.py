@@ -1,0 +1,160 @@
+"""ghz's command line, as far as it is true: ghz's flags that `run` takes, and ghz's defaults.
+
+`grpcbench run` accepts a ghz command line with the binary name swapped for the
+flags listed in ``ACCEPTED`` (the README's table is this module's); every other
+ghz flag is refused by name with the reason in ``REFUSED``, never silently
+ignored. When a method is given with ``--call`` on the command line and ``-c``,
+``-n``/``-z``, ``--warmup`` or ``--connections`` are not, ghz's own defaults
+apply: one level of 50 concurrent calls, 200 calls, no warm-up, one connection.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+
+from grpcbench.errors import UsageError
+from grpcbench.options import RunArgs
+
+# ghz's defaults (ghz --help, v0.120.0) for a run that names only a method.
+GHZ_CONCURRENCY = 50
+GHZ_TOTAL = 200
+GHZ_CONNECTIONS = "1"
+
+# ghz flag -> what it means here (the README lists these).
+ACCEPTED: dict[str, str] = {
+    "--proto, --protoset, --call, -i/--import-paths": "the same (a --proto path is also"
+    " looked up under the import paths, as ghz does)",
+    "-d/--data, -D/--data-file, -m/--metadata, -M/--metadata-file": "the same, template"
+    " actions included",
+    "--insecure, --cacert, --cert, --key, --cname, --skipTLS": "the same",
+    "-c/--concurrency, -n/--total, -z/--duration, -t/--timeout": "the same (-c also takes a"
+    " list of levels)",
+    "-x/--max-duration": "--max-level",
+    "-r/--rps": "--rate (open loop); with -c, -c caps the calls in flight",
+    "--connections": "the same: N connections, calls spread round-robin",
+    "--skipFirst": "--warmup N: the first N calls are not counted",
+    "--count-errors": "always on: failed calls count in every figure",
+    "--stream-call-count": "--stream-messages",
+    "--cpus": "--client-processes: generator processes (ghz: Go threads)",
+    "--name, --tags": "recorded in the results and shown in the header",
+    "-O/--format, -o/--output": "json (ghz's own JSON layout), csv, html; -o needs -O to"
+    " take ghz's layout, without -O it writes grpcbench's JSON",
+    "--disable-template-functions, --disable-template-data": "accepted; data without {{"
+    " is sent as it is",
+    "HOST:PORT (last argument)": "the same as --target",
+}
+REFUSED: dict[str, str] = {
+    "--async": "grpcbench's users are always asynchronous; use --rate for an open loop",
+    "--load-schedule, --load-start, --load-end, --load-step, --load-step-duration,"
+    " --load-max-duration": "give the rates as a list: --rate 100,200,400",
+    "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
+    " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
+    " list: -c 10,20,40",
+    "-b/--binary, -B/--binary-file": "not yet: give the request as JSON (-d/-D)",
+    "-e/--enable-compression": "not yet: requests are sent uncompressed",
+    "--authority, --connect-timeout, --keepalive, --max-recv-message-size,"
+    " --max-send-message-size, --lb-strategy": "not yet",
+    "--stream-interval, --stream-call-duration, --stream-dynamic-messages": "not yet: a"
+    " client stream sends its messages back to back",
+    "--reflect-metadata": "not yet: reflection requests carry no metadata",
+    "--config": "not yet: give the options on the command line or in a scenario file",
+    "--duration-stop": "grpcbench waits for calls in flight at the end of -z (ghz's wait)",
+    "--debug": "failures are one line; the traceback of a bug goes to a file",
+}
+OUTPUT_FORMATS = {"json": "ghz-json", "csv": "csv", "html": "html", "grpcbench": "json"}
+
+
+@dataclass(frozen=True)
+class GhzFlags:
+    """ghz's own flags as typed (None: not given)."""
+
+    rps: str | None = None
+    skip_first: int | None = None
+    max_duration: str | None = None
+    stream_call_count: int | None = None
+    cpus: int | None = None
+    output_format: str | None = None
+    name: str | None = None
+    tags: str | None = None
+    method_on_command_line: bool = False  # --call given here, not in a scenario file
+    scenario_given: bool = False
+
+
+def _tags(text: str | None) -> dict[str, str]:
+    if not text:
+        return {}
+    try:
+        tags = json.loads(text)
+    except json.JSONDecodeError:
+        tags = None
+    if not isinstance(tags, dict):
+        raise UsageError(f'bad --tags {text!r}: a JSON object, e.g. \'{{"env": "ci"}}\'')
+    return {str(k): str(v) for k, v in tags.items()}
+
+
+def apply(args: RunArgs, flags: GhzFlags) -> RunArgs:
+    """``args`` with ghz's flags mapped onto `run`'s options, and ghz's defaults."""
+    settings = dict(args.settings)
+    changes: dict[str, object] = {}
+
+    def take(option: str, setting: str, value: object) -> None:
+        if setting in settings:
+            raise UsageError(f"{option} and --{setting.replace('_', '-')} say the same: give one")
+        settings[setting] = value
+
+    if flags.skip_first is not None:
+        take("--skipFirst", "warmup", str(flags.skip_first))
+    if flags.max_duration is not None:
+        take("-x/--max-duration", "max_level", flags.max_duration)
+    concurrency = args.concurrency
+    if flags.rps is not None:
+        if args.rate:
+            raise UsageError("--rps and --rate say the same: give one")
+        changes["rate"] = flags.rps
+        if concurrency:  # ghz: -c workers share the rate; here, the cap on calls in flight
+            if "," in concurrency:
+                raise UsageError("--rps with -c takes one -c: the cap on calls in flight")
+            take("-c with --rps", "max_in_flight", concurrency)
+            concurrency = None
+    if flags.cpus is not None:
+        if flags.cpus <= 0:
+            raise UsageError(f"bad --cpus {flags.cpus}: a positive integer")
+        changes["client_processes"] = str(flags.cpus)
+    call = args.call
+    if flags.stream_call_count is not None:
+        if call.stream_messages is not None:
+            raise UsageError("--stream-call-count and --stream-messages say the same: give one")
+        call = replace(call, stream_messages=flags.stream_call_count)
+    if flags.method_on_command_line and not flags.scenario_given:
+        if concurrency is None and not (args.rate or flags.rps):
+            concurrency = str(GHZ_CONCURRENCY)
+        if not {"requests", "n", "duration", "duration_s"} & set(settings):
+            settings["requests"] = str(GHZ_TOTAL)
+        if not {"warmup", "warmup_requests"} & set(settings):
+            settings["warmup"] = "0"
+        if "connections" not in settings:
+            settings["connections"] = GHZ_CONNECTIONS
+    exports = args.exports
+    output = args.output
+    if flags.output_format is not None:
+        chosen = OUTPUT_FORMATS.get(flags.output_format)
+        if chosen is None:
+            raise UsageError(
+                f"-O {flags.output_format}: grpcbench writes {', '.join(OUTPUT_FORMATS)}"
+                " (ghz's text formats are its tables: grpcbench prints its own)"
+            )
+        if output is None:
+            raise UsageError(f"-O {flags.output_format} needs -o PATH (the tables go to stdout)")
+        exports, output = (*exports, f"{chosen}={output}"), None
+    return replace(
+        args,
+        **changes,  # type: ignore[arg-type]
+        concurrency=concurrency,
+        settings=settings,
+        call=call,
+        exports=exports,
+        output=output,
+        name=flags.name or "",
+        tags=_tags(flags.tags),
+    )
