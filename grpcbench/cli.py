@@ -516,6 +516,10 @@ def run(
             rich_help_panel=PANEL_GHZ,
         ),
     ] = None,
+    asynchronous: Annotated[
+        bool,
+        typer.Option("--async", help="ghz's: accepted (see docs).", rich_help_panel=PANEL_GHZ),
+    ] = False,
     count_errors: Annotated[
         bool,
         typer.Option(

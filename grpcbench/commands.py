@@ -49,8 +49,12 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     events = ConsoleEvents(err, columns, len(options.levels) * len(options.drivers))
     runner = Runner(options, events)
     levels = ", ".join(plan.describe() for plan in options.levels)
+    named = f"run [bold]{escape(options.name)}[/] " if options.name else ""
+    tags = ", ".join(f"{k}={v}" for k, v in options.tags.items())
     err.print(
-        f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
+        named
+        + (f"(tags {escape(tags)}) " if tags else "")
+        + f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
         f" server(s) x {levels}; {options.load.describe()} per level"
         + (f", {options.repeat} repeats" if options.repeat > 1 else "")
         + (
@@ -93,8 +97,11 @@ def print_plan(options: RunOptions, consoles: Consoles) -> int:
 
     Exports(options.outputs).check()
     out = consoles.out
-    out.print(f"scenario {options.scenario.name} (service {options.scenario.service})",
+    named = f"run {options.name}: " if options.name else ""
+    out.print(f"{named}scenario {options.scenario.name} (service {options.scenario.service})",
               highlight=False, markup=False)  # fmt: skip
+    for output in options.outputs:
+        out.print(f"  writes {output.format} to {output.path}", highlight=False, markup=False)
     for target in options.targets:
         out.print(f"  target {target.label}", highlight=False, markup=False)
     for plan in options.levels:

@@ -38,14 +38,16 @@ ACCEPTED: dict[str, str] = {
     "--stream-call-count": "--stream-messages",
     "--cpus": "--client-processes: generator processes (ghz: Go threads)",
     "--name, --tags": "recorded in the results and shown in the header",
-    "-O/--format, -o/--output": "json (ghz's own JSON layout), csv, html; -o needs -O to"
-    " take ghz's layout, without -O it writes grpcbench's JSON",
+    "-O/--format, -o/--output": "json and pretty (ghz's own JSON layout), csv, html;"
+    " without -O, -o writes grpcbench's JSON; ghz's text formats are refused (the tables"
+    " are printed)",
     "--disable-template-functions, --disable-template-data": "accepted; data without {{"
     " is sent as it is",
+    "--async": "accepted: with --rps the open loop never waits for replies; without it, -c"
+    " calls stay in flight, as ghz's async workers keep them",
     "HOST:PORT (last argument)": "the same as --target",
 }
 REFUSED: dict[str, str] = {
-    "--async": "grpcbench's users are always asynchronous; use --rate for an open loop",
     "--load-schedule, --load-start, --load-end, --load-step, --load-step-duration,"
     " --load-max-duration": "give the rates as a list: --rate 100,200,400",
     "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
@@ -62,7 +64,9 @@ REFUSED: dict[str, str] = {
     "--duration-stop": "grpcbench waits for calls in flight at the end of -z (ghz's wait)",
     "--debug": "failures are one line; the traceback of a bug goes to a file",
 }
-OUTPUT_FORMATS = {"json": "ghz-json", "csv": "csv", "html": "html", "grpcbench": "json"}
+OUTPUT_FORMATS = {
+    "json": "ghz-json", "pretty": "ghz-json", "csv": "csv", "html": "html", "grpcbench": "json",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,16 @@ def render_crosscheck(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_ghz_compat() -> str:
+    """ghz's flags as `run` takes them: the README's table is ``grpcbench.ghz_compat``."""
+    from grpcbench import ghz_compat
+
+    lines = ["| ghz flag | in grpcbench |", "|---|---|"]
+    lines += [f"| `{flags}` | {meaning} |" for flags, meaning in ghz_compat.ACCEPTED.items()]
+    lines += [f"| `{flags}` | refused: {why} |" for flags, why in ghz_compat.REFUSED.items()]
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "crosscheck": render_crosscheck,
     "loadgen": render_loadgen,
@@ -216,6 +226,8 @@ def rendered(text: str) -> str:
 
     def block(match: re.Match[str]) -> str:
         name = match.group(1)
+        if name == "ghz-compat":  # from the code, not from saved results
+            return f"<!-- results:{name} -->\n{render_ghz_compat()}\n<!-- /results:{name} -->"
         path = RESULTS / f"{name}.json"
         record = json.loads(path.read_text())
         if record.get("tool") == "grpcbench":

@@ -119,3 +119,23 @@ def test_wrong_option(grpcbench):
     assert "unknown option(s) reqeusts" in text
     (bench,) = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
     assert len(bench["extra_info"]["rounds"]) == 2  # every round kept, not only the last
+
+
+def test_the_readmes_example_runs(pytester: pytest.Pytester) -> None:
+    """The README's pytest example, as written, against examples/echo (its running
+    server: one the suite starts, at the address the example names)."""
+    from pathlib import Path
+
+    from tests.support.echo_server import echo_server
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = readme.split("## In a pytest-benchmark suite", 1)[1].split("```python\n", 1)[1]
+    example = example.split("```", 1)[0]
+    echo = Path(__file__).resolve().parents[1] / "examples" / "echo"
+    for path in echo.iterdir():
+        if path.is_file():
+            (pytester.path / path.name).write_bytes(path.read_bytes())
+    with echo_server() as address:
+        pytester.makepyfile(test_readme=example.replace("127.0.0.1:50051", address))
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)

@@ -189,3 +189,23 @@ class NoisyWorkload(hello.SayHelloWorkload):
 
 
 NOISY = replace(hello.SERVICE, name="noisy", workload=NoisyWorkload, workload_params={})
+
+
+class RejectingAio(helloworld_pb2_grpc.GreeterServicer):
+    """Ends every call with one status and message: an error path to benchmark."""
+
+    async def SayHello(self, request: Any, context: Any) -> Any:  # type: ignore[override]
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "rejected by the test service")
+
+
+# grpc.aio only: every call ends Unavailable (--expect-status).
+REJECTING = replace(
+    hello.SERVICE,
+    name="rejecting",
+    servicers={"grpcio-aio": lambda server, params: None},
+    register_grpcio=None,
+    grpclib_handlers=None,
+    register_aio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
+        RejectingAio(), server
+    ),
+)

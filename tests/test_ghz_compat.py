@@ -1,0 +1,153 @@
+"""ghz's documented command lines, with `ghz` swapped for `grpcbench run`.
+
+Each line below is taken from ghz v0.120.0's documentation (www/docs/examples.md,
+load.md, options.md, output.md), pointed at a hello server (ghz's examples call
+helloworld.Greeter, as grpcbench's hello service is), with -n made smaller where
+ghz's example would run for a minute. Each one either does what ghz does with it,
+checked in the results (one level with ghz's defaults, connections as ghz counts
+them, proto paths found under the import paths), or is refused by name with its
+reason. The README's ghz table is ``grpcbench.ghz_compat``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf import descriptor_pb2
+
+from grpcbench import ghz_compat
+from grpcbench.proto import helloworld_pb2
+from grpcbench.resources import protos_dir
+from grpcbench.servers.launcher import start_server
+from grpcbench.servers.spec import parse_server_spec
+from tests.conftest import GRPCBENCH, long_lived_children
+
+pytestmark = pytest.mark.integration
+
+DATA = """-d '{"name":"Joe"}'"""
+# (ghz's command line after `ghz`, concurrency, calls, connections) - None: refused.
+DOCUMENTED: list[tuple[str, int | None, int | None, int | None]] = [
+    (f"--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHello {DATA} ADDR",
+     50, 200, 1),
+    (f"--insecure --call helloworld.Greeter.SayHello {DATA} ADDR", 50, 200, 1),  # reflection
+    (f"""--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHello {DATA} -m '{{"trace_id":"{{{{.RequestNumber}}}}", "timestamp":"{{{{.TimestampUnix}}}}"}}' ADDR""",
+     50, 200, 1),
+    ("""--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHello -d '[{"name":"Joe"},{"name":"Bob"}]' ADDR""",
+     50, 200, 1),
+    (f"--proto ./greeter.proto --call helloworld.Greeter.SayHello {DATA} -n 2000 -c 20 ADDR",
+     20, 2000, 1),
+    (f"--proto ./greeter.proto --call helloworld.Greeter.SayHello {DATA} -n 2000 -c 20"
+     " --connections=10 ADDR", 20, 2000, 10),
+    ("""--protoset ./bundle.protoset --call helloworld.Greeter.SayHello -d '{"name":"Bob"}' -n 1000 -c 10 ADDR""",
+     10, 1000, 1),
+    ("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 400 --rps 200 -d '{"name":"{{.WorkerID}}"}' ADDR""",
+     10, 400, 1),
+    ("--insecure --proto helloworld.proto -i /protos --call helloworld.Greeter.SayHello"
+     f" {DATA} -c 5 -n 50 ADDR", 5, 50, 1),
+    (f"--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHello {DATA}"
+     """ --skipFirst 10 --name 'Greeter SayHello' --tags '{"env":"staging"}' ADDR""",
+     50, 200, 1),
+    (f"--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHello {DATA}"
+     " -c 5 -z 1s -x 30s ADDR", 5, None, 1),
+    ("--config ./config.json", None, None, None),
+    (f"""--insecure --proto ./protos/greeter.proto --call helloworld.Greeter.SayHello {DATA} -c 5 -n 50 -m '{{"request-id":"{{{{.RequestNumber}}}}"}}' --debug ./logs/debug.json ADDR""",
+     None, None, None),
+    ("--proto ./greeter.proto --call helloworld.Greeter.SayHello -B ./hello_request_data.bin"
+     " ADDR", None, None, None),
+    ("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 10000 --load-schedule=step --load-start=50 --load-end=150 --load-step=10 --load-step-duration=5s -d '{"name":"{{.WorkerID}}"}' ADDR""",
+     None, None, None),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def hello() -> Iterator[str]:
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(start_server(parse_server_spec("grpcio-aio"), "hello", {}))
+    try:
+        with long_lived_children():
+            yield server.address
+    finally:
+        loop.run_until_complete(server.stop())
+        loop.close()
+
+
+def _workdir(tmp_path: Path) -> Path:
+    """ghz's examples' files: ./greeter.proto, /protos/helloworld.proto, a protoset."""
+    proto = (protos_dir() / "grpcbench" / "proto" / "helloworld.proto").read_text()
+    proto = proto.replace('option java_package', '// option java_package')
+    (tmp_path / "greeter.proto").write_text(proto)
+    (tmp_path / "protos").mkdir()
+    (tmp_path / "protos" / "helloworld.proto").write_text(proto)
+    bundle = descriptor_pb2.FileDescriptorSet()
+    helloworld_pb2.DESCRIPTOR.CopyToProto(bundle.file.add())
+    (tmp_path / "bundle.protoset").write_bytes(bundle.SerializeToString())
+    return tmp_path
+
+
+def _level(path: Path) -> dict[str, Any]:
+    (level,) = json.loads(path.read_text())["levels"]
+    assert isinstance(level, dict)
+    return level
+
+
+@pytest.mark.parametrize(("line", "concurrency", "calls", "connections"), DOCUMENTED)
+def test_a_documented_ghz_line(
+    hello: str, tmp_path: Path, line: str, concurrency: int | None, calls: int | None,
+    connections: int | None,
+) -> None:  # fmt: skip
+    work = _workdir(tmp_path)
+    line = line.replace("ADDR", hello).replace("/protos", str(work / "protos"))
+    argv = [*GRPCBENCH, "run", *shlex.split(line), "--output", str(work / "r.json")]
+    result = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=120,
+                            check=False)  # fmt: skip
+    if concurrency is None:
+        assert result.returncode == 2, result.stderr
+        errors = [x for x in result.stderr.splitlines() if "grpcbench: error:" in x]
+        assert len(errors) == 1 and "is not supported" in errors[0], result.stderr
+        return
+    assert result.returncode == 0, result.stderr
+    level = _level(work / "r.json")
+    load = level["load"]
+    assert load["statuses"] == {"OK": load["statuses"]["OK"]}  # every call OK
+    assert level["plan"]["concurrency"] == concurrency
+    if calls is not None:
+        assert load["statuses"]["OK"] == calls
+    assert load["connections"] == connections
+    if "--rps" in line:
+        assert level["plan"]["rate"] == 200 and load["schedule_lag"] is not None
+    if "--name" in line:
+        options = json.loads((work / "r.json").read_text())["options"]
+        assert options["name"] == "Greeter SayHello" and options["tags"] == {"env": "staging"}
+        assert "Greeter SayHello" in result.stderr  # shown in the header
+
+
+def test_ghz_json_output_is_ghz_s_own_layout(hello: str, tmp_path: Path) -> None:
+    """-O json -o: ghz's runner.Report fields, durations in nanoseconds."""
+    argv = [*GRPCBENCH, "run", "--insecure", "--call", "helloworld.Greeter.SayHello",
+            "-d", '{"name":"Joe"}', "-n", "300", "-O", "json", "-o", str(tmp_path / "g.json"),
+            hello]  # fmt: skip
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "g.json").read_text())
+    assert report["count"] == 300 and report["statusCodeDistribution"] == {"OK": 300}
+    assert report["options"]["concurrency"] == 50 and report["errorDistribution"] == {}
+    assert [d["percentage"] for d in report["latencyDistribution"]] == [10, 25, 50, 75, 90, 95, 99]
+    assert 0 < report["fastest"] <= report["average"] <= report["slowest"]
+    assert report["rps"] > 0 and report["total"] > report["slowest"]
+    assert sum(bucket["count"] for bucket in report["histogram"]) == 300
+
+
+def test_every_refused_flag_is_named_with_its_reason() -> None:
+    for flags, reason in ghz_compat.REFUSED.items():
+        flag = flags.split(",")[0].split("/")[-1].strip()
+        result = subprocess.run([*GRPCBENCH, "run", flag, "x"], capture_output=True, text=True,
+                                timeout=60, check=False)  # fmt: skip
+        assert result.returncode == 2, flag
+        assert f"ghz's {flag} is not supported: {reason}" in " ".join(result.stderr.split()), flag
