@@ -74,3 +74,22 @@ def write_scenario(tmp_path: Path, service: str, server: str = "", name: str = "
 
 
 GRPCBENCH = [sys.executable, "-m", "grpcbench"]
+
+
+@contextlib.contextmanager
+def module_server(spec: str, service: str) -> Iterator[str]:
+    """A server grpcbench starts for a whole test module (its address); its process is
+    the module's, not a leak of each test."""
+    import asyncio
+
+    from grpcbench.servers.launcher import start_server
+    from grpcbench.servers.spec import parse_server_spec
+
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(start_server(parse_server_spec(spec), service, {}))
+    try:
+        with long_lived_children():
+            yield server.address
+    finally:
+        loop.run_until_complete(server.stop())
+        loop.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 from collections.abc import Iterator
@@ -10,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.servers.launcher import start_server
-from grpcbench.servers.spec import parse_server_spec
-from tests.conftest import GRPCBENCH, long_lived_children
+from tests.conftest import GRPCBENCH, module_server
 
 pytestmark = pytest.mark.integration
 
@@ -29,14 +26,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def rejecting() -> Iterator[str]:
     """A grpc.aio server whose every call ends Unavailable, "rejected by the test service"."""
-    loop = asyncio.new_event_loop()
-    server = loop.run_until_complete(start_server(parse_server_spec("grpcio-aio"), REJECTING, {}))
-    try:
-        with long_lived_children():
-            yield server.address
-    finally:
-        loop.run_until_complete(server.stop())
-        loop.close()
+    with module_server("grpcio-aio", REJECTING) as address:
+        yield address
 
 
 def test_an_all_unavailable_endpoint_fails_without_and_is_measured_with_expect_status(

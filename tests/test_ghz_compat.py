@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - ghz's documented command lines are kept whole, as ghz prints them
 """ghz's documented command lines, with `ghz` swapped for `grpcbench run`.
 
 Each line below is taken from ghz v0.120.0's documentation (www/docs/examples.md,
@@ -11,7 +12,6 @@ reason. The README's ghz table is ``grpcbench.ghz_compat``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
 import subprocess
@@ -25,9 +25,7 @@ from google.protobuf import descriptor_pb2
 from grpcbench import ghz_compat
 from grpcbench.proto import helloworld_pb2
 from grpcbench.resources import protos_dir
-from grpcbench.servers.launcher import start_server
-from grpcbench.servers.spec import parse_server_spec
-from tests.conftest import GRPCBENCH, long_lived_children
+from tests.conftest import GRPCBENCH, module_server
 
 pytestmark = pytest.mark.integration
 
@@ -68,20 +66,14 @@ DOCUMENTED: list[tuple[str, int | None, int | None, int | None]] = [
 
 @pytest.fixture(scope="module")
 def hello() -> Iterator[str]:
-    loop = asyncio.new_event_loop()
-    server = loop.run_until_complete(start_server(parse_server_spec("grpcio-aio"), "hello", {}))
-    try:
-        with long_lived_children():
-            yield server.address
-    finally:
-        loop.run_until_complete(server.stop())
-        loop.close()
+    with module_server("grpcio-aio", "hello") as address:
+        yield address
 
 
 def _workdir(tmp_path: Path) -> Path:
     """ghz's examples' files: ./greeter.proto, /protos/helloworld.proto, a protoset."""
     proto = (protos_dir() / "grpcbench" / "proto" / "helloworld.proto").read_text()
-    proto = proto.replace('option java_package', '// option java_package')
+    proto = proto.replace("option java_package", "// option java_package")
     (tmp_path / "greeter.proto").write_text(proto)
     (tmp_path / "protos").mkdir()
     (tmp_path / "protos" / "helloworld.proto").write_text(proto)
