@@ -593,9 +593,21 @@ def serve(
     ] = defaults.SCENARIO,
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port).")] = 0,
     cpus: Annotated[str | None, typer.Option(help="Pin the server to these CPUs.")] = None,
+    service: Annotated[
+        str | None,
+        typer.Option(help="Serve this service instead: a registered name or module:ATTRIBUTE."),
+    ] = None,
+    server_param: Annotated[
+        list[str] | None,
+        typer.Option(help="A server param of the service, KEY=VALUE (repeatable)."),
+    ] = None,
 ) -> None:
     """Run one server in the foreground (with health and reflection) until Ctrl-C."""
-    _call(commands.serve, spec, scenario, port, cpus)
+    args = RunArgs(
+        scenario=scenario, servers=(spec,), service=service,
+        server_params=tuple(server_param or ()),
+    )  # fmt: skip
+    _call(commands.serve, args, port, cpus)
 
 
 @app.command()

@@ -141,24 +141,31 @@ def _internal_error(bug: Exception) -> InternalError:
     )
 
 
-def serve(spec_text: str, scenario: str, port: int, cpus: str | None, consoles: Consoles) -> int:
-    """``grpcbench serve``: one server in the foreground until Ctrl-C."""
+def serve(args: RunArgs, port: int, cpus: str | None, consoles: Consoles) -> int:
+    """``grpcbench serve``: one server in the foreground until Ctrl-C. ``args`` holds the
+    spec (``servers``), scenario, ``--service`` and ``--server-param``, checked as `run`
+    checks them."""
+    from grpcbench.options import resolve_scenario
     from grpcbench.parsing import parse_cpu_set
-    from grpcbench.scenario import load_scenario
     from grpcbench.servers.launcher import start_server
     from grpcbench.servers.spec import parse_server_spec
-    from grpcbench.services.registry import load_service
 
-    chosen = load_scenario(scenario)
-    spec = parse_server_spec(spec_text)
+    chosen, service = resolve_scenario(args)
+    spec = parse_server_spec(args.servers[0])
+    if spec.kind not in service.kinds_served():
+        served = ", ".join(service.kinds_served()) or "none"
+        raise UsageError(
+            f"service {service.name} has no servicer for server kind {spec.kind} (it serves:"
+            f" {served})"
+        )
     pinned = parse_cpu_set(cpus, "--cpus") if cpus else ()
-    service = load_service(chosen.service)
 
     async def serve_forever(params: dict[str, object]) -> None:
         server = await start_server(spec, chosen.service, params, cpus=pinned, port=port)
         try:
             consoles.out.print(
-                f"{server.spec.label} serving {chosen.name} on {server.address} (pid {server.pid})"
+                f"{server.spec.label} serving {service.name} (scenario {chosen.name}) on"
+                f" {server.address} (pid {server.pid})"
             )
             consoles.out.print(f"try: grpcurl -plaintext {server.address} list")
             await server.child.process.wait()

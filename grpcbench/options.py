@@ -211,7 +211,7 @@ class RunOptions:
 
 def build_run_options(args: RunArgs) -> RunOptions:
     """Every option checked, before anything starts."""
-    scenario, service = _scenario(args)
+    scenario, service = resolve_scenario(args)
     call_settings = args.call.settings().over(scenario.call)
     if args.insecure and call_settings.security.tls:
         raise UsageError(
@@ -335,7 +335,7 @@ def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
         )
 
 
-def _scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
+def resolve_scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
     """The scenario with its overrides, every param checked by the service that reads it."""
     chosen = load_scenario(args.scenario)
     if args.service is not None and args.service != chosen.service:

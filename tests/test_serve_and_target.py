@@ -73,3 +73,41 @@ def test_run_against_a_target_with_and_without_its_pid(
     assert without_pid.returncode == 0, without_pid.stderr
     assert json.loads(out.read_text())["levels"][0]["server_usage"] is None
     assert re.search(r"Server CPU\s+│\s+-", without_pid.stdout)
+
+
+def test_serve_your_own_servicer_with_its_params() -> None:
+    """`serve --service module:ATTR --server-param`: your servicer on any kind it has,
+    no scenario file; a kind it lacks or a param it does not declare is one line."""
+    echo = Path(__file__).resolve().parents[1] / "examples" / "echo"
+    process = subprocess.Popen(
+        [*GRPCBENCH, "serve", "grpcio:workers=2", "--service", "echo_service:SERVICE",
+         "--server-param", "token=s3cr3t"],
+        cwd=echo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    match = re.search(r"serving echo \(scenario hello\) on (127\.0\.0\.1:\d+)", line)
+    try:
+        assert match, line
+        call = ["--target", match.group(1), "--call", "echo.Echo/Say", "-d", '{"message": "x"}',
+                "-n", "20", "-c", "2"]  # fmt: skip
+        refused = subprocess.run([*GRPCBENCH, "run", *call], capture_output=True, text=True,
+                                 timeout=60, check=False)  # fmt: skip
+        assert refused.returncode == 5 and "Unauthenticated" in refused.stderr  # the token holds
+        allowed = subprocess.run(
+            [*GRPCBENCH, "run", *call, "-m", "authorization=Bearer s3cr3t"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert allowed.returncode == 0, allowed.stderr
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    for args, fragment in (
+        (["grpclib", "--service", "tests.support.services:REJECTING"], "no servicer for server"),
+        (["grpcio", "--service", "echo_service:SERVICE", "--server-param", "nope=1"],
+         "unknown server param 'nope'"),
+    ):  # fmt: skip
+        bad = subprocess.run([*GRPCBENCH, "serve", *args], cwd=echo.parents[1] if "tests" in
+                             args[2] else echo, capture_output=True, text=True, timeout=60,
+                             check=False)  # fmt: skip
+        assert bad.returncode == 2 and fragment in bad.stderr, bad.stderr

@@ -132,6 +132,7 @@ class StreamSummary:
     items: int
     bytes: int
     first_message: LatencySummary  # time to first message, per call
+    sent: int = 0  # request messages of client and bidi streams
 
     def merge(self, other: StreamSummary) -> StreamSummary:
         return StreamSummary(
@@ -140,6 +141,7 @@ class StreamSummary:
             items=self.items + other.items,
             bytes=self.bytes + other.bytes,
             first_message=self.first_message.merge(other.first_message),
+            sent=self.sent + other.sent,
         )
 
     def to_json(self) -> dict[str, Any]:

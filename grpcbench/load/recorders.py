@@ -18,6 +18,7 @@ class StreamRecorder:
     messages: int = 0
     items: int = 0
     bytes: int = 0
+    sent: int = 0
     first_message: LatencyRecorder = field(default_factory=LatencyRecorder)
 
     def record(self, stats: CallStats) -> None:
@@ -25,6 +26,7 @@ class StreamRecorder:
         self.messages += stats.messages
         self.items += stats.items
         self.bytes += stats.bytes
+        self.sent += stats.sent
         self.first_message.record(int(stats.first_message_s * 1e6))
 
     def summary(self) -> StreamSummary | None:
@@ -36,6 +38,7 @@ class StreamRecorder:
             items=self.items,
             bytes=self.bytes,
             first_message=self.first_message.summary(),
+            sent=self.sent,
         )
 
 

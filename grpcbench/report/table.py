@@ -159,8 +159,9 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
             _summary_row("Connect avg", lambda lv: lv.load.connect_latency, None),
             _summary_row("Connect p99", lambda lv: lv.load.connect_latency, 99.0),
         ]
-    if any(lv.load.stream for lv in levels):
-        rows += _stream_rows()
+    streams = [lv.load.stream for lv in levels if lv.load.stream]
+    if streams:
+        rows += _stream_rows(sent=any(s.sent for s in streams), items=any(s.items for s in streams))
     if any(lv.load.rate for lv in levels):
         rows += [
             Row("Target rate", lambda lv: lv.load.rate or None, lambda v: f"{v:.2f}"),
@@ -172,8 +173,9 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
     return rows
 
 
-def _stream_rows() -> list[Row]:
-    """Streams (or multi-page fetches): what came back, how soon and how fast."""
+def _stream_rows(sent: bool, items: bool) -> list[Row]:
+    """Streams (or multi-page fetches): what went out (client and bidi streams), what
+    came back, how soon and how fast; items only where a workload counts them."""
 
     def per_second(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
         def value(level: LevelResult) -> float | None:
@@ -188,20 +190,26 @@ def _stream_rows() -> list[Row]:
     def first_message(lv: LevelResult) -> LatencySummary | None:
         return lv.load.stream.first_message if lv.load.stream else None
 
-    return [
+    def per_call(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
+        return lambda lv: pick(lv.load.stream) / lv.load.stream.calls if lv.load.stream else None
+
+    rows = [Row("Sent messages/call", per_call(lambda s: s.sent), lambda v: f"{v:.1f}")]
+    rows = rows if sent else []
+    rows += [
         Row("Messages", total(lambda s: s.messages), _count),
-        Row(
-            "Messages/call",
-            lambda lv: lv.load.stream.messages / lv.load.stream.calls if lv.load.stream else None,
-            lambda v: f"{v:.1f}",
-        ),
-        Row("Items", total(lambda s: s.items), _count),
+        Row("Messages/call", per_call(lambda s: s.messages), lambda v: f"{v:.1f}"),
+    ]
+    rows += [Row("Items", total(lambda s: s.items), _count)] if items else []
+    rows += [
         _summary_row("First message p50", first_message, 50.0),
         _summary_row("First message p99", first_message, 99.0),
         Row("Messages/sec", per_second(lambda s: s.messages), lambda v: f"{v:.2f}"),
-        Row("Items/sec", per_second(lambda s: s.items), lambda v: f"{v:.2f}"),
-        Row("Bytes/sec", per_second(lambda s: s.bytes), lambda v: format_bytes(int(v)) + "/s"),
     ]
+    rows += [Row("Items/sec", per_second(lambda s: s.items), lambda v: f"{v:.2f}")] if items else []
+    rows.append(
+        Row("Bytes/sec", per_second(lambda s: s.bytes), lambda v: format_bytes(int(v)) + "/s")
+    )
+    return rows
 
 
 def _figure_row(key: str) -> Row:

@@ -12,8 +12,10 @@ command line (the results keep only its keys).
 from __future__ import annotations
 
 import base64
+import difflib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
@@ -62,6 +64,26 @@ class MethodCall:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MethodCall:
         return cls(**data)
+
+
+_NO_FIELD = re.compile(r'Message type "([\w.]+)" has no field named "([^"]+)" at "[^"]*"\.')
+
+
+def _in_proto_names(error: str, request: Any) -> str:
+    """protobuf's "no field" error lists the JSON (camelCase) names; a user wrote the
+    .proto's: say which message lacks the field, its fields as the .proto spells them,
+    and the closest one."""
+    match = _NO_FIELD.search(error)
+    if match is None:
+        return error
+    try:  # the field may be in a nested message: the schema's own pool knows it
+        message = request.file.pool.FindMessageTypeByName(match.group(1))
+    except KeyError:
+        return error.splitlines()[0]
+    names = [field.name for field in message.fields]
+    close = difflib.get_close_matches(match.group(2), names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"{match.group(1)} has no field {match.group(2)}{hint} (its fields: {', '.join(names)})"
 
 
 def _json(text: str, what: str) -> Any:
@@ -129,7 +151,8 @@ class CallMessages:
                 message = json_format.ParseDict(item, request_class())
             except json_format.ParseError as error:
                 raise UsageError(
-                    f"the request does not fit {request_class.DESCRIPTOR.full_name}: {error}"
+                    f"the request does not fit {request_class.DESCRIPTOR.full_name}:"
+                    f" {_in_proto_names(str(error), request_class.DESCRIPTOR)}"
                 ) from None
             messages.append(message.SerializeToString())
         return messages

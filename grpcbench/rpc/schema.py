@@ -10,6 +10,7 @@ descriptor database. No home-made parser.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tempfile
 from collections.abc import Sequence
@@ -112,6 +113,12 @@ def read_protoset(path: str) -> bytes:
     return data
 
 
+def did_you_mean(name: str, names: list[str]) -> str:
+    """ ", did you mean X?" for the closest of ``names``, or "" when none is close."""
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
 def reflect(address: str, security: ChannelSecurity, service: str) -> bytes:
     """The service's files (and their imports) from the server's reflection service."""
     import grpc
@@ -136,9 +143,10 @@ def reflect(address: str, security: ChannelSecurity, service: str) -> bytes:
                 " give --proto or --protoset"
             ) from None
         if service not in services:
-            listed = ", ".join(s for s in services if not s.startswith("grpc.")) or "none"
+            listed = ", ".join(sorted(services)) or "none"
             raise UsageError(
-                f"the target does not offer service {service} (its reflection lists: {listed})"
+                f"the target does not offer service {service}{did_you_mean(service, services)}"
+                f" (its reflection lists: {listed})"
             )
         pool = descriptor_pool.DescriptorPool(database)
         found = pool.FindServiceByName(service)
@@ -189,13 +197,16 @@ class MethodSchema:
         try:
             service = self._pool.FindServiceByName(service_name)
         except KeyError:
+            services = [name.partition("/")[0] for name in self.known_methods().split(", ")]
             raise UsageError(
-                f"no service {service_name} in the schema (methods there: {self.known_methods()})"
+                f"no service {service_name} in the schema{did_you_mean(service_name, services)}"
+                f" (methods there: {self.known_methods()})"
             ) from None
         found = service.methods_by_name.get(method_name)
         if found is None:
             raise UsageError(
                 f"no method {method_name} in service {service_name}"
+                f"{did_you_mean(method_name, list(service.methods_by_name))}"
                 f" (methods there: {self.known_methods()})"
             )
         return found

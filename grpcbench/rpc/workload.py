@@ -14,6 +14,7 @@ on the call, not on protobuf, and the byte counts are the wire's.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -103,7 +104,7 @@ class MethodWorkload:
                 messages, size, first = await counted(
                     self.path, requests[0], timeout, metadata or None
                 )
-                return CallStats(messages, messages, size, first)
+                return CallStats(messages, 0, size, first)  # --call counts no items
 
             return counted_call
         method = channel.unary_stream(self.path)
@@ -113,16 +114,19 @@ class MethodWorkload:
             counter = _Raw()
             async for reply in method(requests[0], timeout=timeout, metadata=metadata or None):
                 counter.add(reply)
-            return counter.stats(counter.messages)
+            return counter.stats(items=0)
 
         return call
 
     def _client_streaming(self, channel: grpc.aio.Channel) -> CallFunction:
         method = channel.stream_unary(self.path)
 
-        async def call(timeout: float) -> None:
+        async def call(timeout: float) -> CallStats:
             requests, metadata = self.next_call()
-            await method(_requests(requests), timeout=timeout, metadata=metadata or None)
+            started = time.perf_counter()
+            reply = await method(_requests(requests), timeout=timeout, metadata=metadata or None)
+            first = time.perf_counter() - started
+            return CallStats(1, 0, len(reply), first, sent=len(requests))
 
         return call
 
@@ -135,6 +139,6 @@ class MethodWorkload:
             stream = method(_requests(requests), timeout=timeout, metadata=metadata or None)
             async for reply in stream:
                 counter.add(reply)
-            return counter.stats(counter.messages)
+            return counter.stats(items=0, sent=len(requests))
 
         return call

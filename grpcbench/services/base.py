@@ -22,9 +22,10 @@ class CallStats:
     """What one call of a streaming (or multi-request) workload received."""
 
     messages: int  # response messages (stream messages, or pages)
-    items: int  # records inside them (users, objects, pairs)
+    items: int  # records inside them (users, objects, pairs); 0 when not counted
     bytes: int  # serialized size of the response messages
     first_message_s: float  # from the start of the call to the first message
+    sent: int = 0  # request messages of a client or bidi stream (0: a single request)
 
 
 class ReplyCounter:
@@ -51,8 +52,8 @@ class ReplyCounter:
         """A reply's serialized size (a message's; raw bytes override this)."""
         return int(reply.ByteSize())
 
-    def stats(self, items: int) -> CallStats:
-        return CallStats(self.messages, items, self.bytes, self.first_message_s)
+    def stats(self, items: int, sent: int = 0) -> CallStats:
+        return CallStats(self.messages, items, self.bytes, self.first_message_s, sent)
 
 
 class WorkloadError(Exception):
