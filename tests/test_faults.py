@@ -174,7 +174,10 @@ def test_sigint_and_sigterm_at_random_moments(tmp_path: Path, seed: int) -> None
     )  # fmt: skip
     assert sent
     assert "Traceback" not in stderr, stderr
-    if process.returncode == 0:  # the run ended just before the signal arrived
+    if process.returncode in (0, -sig):
+        # The run ended before the signal arrived (0), or the signal came during the
+        # interpreter's own shutdown, after Python put back the default handlers (the
+        # shell reports 128 + signal, as for 130/143): the results are complete.
         assert json.loads(out.read_text())["status"] == "complete"
     else:
         assert process.returncode == (130 if sig == signal.SIGINT else 143), stderr
