@@ -488,6 +488,45 @@ def run(
         str | None,
         typer.Option("--max-duration", "-x", help="ghz's: --max-level.", rich_help_panel=PANEL_GHZ),
     ] = None,
+    binary_file: Annotated[
+        str | None,
+        typer.Option(
+            "--binary-file",
+            "-B",
+            help="The request as a serialized protobuf message in a file (ghz's -B).",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    binary: Annotated[
+        bool,
+        typer.Option(
+            "--binary",
+            "-b",
+            help="The request as a serialized protobuf message on standard input (ghz's -b).",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = False,
+    stream_interval: Annotated[
+        str | None,
+        typer.Option(
+            help="Client and bidi streams: a pause between messages sent, e.g. 100ms.",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    stream_call_duration: Annotated[
+        str | None,
+        typer.Option(
+            help="Client and bidi streams: stop sending (half-close) once a stream is this old.",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
+    reflect_metadata: Annotated[
+        str | None,
+        typer.Option(
+            help="Metadata for the reflection requests, a JSON object (ghz's).",
+            rich_help_panel=PANEL_CALL,
+        ),
+    ] = None,
     stream_call_count: Annotated[
         int | None,
         typer.Option(help="ghz's: --stream-messages.", rich_help_panel=PANEL_GHZ),
@@ -495,6 +534,13 @@ def run(
     cpus: Annotated[
         int | None,
         typer.Option(help="ghz's: --client-processes N.", rich_help_panel=PANEL_GHZ),
+    ] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            help="ghz's JSON or TOML file of options; the command line wins.",
+            rich_help_panel=PANEL_GHZ,
+        ),
     ] = None,
     output_format: Annotated[
         str | None,
@@ -569,13 +615,15 @@ def run(
             data_file=data_file, metadata=tuple(metadata or ()), metadata_file=metadata_file,
             stream_messages=stream_messages,
             security=ChannelSecurity(cacert, cert, key, cname, skip_tls),
+            binary_file=binary_file, binary_stdin=binary, stream_interval=stream_interval,
+            stream_call_duration=stream_call_duration, reflect_metadata=reflect_metadata,
         ),
     )  # fmt: skip
     flags = ghz_compat.GhzFlags(
         rps=rps, skip_first=skip_first, max_duration=max_duration,
         stream_call_count=stream_call_count, cpus=cpus, output_format=output_format, name=name,
         tags=tags, method_on_command_line=call is not None,
-        scenario_given=scenario != defaults.SCENARIO,
+        scenario_given=scenario != defaults.SCENARIO, config=config,
     )  # fmt: skip
     _call(
         lambda given, consoles: commands.run_benchmark(ghz_compat.apply(given, flags), consoles),

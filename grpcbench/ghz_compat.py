@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from grpcbench.errors import UsageError
 from grpcbench.options import RunArgs
@@ -36,7 +37,13 @@ ACCEPTED: dict[str, str] = {
     "--skipFirst": "--warmup N: the first N calls are not counted",
     "--count-errors": "always on: failed calls count in every figure",
     "--stream-call-count": "--stream-messages",
+    "--stream-interval, --stream-call-duration": "the same, for client and bidi streams",
+    "-b/--binary, -B/--binary-file": "the same: a serialized request (from standard input"
+    " or a file), checked against the schema",
+    "--reflect-metadata": "the same: metadata on the reflection requests",
     "--cpus": "--client-processes: generator processes (ghz: Go threads)",
+    "--connect-timeout": "the same (default 10s)",
+    "--config": "the same: a JSON or TOML file of ghz's options; the command line wins",
     "--name, --tags": "recorded in the results and shown in the header",
     "-O/--format, -o/--output": "json and pretty (ghz's own JSON layout), csv, html;"
     " without -O, -o writes grpcbench's JSON; ghz's text formats are refused (the tables"
@@ -53,14 +60,10 @@ REFUSED: dict[str, str] = {
     "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
     " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
     " list: -c 10,20,40",
-    "-b/--binary, -B/--binary-file": "not yet: give the request as JSON (-d/-D)",
     "-e/--enable-compression": "not yet: requests are sent uncompressed",
-    "--authority, --connect-timeout, --keepalive, --max-recv-message-size,"
-    " --max-send-message-size, --lb-strategy": "not yet",
-    "--stream-interval, --stream-call-duration, --stream-dynamic-messages": "not yet: a"
-    " client stream sends its messages back to back",
-    "--reflect-metadata": "not yet: reflection requests carry no metadata",
-    "--config": "not yet: give the options on the command line or in a scenario file",
+    "--authority, --keepalive, --max-recv-message-size, --max-send-message-size": "not yet",
+    "--lb-strategy": "one target address, no load balancing between several",
+    "--stream-dynamic-messages": "not yet: a stream's messages are rendered once per call",
     "--duration-stop": "grpcbench waits for calls in flight at the end of -z (ghz's wait)",
     "--debug": "failures are one line; the traceback of a bug goes to a file",
 }
@@ -83,6 +86,7 @@ class GhzFlags:
     tags: str | None = None
     method_on_command_line: bool = False  # --call given here, not in a scenario file
     scenario_given: bool = False
+    config: str | None = None  # --config: ghz's JSON or TOML file of options
 
 
 def _tags(text: str | None) -> dict[str, str]:
@@ -97,8 +101,124 @@ def _tags(text: str | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in tags.items()}
 
 
+# ghz config keys that change nothing here (see ACCEPTED), and the value of a refused
+# key that is ghz's default (a config file may spell defaults out).
+_NO_OPS = {"count-errors", "async", "disable-template-functions", "disable-template-data"}
+_DEFAULTS_OF_REFUSED = {"load-schedule": "const", "concurrency-schedule": "const"}
+_SETTINGS_KEYS = {
+    "total": "requests", "duration": "duration", "max-duration": "max_level",
+    "timeout": "timeout", "connect-timeout": "connect_timeout", "skipFirst": "warmup",
+    "connections": "connections",
+}  # fmt: skip
+_CALL_KEYS = {
+    "proto": "proto", "protoset": "protoset", "call": "call", "data-file": "data_file",
+    "metadata-file": "metadata_file", "binary-file": "binary_file",
+    "stream-interval": "stream_interval", "stream-call-duration": "stream_call_duration",
+    "stream-call-count": "stream_messages",
+}  # fmt: skip
+_TLS_KEYS = {"cacert": "cacert", "cert": "cert", "key": "key", "cname": "cname"}
+
+
+def read_config(path: str) -> dict[str, object]:
+    """ghz's --config file: JSON or TOML, by its name's suffix, as ghz reads it."""
+    import tomllib
+    from pathlib import Path
+
+    file = Path(path)
+    if file.suffix not in (".json", ".toml"):
+        raise UsageError(f"--config {path}: a .json or .toml file (as ghz reads them)")
+    try:
+        text = file.read_text()
+        data = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
+    except OSError as error:
+        raise UsageError(f"--config {path}: {error.strerror or error}") from None
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+        raise UsageError(f"--config {path}: not valid {file.suffix[1:].upper()}: {error}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--config {path}: an object of ghz's options")
+    return data
+
+
+def _refused_reason(key: str) -> str | None:
+    for flags, reason in REFUSED.items():
+        names = {flag.strip().split("/")[-1].lstrip("-") for flag in flags.split(",")}
+        if key in names:
+            return reason
+    return None
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def with_config(args: RunArgs, flags: GhzFlags) -> tuple[RunArgs, GhzFlags]:
+    """ghz's --config file under the command line: each option the command line left
+    unset takes the file's value; a key grpcbench refuses is refused, naming the file."""
+    if not flags.config:
+        return args, flags
+    config = read_config(flags.config)
+    settings = dict(args.settings)
+    call_changes: dict[str, object] = {}
+    tls_changes: dict[str, object] = {}
+    changes: dict[str, object] = {}
+    flag_changes: dict[str, object] = {}
+    for key, value in config.items():
+        if key in _NO_OPS or _DEFAULTS_OF_REFUSED.get(key) == value:
+            continue
+        if key in _SETTINGS_KEYS:
+            settings.setdefault(_SETTINGS_KEYS[key], _text(value))
+        elif key in _CALL_KEYS:
+            if getattr(args.call, _CALL_KEYS[key]) is None:
+                call_changes[_CALL_KEYS[key]] = value
+        elif key in _TLS_KEYS:
+            if getattr(args.call.security, _TLS_KEYS[key]) is None:
+                tls_changes[_TLS_KEYS[key]] = str(value)
+        elif key == "skipTLS":
+            tls_changes["skip_tls"] = bool(value) or args.call.security.skip_tls
+        elif key == "insecure":
+            changes["insecure"] = bool(value) or args.insecure
+        elif key == "import-paths":
+            if args.call.import_paths is None:
+                items = value if isinstance(value, list) else [value]
+                call_changes["import_paths"] = ",".join(str(v) for v in items)
+        elif key == "data":
+            if args.call.data is None and args.call.data_file is None:
+                call_changes["data"] = _text(value)
+        elif key in ("metadata", "reflect-metadata"):
+            field = key.replace("-", "_")
+            if not getattr(args.call, field):
+                text = _text(value)
+                call_changes[field] = (text,) if field == "metadata" else text
+        elif key == "concurrency":
+            changes["concurrency"] = args.concurrency or _text(value)
+        elif key == "host":
+            if not (args.target or args.address):
+                changes["address"] = str(value)
+        elif key == "output":
+            changes["output"] = args.output or Path(str(value))
+        elif key in ("rps", "cpus", "name", "tags", "format"):
+            name = {"format": "output_format"}.get(key, key)
+            if getattr(flags, name) is None:
+                flag_changes[name] = (
+                    int(str(value)) if key == "cpus" else
+                    _text(value) if key in ("rps", "tags") else value
+                )  # fmt: skip
+        else:
+            reason = _refused_reason(key)
+            if reason:
+                raise UsageError(f"--config {flags.config}: ghz's {key} is not supported: {reason}")
+            raise UsageError(f"--config {flags.config}: {key!r} is not one of ghz's options")
+    security = replace(args.call.security, **tls_changes)  # type: ignore[arg-type]
+    call = replace(args.call, **call_changes, security=security)  # type: ignore[arg-type]
+    args = replace(args, **changes, settings=settings, call=call)  # type: ignore[arg-type]
+    method = flags.method_on_command_line or "call" in config
+    flags = replace(flags, **flag_changes, method_on_command_line=method)  # type: ignore[arg-type]
+    return args, flags
+
+
 def apply(args: RunArgs, flags: GhzFlags) -> RunArgs:
     """``args`` with ghz's flags mapped onto `run`'s options, and ghz's defaults."""
+    args, flags = with_config(args, flags)
     settings = dict(args.settings)
     changes: dict[str, object] = {}
 

@@ -197,6 +197,12 @@ class LoadSettings:
         default_text=defaults.MAX_LEVEL,
         help="Hard time limit of one level's measurement (default {default}).",
     )  # fmt: skip
+    connect_timeout_s: float = setting(
+        10.0, option="--connect-timeout", metavar="DURATION", panel=LOAD_MODEL,
+        json="connect_timeout_s", load=float, check=at_least(0, strict=True),
+        parse=lambda text: parse_duration(text, "--connect-timeout"), default_text="10s",
+        help="How long a connection may take to open (TCP, TLS and HTTP/2 settings).",
+    )  # fmt: skip
     client_cpus: tuple[int, ...] = setting(
         (), option="--client-cpus", cli=False, json="client_cpus", dump=list,
         load=lambda cpus: tuple(int(c) for c in cpus or ()),

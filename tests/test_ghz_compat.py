@@ -54,11 +54,13 @@ DOCUMENTED: list[tuple[str, int | None, int | None, int | None]] = [
      50, 200, 1),
     (f"--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHello {DATA}"
      " -c 5 -z 1s -x 30s ADDR", 5, None, 1),
-    ("--config ./config.json", None, None, None),
+    ("--config ./config.json", 50, 2000, 1),
+    ("--config ./config.json -c 20 -n 1000", 20, 1000, 1),  # the command line wins
     (f"""--insecure --proto ./protos/greeter.proto --call helloworld.Greeter.SayHello {DATA} -c 5 -n 50 -m '{{"request-id":"{{{{.RequestNumber}}}}"}}' --debug ./logs/debug.json ADDR""",
      None, None, None),
     ("--proto ./greeter.proto --call helloworld.Greeter.SayHello -B ./hello_request_data.bin"
-     " ADDR", None, None, None),
+     " ADDR", 50, 200, 1),
+    ("--proto ./greeter.proto --call helloworld.Greeter.SayHello -e ADDR", None, None, None),
     ("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 10000 --load-schedule=step --load-start=50 --load-end=150 --load-step=10 --load-step-duration=5s -d '{"name":"{{.WorkerID}}"}' ADDR""",
      None, None, None),
 ]  # fmt: skip
@@ -80,6 +82,16 @@ def _workdir(tmp_path: Path) -> Path:
     bundle = descriptor_pb2.FileDescriptorSet()
     helloworld_pb2.DESCRIPTOR.CopyToProto(bundle.file.add())
     (tmp_path / "bundle.protoset").write_bytes(bundle.SerializeToString())
+    request = helloworld_pb2.HelloRequest(name="Joe").SerializeToString()
+    (tmp_path / "hello_request_data.bin").write_bytes(request)
+    config = {  # ghz's example_config.md, pointed at the files above
+        "proto": "./greeter.proto", "call": "helloworld.Greeter.SayHello", "total": 2000,
+        "concurrency": 50, "data": {"name": "Joe"},
+        "metadata": {"foo": "bar", "trace_id": "{{.RequestNumber}}",
+                     "timestamp": "{{.TimestampUnix}}"},
+        "import-paths": [str(tmp_path / "protos")], "max-duration": "10s", "host": "ADDR",
+    }  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
     return tmp_path
 
 
@@ -95,6 +107,8 @@ def test_a_documented_ghz_line(
     connections: int | None,
 ) -> None:  # fmt: skip
     work = _workdir(tmp_path)
+    config = work / "config.json"
+    config.write_text(config.read_text().replace("ADDR", hello))
     line = line.replace("ADDR", hello).replace("/protos", str(work / "protos"))
     argv = [*GRPCBENCH, "run", *shlex.split(line), "--output", str(work / "r.json")]
     result = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=120,
@@ -143,3 +157,34 @@ def test_every_refused_flag_is_named_with_its_reason() -> None:
                                 timeout=60, check=False)  # fmt: skip
         assert result.returncode == 2, flag
         assert f"ghz's {flag} is not supported: {reason}" in " ".join(result.stderr.split()), flag
+
+
+def test_stream_pacing_and_reflection_metadata(tmp_path: Path) -> None:
+    """--stream-interval spaces a client stream's messages; --stream-call-duration
+    half-closes it early; --reflect-metadata lets reflection through a server that
+    demands a token on every call."""
+    from tests.support.echo_server import echo_server
+
+    three = '[{"message": "a"}, {"message": "b"}, {"message": "c"}]'
+    with echo_server(token="t0k", guard_reflection=True) as address:
+        base = [*GRPCBENCH, "run", "--insecure", "--call", "echo.Echo.Collect", "-d", three,
+                "-m", "authorization=Bearer t0k", "-c", "2", "-n", "10", address]  # fmt: skip
+        blind = subprocess.run(base, capture_output=True, text=True, timeout=60, check=False)
+        assert blind.returncode == 2 and "reflection" in blind.stderr, blind.stderr
+        reflect = ["--reflect-metadata", '{"authorization": "Bearer t0k"}']
+        for pacing, sent, at_least_ms in (
+            (["--stream-interval", "40ms"], 3, 80),
+            (["--stream-interval", "40ms", "--stream-call-duration", "60ms"], 2, 40),
+        ):
+            out = tmp_path / "r.json"
+            result = subprocess.run(
+                [*base, *reflect, *pacing, "--output", str(out)],
+                capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            (level,) = json.loads(out.read_text())["levels"]
+            stream = level["load"]["stream"]
+            assert stream["sent"] == sent * 10, stream
+            # (an event loop timer may fire up to a millisecond early)
+            assert level["load"]["latency"]["min_us"] >= (at_least_ms - 2) * 1000
+            assert "Sent messages/call" in result.stdout and "Items" not in result.stdout

@@ -24,8 +24,6 @@ from grpcbench.rpc.status_names import status_name
 from grpcbench.services.base import CallFunction, CallStats, Workload, WorkloadError
 from grpcbench.stats.histogram import LatencyRecorder
 
-CONNECT_TIMEOUT_S = 10.0
-
 
 async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallStats | None, str]:
     """The call's status name, its stream statistics when it has some, and the
@@ -47,15 +45,17 @@ async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallSt
 
 
 def open_channel(
-    target: str, security: ChannelSecurity = PLAINTEXT, stack: str = defaults.CLIENT_STACK
-) -> Any:
+    target: str, security: ChannelSecurity = PLAINTEXT, stack: str = defaults.CLIENT_STACK,
+    connect_timeout_s: float = 10.0,
+) -> Any:  # fmt: skip
     """A connection of its own, plaintext or TLS: a ``wire.WireChannel`` (``--client-stack
     wire``) or a grpc.aio channel (``grpcio``, see ``rpc.security.CHANNEL_OPTIONS``).
-    Both have the methods workloads bind to, ``channel_ready`` and ``close``."""
+    Both have the methods workloads bind to, ``channel_ready`` and ``close``; a wire
+    channel bounds each (re)connection by ``connect_timeout_s`` itself."""
     if stack == "wire":
         from grpcbench.wire.channel import WireChannel
 
-        return WireChannel(target, security)
+        return WireChannel(target, security, connect_timeout_s)
     return security.aio_channel(target)
 
 
@@ -106,18 +106,21 @@ class PerRequestCalls:
 
     def __init__(
         self, target: str, workload: Workload, connect: LatencyRecorder, security: ChannelSecurity,
-        stack: str = defaults.CLIENT_STACK,
+        stack: str = defaults.CLIENT_STACK, connect_timeout_s: float = 10.0,
     ) -> None:  # fmt: skip
         self.target = target
         self.workload = workload
         self.connect = connect
         self.security = security
         self.stack = stack
+        self.connect_timeout_s = connect_timeout_s
         self.recording = False  # switched on after warm-up
 
     async def __call__(self, timeout: float) -> CallStats | None:
         """Connect and call within one deadline, as a real per-request client would."""
-        channel, connect_ns = await connect(self.target, timeout, self.security, self.stack)
+        channel, connect_ns = await connect(
+            self.target, min(timeout, self.connect_timeout_s), self.security, self.stack
+        )
         try:
             if self.recording:
                 self.connect.record(connect_ns // 1000)
@@ -154,6 +157,7 @@ class CheckoutCalls:
         size: int,
         security: ChannelSecurity,
         stack: str = defaults.CLIENT_STACK,
+        connect_timeout_s: float = 10.0,
     ) -> None:
         self.target = target
         self.workload = workload
@@ -161,6 +165,7 @@ class CheckoutCalls:
         self.size = size
         self.security = security
         self.stack = stack
+        self.connect_timeout_s = connect_timeout_s
         self.idle: list[tuple[Any, CallFunction]] = []
         self.recording = False  # switched on after warm-up
 
@@ -169,7 +174,9 @@ class CheckoutCalls:
         if self.idle:
             channel, call = self.idle.pop()
         else:
-            channel, connect_ns = await connect(self.target, timeout, self.security, self.stack)
+            channel, connect_ns = await connect(
+                self.target, min(timeout, self.connect_timeout_s), self.security, self.stack
+            )
             call = self.workload.bind(channel)
             if self.recording:
                 self.connect.record(connect_ns // 1000)
@@ -199,29 +206,38 @@ async def call_source(
     security = ChannelSecurity.from_json(spec.security)
     stack = spec.settings.client_stack
     if spec.connection_mode == "per-request":
-        yield PerRequestCalls(spec.target, workload, connect, security, stack)
+        yield PerRequestCalls(
+            spec.target, workload, connect, security, stack, spec.settings.connect_timeout_s
+        )
         return
     if spec.connection_mode == "checkout":
         checkout = CheckoutCalls(
-            spec.target, workload, connect, max(1, spec.share.connections), security, stack
+            spec.target,
+            workload,
+            connect,
+            max(1, spec.share.connections),
+            security,
+            stack,
+            spec.settings.connect_timeout_s,
         )
         try:
             yield checkout
         finally:
             await checkout.close()
         return
+    limit = spec.settings.connect_timeout_s
     channels = [
-        open_channel(spec.target, security, stack) for _ in range(max(1, spec.share.connections))
+        open_channel(spec.target, security, stack, limit)
+        for _ in range(max(1, spec.share.connections))
     ]
     try:
         try:
             await asyncio.wait_for(
-                asyncio.gather(*(channel.channel_ready() for channel in channels)),
-                CONNECT_TIMEOUT_S,
+                asyncio.gather(*(channel.channel_ready() for channel in channels)), limit
             )
         except TimeoutError:
             raise UsageError(
-                f"cannot connect to {spec.target} within {CONNECT_TIMEOUT_S:.0f}s"
+                f"cannot connect to {spec.target} within {limit:g}s (--connect-timeout)"
             ) from None
         except ConnectionError as error:
             raise UsageError(str(error)) from None

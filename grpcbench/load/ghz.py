@@ -116,6 +116,10 @@ def _method_call(spec: LoadSpec, workdir: Path) -> list[str]:
     ]
     if call.stream_messages:
         argv.append(f"--stream-call-count={call.stream_messages}")
+    if call.stream_interval_s:
+        argv.append(f"--stream-interval={_go_duration(call.stream_interval_s)}")
+    if call.stream_duration_s:
+        argv.append(f"--stream-call-duration={_go_duration(call.stream_duration_s)}")
     security = ChannelSecurity.from_json(spec.security)
     if not security.tls:
         return [*argv, "--insecure"]
@@ -153,6 +157,7 @@ def ghz_command(
         f"--concurrency={spec.share.concurrency}",
         f"--connections={min(spec.share.connections, spec.share.concurrency)}",
         f"--timeout={_go_duration(spec.settings.timeout_s)}",
+        f"--connect-timeout={_go_duration(spec.settings.connect_timeout_s)}",
         f"--cpus={cores}",
         "--count-errors",
         "--format=json",

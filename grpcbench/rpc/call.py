@@ -38,17 +38,22 @@ class MethodCall:
     data: str = "{}"  # JSON: one message, or a list (cycled per call, or a stream's messages)
     metadata: str = "{}"  # JSON object of strings; may hold credentials
     stream_messages: int = 0  # client/bidi streams: messages per call; 0 = the data list's
+    stream_interval_s: float = 0.0  # client/bidi streams: a pause between messages sent
+    stream_duration_s: float = 0.0  # client/bidi streams: stop sending after this long
 
     @classmethod
     def build(
-        cls, schema: MethodSchema, data: str, metadata: str, stream_messages: int = 0
-    ) -> MethodCall:
+        cls, schema: MethodSchema, data: str, metadata: str, stream_messages: int = 0,
+        stream_interval_s: float = 0.0, stream_duration_s: float = 0.0,
+    ) -> MethodCall:  # fmt: skip
         call = cls(
             schema.call,
             base64.b64encode(schema.descriptor_set).decode(),
             data,
             metadata,
             stream_messages,
+            stream_interval_s,
+            stream_duration_s,
         )
         # The schema at hand, so ``call.schema`` does not decode and build it again.
         call.__dict__["schema"] = schema

@@ -32,12 +32,18 @@ class PlannedCall:
     data: str
     metadata: str
     stream_messages: int
+    binary: bytes | None = None  # -B/-b: the request serialized, read into JSON per schema
+    stream_interval_s: float = 0.0
+    stream_duration_s: float = 0.0
+    reflect_metadata: str = "{}"  # JSON object sent with the reflection requests
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
         """The call for this target: its schema from reflection if need be."""
         descriptor_set = self.descriptor_set
         if descriptor_set is None:
-            descriptor_set = reflect(address, security, self.method.partition("/")[0])
+            descriptor_set = reflect(
+                address, security, self.method.partition("/")[0], self.reflect_metadata
+            )
         return self.checked(descriptor_set)
 
     def checked(self, descriptor_set: bytes) -> MethodCall:
@@ -49,9 +55,37 @@ class PlannedCall:
                 f"--stream-messages: {self.method} is {schema.kind}; only client and bidi"
                 " streams send several messages"
             )
-        call = MethodCall.build(schema, self.data, self.metadata, self.stream_messages)
+        if (self.stream_interval_s or self.stream_duration_s) and not (
+            schema.method.client_streaming
+        ):
+            raise UsageError(
+                f"--stream-interval/--stream-call-duration: {self.method} is {schema.kind};"
+                " only client and bidi streams send several messages"
+            )
+        data = self.data if self.binary is None else _binary_as_json(schema, self.binary)
+        call = MethodCall.build(
+            schema, data, self.metadata, self.stream_messages, self.stream_interval_s,
+            self.stream_duration_s,
+        )  # fmt: skip
         CallMessages(call).check()
         return call
+
+
+def _binary_as_json(schema: MethodSchema, binary: bytes) -> str:
+    """-B/-b: the serialized request, as the JSON every generator builds requests from
+    (the same message: protobuf's JSON mapping round-trips every known field)."""
+    from google.protobuf import json_format
+    from google.protobuf.message import DecodeError
+
+    request = schema.request_class()
+    try:
+        request.ParseFromString(binary)
+    except DecodeError:
+        raise UsageError(
+            f"-B/-b: the data is not a serialized {request.DESCRIPTOR.full_name}"
+        ) from None
+    text: str = json_format.MessageToJson(request, preserving_proto_field_name=True)
+    return text
 
 
 def plan_call(settings: CallSettings) -> PlannedCall | None:
@@ -82,9 +116,12 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
     elif settings.protoset:
         descriptor_set = read_protoset(settings.protoset)
         source = f"protoset {settings.protoset}"
+    if settings.binary is not None and settings.data is not None:
+        raise UsageError("give the request as JSON (-d/-D) or serialized (-B/-b), not both")
     planned = PlannedCall(
         method, source, descriptor_set, settings.data or "{}", settings.metadata or "{}",
-        stream_messages,
+        stream_messages, settings.binary, settings.stream_interval_s, settings.stream_duration_s,
+        settings.reflect_metadata or "{}",
     )  # fmt: skip
     if descriptor_set is not None:  # else checked when reflection gives the schema
         planned.checked(descriptor_set)

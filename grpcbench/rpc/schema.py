@@ -11,6 +11,7 @@ descriptor database. No home-made parser.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -119,17 +120,21 @@ def did_you_mean(name: str, names: list[str]) -> str:
     return f"; did you mean {close[0]}?" if close else ""
 
 
-def reflect(address: str, security: ChannelSecurity, service: str) -> bytes:
-    """The service's files (and their imports) from the server's reflection service."""
+def reflect(address: str, security: ChannelSecurity, service: str, metadata: str = "{}") -> bytes:
+    """The service's files (and their imports) from the server's reflection service;
+    ``metadata`` (a JSON object, ghz's --reflect-metadata) goes with its requests."""
     import grpc
     from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
         ProtoReflectionDescriptorDatabase,
     )
 
-    channel = security.sync_channel(address)
+    from grpcbench.rpc.reflection_metadata import with_metadata
+
+    raw = security.sync_channel(address)
+    channel = with_metadata(raw, json.loads(metadata))
     try:
         try:
-            grpc.channel_ready_future(channel).result(timeout=REFLECTION_TIMEOUT_S)
+            grpc.channel_ready_future(raw).result(timeout=REFLECTION_TIMEOUT_S)
         except grpc.FutureTimeoutError:
             raise UsageError(
                 f"cannot reach target {address} to ask its reflection service"
@@ -153,7 +158,7 @@ def reflect(address: str, security: ChannelSecurity, service: str) -> bytes:
         serialized: bytes = _file_set(found.file).SerializeToString()
         return serialized
     finally:
-        channel.close()
+        raw.close()
 
 
 def _file_set(file: FileDescriptor) -> descriptor_pb2.FileDescriptorSet:

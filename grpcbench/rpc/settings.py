@@ -6,8 +6,11 @@ things; the command line wins field by field. ``rpc.planned`` checks them.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from grpcbench.errors import UsageError
 from grpcbench.rpc.security import ChannelSecurity
 
 
@@ -23,6 +26,10 @@ class CallSettings:
     metadata: str | None = None  # JSON object text; may hold credentials
     stream_messages: int | None = None
     security: ChannelSecurity = field(default_factory=ChannelSecurity)
+    binary: bytes | None = None  # -B/-b: the request as a serialized message (not JSON)
+    stream_interval_s: float = 0.0  # --stream-interval: a pause between stream messages
+    stream_duration_s: float = 0.0  # --stream-call-duration: a stream's sending time limit
+    reflect_metadata: str | None = None  # --reflect-metadata: JSON object for reflection
 
     def over(self, base: CallSettings) -> CallSettings:
         """These settings where given, ``base``'s (a scenario file's) elsewhere."""
@@ -37,6 +44,10 @@ class CallSettings:
                 self.stream_messages if self.stream_messages is not None else base.stream_messages
             ),
             security=self.security if self.security.tls else base.security,
+            binary=self.binary if self.binary is not None else base.binary,
+            stream_interval_s=self.stream_interval_s or base.stream_interval_s,
+            stream_duration_s=self.stream_duration_s or base.stream_duration_s,
+            reflect_metadata=self.reflect_metadata or base.reflect_metadata,
         )
 
 
@@ -54,6 +65,11 @@ class CallArgs:
     metadata_file: str | None = None
     stream_messages: int | None = None
     security: ChannelSecurity = field(default_factory=ChannelSecurity)
+    binary_file: str | None = None  # -B: a serialized request message
+    binary_stdin: bool = False  # -b: the serialized request on standard input
+    stream_interval: str | None = None  # --stream-interval, e.g. 100ms
+    stream_call_duration: str | None = None  # --stream-call-duration, e.g. 2s
+    reflect_metadata: str | None = None  # --reflect-metadata: a JSON object
 
     def settings(self) -> CallSettings:
         """With -D and -M read (a UsageError names a file that cannot be read)."""
@@ -72,4 +88,28 @@ class CallArgs:
             metadata=read_metadata(self.metadata, self.metadata_file) if has_metadata else None,
             stream_messages=self.stream_messages,
             security=self.security,
+            binary=self._binary(),
+            stream_interval_s=_duration(self.stream_interval, "--stream-interval"),
+            stream_duration_s=_duration(self.stream_call_duration, "--stream-call-duration"),
+            reflect_metadata=(
+                read_metadata((self.reflect_metadata,), None) if self.reflect_metadata else None
+            ),
         )
+
+    def _binary(self) -> bytes | None:
+        if self.binary_file is not None and self.binary_stdin:
+            raise UsageError("give either -B FILE or -b (standard input), not both")
+        if self.binary_file is not None:
+            try:
+                return Path(self.binary_file).read_bytes()
+            except OSError as error:
+                raise UsageError(f"-B {self.binary_file}: {error.strerror or error}") from None
+        if self.binary_stdin:
+            return sys.stdin.buffer.read()
+        return None
+
+
+def _duration(text: str | None, option: str) -> float:
+    from grpcbench.parsing import parse_duration
+
+    return parse_duration(text, option) if text else 0.0

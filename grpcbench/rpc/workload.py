@@ -32,8 +32,22 @@ class _Raw(ReplyCounter):
         return len(reply)
 
 
-async def _requests(messages: Sequence[bytes]) -> AsyncIterator[bytes]:
-    for message in messages:
+async def _requests(
+    messages: Sequence[bytes], interval_s: float = 0.0, duration_s: float = 0.0,
+    sent: list[int] | None = None,
+) -> AsyncIterator[bytes]:  # fmt: skip
+    """A client stream's messages: back to back, or ``interval_s`` apart (ghz's
+    --stream-interval); none sent once the stream is ``duration_s`` old
+    (--stream-call-duration), which then half-closes it."""
+    clock = time.perf_counter
+    started = clock()
+    for number, message in enumerate(messages):
+        if number and interval_s:
+            await asyncio.sleep(interval_s)
+        if duration_s and clock() - started >= duration_s:
+            return
+        if sent is not None:
+            sent[0] += 1
         yield message
 
 
@@ -46,6 +60,7 @@ class MethodWorkload:
         self.path = call.schema.path
         self.index = index
         self.workers: dict[asyncio.Task[Any], str] = {}
+        self.pacing = (call.stream_interval_s, call.stream_duration_s)
 
     def _worker_id(self) -> str:
         task = asyncio.current_task()
@@ -123,10 +138,14 @@ class MethodWorkload:
 
         async def call(timeout: float) -> CallStats:
             requests, metadata = self.next_call()
+            sent = [0]
             started = time.perf_counter()
-            reply = await method(_requests(requests), timeout=timeout, metadata=metadata or None)
+            reply = await method(
+                _requests(requests, *self.pacing, sent), timeout=timeout,
+                metadata=metadata or None,
+            )  # fmt: skip
             first = time.perf_counter() - started
-            return CallStats(1, 0, len(reply), first, sent=len(requests))
+            return CallStats(1, 0, len(reply), first, sent=sent[0])
 
         return call
 
@@ -135,10 +154,14 @@ class MethodWorkload:
 
         async def call(timeout: float) -> CallStats:
             requests, metadata = self.next_call()
+            sent = [0]
             counter = _Raw()
-            stream = method(_requests(requests), timeout=timeout, metadata=metadata or None)
+            stream = method(
+                _requests(requests, *self.pacing, sent), timeout=timeout,
+                metadata=metadata or None,
+            )  # fmt: skip
             async for reply in stream:
                 counter.add(reply)
-            return counter.stats(items=0, sent=len(requests))
+            return counter.stats(items=0, sent=sent[0])
 
         return call

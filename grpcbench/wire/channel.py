@@ -39,7 +39,7 @@ from grpcbench.wire.headers import (
     request_fields,
 )
 
-CONNECT_TIMEOUT_S = 10.0
+CONNECT_TIMEOUT_S = 10.0  # ghz's default dial timeout (--connect-timeout)
 BACKOFF_S = (0.05, 0.1, 0.2, 0.5, 1.0)
 _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
@@ -94,8 +94,12 @@ def _load_client_certificate(context: ssl.SSLContext, cert_pem: str, key_pem: st
 class WireChannel:
     """Connections to one target over grpcbench's HTTP/2 transport."""
 
-    def __init__(self, target: str, security: ChannelSecurity = PLAINTEXT) -> None:
+    def __init__(
+        self, target: str, security: ChannelSecurity = PLAINTEXT,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> None:  # fmt: skip
         self.target = target
+        self.connect_timeout_s = connect_timeout_s
         self.host, self.port = parse_host_port(target)
         self.security = security
         self.tls = security.tls
@@ -128,7 +132,7 @@ class WireChannel:
                     lambda: Connection(self), self.host, self.port,
                     ssl=self._ssl, server_hostname=server_hostname,
                 ),
-                CONNECT_TIMEOUT_S,
+                self.connect_timeout_s,
             )  # fmt: skip
         except (OSError, TimeoutError, ssl.SSLError) as error:
             raise ConnectionError(f"cannot connect to {self.target}: {error}") from None
@@ -139,11 +143,11 @@ class WireChannel:
                 connection.abort()
                 raise ConnectionError(f"{self.target} did not agree to HTTP/2 (ALPN h2)")
         try:
-            await asyncio.wait_for(asyncio.shield(connection.ready), CONNECT_TIMEOUT_S)
+            await asyncio.wait_for(asyncio.shield(connection.ready), self.connect_timeout_s)
         except TimeoutError:
             connection.abort()
             raise ConnectionError(
-                f"{self.target} sent no HTTP/2 SETTINGS within {CONNECT_TIMEOUT_S:.0f}s"
+                f"{self.target} sent no HTTP/2 SETTINGS within {self.connect_timeout_s:g}s"
             ) from None
         except ConnectionRefusedError as error:
             raise ConnectionError(f"{self.target} closed the connection: {error}") from None

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_reflection.v1alpha import reflection
@@ -79,10 +80,30 @@ def make_certificates(directory: Path) -> Certificates:
     return paths
 
 
+class _TokenEverywhere(grpc.ServerInterceptor):
+    """Refuses every call without the token, the reflection service's included."""
+
+    def __init__(self, token: str) -> None:
+        self.expected = ("authorization", f"Bearer {token}")
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        if self.expected in tuple(details.invocation_metadata or ()):
+            return continuation(details)
+
+        def refuse(request: Any, context: grpc.ServicerContext) -> Any:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "no token")
+
+        return grpc.stream_stream_rpc_method_handler(refuse)
+
+
 @contextmanager
-def echo_server(token: str | None = None, tls: Certificates | None = None) -> Iterator[str]:
-    """Serve echo.Echo (with reflection) on 127.0.0.1; yields its address."""
-    server = grpc.server(ThreadPoolExecutor(max_workers=8))
+def echo_server(
+    token: str | None = None, tls: Certificates | None = None, guard_reflection: bool = False
+) -> Iterator[str]:
+    """Serve echo.Echo (with reflection) on 127.0.0.1; yields its address. With ``token``,
+    echo's methods demand it; with ``guard_reflection`` too, every call does."""
+    interceptors = [_TokenEverywhere(token)] if token and guard_reflection else []
+    server = grpc.server(ThreadPoolExecutor(max_workers=8), interceptors=interceptors)
     params = {"token": token} if token else {}
     echo_pb2_grpc.add_EchoServicer_to_server(echo_service.GrpcioEcho(params), server)
     names = (echo_pb2.DESCRIPTOR.services_by_name["Echo"].full_name, reflection.SERVICE_NAME)
