@@ -44,21 +44,20 @@ def settings_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., 
             if not info.cli:
                 continue
             names = (info.option, info.short) if info.short else (info.option,)
-            annotation = Annotated[
-                typing.Optional[str],  # noqa: UP045 - a runtime object for Typer
-                typer.Option(
-                    *names,
-                    help=_help(cls, name, info.help),
-                    show_default=False,
-                    metavar=info.metavar,
-                    rich_help_panel=info.panel or None,
-                ),
-            ]
+            option = typer.Option(
+                *names,
+                help=_help(cls, name, info.help),
+                show_default=False,
+                metavar=None if info.flag else info.metavar,
+                rich_help_panel=info.panel or None,
+            )
+            kind: Any = bool if info.flag else typing.Optional[str]  # noqa: UP045 - for Typer
+            annotation = Annotated[kind, option]
             generated.append(
                 inspect.Parameter(
                     PREFIX + name,
                     inspect.Parameter.KEYWORD_ONLY,
-                    default=None,
+                    default=False if info.flag else None,
                     annotation=annotation,
                 )  # fmt: skip
             )
@@ -68,7 +67,11 @@ def settings_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., 
         @functools.wraps(command)
         def with_settings(*args: Any, **kwargs: Any) -> Any:
             typed = {key: kwargs.pop(key) for key in list(kwargs) if key.startswith(PREFIX)}
-            settings = {key[len(PREFIX) :]: text for key, text in typed.items() if text is not None}
+            settings = {  # a flag that is off, or an option not given, is left out
+                key[len(PREFIX) :]: "true" if text is True else text
+                for key, text in typed.items()
+                if text is not None and text is not False
+            }
             return command(*args, settings=settings, **kwargs)
 
         with_settings.__signature__ = inspect.Signature(own + generated)  # type: ignore[attr-defined]

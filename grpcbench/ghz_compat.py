@@ -44,6 +44,9 @@ ACCEPTED: dict[str, str] = {
     "--cpus": "--client-processes: generator processes (ghz: Go threads)",
     "--connect-timeout": "the same (default 10s)",
     "--config": "the same: a JSON or TOML file of ghz's options; the command line wins",
+    "--authority, --keepalive, -e/--enable-compression": "the same, on both client stacks",
+    "--max-recv-message-size, --max-send-message-size": "the same: a larger message ends its"
+    " call ResourceExhausted",
     "--name, --tags": "recorded in the results and shown in the header",
     "-O/--format, -o/--output": "json and pretty (ghz's own JSON layout), csv, html;"
     " without -O, -o writes grpcbench's JSON; ghz's text formats are refused (the tables"
@@ -60,8 +63,6 @@ REFUSED: dict[str, str] = {
     "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
     " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
     " list: -c 10,20,40",
-    "-e/--enable-compression": "not yet: requests are sent uncompressed",
-    "--authority, --keepalive, --max-recv-message-size, --max-send-message-size": "not yet",
     "--lb-strategy": "one target address, no load balancing between several",
     "--stream-dynamic-messages": "not yet: a stream's messages are rendered once per call",
     "--duration-stop": "grpcbench waits for calls in flight at the end of -z (ghz's wait)",
@@ -108,7 +109,10 @@ _DEFAULTS_OF_REFUSED = {"load-schedule": "const", "concurrency-schedule": "const
 _SETTINGS_KEYS = {
     "total": "requests", "duration": "duration", "max-duration": "max_level",
     "timeout": "timeout", "connect-timeout": "connect_timeout", "skipFirst": "warmup",
-    "connections": "connections",
+    "connections": "connections", "authority": "authority", "keepalive": "keepalive",
+    "enable-compression": "enable_compression",
+    "max-recv-message-size": "max_recv_message_size",
+    "max-send-message-size": "max_send_message_size",
 }  # fmt: skip
 _CALL_KEYS = {
     "proto": "proto", "protoset": "protoset", "call": "call", "data-file": "data_file",

@@ -56,6 +56,26 @@ def parse_duration(text: str, what: str) -> float:
     return seconds
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str, what: str) -> int:
+    """``"4194304"``, ``"42 MB"`` (10**6) or ``"4 MiB"`` (2**20) -> bytes, as ghz reads
+    its message size options."""
+    match = _SIZE.match(text)
+    if not match:
+        raise UsageError(f"bad {what} {text!r}: a size such as 4194304, 42 MB or 4 MiB")
+    unit = match.group(2).lower().rstrip("b")
+    powers = "kmgt"
+    if not unit:
+        scale = 1
+    elif unit.endswith("i"):
+        scale = 1024 ** (powers.index(unit[0]) + 1)
+    else:
+        scale = 1000 ** (powers.index(unit[0]) + 1)
+    return int(float(match.group(1)) * scale)
+
+
 def parse_warmup(text: str) -> tuple[int, float]:
     """A warm-up is either a request count (``"500"``) or a duration (``"2s"``).
 

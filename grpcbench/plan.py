@@ -15,7 +15,7 @@ from typing import Any, Literal
 from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.load.connections import ConnectionStrategy, parse_connection_strategy
-from grpcbench.parsing import parse_duration, parse_warmup
+from grpcbench.parsing import parse_duration, parse_size, parse_warmup
 from grpcbench.settings import at_least, help_for, one_of, setting
 from grpcbench.settings import check as check_settings
 from grpcbench.settings import from_json as settings_from_json
@@ -202,6 +202,36 @@ class LoadSettings:
         json="connect_timeout_s", load=float, check=at_least(0, strict=True),
         parse=lambda text: parse_duration(text, "--connect-timeout"), default_text="10s",
         help="How long a connection may take to open (TCP, TLS and HTTP/2 settings).",
+    )  # fmt: skip
+    # ghz's channel flags (rpc.client_options.ClientOptions is what channels read).
+    authority: str = setting(
+        "", option="--authority", metavar="NAME", panel=LOAD_MODEL, json="authority", load=str,
+        default_text="the target's address",
+        help="The :authority the calls carry (an HTTP/2 virtual host), as ghz's --authority.",
+    )  # fmt: skip
+    keepalive_s: float = setting(
+        0.0, option="--keepalive", metavar="DURATION", panel=LOAD_MODEL, json="keepalive_s",
+        load=float, check=at_least(0), default_text="off",
+        parse=lambda text: parse_duration(text, "--keepalive"),
+        help="Send an HTTP/2 PING on every connection this often (ghz's --keepalive).",
+    )  # fmt: skip
+    gzip: bool = setting(
+        False, option="--enable-compression", short="-e", flag=True, panel=LOAD_MODEL,
+        json="gzip", load=bool, parse=lambda text: text.lower() in ("true", "1", "yes"),
+        default_text="off",
+        help="Compress every request message with gzip (grpc-encoding: gzip), as ghz's -e.",
+    )  # fmt: skip
+    max_recv_bytes: int = setting(
+        0, option="--max-recv-message-size", metavar="SIZE", panel=LOAD_MODEL,
+        json="max_recv_bytes", load=int, check=at_least(0), default_text="no limit",
+        parse=lambda text: parse_size(text, "--max-recv-message-size"),
+        help="A reply message larger than this ends its call ResourceExhausted (42 MB, 4 MiB).",
+    )  # fmt: skip
+    max_send_bytes: int = setting(
+        0, option="--max-send-message-size", metavar="SIZE", panel=LOAD_MODEL,
+        json="max_send_bytes", load=int, check=at_least(0), default_text="no limit",
+        parse=lambda text: parse_size(text, "--max-send-message-size"),
+        help="A request message larger than this fails its call ResourceExhausted, unsent.",
     )  # fmt: skip
     client_cpus: tuple[int, ...] = setting(
         (), option="--client-cpus", cli=False, json="client_cpus", dump=list,

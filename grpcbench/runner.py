@@ -27,6 +27,7 @@ from grpcbench.plan import LevelPlan
 from grpcbench.preparation import PreparationThread
 from grpcbench.results import LevelError, LevelResult, RunRecord, RunStatus
 from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.targets import Target, TargetContext, TargetPlan
@@ -174,7 +175,8 @@ class Runner:
         )  # fmt: skip
         what = options.call.method if options.call else f"the {options.scenario.service} workload"
         await preflight(target.address, self.security, make_workload(spec), what,
-                        options.load.timeout_s, options.expected_statuses)  # fmt: skip
+                        options.load.timeout_s, options.expected_statuses,
+                        ClientOptions.of(options.load))  # fmt: skip
 
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None

@@ -44,6 +44,7 @@ class SettingInfo:
     short: str = ""  # e.g. "-n"
     panel: str = ""  # the `run --help` panel
     metavar: str = "TEXT"  # what the option takes, in help
+    flag: bool = False  # an on/off option that takes no value (ghz's -e)
 
 
 def setting(

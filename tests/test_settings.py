@@ -18,7 +18,8 @@ NOT_DEFAULT = LoadSettings(
     requests=7, duration_s=1.5, warmup_requests=3, warmup_s=0.5, timeout_s=2.0,
     connections=parse_connection_strategy("pool:3:least-busy"), arrivals="poisson",
     max_in_flight=9, max_level_s=30.0, client_cpus=(1,), client_loop="asyncio",
-    client_stack="grpcio", sample_interval_s=0.2, connect_timeout_s=3.0,
+    client_stack="grpcio", sample_interval_s=0.2, connect_timeout_s=3.0, authority="a.example",
+    keepalive_s=5.0, gzip=True, max_recv_bytes=1000, max_send_bytes=100,
 )  # fmt: skip
 
 

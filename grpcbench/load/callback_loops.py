@@ -22,7 +22,6 @@ from grpcbench.load.model import LoadSpec
 from grpcbench.load.open_loop import timetable
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.wire import status
-from grpcbench.wire.channel import framed
 from grpcbench.wire.connection import WireStream
 
 status_name = status.name  # the recorded name of a wire status code
@@ -53,7 +52,7 @@ class _Issuer:
         self.fixed = plan.request is not None
         if self.fixed:
             assert plan.request is not None
-            body = framed(plan.request)
+            body = self.channels[0].frame(plan.request)  # gzip-compressed with -e
             self.blocks = [
                 channel.request_fields(plan.path, timeout_s, plan.metadata or None)
                 for channel in self.channels
@@ -78,7 +77,7 @@ class _Issuer:
             block = channel.request_fields(
                 self.calls.plan.path, self.timeout_s, metadata or None, varying=True
             )
-            body = framed(request)
+            body = channel.frame(request)
         stream = WireStream(block, body, True, self.on_done, self.loop.time() + self.timeout_s)
         stream.tag = user
         stream.lane = index

@@ -35,6 +35,7 @@ from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.recorders import error_key
 from grpcbench.resources import protos_dir
 from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.registry import load_service
@@ -158,6 +159,7 @@ def ghz_command(
         f"--connections={min(spec.share.connections, spec.share.concurrency)}",
         f"--timeout={_go_duration(spec.settings.timeout_s)}",
         f"--connect-timeout={_go_duration(spec.settings.connect_timeout_s)}",
+        *ClientOptions.of(spec.settings).ghz_flags(),
         f"--cpus={cores}",
         "--count-errors",
         "--format=json",

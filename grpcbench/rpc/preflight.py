@@ -13,6 +13,7 @@ import asyncio
 import grpc
 
 from grpcbench.errors import PreflightError
+from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import ChannelSecurity, tls_failure
 from grpcbench.rpc.status_names import status_name
 from grpcbench.secrets import redact
@@ -50,10 +51,12 @@ async def preflight(
     what: str,
     timeout_s: float,
     expected: tuple[str, ...] = ("OK",),
+    client: ClientOptions = DEFAULT,
 ) -> None:
     """One call with the real request; a failure is a ``PreflightError`` naming the cause.
-    ``expected``: the statuses that count as success (--expect-status)."""
-    channel = security.aio_channel(address)
+    ``expected``: the statuses that count as success (--expect-status); ``client``: the
+    run's channel options (--authority, -e, ...), so the call is the level's own."""
+    channel = security.aio_channel(address, client)
     try:
         call = workload.bind(channel)
         try:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from grpcbench.errors import UsageError
 from grpcbench.parsing import parse_host_port
+from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 
 if TYPE_CHECKING:  # grpc is imported where channels are made: scenario files read this
     import grpc
@@ -104,12 +105,17 @@ class ChannelSecurity:
             encoded(self.root_pem), encoded(self.key_pem), encoded(self.cert_pem)
         )
 
-    def aio_channel(self, address: str) -> grpc.aio.Channel:
+    def aio_channel(self, address: str, client: ClientOptions = DEFAULT) -> grpc.aio.Channel:
+        """A grpc.aio channel with these TLS settings and ``client``'s options."""
         import grpc
 
+        extra = client.grpc_options()
+        given = {key for key, _ in extra}
+        options = [item for item in self.channel_options() if item[0] not in given] + extra
+        compression = grpc.Compression.Gzip if client.gzip else None
         if not self.tls:
-            return grpc.aio.insecure_channel(address, options=self.channel_options())
-        return grpc.aio.secure_channel(address, self.credentials(), self.channel_options())
+            return grpc.aio.insecure_channel(address, options, compression)
+        return grpc.aio.secure_channel(address, self.credentials(), options, compression)
 
     def sync_channel(self, address: str) -> grpc.Channel:
         import grpc

@@ -17,6 +17,7 @@ While a new connection cannot be made, calls fail at once with Unavailable
 from __future__ import annotations
 
 import asyncio
+import gzip
 import math
 import os
 import ssl
@@ -29,6 +30,7 @@ from typing import Any
 import grpc
 
 from grpcbench.parsing import parse_host_port
+from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.wire import status
 from grpcbench.wire.connection import Connection, WireStream, finish, message_prefix
@@ -96,15 +98,25 @@ class WireChannel:
 
     def __init__(
         self, target: str, security: ChannelSecurity = PLAINTEXT,
-        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S, client: ClientOptions = DEFAULT,
     ) -> None:  # fmt: skip
         self.target = target
         self.connect_timeout_s = connect_timeout_s
+        self.client = client
         self.host, self.port = parse_host_port(target)
         self.security = security
         self.tls = security.tls
         self.scheme = "https" if self.tls else "http"
-        self.authority = security.cname if self.tls and security.cname else target
+        self.authority = client.authority or (
+            security.cname if self.tls and security.cname else target
+        )
+        # -e: every request message gzip-compressed, and the header that says so.
+        self.fixed_fields: tuple[tuple[str, str], ...] = (
+            (("grpc-encoding", "gzip"),) if client.gzip else ()
+        )
+        self.max_send = client.max_send_bytes
+        self.max_recv_bytes = client.max_recv_bytes  # read by each Connection
+        self.keepalive_s = client.keepalive_s  # likewise
         self.connection: Connection | None = None
         self.connecting: asyncio.Task[None] | None = None
         self.waiting: deque[WireStream] = deque()  # calls while a connection is made
@@ -260,10 +272,24 @@ class WireChannel:
         if fields is None:
             if len(self.requests) > 1024:
                 self.requests.clear()
+            with_fixed = (*self.fixed_fields, *(metadata or ()))
             fields = self.requests[key] = request_fields(
-                path, self.authority, self.scheme, timeout_s, metadata
+                path, self.authority, self.scheme, timeout_s, with_fixed or None
             )
         return fields
+
+    def frame(self, message: bytes) -> bytes:
+        """A request message as sent: length-prefixed, gzip-compressed with -e; a message
+        over --max-send-message-size fails its call ResourceExhausted, as grpc's does."""
+        if self.max_send and len(message) > self.max_send:
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.aio.Metadata(), grpc.aio.Metadata(),
+                f"trying to send message larger than max ({len(message)} vs. {self.max_send})",
+            )  # fmt: skip
+        if self.fixed_fields:
+            compressed = gzip.compress(message)
+            return message_prefix(len(compressed), True) + compressed
+        return framed(message)
 
     def new_stream(
         self,
@@ -297,7 +323,7 @@ class WireChannel:
             if not ended.done():
                 ended.set_result(None)
 
-        stream = self.new_stream(path, framed(request), True, timeout, metadata, on_done)
+        stream = self.new_stream(path, self.frame(request), True, timeout, metadata, on_done)
         self.start(stream)
         try:
             await ended
@@ -404,7 +430,7 @@ class UnaryUnary(_Method):
     ) -> Any:
         replies = _Replies()
         stream = self.channel.new_stream(
-            self.path, framed(self.serialize(request)), True, timeout, metadata,
+            self.path, self.channel.frame(self.serialize(request)), True, timeout, metadata,
             replies.on_done, replies.on_message,
         )  # fmt: skip
         replies.stream = stream
@@ -454,7 +480,7 @@ class UnaryStream(_Method):
     ) -> _ReplyIterator:
         replies = _Replies()
         stream = self.channel.new_stream(
-            self.path, framed(self.serialize(request)), True, timeout, metadata,
+            self.path, self.channel.frame(self.serialize(request)), True, timeout, metadata,
             replies.on_done, replies.on_message,
         )  # fmt: skip
         replies.stream = stream
@@ -472,13 +498,15 @@ async def _pump(
     try:
         if isinstance(requests, AsyncIterable):
             async for request in requests:
-                _send(channel, stream, framed(serialize(request)), False)
+                _send(channel, stream, channel.frame(serialize(request)), False)
         else:
             for request in requests:
-                _send(channel, stream, framed(serialize(request)), False)
+                _send(channel, stream, channel.frame(serialize(request)), False)
         _send(channel, stream, b"", True)
     except asyncio.CancelledError:
         raise
+    except grpc.aio.AioRpcError as error:  # a message over --max-send-message-size
+        channel.cancel(stream, error.details() or "", status.RESOURCE_EXHAUSTED)
     except Exception as error:  # the caller's iterator failed: the call is cancelled
         channel.cancel(stream, f"the request iterator raised {type(error).__name__}: {error}")
 

@@ -174,6 +174,11 @@ class Connection(asyncio.Protocol):
         self.sweeper: asyncio.TimerHandle | None = None
         self.uniform_timeout: float | None = None  # None: not known yet; -1: mixed
         self.goaway_code: int | None = None
+        # The owner's client options (rpc.client_options): a reply message size limit
+        # (0: none) and a keepalive PING interval (0: none).
+        self.max_recv: int = getattr(owner, "max_recv_bytes", 0)
+        self.keepalive_s: float = getattr(owner, "keepalive_s", 0.0)
+        self.pinger: asyncio.TimerHandle | None = None
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
@@ -190,6 +195,16 @@ class Connection(asyncio.Protocol):
             + frames.settings_frame(settings)
             + frames.window_update(0, CONNECTION_WINDOW - frames.DEFAULT_WINDOW)
         )
+        if self.keepalive_s:
+            self.pinger = self.loop.call_later(self.keepalive_s, self._keepalive)
+
+    def _keepalive(self) -> None:
+        """--keepalive: a PING every interval while the connection is open (grpc's
+        keepalive_time); the peer's ACK needs no answer."""
+        if self.closed:
+            return
+        self._write(frames.frame(frames.PING, 0, 0, b"grpcbnch"))
+        self.pinger = self.loop.call_later(self.keepalive_s, self._keepalive)
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -379,6 +394,12 @@ class Connection(asyncio.Protocol):
         on_message = stream.on_message
         while size - position >= 5:
             length = int.from_bytes(data[position + 1 : position + 5], "big")
+            if self.max_recv and length > self.max_recv:  # --max-recv-message-size
+                self.cancel(
+                    stream, status.RESOURCE_EXHAUSTED,
+                    f"received message larger than max ({length} vs. {self.max_recv})",
+                )  # fmt: skip
+                return
             end = position + 5 + length
             if end > size:
                 break
@@ -725,6 +746,9 @@ class Connection(asyncio.Protocol):
         if self.sweeper is not None:
             self.sweeper.cancel()
             self.sweeper = None
+        if self.pinger is not None:
+            self.pinger.cancel()
+            self.pinger = None
         if not self.ready.done():
             self.ready.set_exception(ConnectionRefusedError(self.close_reason))
             self.ready.exception()  # retrieved: connect() reports it

@@ -1,0 +1,134 @@
+"""ghz's channel flags on grpcbench's own transport: --authority, -e (gzip requests),
+--keepalive, --max-recv-message-size and --max-send-message-size, seen on the wire
+by a scripted HTTP/2 server; and end to end on a real server, both client stacks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import grpc
+import pytest
+
+from grpcbench.parsing import parse_size
+from grpcbench.rpc.client_options import ClientOptions
+from grpcbench.wire import frames
+from grpcbench.wire.channel import WireChannel
+from tests.conftest import GRPCBENCH
+from tests.support.raw_h2 import Peer, raw_server
+
+SAY = "/echo.Echo/Say"
+
+
+def test_sizes_read_as_ghz_reads_them() -> None:
+    assert parse_size("4194304", "x") == 4194304
+    assert parse_size("42 MB", "x") == 42_000_000
+    assert parse_size("4MiB", "x") == 4 * 2**20
+    assert parse_size("1.5kb", "x") == 1500
+
+
+async def _one(channel: WireChannel, body: bytes = b"x") -> str:
+    try:
+        await channel.unary_unary(SAY)(body, timeout=2.0)
+        return "OK"
+    except grpc.aio.AioRpcError as error:
+        return f"{error.code().name}: {error.details()}"
+
+
+def test_authority_gzip_and_keepalive_on_the_wire() -> None:
+    seen: dict[str, object] = {}
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        stream_id, headers, body = await peer.request()
+        seen["headers"] = dict(headers)
+        seen["body"] = body
+        peer.reply(stream_id, b"hi")
+        pings = 0
+        with contextlib.suppress(TimeoutError, asyncio.IncompleteReadError):
+            async with asyncio.timeout(0.35):  # the client's keepalive PINGs meanwhile
+                while True:
+                    kind, flags, _, _ = await peer.frame()
+                    pings += kind == frames.PING and not flags & frames.ACK
+        seen["pings"] = pings
+
+    async def main() -> str:
+        async with raw_server(script) as address:
+            options = ClientOptions(authority="vhost.example", gzip=True, keepalive_s=0.1)
+            channel = WireChannel(address, client=options)
+            try:
+                result = await _one(channel, b"hello")
+                await asyncio.sleep(0.45)
+                return result
+            finally:
+                await channel.close()
+
+    assert asyncio.run(main()) == "OK"
+    headers = seen["headers"]
+    assert isinstance(headers, dict)
+    assert headers[":authority"] == "vhost.example" and headers["grpc-encoding"] == "gzip"
+    body = seen["body"]
+    assert isinstance(body, bytes) and body[0] == 1  # the compressed flag
+    assert gzip.decompress(body[5:]) == b"hello"
+    assert isinstance(seen["pings"], int) and seen["pings"] >= 2
+
+
+def test_message_size_limits_end_calls_resource_exhausted() -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.reply(stream_id, b"y" * 100)
+
+    async def main() -> Counter[str]:
+        async with raw_server(script) as address:
+            receiving = WireChannel(address, client=ClientOptions(max_recv_bytes=50))
+            sending = WireChannel(address, client=ClientOptions(max_send_bytes=10))
+            try:
+                return Counter([
+                    await _one(receiving), await _one(sending, b"z" * 11),
+                    await _one(sending, b"z" * 10),
+                ])  # fmt: skip
+            finally:
+                await receiving.close()
+                await sending.close()
+
+    results = asyncio.run(main())
+    assert results == Counter({
+        "RESOURCE_EXHAUSTED: received message larger than max (100 vs. 50)": 1,
+        "RESOURCE_EXHAUSTED: trying to send message larger than max (11 vs. 10)": 1,
+        "OK": 1,
+    })  # fmt: skip
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
+def test_the_flags_end_to_end(stack: str, tmp_path: Path) -> None:
+    from tests.support.echo_server import echo_server
+
+    with echo_server() as address:
+        base = [*GRPCBENCH, "run", "--call", "echo.Echo/Expand", "-c", "2", "-n", "20",
+                "--client-stack", stack, address]  # fmt: skip
+        out = tmp_path / "r.json"
+        compressed = subprocess.run(
+            [*base, "-d", '{"message": "hi", "repeat": 2}', "-e", "--keepalive", "1s",
+             "--authority", "echo.example", "--output", str(out)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert compressed.returncode == 0, compressed.stderr
+        settings = json.loads(out.read_text())["options"]["load"]
+        assert settings["gzip"] is True and settings["authority"] == "echo.example"
+        limited = subprocess.run(
+            [*base, "-d", '{"message": "hello there", "repeat": 2}', "--no-preflight",
+             "--max-recv-message-size", "5", "--expect-status", "ResourceExhausted",
+             "--output", str(out)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert limited.returncode == 0, limited.stderr
+        (level,) = json.loads(out.read_text())["levels"]
+        assert level["load"]["statuses"] == {"ResourceExhausted": 20}
