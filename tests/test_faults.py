@@ -183,7 +183,11 @@ def test_sigint_and_sigterm_at_random_moments(tmp_path: Path, seed: int) -> None
         assert process.returncode == (130 if sig == signal.SIGINT else 143), stderr
         if out.exists():  # the run had started: what it measured is on disk
             data = json.loads(out.read_text())
-            assert data["status"] == "interrupted"
+            # "complete": every level was measured and saved before the signal, which
+            # then cut the final printing short (the exit still says it was interrupted).
+            assert data["status"] == "interrupted" or (
+                data["status"] == "complete" and len(data["levels"]) == 4
+            ), data["status"]
             for level in data["levels"]:
                 assert sum(level["load"]["statuses"].values()) > 0
     _assert_gone(seen)
