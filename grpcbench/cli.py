@@ -423,7 +423,8 @@ def run(
         str | None,
         typer.Option(
             help="Run the built-in generator on Dask distributed workers: local:N (a"
-            " LocalCluster of N processes here) or tcp://SCHEDULER:8786 (grpcbench[cluster]).",
+            " LocalCluster of N processes here) or tcp://SCHEDULER:8786 (pip install"
+            " 'grpcbench\\[cluster]').",
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
@@ -434,6 +435,15 @@ def run(
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
+    allow_plaintext_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--allow-plaintext-secrets",
+            help="With --cluster tcp://: send metadata values and the client key to the"
+            " workers anyway (unencrypted; tls:// schedulers need no permission).",
+            rich_help_panel=PANEL_LOAD_MODEL,
+        ),
+    ] = False,
     bind: Annotated[
         str | None,
         typer.Option(
@@ -609,6 +619,7 @@ def run(
         start_timeout=start_timeout, server_per_level=server_per_level, service=service,
         max_error_rate=max_error_rate,
         cluster=cluster, cluster_workers=cluster_workers, bind=bind, dry_run=dry_run,
+        allow_plaintext_secrets=allow_plaintext_secrets,
         expect_status=expect_status, preflight=preflight,
         call=CallArgs(
             call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,

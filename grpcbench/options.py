@@ -107,6 +107,7 @@ class RunArgs:
     preflight: bool = True  # --no-preflight: skip the one call before the first level
     name: str = ""  # --name (ghz's): recorded and shown
     tags: Mapping[str, str] = field(default_factory=dict)  # --tags (ghz's), likewise
+    allow_plaintext_secrets: bool = False  # --allow-plaintext-secrets (--cluster tcp://)
 
     def named_server_params(self) -> dict[str, Any]:
         """Server params given through their own options (--io-delay-ms, ...)."""
@@ -272,7 +273,27 @@ def build_run_options(args: RunArgs) -> RunOptions:
     )
     _check_service(options, service)
     _check_workloads(options, service)
+    _check_secrets_stay_encrypted(options, args.allow_plaintext_secrets)
     return options
+
+
+def _check_secrets_stay_encrypted(options: RunOptions, allowed: bool) -> None:
+    """Each cluster worker receives the call - metadata values and the client key
+    included - through the scheduler: over tcp:// that is plaintext on the network."""
+    cluster = options.driver_settings.cluster or ""
+    if not cluster.startswith("tcp://") or allowed:
+        return
+    secrets = []
+    if options.call is not None and json.loads(options.call.metadata or "{}"):
+        secrets.append("the metadata (-m/-M)")
+    if options.security.key:
+        secrets.append("the client key (--key)")
+    if secrets:
+        raise UsageError(
+            f"--cluster {cluster} would send {' and '.join(secrets)} to its workers in"
+            " plaintext: use a tls:// scheduler (Dask's security settings), or"
+            " --allow-plaintext-secrets on a network you trust"
+        )
 
 
 def _cluster_drivers(drivers: tuple[str, ...], args: RunArgs) -> tuple[str, ...]:

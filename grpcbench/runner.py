@@ -23,6 +23,7 @@ from grpcbench.load.engine import make_workload
 from grpcbench.measure import load_spec
 from grpcbench.metadata import collect_metadata
 from grpcbench.options import RunOptions
+from grpcbench.parsing import parse_host_port
 from grpcbench.plan import LevelPlan
 from grpcbench.preparation import PreparationThread
 from grpcbench.results import LevelError, LevelResult, RunRecord, RunStatus
@@ -49,6 +50,11 @@ class Runner:
         try:
             for name in options.drivers:
                 self.drivers.append(make_driver(name, options.driver_settings))
+            for driver in self.drivers:  # a cluster's remote workers cannot dial loopback
+                check = getattr(driver, "check_reach", None)
+                if check is not None:
+                    for host in self._target_hosts():
+                        check(host)
         except BaseException:  # e.g. ghz missing after a cluster started: stop the cluster
             for driver in self.drivers:
                 close_driver(driver)
@@ -56,6 +62,14 @@ class Runner:
         # Per target (see _preflight): how it is reached, and the --call resolved for it.
         self.security: ChannelSecurity = options.security
         self.method_call: MethodCall | None = None
+
+    def _target_hosts(self) -> set[str]:
+        """The hosts the generators dial: --bind for started servers, --target's."""
+        hosts = set()
+        for plan in self.options.targets:
+            address = getattr(plan, "address", None)
+            hosts.add(parse_host_port(address)[0] if address else self.options.bind)
+        return hosts
 
     def export(self) -> None:
         """Rewrite the files that follow the run level by level."""

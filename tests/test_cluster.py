@@ -18,7 +18,12 @@ import psutil
 import pytest
 
 from grpcbench.errors import UsageError
-from grpcbench.load.cluster import check_versions
+from grpcbench.load.cluster import (
+    ClusterDriver,
+    check_versions,
+    spread_over_hosts,
+    worker_version,
+)
 from grpcbench.parsing import parse_cluster
 from tests.conftest import GRPCBENCH
 from tests.support.processes import assert_all_gone
@@ -41,10 +46,30 @@ def test_cluster_addresses() -> None:
             parse_cluster(bad)
 
 
-def test_a_worker_with_another_grpcbench_is_named() -> None:
-    check_versions({"tcp://a:1": "1.0", "tcp://b:2": "1.0"}, expected="1.0")
-    with pytest.raises(UsageError, match=r"tcp://b:2 has 0\.9"):
-        check_versions({"tcp://a:1": "1.0", "tcp://b:2": "0.9"}, expected="1.0")
+def test_a_worker_with_other_versions_is_named() -> None:
+    """grpcbench, Python, grpcio, protobuf, distributed and service plugins must match."""
+    mine = {"grpcbench": "1.0", "Python": "3.11.7", "grpcio": "1.85.1"}
+    check_versions({"tcp://a:1": dict(mine), "tcp://b:2": dict(mine)}, expected=mine)
+    with pytest.raises(UsageError, match=r"tcp://b:2 has grpcbench 0\.9"):
+        check_versions({"tcp://a:1": dict(mine), "tcp://b:2": "0.9"}, expected=mine)
+    with pytest.raises(UsageError, match=r"tcp://a:1 has grpcio 1\.60\.0"):
+        check_versions({"tcp://a:1": {**mine, "grpcio": "1.60.0"}}, expected=mine)
+    assert set(worker_version()) >= {"grpcbench", "Python", "grpcio", "protobuf"}
+
+
+def test_cluster_workers_spread_over_hosts() -> None:
+    addresses = ["tcp://10.0.0.1:1", "tcp://10.0.0.1:2", "tcp://10.0.0.1:3", "tcp://10.0.0.2:1"]
+    assert spread_over_hosts(addresses)[:2] == ["tcp://10.0.0.1:1", "tcp://10.0.0.2:1"]
+
+
+def test_a_loopback_target_for_remote_workers_is_refused() -> None:
+    driver = object.__new__(ClusterDriver)
+    driver.addresses = ["tcp://10.0.0.7:4001"]
+    with pytest.raises(UsageError, match="give --bind THIS_IP"):
+        driver.check_reach("127.0.0.1")
+    driver.check_reach("10.0.0.3")  # an address they can dial
+    driver.addresses = ["tcp://127.0.0.1:4001"]
+    driver.check_reach("127.0.0.1")  # a LocalCluster shares this machine's loopback
 
 
 @pytest.mark.integration
@@ -233,3 +258,19 @@ def test_a_cancelled_level_stops_its_load_on_the_worker() -> None:
     finally:
         loop.run_until_complete(server.stop())  # type: ignore[attr-defined]
         loop.close()
+
+
+def test_secrets_do_not_cross_a_plaintext_scheduler() -> None:
+    from grpcbench.options import RunArgs, build_run_options
+    from grpcbench.rpc.settings import CallArgs
+
+    def options(cluster: str, allowed: bool = False) -> object:
+        return build_run_options(RunArgs(
+            cluster=cluster, target="127.0.0.1:50051", allow_plaintext_secrets=allowed,
+            call=CallArgs(call="helloworld.Greeter/SayHello", metadata=("authorization=x",)),
+        ))  # fmt: skip
+
+    with pytest.raises(UsageError, match="in plaintext: use a tls:// scheduler"):
+        options("tcp://10.0.0.5:8786")
+    assert options("tcp://10.0.0.5:8786", allowed=True)
+    assert options("tls://10.0.0.5:8786")

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from functools import reduce
@@ -54,21 +55,62 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def worker_version() -> str:
-    """Runs on every worker: the grpcbench it would run (importing it is the check)."""
+def worker_version() -> dict[str, str]:
+    """Runs on every worker (and here): what a worker's figures depend on - grpcbench,
+    Python, grpcio, protobuf, distributed, and every service plugin installed."""
+    import platform
+    from importlib import metadata
+
     import grpcbench
 
-    return grpcbench.__version__
+    versions = {"grpcbench": grpcbench.__version__, "Python": platform.python_version()}
+    for name in ("grpcio", "protobuf", "distributed"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[name] = metadata.version(name)
+    for entry in metadata.entry_points(group="grpcbench.services"):
+        dist = entry.dist
+        if dist is not None:
+            versions[f"plugin {dist.name}"] = dist.version
+    return versions
 
 
-def check_versions(versions: dict[str, str], expected: str = __version__) -> None:
-    """Every worker runs this grpcbench version, or one line naming the ones that do not."""
-    different = {address: v for address, v in versions.items() if v != expected}
-    if different:
-        listed = ", ".join(f"{address} has {v}" for address, v in sorted(different.items()))
+def check_versions(
+    versions: dict[str, dict[str, str] | str], expected: dict[str, str] | None = None
+) -> None:
+    """Every worker runs what this machine runs, or one line naming each difference."""
+    mine = expected if expected is not None else worker_version()
+    problems = []
+    for address, theirs in sorted(versions.items()):
+        if isinstance(theirs, str):  # a worker of an older grpcbench reports only its own
+            theirs = {"grpcbench": theirs}
+        for name, version in sorted(mine.items()):
+            if theirs.get(name) != version:
+                problems.append(f"{address} has {name} {theirs.get(name, 'missing')}")
+    if problems:
+        ours = ", ".join(f"{name} {version}" for name, version in sorted(mine.items()))
         raise UsageError(
-            f"cluster workers run another grpcbench than this one ({expected}): {listed}"
+            f"cluster workers run other versions than this machine ({ours}): " + "; ".join(problems)
         )
+
+
+def spread_over_hosts(addresses: list[str]) -> list[str]:
+    """Workers ordered host by host in turn (tcp://A:1, tcp://B:1, tcp://A:2, ...), so
+    --cluster-workers N takes them from every host rather than packing the first."""
+    by_host: dict[str, list[str]] = {}
+    for address in sorted(addresses):
+        host = address.split("://", 1)[-1].rsplit(":", 1)[0]
+        by_host.setdefault(host, []).append(address)
+    spread = []
+    for turn in range(max((len(group) for group in by_host.values()), default=0)):
+        spread += [group[turn] for group in by_host.values() if turn < len(group)]
+    return spread
+
+
+LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+
+
+def _host(address: str) -> str:
+    return address.split("://", 1)[-1].rsplit(":", 1)[0]
 
 
 def _pin_worker(spec: LoadSpec) -> None:
@@ -138,12 +180,18 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
         use_uvloop=spec.settings.client_loop == "uvloop",
     )
     address = get_worker().address
+    finished = time.time()
     figures = WorkerFigures(
         address=address,
         calls=result.count,
         wall_s=result.wall_s,
         cpu_s=result.client_cpu_s,
         saturation=result.client_saturation,
+        started_unix=finished - result.wall_s,
+        finished_unix=finished,
+        statuses=dict(result.statuses),
+        p50_us=result.latency.percentile_us(50),
+        p99_us=result.latency.percentile_us(99),
     )
     return replace(result, driver="dask", workers=(figures,)).to_json()
 
@@ -163,9 +211,11 @@ class ClusterDriver:
                 address = self.local.scheduler_address
             else:
                 address = cluster
-            self.client = distributed.Client(
-                address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False
-            )
+            with warnings.catch_warnings():  # versions are checked below, in one line
+                warnings.simplefilter("ignore")
+                self.client = distributed.Client(
+                    address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False
+                )
         except (OSError, TimeoutError) as error:
             self.close()
             raise UsageError(f"cannot reach the Dask scheduler at {cluster}: {error}") from None
@@ -193,8 +243,20 @@ class ClusterDriver:
                 f" install grpcbench {__version__} on every worker"
             ) from None
         check_versions(versions)
-        addresses = sorted(versions)
+        addresses = spread_over_hosts(list(versions))
         return addresses[:wanted] if wanted else addresses
+
+    def check_reach(self, host: str) -> None:
+        """A loopback target is this machine's own: workers on other hosts would dial
+        their own loopback. Refused before anything starts, naming the fix."""
+        remote = [a for a in self.addresses if not _host(a).startswith(LOOPBACK)]
+        if host.startswith(LOOPBACK) and remote:
+            raise UsageError(
+                f"the target's host {host} is this machine's loopback, which cluster workers"
+                f" on other hosts ({', '.join(remote[:3])}) cannot reach: give --bind THIS_IP"
+                " (and --port N for a firewall) for the servers grpcbench starts, or a"
+                " --target address the workers can dial"
+            )
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -117,6 +117,13 @@ class WorkerFigures:
     wall_s: float
     cpu_s: float
     saturation: float  # share of its CPU budget used or lost to neighbours (1.0 = saturated)
+    # Its measured phase (Unix time, its own clock), statuses and latency (0: not known,
+    # from a file that predates them).
+    started_unix: float = 0.0
+    finished_unix: float = 0.0
+    statuses: dict[str, int] = field(default_factory=dict)
+    p50_us: int = 0
+    p99_us: int = 0
 
     @property
     def saturated(self) -> bool:

@@ -316,6 +316,7 @@ def _column_notes(column: Column, label: str) -> list[str]:
             else f"ended other than {', '.join(expected)} (--expect-status)"
         )
         notes.append(f"{WARNING} {label}: {failed} of {count} calls {what}{_top_errors(column)}.")
+    notes += _worker_notes(column, label)
     for worker in (w for lv in column for w in lv.load.workers if w.saturated):
         notes.append(
             f"{WARNING} {label}: cluster worker {worker.address} was saturated"
@@ -323,6 +324,25 @@ def _column_notes(column: Column, label: str) -> list[str]:
             f" {worker.calls / worker.wall_s if worker.wall_s else 0:,.0f} req/s)."
         )
     return notes
+
+
+SHOWN_WORKERS = 8
+
+
+def _worker_notes(column: Column, label: str) -> list[str]:
+    """--cluster: each worker's share of the level (all of them in the JSON)."""
+    workers = [w for lv in column for w in lv.load.workers]
+    if not workers:
+        return []
+    shown = [
+        f"{w.address} {w.calls:,} calls"
+        + (f", p99 {format_latency_us(w.p99_us)}" if w.p99_us else "")
+        + f", CPU {w.saturation:.0%}"
+        for w in workers[:SHOWN_WORKERS]
+    ]
+    more = len(workers) - SHOWN_WORKERS
+    tail = f"; and {more} more (in the JSON)" if more > 0 else ""
+    return [f"{label}: cluster workers: {'; '.join(shown)}{tail}."]
 
 
 def _stability_notes(column: Column, label: str) -> list[str]:
