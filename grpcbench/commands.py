@@ -49,11 +49,9 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     events = ConsoleEvents(err, columns, len(options.levels) * len(options.drivers))
     runner = Runner(options, events)
     levels = ", ".join(plan.describe() for plan in options.levels)
-    named = f"run [bold]{escape(options.name)}[/] " if options.name else ""
-    tags = ", ".join(f"{k}={v}" for k, v in options.tags.items())
+    named = options.recorded().describe_run()
     err.print(
-        named
-        + (f"(tags {escape(tags)}) " if tags else "")
+        (f"run [bold]{escape(named)}[/]: " if named else "")
         + f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
         f" server(s) x {levels}; {options.load.describe()} per level"
         + (f", {options.repeat} repeats" if options.repeat > 1 else "")
@@ -195,7 +193,12 @@ def show(results: Path, markdown: bool, consoles: Consoles) -> int:
     if markdown:
         consoles.out.out(run_to_markdown(record), highlight=False)
         return 0
-    consoles.err.print(f"{results}: {record.status}, started {record.started_at}", highlight=False)
+    named = record.options.describe_run()
+    consoles.err.print(
+        f"{results}: {escape(named) + ', ' if named else ''}{record.status}, started"
+        f" {record.started_at}",
+        highlight=False,
+    )
     print_tables(consoles.out, record.levels, record.unavailable)
     print_summary(consoles.out, record.levels)
     for failure in record.level_errors:

@@ -194,6 +194,11 @@ class RecordedOptions:
     name: str = ""  # --name: the run's name (ghz's), shown in the header and reports
     tags: dict[str, str] = field(default_factory=dict)  # --tags (ghz's), likewise
 
+    def describe_run(self) -> str:
+        """--name and --tags, for headers: "nightly (env=ci)", or ""."""
+        tags = ", ".join(f"{k}={v}" for k, v in self.tags.items())
+        return f"{self.name} ({tags})" if self.name and tags else self.name or tags
+
     def describe_params(self) -> str:
         """The scenario parameters that change the numbers, for headers (secrets masked)."""
         call = self.call.get("method")

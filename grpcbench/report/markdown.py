@@ -19,8 +19,9 @@ def table_to_markdown(table: ComparisonTable) -> str:
 
 def run_to_markdown(record: RunRecord) -> str:
     meta, load = record.metadata, record.options.load
+    named = record.options.describe_run()
     lines = [
-        f"# grpcbench results ({record.status})",
+        f"# grpcbench results{': ' + named if named else ''} ({record.status})",
         "",
         f"- started {record.started_at}, python {meta.get('python')}, "
         f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')})",
