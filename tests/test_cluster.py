@@ -145,6 +145,14 @@ def test_a_worker_killed_mid_level_is_a_level_error(tmp_path: Path) -> None:
 @pytest.mark.skipif(DASK is None, reason="the dask command-line tool is not installed")
 @pytest.mark.integration
 def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
+    """A `dask scheduler` and 8 `dask worker` processes: every worker is used (some
+    distributed versions list at most 5 unless asked); a coordinator killed with -9
+    mid-level leaves no load on the target; the next run on the cluster starts at once."""
+    import asyncio
+
+    from grpcbench.servers.launcher import start_server
+    from grpcbench.servers.spec import parse_server_spec
+
     scheduler_file = tmp_path / "scheduler.json"
     processes = [
         subprocess.Popen(
@@ -153,34 +161,71 @@ def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
     ]  # fmt: skip
+    loop = asyncio.new_event_loop()
+    server = None
     try:
         deadline = time.monotonic() + 60
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         address = json.loads(scheduler_file.read_text())["address"]
-        for _ in range(2):
-            processes.append(
-                subprocess.Popen(
-                    [DASK, "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
-                     "--no-dashboard"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                )
-            )  # fmt: skip
+        processes.append(
+            subprocess.Popen(
+                [DASK, "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
+                 "--nworkers", "8", "--no-dashboard", "--local-directory", str(tmp_path)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+        )  # fmt: skip
         out = tmp_path / "r.json"
         result = grpcbench(
-            "--cluster", address, "--cluster-workers", "2", "-s", "grpclib", "-c", "4",
-            "-n", "200", "--warmup", "10", "--output", str(out),
+            "--cluster", address, "--cluster-workers", "8", "-s", "grpclib", "-c", "8",
+            "-n", "400", "--warmup", "16", "--output", str(out),
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         [level] = json.loads(out.read_text())["levels"]
-        assert level["load"]["statuses"] == {"OK": 200} and len(level["load"]["workers"]) == 2
+        assert level["load"]["statuses"] == {"OK": 400} and len(level["load"]["workers"]) == 8
         # Nothing of that run is left: only the scheduler and workers the test started.
         dask = {p.pid for p in processes}
         for process in processes:
             dask |= {child.pid for child in psutil.Process(process.pid).children(recursive=True)}
         leftovers = {p.pid for p in psutil.Process().children(recursive=True)} - dask
         assert_all_gone(leftovers)
+
+        # The coordinator killed with -9 mid-level: the workers' load stops with it.
+        server = loop.run_until_complete(
+            start_server(parse_server_spec("grpcio-aio"), "hello", {})
+        )  # fmt: skip
+        target = psutil.Process(server.pid)
+        coordinator = subprocess.Popen(
+            [*GRPCBENCH, "run", "--cluster", address, "--target", server.address, "-c", "8",
+             "--duration", "60s", "--warmup", "0"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        busy = False
+        while not busy and time.monotonic() < deadline:  # until the load is on the target
+            before = target.cpu_times()
+            time.sleep(0.5)
+            busy = sum(target.cpu_times()[:2]) - sum(before[:2]) > 0.1
+        assert busy, "the cluster never loaded the target"
+        coordinator.kill()
+        coordinator.wait(10)
+        time.sleep(2.0)  # the workers notice within a tenth of a second; Dask within two
+        before = target.cpu_times()
+        time.sleep(3.0)
+        spent = sum(target.cpu_times()[:2]) - sum(before[:2])
+        assert spent < 0.3, f"the target still burnt {spent:.2f} s of CPU in 3 s"
+
+        started = time.monotonic()
+        again = grpcbench(
+            "--cluster", address, "--target", server.address, "-c", "8", "-n", "200",
+            "--warmup", "0", timeout=120,
+        )  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert time.monotonic() - started < 30, "the next run waited for the killed one"
     finally:
+        if server is not None:
+            loop.run_until_complete(server.stop())
+        loop.close()
         for process in processes:
             process.terminate()
         for process in processes:

@@ -181,6 +181,10 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
     )
     address = get_worker().address
     finished = time.time()
+    if not spec.settings.client_cpus:
+        # On another host nobody measures this worker's neighbours: time it spent
+        # runnable but waiting for a CPU is time it was starved, whoever took the CPU.
+        result = replace(result, client_others_s=result.client_wait_s)
     figures = WorkerFigures(
         address=address,
         calls=result.count,
@@ -310,9 +314,10 @@ class ClusterDriver:
                 future.cancel()
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
-        merged = replace(
-            merged, client_others_s=neighbours.others(merged.cpu_cores, merged.client_cpu_s)
-        )
+        if self.local is not None:  # this machine's CPUs: its neighbours are measured here
+            merged = replace(
+                merged, client_others_s=neighbours.others(merged.cpu_cores, merged.client_cpu_s)
+            )
         progress(merged.count, merged.count - merged.ok)
         return merged
 
