@@ -103,6 +103,9 @@ class Runner:
             self.context.workload_context.update(self.service.workload_context(self.server_params))
 
     async def _run(self, workdir: Path, stack: ExitStack) -> RunRecord:
+        for driver in self.drivers:  # e.g. a cluster's workers that waste threads
+            for note in getattr(driver, "notes", ()):
+                self.events.warning(note)
         try:
             await self._prepare(workdir, stack)
             context = TargetContext(

@@ -319,3 +319,23 @@ def test_secrets_do_not_cross_a_plaintext_scheduler() -> None:
         options("tcp://10.0.0.5:8786")
     assert options("tcp://10.0.0.5:8786", allowed=True)
     assert options("tls://10.0.0.5:8786")
+
+
+def test_workers_with_several_threads_are_named_before_the_first_level() -> None:
+    """One Python process is one core of client: a `dask worker` of 4 threads gives one
+    generator, and the run says so instead of leaving it to be guessed."""
+
+    class FakeClient:
+        def wait_for_workers(self, count: int, timeout: float) -> None:
+            pass
+
+        def run(self, function: object) -> dict[str, object]:
+            return {"tcp://10.0.0.1:1": worker_version()}
+
+        def scheduler_info(self, n_workers: int = -1) -> dict[str, object]:
+            return {"workers": {"tcp://10.0.0.1:1": {"nthreads": 4}}}
+
+    driver = object.__new__(ClusterDriver)
+    driver.client = FakeClient()
+    assert driver._choose_workers(None) == ["tcp://10.0.0.1:1"]
+    assert "--nthreads 1 --nworkers N" in driver.notes[0]

@@ -224,6 +224,7 @@ class ClusterDriver:
             self.close()
             raise UsageError(f"cannot reach the Dask scheduler at {cluster}: {error}") from None
         self.wanted = workers
+        self.notes: list[str] = []  # said once, before the first level (Runner)
         try:
             self.addresses = self._choose_workers(workers)
         except BaseException:
@@ -248,7 +249,20 @@ class ClusterDriver:
             ) from None
         check_versions(versions)
         addresses = spread_over_hosts(list(versions))
-        return addresses[:wanted] if wanted else addresses
+        chosen = addresses[:wanted] if wanted else addresses
+        workers = _all_workers(self.client)
+        threaded = [a for a in chosen if int(workers.get(a, {}).get("nthreads", 1)) > 1]
+        self.notes = (
+            [
+                f"cluster worker(s) {', '.join(threaded[:3])} have several threads in one"
+                " process: grpcbench runs one generator per worker process (one Python"
+                " process is one core of client), so the other threads stay idle; start"
+                " workers with --nthreads 1 --nworkers N for N generators per machine"
+            ]
+            if threaded
+            else []
+        )
+        return chosen
 
     def check_reach(self, host: str) -> None:
         """A loopback target is this machine's own: workers on other hosts would dial
