@@ -20,6 +20,7 @@ from grpcbench.events import RunEvents
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver, close_driver
 from grpcbench.load.engine import make_workload
+from grpcbench.load.model import LoadSpec
 from grpcbench.measure import load_spec
 from grpcbench.metadata import collect_metadata
 from grpcbench.options import RunOptions
@@ -29,9 +30,21 @@ from grpcbench.preparation import PreparationThread
 from grpcbench.results import LevelError, LevelResult, RunRecord, RunStatus
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.client_options import ClientOptions
+from grpcbench.rpc.planned import resolve_call
 from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.targets import Target, TargetContext, TargetPlan
+from grpcbench.targets.probe import HERE, Probe
+
+
+def preflight_here(
+    address: str, security: ChannelSecurity, spec_json: dict[str, Any], what: str,
+    timeout_s: float, expected: tuple[str, ...], client: ClientOptions,
+) -> None:  # fmt: skip
+    """The pre-flight call, plain and synchronous, where the probe runs it (here or a
+    cluster worker): the level's own workload, built from its spec."""
+    workload = make_workload(LoadSpec.from_json(spec_json))
+    asyncio.run(preflight(address, security, workload, what, timeout_s, expected, client))
 
 
 class Runner:
@@ -62,6 +75,9 @@ class Runner:
         # Per target (see _preflight): how it is reached, and the --call resolved for it.
         self.security: ChannelSecurity = options.security
         self.method_call: MethodCall | None = None
+        # Where target checks run: a remote cluster's worker, else here (targets.probe).
+        probes = [getattr(driver, "probe", None) for driver in self.drivers]
+        self.probe: Probe = next((probe for probe in probes if probe is not None), HERE)
 
     def _target_hosts(self) -> set[str]:
         """The hosts the generators dial: --bind for started servers, --target's."""
@@ -116,6 +132,7 @@ class Runner:
                 start_timeout_s=self.options.start_timeout_s,
                 security=self.options.security,
                 host=self.options.bind,
+                probe=self.probe,
             )
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):
@@ -177,11 +194,9 @@ class Runner:
         run here with one line (PreflightError), instead of measuring failures."""
         options = self.options
         self.security = target.security
-        if options.call is not None:
-            planned = options.call
-            self.method_call = await asyncio.to_thread(
-                planned.method_call, target.address, self.security
-            )
+        if options.call is not None:  # reflection, from where the load will come
+            resolved = await self.probe(resolve_call, options.call, target.address, self.security)
+            self.method_call = MethodCall.from_json(resolved)
         if not (external or options.call is not None) or not options.preflight:
             return
         first = options.levels[0]
@@ -191,9 +206,10 @@ class Runner:
             self.method_call, self.security,
         )  # fmt: skip
         what = options.call.method if options.call else f"the {options.scenario.service} workload"
-        await preflight(target.address, self.security, make_workload(spec), what,
-                        options.load.timeout_s, options.expected_statuses,
-                        ClientOptions.of(options.load))  # fmt: skip
+        await self.probe(
+            preflight_here, target.address, self.security, spec.to_json(), what,
+            options.load.timeout_s, options.expected_statuses, ClientOptions.of(options.load),
+        )  # fmt: skip
 
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None

@@ -339,3 +339,32 @@ def test_workers_with_several_threads_are_named_before_the_first_level() -> None
     driver.client = FakeClient()
     assert driver._choose_workers(None) == ["tcp://10.0.0.1:1"]
     assert "--nthreads 1 --nworkers N" in driver.notes[0]
+
+
+@pytest.mark.integration
+def test_target_checks_run_on_a_worker_and_keep_their_one_line() -> None:
+    """With a cluster elsewhere, reaching the target, reflection and the pre-flight call
+    run on a worker (the coordinator may not reach the target); their UsageError
+    comes back as it is, its exit code included."""
+    import asyncio
+
+    from distributed import Client, LocalCluster
+
+    from grpcbench.load.cluster import WorkerProbe
+    from grpcbench.rpc.security import PLAINTEXT
+    from grpcbench.targets.external import reach
+
+    with (
+        LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                     dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):  # fmt: skip
+        driver = object.__new__(ClusterDriver)
+        driver.client = client
+        driver.addresses = list(client.scheduler_info()["workers"])
+        probe = WorkerProbe(driver)
+        assert probe.where.startswith("cluster worker ")
+        with pytest.raises(UsageError, match="connection refused") as refused:
+            asyncio.run(probe(reach, "127.0.0.1:1", PLAINTEXT))
+        assert refused.value.exit_code == 2
+        assert asyncio.run(probe(sum, [1, 2])) == 3

@@ -225,6 +225,9 @@ class ClusterDriver:
             raise UsageError(f"cannot reach the Dask scheduler at {cluster}: {error}") from None
         self.wanted = workers
         self.notes: list[str] = []  # said once, before the first level (Runner)
+        # Checks that touch the target run on a worker of a cluster elsewhere: this
+        # machine may not reach the target at all (targets.probe).
+        self.probe: WorkerProbe | None = None if self.local is not None else WorkerProbe(self)
         try:
             self.addresses = self._choose_workers(workers)
         except BaseException:
@@ -373,6 +376,39 @@ class ClusterDriver:
                     f"cluster workers did not finish within {limit_s:.0f}s: {', '.join(late)}"
                 )
             await asyncio.sleep(POLL_S)
+
+
+PROBE_TIMEOUT_S = 120.0  # reflection, a certificate fetch and one call, with margin
+
+
+class WorkerProbe:
+    """Runs a target check (targets.probe) on the cluster's first worker."""
+
+    def __init__(self, driver: ClusterDriver) -> None:
+        self.driver = driver
+
+    @property
+    def where(self) -> str:
+        return f"cluster worker {self.driver.addresses[0]}"
+
+    async def __call__(self, function: Callable[..., Any], *args: Any) -> Any:
+        address = self.driver.addresses[0]
+        future = self.driver.client.submit(
+            function, *args, workers=[address], allow_other_workers=False, pure=False,
+            retries=0,
+        )  # fmt: skip
+        try:
+            return await asyncio.to_thread(future.result, PROBE_TIMEOUT_S)
+        except UsageError:
+            raise  # the check's own line (PreflightError and its exit code included)
+        except Exception as error:  # noqa: BLE001 - Dask's, or a bug in the check
+            reason = " ".join(str(error).split())
+            raise UsageError(
+                f"checking the target from cluster worker {address} failed"
+                f" ({type(error).__name__}: {reason})"
+            ) from None
+        finally:
+            future.cancel()
 
 
 def _all_workers(client: Any) -> dict[str, Any]:

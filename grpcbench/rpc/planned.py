@@ -8,6 +8,7 @@ target's reflection service when the target is reached, still before any load.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from grpcbench.errors import UsageError
 from grpcbench.rpc.call import CallMessages, MethodCall
@@ -126,3 +127,9 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
     if descriptor_set is not None:  # else checked when reflection gives the schema
         planned.checked(descriptor_set)
     return planned
+
+
+def resolve_call(planned: PlannedCall, address: str, security: ChannelSecurity) -> dict[str, Any]:
+    """``planned.method_call`` as JSON: what a cluster worker that did the reflection
+    sends back (a schema's descriptor pool does not cross processes; its bytes do)."""
+    return planned.method_call(address, security).to_json()

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from grpcbench import defaults
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
+from grpcbench.targets.probe import HERE, Probe
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class TargetContext:
     start_timeout_s: float = defaults.START_TIMEOUT_S  # to bind and answer SERVING
     security: ChannelSecurity = PLAINTEXT  # how the client reaches an external target
     host: str = "127.0.0.1"  # where started servers listen; another only with --bind
+    # Where checks that touch an external target run: here, or on a cluster worker.
+    probe: Probe = HERE
 
 
 class Target(Protocol):

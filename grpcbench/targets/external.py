@@ -47,7 +47,15 @@ class ExternalTargetPlan:
 
     @asynccontextmanager
     async def _open(self, context: TargetContext) -> AsyncIterator[Target]:
-        # The TLS files read (and --skipTLS's certificate fetched) for this address.
-        security = await asyncio.to_thread(context.security.resolve, self.address)
-        await check_reachable(self.address, security)
+        # The TLS files read (and --skipTLS's certificate fetched) for this address, and
+        # the target reached, from where the load will come (context.probe).
+        security = await context.probe(reach, self.address, context.security)
         yield ExternalTarget(self.address, self.address, self.pid, security)
+
+
+def reach(address: str, security: ChannelSecurity) -> ChannelSecurity:
+    """Resolve the TLS settings for ``address`` and check a gRPC server answers there;
+    plain and synchronous, so a cluster worker can run it (targets.probe)."""
+    resolved = security.resolve(address)
+    asyncio.run(check_reachable(address, resolved))
+    return resolved
