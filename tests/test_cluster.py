@@ -368,3 +368,40 @@ def test_target_checks_run_on_a_worker_and_keep_their_one_line() -> None:
             asyncio.run(probe(reach, "127.0.0.1:1", PLAINTEXT))
         assert refused.value.exit_code == 2
         assert asyncio.run(probe(sum, [1, 2])) == 3
+
+
+@pytest.mark.integration
+def test_a_level_leaves_no_barrier_events_on_the_scheduler() -> None:
+    """A long-lived cluster must not keep every level's Dask events."""
+    import asyncio
+
+    from distributed import Client, LocalCluster
+
+    from grpcbench.servers.launcher import start_server
+    from grpcbench.servers.spec import parse_server_spec
+    from tests.support.factories import make_spec
+
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(start_server(parse_server_spec("grpcio-aio"), "hello", {}))
+    try:
+        with (
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                         dashboard_address=None) as cluster,
+            Client(cluster) as client,
+        ):  # fmt: skip
+            driver = ClusterDriver(cluster.scheduler_address)
+            try:
+                spec = make_spec(target=server.address, service="hello", concurrency=4,
+                                 requests=200, warmup_requests=8)  # fmt: skip
+                result = loop.run_until_complete(driver.run(spec, lambda *_: None))
+            finally:
+                driver.close()
+            assert result.statuses == {"OK": 200} and len(result.workers) == 2
+
+            def events(dask_scheduler: object) -> int:
+                return len(dask_scheduler.extensions["events"]._events)  # type: ignore[attr-defined]
+
+            assert client.run_on_scheduler(events) == 0
+    finally:
+        loop.run_until_complete(server.stop())
+        loop.close()

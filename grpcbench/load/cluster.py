@@ -313,9 +313,10 @@ class ClusterDriver:
             for i, (part, address) in enumerate(zip(parts, addresses, strict=True))
         ]  # fmt: skip
         ready = [Event(f"{run_id}-ready-{i}", self.client) for i in range(len(parts))]
+        start = Event(f"{run_id}-start", self.client)
         try:
             await self._wait(futures, addresses, limit_s, lambda: all(e.is_set() for e in ready))
-            await asyncio.to_thread(Event(f"{run_id}-start", self.client).set)
+            await asyncio.to_thread(start.set)
             neighbours.start()
             progress(MEASUREMENT_STARTED, 0)
             await self._wait(futures, addresses, limit_s, lambda: all(f.done() for f in futures))
@@ -329,6 +330,7 @@ class ClusterDriver:
         finally:
             for future in futures:
                 future.cancel()
+            await asyncio.to_thread(self._forget_events, [*ready, start])
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         if self.local is not None:  # this machine's CPUs: its neighbours are measured here
@@ -337,6 +339,16 @@ class ClusterDriver:
             )
         progress(merged.count, merged.count - merged.ok)
         return merged
+
+    @staticmethod
+    def _forget_events(events: list[Any]) -> None:
+        """A level's barrier events are cleared, which deletes them on the scheduler
+        (a long-lived cluster would otherwise keep every level's)."""
+        if not events or getattr(events[0].client, "status", "running") != "running":
+            return  # the scheduler is gone: nothing to clear, and no waiting on it
+        for event in events:
+            with contextlib.suppress(Exception):
+                event.clear()
 
     def _poll(self, done: Callable[[], bool]) -> tuple[bool, set[str]]:
         """Blocking calls to the scheduler, run in a thread: ``done()`` and the live workers.
