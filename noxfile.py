@@ -146,9 +146,11 @@ def streaming(session: nox.Session) -> None:
 
 @nox.session
 def cluster(session: nox.Session) -> None:
-    """The Dask engine's cost per call: 1 and 2 LocalCluster workers vs 2 generator processes."""
+    """The Dask engine's cost per call (1 and 2 LocalCluster workers vs 2 generator
+    processes), then its fault suite against a CLI scheduler and 8 workers."""
     session.install(".[cluster]")
     session.run("python", "benchmarks/cluster.py", *session.posargs)
+    session.run("python", "benchmarks/cluster_faults.py", "--workers", "8")
 
 
 @nox.session
