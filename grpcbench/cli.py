@@ -636,10 +636,7 @@ def run(
         tags=tags, method_on_command_line=call is not None,
         scenario_given=scenario != defaults.SCENARIO, config=config,
     )  # fmt: skip
-    _call(
-        lambda given, consoles: commands.run_benchmark(ghz_compat.apply(given, flags), consoles),
-        args,
-    )
+    _call(commands.run_benchmark, args, flags)
 
 
 @app.command()

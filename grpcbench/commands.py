@@ -15,6 +15,7 @@ import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -22,6 +23,9 @@ from rich.markup import escape
 from grpcbench import interrupts
 from grpcbench.errors import InternalError, UsageError
 from grpcbench.options import RunArgs, RunOptions, build_run_options
+
+if TYPE_CHECKING:
+    from grpcbench.ghz_compat import GhzFlags
 from grpcbench.scenario import Scenario
 
 EXIT_REGRESSION = 1  # compare --fail-on found a regression
@@ -35,13 +39,15 @@ class Consoles:
     err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
 
 
-def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
-    """``grpcbench run``: build and check every option, run, print and write the results."""
+def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> int:
+    """``grpcbench run``: ghz's own flags mapped (``ghz_compat``), every option built and
+    checked, then run, print and write the results."""
     from grpcbench.console_events import ConsoleEvents
+    from grpcbench.ghz_compat import apply
     from grpcbench.report.console import print_summary, print_tables
     from grpcbench.runner import Runner
 
-    options = build_run_options(args)
+    options = build_run_options(apply(args, flags) if flags is not None else args)
     if args.dry_run:
         return print_plan(options, consoles)
     err = consoles.err

@@ -485,7 +485,9 @@ def test_a_bug_still_ends_with_tables_saved_results_and_one_line(
     out = tmp_path / "r.json"
     consoles = commands.Consoles(Console(file=open(os.devnull, "w")), Console(stderr=True))  # noqa: SIM115
     with pytest.raises(InternalError, match="a deliberate bug.*traceback is in") as caught:
-        commands.run_benchmark(RunArgs(load="fake", servers=("grpclib",), output=out), consoles)
+        commands.run_benchmark(
+            RunArgs(load="fake", servers=("grpclib",), output=out), None, consoles
+        )
     assert caught.value.exit_code == 70
     data = json.loads(out.read_text())
     assert data["status"] == "failed" and "a deliberate bug" in data["error"]

@@ -134,7 +134,7 @@ def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
     monkeypatch.setattr(options, "LoadSettings", WithFake)  # the one class options builds
     made: list[options.RunOptions] = []
 
-    def run_benchmark(args: options.RunArgs, consoles: object) -> int:
+    def run_benchmark(args: options.RunArgs, flags: object, consoles: object) -> int:
         made.append(options.build_run_options(args))
         return 0
 
