@@ -3,9 +3,11 @@
 `grpcbench run` accepts a ghz command line with the binary name swapped for the
 flags listed in ``ACCEPTED`` (the README's table is this module's); every other
 ghz flag is refused by name with the reason in ``REFUSED``, never silently
-ignored. When a method is given with ``--call`` on the command line and ``-c``,
-``-n``/``-z``, ``--warmup`` or ``--connections`` are not, ghz's own defaults
-apply: one level of 50 concurrent calls, 200 calls, no warm-up, one connection.
+ignored. A ghz command line - a ``--call`` on the command line against a
+running server, with no scenario file - gets ghz's own defaults for what it
+does not give (``-c``, ``-n``/``-z``, ``--warmup``, ``--connections``): one
+level of 50 concurrent calls, 200 calls, no warm-up, one connection. Servers
+grpcbench starts keep the scenario's levels and sizes, --call or not.
 """
 
 from __future__ import annotations
@@ -254,7 +256,8 @@ def apply(args: RunArgs, flags: GhzFlags) -> RunArgs:
         if call.stream_messages is not None:
             raise UsageError("--stream-call-count and --stream-messages say the same: give one")
         call = replace(call, stream_messages=flags.stream_call_count)
-    if flags.method_on_command_line and not flags.scenario_given:
+    ghz_like = bool(args.address or args.target) and not args.servers  # a ghz command line
+    if flags.method_on_command_line and not flags.scenario_given and ghz_like:
         if concurrency is None and not (args.rate or flags.rps):
             concurrency = str(GHZ_CONCURRENCY)
         if not {"requests", "n", "duration", "duration_s"} & set(settings):
