@@ -132,3 +132,35 @@ def test_the_flags_end_to_end(stack: str, tmp_path: Path) -> None:
         assert limited.returncode == 0, limited.stderr
         (level,) = json.loads(out.read_text())["levels"]
         assert level["load"]["statuses"] == {"ResourceExhausted": 20}
+
+
+def test_every_connection_strategy_dials_with_the_client_options() -> None:
+    """Per-request and check-out connections come from the same Dialer as pooled ones,
+    so -e (and the other channel options) reach them too."""
+    from grpcbench.load.calls import CheckoutCalls, Dialer, PerRequestCalls
+    from grpcbench.services.hello import SayHelloWorkload
+    from grpcbench.stats.histogram import LatencyRecorder
+
+    encodings: list[str] = []
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, headers, _ = await peer.request()
+            encodings.append(dict(headers).get("grpc-encoding", "identity"))
+            peer.reply(stream_id, b"")
+
+    async def main() -> None:
+        async with raw_server(script) as address:
+            dialer = Dialer(address, client=ClientOptions(gzip=True))
+            workload = SayHelloWorkload({})
+            for calls in (
+                PerRequestCalls(dialer, workload, LatencyRecorder()),
+                CheckoutCalls(dialer, workload, LatencyRecorder(), 1),
+            ):
+                await calls(2.0)
+                if isinstance(calls, CheckoutCalls):
+                    await calls.close()
+
+    asyncio.run(main())
+    assert encodings == ["gzip", "gzip"]

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -82,52 +83,60 @@ class PooledCalls:
             self.in_flight[index] -= 1
 
 
-async def connect(
-    target: str, timeout: float, security: ChannelSecurity = PLAINTEXT,
-    stack: str = defaults.CLIENT_STACK, client: ClientOptions = DEFAULT,
-) -> tuple[Any, int]:  # fmt: skip
-    """A new connection, ready, and how long its set-up took (ns); closed on failure."""
-    started = time.perf_counter_ns()
-    channel = open_channel(target, security, stack, timeout, client)
-    try:
-        await asyncio.wait_for(channel.channel_ready(), timeout)
-    except ConnectionError as error:  # the wire stack's refusal: the status grpc gives it
-        await channel.close()
-        raise grpc.aio.AioRpcError(
-            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), str(error)
-        ) from None
-    except BaseException:
-        await channel.close()
-        raise
-    return channel, time.perf_counter_ns() - started
+@dataclass(frozen=True)
+class Dialer:
+    """How a level opens connections of its own: the target and everything about
+    reaching it, in one place for every connection strategy."""
+
+    target: str
+    security: ChannelSecurity = PLAINTEXT
+    stack: str = defaults.CLIENT_STACK
+    connect_timeout_s: float = 10.0
+    client: ClientOptions = DEFAULT
+
+    @classmethod
+    def of(cls, spec: LoadSpec) -> Dialer:
+        return cls(
+            spec.target, ChannelSecurity.from_json(spec.security), spec.settings.client_stack,
+            spec.settings.connect_timeout_s, ClientOptions.of(spec.settings),
+        )  # fmt: skip
+
+    def open(self) -> Any:
+        return open_channel(
+            self.target, self.security, self.stack, self.connect_timeout_s, self.client
+        )
+
+    async def connect(self, timeout: float) -> tuple[Any, int]:
+        """A new connection, ready within ``timeout`` (and --connect-timeout), and how
+        long its set-up took (ns); closed on failure."""
+        limit = min(timeout, self.connect_timeout_s)
+        started = time.perf_counter_ns()
+        channel = open_channel(self.target, self.security, self.stack, limit, self.client)
+        try:
+            await asyncio.wait_for(channel.channel_ready(), limit)
+        except ConnectionError as error:  # the wire stack's refusal: the status grpc gives it
+            await channel.close()
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), str(error)
+            ) from None
+        except BaseException:
+            await channel.close()
+            raise
+        return channel, time.perf_counter_ns() - started
 
 
 class PerRequestCalls:
     """Opens a fresh connection for every call; records its set-up time apart."""
 
-    def __init__(
-        self, target: str, workload: Workload, connect: LatencyRecorder, security: ChannelSecurity,
-        stack: str = defaults.CLIENT_STACK, connect_timeout_s: float = 10.0,
-        client: ClientOptions = DEFAULT,
-    ) -> None:  # fmt: skip
-        self.target = target
+    def __init__(self, dialer: Dialer, workload: Workload, connect: LatencyRecorder) -> None:
+        self.dialer = dialer
         self.workload = workload
         self.connect = connect
-        self.security = security
-        self.stack = stack
-        self.connect_timeout_s = connect_timeout_s
-        self.client = client
         self.recording = False  # switched on after warm-up
 
     async def __call__(self, timeout: float) -> CallStats | None:
         """Connect and call within one deadline, as a real per-request client would."""
-        channel, connect_ns = await connect(
-            self.target,
-            min(timeout, self.connect_timeout_s),
-            self.security,
-            self.stack,
-            self.client,
-        )
+        channel, connect_ns = await self.dialer.connect(timeout)
         try:
             if self.recording:
                 self.connect.record(connect_ns // 1000)
@@ -157,24 +166,12 @@ class CheckoutCalls:
     it back afterwards if fewer than ``size`` are idle (else closes it)."""
 
     def __init__(
-        self,
-        target: str,
-        workload: Workload,
-        connect: LatencyRecorder,
-        size: int,
-        security: ChannelSecurity,
-        stack: str = defaults.CLIENT_STACK,
-        connect_timeout_s: float = 10.0,
-        client: ClientOptions = DEFAULT,
+        self, dialer: Dialer, workload: Workload, connect: LatencyRecorder, size: int
     ) -> None:
-        self.target = target
+        self.dialer = dialer
         self.workload = workload
         self.connect = connect
         self.size = size
-        self.security = security
-        self.stack = stack
-        self.connect_timeout_s = connect_timeout_s
-        self.client = client
         self.idle: list[tuple[Any, CallFunction]] = []
         self.recording = False  # switched on after warm-up
 
@@ -183,13 +180,7 @@ class CheckoutCalls:
         if self.idle:
             channel, call = self.idle.pop()
         else:
-            channel, connect_ns = await connect(
-                self.target,
-                min(timeout, self.connect_timeout_s),
-                self.security,
-                self.stack,
-                self.client,
-            )
+            channel, connect_ns = await self.dialer.connect(timeout)
             call = self.workload.bind(channel)
             if self.recording:
                 self.connect.record(connect_ns // 1000)
@@ -216,40 +207,19 @@ async def call_source(
     On the wire stack, a workload with a ``unary_plan`` over pooled or per-user
     connections yields ``load.callback_loops.FastUnaryCalls``, which the engine runs on
     its callback loops."""
-    security = ChannelSecurity.from_json(spec.security)
-    stack = spec.settings.client_stack
-    client = ClientOptions.of(spec.settings)
+    dialer = Dialer.of(spec)
     if spec.connection_mode == "per-request":
-        yield PerRequestCalls(
-            spec.target,
-            workload,
-            connect,
-            security,
-            stack,
-            spec.settings.connect_timeout_s,
-            client,
-        )
+        yield PerRequestCalls(dialer, workload, connect)
         return
     if spec.connection_mode == "checkout":
-        checkout = CheckoutCalls(
-            spec.target,
-            workload,
-            connect,
-            max(1, spec.share.connections),
-            security,
-            stack,
-            spec.settings.connect_timeout_s,
-        )
+        checkout = CheckoutCalls(dialer, workload, connect, max(1, spec.share.connections))
         try:
             yield checkout
         finally:
             await checkout.close()
         return
-    limit = spec.settings.connect_timeout_s
-    channels = [
-        open_channel(spec.target, security, stack, limit, client)
-        for _ in range(max(1, spec.share.connections))
-    ]
+    limit = dialer.connect_timeout_s
+    channels = [dialer.open() for _ in range(max(1, spec.share.connections))]
     try:
         try:
             await asyncio.wait_for(
@@ -263,7 +233,7 @@ async def call_source(
             raise UsageError(str(error)) from None
         plan = getattr(workload, "unary_plan", None)
         # (A request over --max-send-message-size fails its call; the generic path does.)
-        fast = stack == "wire" and plan is not None and not client.max_send_bytes
+        fast = dialer.stack == "wire" and plan is not None and not dialer.client.max_send_bytes
         unary = plan() if fast and plan is not None else None
         if unary is not None:
             from grpcbench.load.fast_calls import FastUnaryCalls

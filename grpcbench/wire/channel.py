@@ -286,7 +286,7 @@ class WireChannel:
                 grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.aio.Metadata(), grpc.aio.Metadata(),
                 f"trying to send message larger than max ({len(message)} vs. {self.max_send})",
             )  # fmt: skip
-        if self.fixed_fields:
+        if self.client.gzip:
             compressed = gzip.compress(message)
             return message_prefix(len(compressed), True) + compressed
         return framed(message)
