@@ -742,12 +742,7 @@ def _refuse_ghz_flags(argv: list[str]) -> None:
     """A ghz flag `run` does not take is refused by name with its reason (ghz_compat)."""
     if len(argv) < 2 or argv[1] != "run":
         return
-    refused = {
-        flag.strip(): reason
-        for flags, reason in ghz_compat.REFUSED.items()
-        for part in flags.split(",")
-        for flag in part.split("/")
-    }
+    refused = ghz_compat.refused_flags()
     for word in argv[2:]:
         if word == "--":
             return

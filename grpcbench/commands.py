@@ -101,8 +101,9 @@ def print_plan(options: RunOptions, consoles: Consoles) -> int:
 
     Exports(options.outputs).check()
     out = consoles.out
-    named = f"run {options.name}: " if options.name else ""
-    out.print(f"{named}scenario {options.scenario.name} (service {options.scenario.service})",
+    named = options.recorded().describe_run()
+    prefix = f"run {named}: " if named else ""
+    out.print(f"{prefix}scenario {options.scenario.name} (service {options.scenario.service})",
               highlight=False, markup=False)  # fmt: skip
     for output in options.outputs:
         out.print(f"  writes {output.format} to {output.path}", highlight=False, markup=False)

@@ -145,12 +145,19 @@ def read_config(path: str) -> dict[str, object]:
     return data
 
 
+def refused_flags() -> dict[str, str]:
+    """Every refused ghz flag as typed ("-e", "--load-schedule") -> why."""
+    return {
+        flag.strip(): reason
+        for flags, reason in REFUSED.items()
+        for part in flags.split(",")
+        for flag in part.split("/")
+    }
+
+
 def _refused_reason(key: str) -> str | None:
-    for flags, reason in REFUSED.items():
-        names = {flag.strip().split("/")[-1].lstrip("-") for flag in flags.split(",")}
-        if key in names:
-            return reason
-    return None
+    """A config file's key (a flag's long name without dashes): why it is refused."""
+    return refused_flags().get(f"--{key}")
 
 
 def _text(value: object) -> str:

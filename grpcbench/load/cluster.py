@@ -93,24 +93,24 @@ def check_versions(
         )
 
 
+LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+
+
+def _host(address: str) -> str:
+    """``tcp://10.0.0.1:4001`` -> ``10.0.0.1``."""
+    return address.split("://", 1)[-1].rsplit(":", 1)[0]
+
+
 def spread_over_hosts(addresses: list[str]) -> list[str]:
     """Workers ordered host by host in turn (tcp://A:1, tcp://B:1, tcp://A:2, ...), so
     --cluster-workers N takes them from every host rather than packing the first."""
     by_host: dict[str, list[str]] = {}
     for address in sorted(addresses):
-        host = address.split("://", 1)[-1].rsplit(":", 1)[0]
-        by_host.setdefault(host, []).append(address)
+        by_host.setdefault(_host(address), []).append(address)
     spread = []
     for turn in range(max((len(group) for group in by_host.values()), default=0)):
         spread += [group[turn] for group in by_host.values() if turn < len(group)]
     return spread
-
-
-LOOPBACK = ("127.", "localhost", "[::1]", "::1")
-
-
-def _host(address: str) -> str:
-    return address.split("://", 1)[-1].rsplit(":", 1)[0]
 
 
 def _pin_worker(spec: LoadSpec) -> None:
