@@ -78,7 +78,7 @@ class _Issuer:
                 self.calls.plan.path, self.timeout_s, metadata or None, varying=True
             )
             body = channel.frame(request)
-        stream = WireStream(block, body, True, self.on_done, self.loop.time() + self.timeout_s)
+        stream = WireStream(block, body, True, self.on_done, time.monotonic() + self.timeout_s)
         stream.tag = user
         stream.lane = index
         stream.started = started

@@ -301,8 +301,7 @@ class WireChannel:
         on_done: Callable[[WireStream], None],
         on_message: Callable[[bytes], None] | None = None,
     ) -> WireStream:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s if timeout_s is not None else math.inf
+        deadline = time.monotonic() + timeout_s if timeout_s is not None else math.inf
         stream = WireStream(
             self.request_fields(path, timeout_s, metadata), body, end, on_done, deadline, on_message
         )

@@ -90,7 +90,7 @@ class WireStream:
         self.on_done = on_done
         self.on_message = on_message
         self.on_headers: Callable[[WireStream], None] | None = None
-        self.deadline = deadline  # loop.time() value
+        self.deadline = deadline  # a time.monotonic() value (not loop.time(): see _sweep)
         self.started = 0  # for the caller's timing
         self.send_window = 0
         self.unsent = b""
@@ -686,8 +686,10 @@ class Connection(asyncio.Protocol):
             self.sweeper = self.loop.call_later(SWEEP_S, self._sweep)
 
     def _sweep(self) -> None:
+        # time.monotonic(), not loop.time(): uvloop's is cached per iteration and cut to
+        # milliseconds, so a deadline set from it could expire up to a millisecond early.
         self.sweeper = None
-        now = self.loop.time()
+        now = time.monotonic()
         ordered = self.uniform_timeout is not None and self.uniform_timeout >= 0
         expired = []
         for stream in self.streams.values():
