@@ -204,3 +204,16 @@ def proto(session: nox.Session) -> None:
     """Regenerate the grpcio and grpclib stubs from protos/ (never edit them by hand)."""
     session.install("grpcio-tools==1.85.1", "grpclib")
     session.run("python", "scripts/generate_protos.py")
+
+
+@nox.session
+def figures(session: nox.Session) -> None:
+    """The seeds' figures in the docs measured again (benchmarks/seed_figures.py) and the
+    pages' tables rewritten from them (scripts/render_results.py); commit the result."""
+    session.install(".[charts]")
+    greeter = Path(session.create_tmp()).resolve() / "greeter"  # built here, never at install
+    with session.chdir("benchmarks/greeter_go"):
+        session.run("go", "build", "-o", str(greeter), ".", external=True)
+    session.run("python", "benchmarks/seed_figures.py", "--save", "--greeter", str(greeter),
+                *session.posargs)  # fmt: skip
+    session.run("python", "scripts/render_results.py")

@@ -11,6 +11,7 @@ Shared by ``loadgen.py`` and ``crosscheck.py`` (neither imports the other).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -19,13 +20,15 @@ import tempfile
 from pathlib import Path
 
 from grpcbench import defaults
+from grpcbench.childproc import parse_ready_line
 from grpcbench.cpu_share import NeighbourMeter
 from grpcbench.errors import DriverError
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, LoadDriver, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.stats.histogram import LatencySummary
-from grpcbench.subprocs import start_child
+from grpcbench.subprocs import Child, start_child
+from grpcbench.targets.external import ExternalTarget
 
 BARE_LOOP = Path(__file__).with_name("bare_loop.py")
 
@@ -158,3 +161,14 @@ def save_record(path: str, benchmark: str, **fields: object) -> None:
     }  # fmt: skip
     Path(path).write_text(json.dumps(record, indent=1) + "\n")
     print(f"saved to {path}")
+
+
+async def start_go_greeter(binary: str, cpus: tuple[int, ...]) -> tuple[Child, ExternalTarget]:
+    """The Go greeter (benchmarks/greeter_go, built by the nox session) on a free port."""
+    child = await start_child([binary, "-port=0"], cpus)
+    assert child.process.stdout is not None
+    port = parse_ready_line(await asyncio.wait_for(child.process.stdout.readline(), 30))
+    if port is None:
+        await child.stop()
+        raise SystemExit(f"the Go greeter did not start: {child.stderr_tail()}")
+    return child, ExternalTarget("go-greeter", f"127.0.0.1:{port}", child.pid)

@@ -34,27 +34,16 @@ import shutil
 import statistics
 from dataclasses import dataclass, field
 
-from clients import make_generators, save_record  # benchmarks/, this script's directory
+# benchmarks/, this script's directory
+from clients import make_generators, save_record, start_go_greeter
 
-from grpcbench.childproc import parse_ready_line
 from grpcbench.level_options import level_context
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings, LoadDriver
 from grpcbench.options import default_placement
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
-from grpcbench.subprocs import Child, start_child
 from grpcbench.targets.external import ExternalTarget
-
-
-async def start_go_greeter(binary: str, cpus: tuple[int, ...]) -> tuple[Child, ExternalTarget]:
-    child = await start_child([binary, "-port=0"], cpus)
-    assert child.process.stdout is not None
-    port = parse_ready_line(await asyncio.wait_for(child.process.stdout.readline(), 30))
-    if port is None:
-        await child.stop()
-        raise SystemExit(f"the Go greeter did not start: {child.stderr_tail()}")
-    return child, ExternalTarget("go-greeter", f"127.0.0.1:{port}", child.pid)
 
 
 @dataclass

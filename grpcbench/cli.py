@@ -12,14 +12,15 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from types import SimpleNamespace
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from grpcbench import commands, defaults, ghz_compat, interrupts
-from grpcbench.cli_options import settings_options
+from grpcbench.cli_options import borrow_parameters, settings_options
 from grpcbench.errors import UsageError
 from grpcbench.options import RunArgs
 from grpcbench.plan import LoadSettings
@@ -605,38 +606,118 @@ def run(
     settings: dict[str, str] | None = None,
 ) -> None:
     """Run a scenario on every server kind at every concurrency level and print the tables."""
+    _call(commands.run_benchmark, *_run_inputs(locals()))
+
+
+def _run_inputs(given: dict[str, Any]) -> tuple[RunArgs, ghz_compat.GhzFlags]:
+    """`run`'s options (or those `capacity` borrows) as RunArgs and ghz's own flags."""
+    o = SimpleNamespace(**given)
     args = RunArgs(
-        scenario=scenario, servers=tuple(servers or ()), concurrency=concurrency,
-        settings=dict(settings or {}), load=load, ghz=ghz, channels=channels, rate=rate,
-        client_processes=client_processes, repeat=repeat,
-        variants=variants, server_params=tuple(server_param or ()),
-        workload_params=tuple(workload_param or ()), s3_endpoint=s3_endpoint,
-        s3_bucket=s3_bucket, mongo_uri=mongo_uri, mongo_driver=mongo_driver,
-        io_delay_ms=io_delay_ms, target=target, address=address, insecure=insecure,
-        target_pid=target_pid, port=port, output=output,
-        markdown=markdown, csv=csv, report=report_html, exports=tuple(export or ()), pin=pin,
-        server_cpus=server_cpus, client_cpus=client_cpus,
-        start_timeout=start_timeout, server_per_level=server_per_level, service=service,
-        max_error_rate=max_error_rate,
-        cluster=cluster, cluster_workers=cluster_workers, bind=bind, dry_run=dry_run,
-        allow_plaintext_secrets=allow_plaintext_secrets,
-        expect_status=expect_status, preflight=preflight,
+        scenario=o.scenario, servers=tuple(o.servers or ()), concurrency=o.concurrency,
+        settings=dict(o.settings or {}), load=o.load, ghz=o.ghz, channels=o.channels, rate=o.rate,
+        client_processes=o.client_processes, repeat=o.repeat,
+        variants=o.variants, server_params=tuple(o.server_param or ()),
+        workload_params=tuple(o.workload_param or ()), s3_endpoint=o.s3_endpoint,
+        s3_bucket=o.s3_bucket, mongo_uri=o.mongo_uri, mongo_driver=o.mongo_driver,
+        io_delay_ms=o.io_delay_ms, target=o.target, address=o.address, insecure=o.insecure,
+        target_pid=o.target_pid, port=o.port, output=o.output,
+        markdown=o.markdown, csv=o.csv, report=o.report_html, exports=tuple(o.export or ()),
+        pin=o.pin,
+        server_cpus=o.server_cpus, client_cpus=o.client_cpus,
+        start_timeout=o.start_timeout, server_per_level=o.server_per_level, service=o.service,
+        max_error_rate=o.max_error_rate,
+        cluster=o.cluster, cluster_workers=o.cluster_workers, bind=o.bind, dry_run=o.dry_run,
+        allow_plaintext_secrets=o.allow_plaintext_secrets,
+        expect_status=o.expect_status, preflight=o.preflight,
         call=CallArgs(
-            call=call, proto=proto, import_paths=import_paths, protoset=protoset, data=data,
-            data_file=data_file, metadata=tuple(metadata or ()), metadata_file=metadata_file,
-            stream_messages=stream_messages,
-            security=ChannelSecurity(cacert, cert, key, cname, skip_tls),
-            binary_file=binary_file, binary_stdin=binary, stream_interval=stream_interval,
-            stream_call_duration=stream_call_duration, reflect_metadata=reflect_metadata,
+            call=o.call, proto=o.proto, import_paths=o.import_paths, protoset=o.protoset,
+            data=o.data, data_file=o.data_file, metadata=tuple(o.metadata or ()),
+            metadata_file=o.metadata_file,
+            stream_messages=o.stream_messages,
+            security=ChannelSecurity(o.cacert, o.cert, o.key, o.cname, o.skip_tls),
+            binary_file=o.binary_file, binary_stdin=o.binary, stream_interval=o.stream_interval,
+            stream_call_duration=o.stream_call_duration, reflect_metadata=o.reflect_metadata,
         ),
     )  # fmt: skip
     flags = ghz_compat.GhzFlags(
-        rps=rps, skip_first=skip_first, max_duration=max_duration,
-        stream_call_count=stream_call_count, cpus=cpus, output_format=output_format, name=name,
-        tags=tags, method_on_command_line=call is not None,
-        scenario_given=scenario != defaults.SCENARIO, config=config,
+        rps=o.rps, skip_first=o.skip_first, max_duration=o.max_duration,
+        stream_call_count=o.stream_call_count, cpus=o.cpus, output_format=o.output_format,
+        name=o.name, tags=o.tags, method_on_command_line=o.call is not None,
+        scenario_given=o.scenario != defaults.SCENARIO, config=o.config,
     )  # fmt: skip
-    _call(commands.run_benchmark, args, flags)
+    return args, flags
+
+
+PANEL_CAPACITY = "Capacity search"
+
+
+@app.command()
+@settings_options(LoadSettings)
+@borrow_parameters(run.__wrapped__, exclude=("rate", "server_per_level", "dry_run"))  # type: ignore[attr-defined]
+def capacity(
+    slo: Annotated[
+        list[str],
+        typer.Option(
+            help="Service-level objective, e.g. p99<=10ms (p50, p90, p99, p99.9, max; join"
+            " several with commas). Repeat for more SLOs: each gets its own search and table.",
+            rich_help_panel=PANEL_CAPACITY,
+        ),
+    ],
+    max_error_rate: Annotated[
+        float,
+        typer.Option(
+            help="Error budget of a passing probe: a share of calls (0.001 = 0.1%).",
+            rich_help_panel=PANEL_CAPACITY,
+        ),
+    ] = defaults.CAPACITY_MAX_ERROR_RATE,
+    precision: Annotated[
+        str,
+        typer.Option(
+            help="Stop when the highest pass and the lowest failure are this close (5%).",
+            rich_help_panel=PANEL_CAPACITY,
+        ),
+    ] = defaults.CAPACITY_PRECISION,
+    probe_duration: Annotated[
+        str,
+        typer.Option(
+            help="Measured phase of each probe (after a warm-up of --probe-warmup).",
+            rich_help_panel=PANEL_CAPACITY,
+        ),
+    ] = defaults.CAPACITY_PROBE_DURATION,
+    probe_warmup: Annotated[
+        str,
+        typer.Option(help="Warm-up of each probe.", rich_help_panel=PANEL_CAPACITY),
+    ] = defaults.CAPACITY_PROBE_WARMUP,
+    max_probes: Annotated[
+        int,
+        typer.Option(
+            help="Most search probes per server kind and SLO.", rich_help_panel=PANEL_CAPACITY
+        ),
+    ] = defaults.CAPACITY_MAX_PROBES,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            help="Confirm each capacity this many times, each on a fresh server.",
+            rich_help_panel=PANEL_CAPACITY,
+        ),
+    ] = defaults.CAPACITY_CONFIRMATIONS,
+    borrowed: dict[str, Any] | None = None,
+    settings: dict[str, str] | None = None,
+) -> None:
+    """Search the highest open-loop rate each server kind serves within an SLO.
+
+    Takes `run`'s targets, servers, scenarios, --call and load options. Per server
+    kind: a closed-loop probe estimates the ceiling, open-loop probes step up to the
+    first failing rate and bisect, and the capacity found is confirmed on fresh servers."""
+    given = {**(borrowed or {}), "settings": settings, "rate": None, "repeat": 1}
+    given.update(server_per_level=False, dry_run=False, max_error_rate=None)
+    args, flags = _run_inputs(given)
+    search = commands.CapacityArgs(
+        slos=tuple(slo), max_error_rate=max_error_rate, precision=precision,
+        probe_duration=probe_duration, probe_warmup=probe_warmup, max_probes=max_probes,
+        confirmations=repeat,
+    )  # fmt: skip
+    _call(commands.capacity, args, flags, search)
 
 
 @app.command()

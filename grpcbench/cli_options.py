@@ -79,3 +79,43 @@ def settings_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., 
         return with_settings
 
     return decorate
+
+
+def borrow_parameters(
+    source: Callable[..., Any], exclude: tuple[str, ...] = ()
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command every option of ``source`` (another command, undecorated) but
+    ``exclude`` and those it declares itself; the command receives them as one
+    ``borrowed`` mapping (parameter name -> value), its own by name. `capacity`
+    takes `run`'s options this way, so the two cannot drift apart.
+
+    Stack it under ``settings_options``: the command's last parameter stays ``settings``."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        hints = typing.get_type_hints(command, include_extras=True)
+        source_hints = typing.get_type_hints(source, include_extras=True)
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name not in ("borrowed", "settings")]
+        taken = {p.name for p in own} | set(exclude) | {"settings"}
+        borrowed = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=source_hints[p.name])
+            for p in inspect.signature(source, eval_str=True).parameters.values()
+            if p.name not in taken
+        ]
+        settings = signature.parameters["settings"].replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        names = [p.name for p in borrowed]
+
+        @functools.wraps(command)
+        def with_borrowed(**kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name) for name in names}
+            return command(borrowed=given, **kwargs)
+
+        parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+        with_borrowed.__signature__ = inspect.Signature([*parameters, *borrowed, settings])  # type: ignore[attr-defined]
+        hints.pop("borrowed", None)
+        with_borrowed.__annotations__ = {
+            **{p.name: source_hints[p.name] for p in borrowed}, **hints
+        }  # fmt: skip
+        return with_borrowed
+
+    return decorate

@@ -25,7 +25,12 @@ from grpcbench.errors import InternalError, UsageError
 from grpcbench.options import RunArgs, RunOptions, build_run_options
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from grpcbench.capacity.record import CapacitySettings
+    from grpcbench.console_events import ConsoleEvents
     from grpcbench.ghz_compat import GhzFlags
+    from grpcbench.runner import Runner
 from grpcbench.scenario import Scenario
 
 EXIT_REGRESSION = 1  # compare --fail-on found a regression
@@ -70,6 +75,19 @@ def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> 
         + f"; parameters: {escape(options.recorded().describe_params())}",
         highlight=False,
     )
+
+    def print_results() -> None:
+        print_tables(consoles.out, runner.record.levels, runner.record.unavailable)
+        print_summary(consoles.out, runner.record.levels)
+
+    return run_to_end(runner, events, print_results, err)
+
+
+def run_to_end(
+    runner: Runner, events: ConsoleEvents, print_results: Callable[[], None], err: Console
+) -> int:
+    """Run, then print and write what was measured whatever happened: Ctrl-C (the exit
+    code of the signal), a usage error (raised after), a bug (its traceback to a file)."""
     error: UsageError | None = None
     interrupted = False
     try:
@@ -81,8 +99,7 @@ def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> 
         error = caught
     except Exception as bug:  # keep the tables and the results; the traceback goes to a file
         error = _internal_error(bug)
-    print_tables(consoles.out, runner.record.levels, runner.record.unavailable)
-    print_summary(consoles.out, runner.record.levels)
+    print_results()
     if runner.record.levels:
         for path in runner.exports.at_end(runner.record):
             err.print(f"wrote {path}", highlight=False)
@@ -92,6 +109,83 @@ def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> 
     if error:
         raise error
     return 0
+
+
+@dataclass(frozen=True)
+class CapacityArgs:
+    """``capacity``'s own options as typed (the rest are `run`'s)."""
+
+    slos: tuple[str, ...]
+    max_error_rate: float
+    precision: str
+    probe_duration: str
+    probe_warmup: str
+    max_probes: int
+    confirmations: int
+
+
+def capacity_settings(args: CapacityArgs) -> CapacitySettings:
+    """Checked, one clear line per bad option."""
+    from grpcbench.capacity.record import CapacitySettings
+    from grpcbench.capacity.slo import parse_slo
+    from grpcbench.parsing import parse_duration
+
+    if not args.slos:
+        raise UsageError("capacity needs an SLO: --slo 'p99<=10ms'")
+    if not 0 <= args.max_error_rate < 1:
+        raise UsageError(
+            f"bad --max-error-rate {args.max_error_rate:g}: a share of calls from 0 to below 1"
+        )
+    text = args.precision.strip()
+    try:
+        precision = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise UsageError(f"bad --precision {args.precision!r}: e.g. 5% or 0.05") from None
+    if not 0 < precision < 1:
+        raise UsageError(f"bad --precision {args.precision!r}: between 0 and 100%")
+    if args.max_probes < 2:
+        raise UsageError(f"bad --max-probes {args.max_probes}: at least 2")
+    if args.confirmations < 0:
+        raise UsageError(f"bad --repeat {args.confirmations}: 0 or more confirmations")
+    slos = tuple(parse_slo(text) for text in args.slos)
+    if len({slo.text for slo in slos}) != len(slos):
+        raise UsageError("the same --slo given twice")
+    return CapacitySettings(
+        slos=slos, max_error_rate=args.max_error_rate, precision=precision,
+        probe_duration_s=parse_duration(args.probe_duration, "--probe-duration"),
+        probe_warmup_s=parse_duration(args.probe_warmup, "--probe-warmup"),
+        max_probes=args.max_probes, confirmations=args.confirmations,
+    )  # fmt: skip
+
+
+def capacity(
+    args: RunArgs, flags: GhzFlags | None, search: CapacityArgs, consoles: Consoles
+) -> int:
+    """``grpcbench capacity``: `run`'s options built and checked as `run` checks them, the
+    search on every server kind, its tables, and the results file."""
+    from grpcbench.capacity.runner import CapacityRunner
+    from grpcbench.console_events import ConsoleEvents
+    from grpcbench.ghz_compat import apply
+    from grpcbench.report.capacity import record_tables
+    from grpcbench.report.console import print_comparison_tables
+
+    settings = capacity_settings(search)
+    options = build_run_options(apply(args, flags) if flags is not None else args)
+    err = consoles.err
+    events = ConsoleEvents(err, len(options.targets), 0)
+    runner = CapacityRunner(options, settings, events)
+    err.print(
+        f"capacity: scenario [bold]{escape(options.scenario.name)}[/], {len(options.targets)}"
+        f" server(s), SLO {escape(' | '.join(slo.text for slo in settings.slos))}, errors <="
+        f" {settings.max_error_rate:.2%}; probes of {settings.probe_duration_s:g} s after"
+        f" {settings.probe_warmup_s:g} s warm-up, precision {settings.precision:.0%},"
+        f" {settings.confirmations} confirmation(s); {options.placement.describe()}",
+        highlight=False,
+    )
+    return run_to_end(
+        runner, events, lambda: print_comparison_tables(consoles.out, record_tables(runner.record)),
+        err,
+    )  # fmt: skip
 
 
 def print_plan(options: RunOptions, consoles: Consoles) -> int:
@@ -192,7 +286,8 @@ def serve(args: RunArgs, port: int, cpus: str | None, consoles: Consoles) -> int
 
 def show(results: Path, markdown: bool, consoles: Consoles) -> int:
     """``grpcbench show``: saved results as tables (or markdown), nothing run."""
-    from grpcbench.report.console import print_summary, print_tables
+    from grpcbench.report.capacity import record_tables
+    from grpcbench.report.console import print_comparison_tables, print_summary
     from grpcbench.report.markdown import run_to_markdown
     from grpcbench.results import load_run
 
@@ -206,8 +301,9 @@ def show(results: Path, markdown: bool, consoles: Consoles) -> int:
         f" {record.started_at}",
         highlight=False,
     )
-    print_tables(consoles.out, record.levels, record.unavailable)
-    print_summary(consoles.out, record.levels)
+    print_comparison_tables(consoles.out, record_tables(record))
+    if record.capacity is None:
+        print_summary(consoles.out, record.levels)
     for failure in record.level_errors:
         consoles.err.print(f"[yellow]not measured:[/] {escape(failure.describe())}")
     return 0
@@ -256,7 +352,8 @@ def report(
     results: Path, html_path: Path | None, png: Path | None, svg: Path | None, consoles: Consoles
 ) -> int:
     """``grpcbench report``: charts and an offline HTML report from saved results."""
-    from grpcbench.report.charts import render_charts, require_matplotlib, write_images
+    from grpcbench.report.chart_kit import require_matplotlib
+    from grpcbench.report.charts import render_charts, write_images
     from grpcbench.report.exporters import check_writable
     from grpcbench.report.html import write_html
     from grpcbench.results import load_run

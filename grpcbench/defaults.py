@@ -38,3 +38,11 @@ REPEAT = 1
 PORT = 0  # 0 = any free port
 START_TIMEOUT = "30s"  # a server grpcbench starts must be SERVING within this
 START_TIMEOUT_S = 30.0
+
+# grpcbench capacity: the search's own defaults.
+CAPACITY_MAX_ERROR_RATE = 0.001  # a passing probe's error budget
+CAPACITY_PRECISION = "5%"  # bracket width that ends the search
+CAPACITY_PROBE_DURATION = "3s"
+CAPACITY_PROBE_WARMUP = "1s"
+CAPACITY_MAX_PROBES = 12  # per server kind and SLO
+CAPACITY_CONFIRMATIONS = 3  # fresh-server runs at the capacity found

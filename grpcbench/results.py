@@ -272,6 +272,8 @@ class RunRecord:
     level_errors: list[LevelError] = field(default_factory=list)
     # Levels a server kind cannot run (e.g. grpclib-only cache modes): reported, not run.
     unavailable: list[LevelError] = field(default_factory=list)
+    # A capacity run's searches (grpcbench.capacity.record), kept as plain JSON here.
+    capacity: dict[str, Any] | None = None
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
         self.status = status
@@ -293,6 +295,8 @@ class RunRecord:
             "level_errors": [error.to_json() for error in self.level_errors],
             "unavailable": [entry.to_json() for entry in self.unavailable],
         }
+        if self.capacity is not None:
+            data["capacity"] = self.capacity
         masked: dict[str, Any] = redact_all(data)
         return masked
 
@@ -315,6 +319,7 @@ class RunRecord:
             levels=[LevelResult.from_json(level) for level in data["levels"]],
             level_errors=[LevelError.from_json(e) for e in data.get("level_errors") or ()],
             unavailable=[LevelError.from_json(e) for e in data.get("unavailable") or ()],
+            capacity=data.get("capacity"),
         )
 
 

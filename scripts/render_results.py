@@ -211,7 +211,120 @@ def render_ghz_compat() -> str:
     return "\n".join(lines)
 
 
+def _seed_intro(record: dict[str, Any]) -> str:
+    """How a seed's figures were measured: the machine, the commands, the date."""
+    commands = "\n".join(f"    {command}" for command in record["commands"])
+    return (
+        f"Measured by `nox -s figures` on {record['date'][:10]}:"
+        f" {_machine(record)}; {record['rounds']} interleaved rounds of\n\n{commands}\n\n"
+        "medians of the rounds:\n"
+    )
+
+
+def _mib(value: float | None) -> str:
+    return "-" if value is None else f"{value / 2**20:,.0f} MiB"
+
+
+# The seed's own figures (its text, ../shared/seeds/001_*.txt), for the side-by-side.
+SEED_001_OWN = {
+    "Go greeter, trivial": "31,533 / 3,101 / ~3,000",
+    "grpcio-aio, trivial": "(a Go server)",
+    "grpcio-aio, sleeps 0.5 s": "198 / 189 / 189",
+}
+
+
+def render_seed_001(record: dict[str, Any]) -> str:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        groups.setdefault((run["group"], run["label"]), []).append(run)
+    strategies = list(dict.fromkeys(label for _, label in groups))
+    lines = [
+        _seed_intro(record),
+        "| server, handler | " + " | ".join(strategies)
+        + " | connections opened per call (checkout:10) | the seed (shared / pool / per-request) |",
+        "|---|" + "---|" * (len(strategies) + 2),
+    ]  # fmt: skip
+    for handler in dict.fromkeys(group for group, _ in groups):
+        cells = []
+        for strategy in strategies:
+            runs = groups[(handler, strategy)]
+            verdicts = "/".join(dict.fromkeys(str(r["verdict"]) for r in runs))
+            cells.append(f"{_median(runs, 'rps'):,.0f} req/s ({verdicts})")
+        pool = groups[(handler, "checkout:10")]
+        churn = statistics.median(r["connects"] / r["calls"] for r in pool if r["calls"])
+        lines.append(
+            f"| {handler} | " + " | ".join(cells) + f" | {churn:.2f} | {SEED_001_OWN[handler]} |"
+        )
+    for server in [g for g in dict.fromkeys(g for g, _ in groups) if "trivial" in g]:
+        rps = {s: _median(groups[(server, s)], "rps") for s in strategies}
+        lines += [
+            "",
+            f"{server}: shared / checkout:10 **{rps['shared'] / rps['checkout:10']:.1f}x**,"
+            f" shared / per-request **{rps['shared'] / rps['per-request']:.1f}x**"
+            " (the seed: about 10x both).",
+        ]  # fmt: skip
+    return "\n".join(lines)
+
+
+# The seed's own TPS per client count (../shared/seeds/003_*.txt; a Go client and server).
+SEED_003_OWN = {1: "4,087", 10: "15,964", 15: "18,087", 20: "15,532"}
+
+
+def render_seed_003(record: dict[str, Any]) -> str:
+    cells: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        cells.setdefault((run["concurrency"], run["server"]), []).append(run)
+    servers = list(dict.fromkeys(server for _, server in cells))
+    lines = [
+        _seed_intro(record),
+        "| clients | " + " | ".join(servers) + " | the seed (Go) |",
+        "|---|" + "---|" * (len(servers) + 1),
+    ]
+    for clients in sorted(dict.fromkeys(c for c, _ in cells)):
+        row = []
+        for server in servers:
+            runs = cells[(clients, server)]
+            verdicts = "/".join(dict.fromkeys(str(r["verdict"]) for r in runs))
+            row.append(f"{_median(runs, 'rps'):,.0f} req/s ({verdicts})")
+        own = SEED_003_OWN.get(clients, "-")
+        lines.append(f"| {clients} | " + " | ".join(row) + f" | {own} |")
+    gains = []
+    for server in servers:
+        one, ten = (_median(cells[(c, server)], "rps") for c in (1, 10))
+        gains.append(f"{server} **{ten / one:.1f}x**")
+    lines += ["", "From 1 to 10 clients: " + ", ".join(gains) + " (the seed: 3.9x)."]
+    return "\n".join(lines)
+
+
+def render_seed_004(record: dict[str, Any]) -> str:
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        cache = run["variant"].rsplit("-", 1)[-1]
+        cells.setdefault((run["server"], cache), []).append(run)
+    caches = list(dict.fromkeys(cache for _, cache in cells))
+    lines = [
+        _seed_intro(record),
+        "| server | " + " | ".join(f"{cache}: CPU / peak RSS" for cache in caches) + " |",
+        "|---|" + "---|" * len(caches),
+    ]
+    for server in dict.fromkeys(server for server, _ in cells):
+        row = []
+        for cache in caches:
+            runs = cells.get((server, cache), [])
+            cpu = [r["server_cpu_s"] for r in runs if r["server_cpu_s"] is not None]
+            rss = [r["server_peak_rss_bytes"] for r in runs if r["server_peak_rss_bytes"]]
+            row.append(
+                f"{statistics.median(cpu):.2f} s / {_mib(statistics.median(rss))}" if cpu and rss
+                else "-"
+            )  # fmt: skip
+        lines.append(f"| {server} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "seed-001": render_seed_001,
+    "seed-003": render_seed_003,
+    "seed-004": render_seed_004,
     "crosscheck": render_crosscheck,
     "loadgen": render_loadgen,
     "streaming": render_streaming,

@@ -93,12 +93,22 @@ def test_uniform_and_poisson_timetables() -> None:
     assert times[-1] == pytest.approx(20.0, rel=0.05)  # mean gap 1/rate
 
 
-def _peers_after(strategy: str, concurrency: int, requests: int, tmp_path: Path) -> Counter[str]:
+def _peers_after(
+    strategy: str,
+    concurrency: int,
+    requests: int,
+    tmp_path: Path,
+    opened: list[int] | None = None,
+    server_spec: str = "grpcio:workers=4",
+) -> Counter[str]:
+    """The server's count of calls per client connection (``opened``: the connections
+    the client says it opened, for checkout pools)."""
     log = tmp_path / f"peers-{strategy.replace(':', '-')}-{concurrency}.log"
+    opened = [] if opened is None else opened
 
     async def scenario() -> None:
         server = await start_server(
-            parse_server_spec("grpcio:workers=4"), PEERS, {"peer_log": str(log), "delay_ms": 5}
+            parse_server_spec(server_spec), PEERS, {"peer_log": str(log), "delay_ms": 5}
         )
         try:
             options = build_run_options(
@@ -116,6 +126,7 @@ def _peers_after(strategy: str, concurrency: int, requests: int, tmp_path: Path)
                 assert result.connect_latency and result.connect_latency.count == requests
             elif strategy.startswith("checkout"):
                 assert result.connect_latency is not None  # set-ups are measured
+                opened.append(result.connect_latency.count)
             else:
                 assert result.connect_latency is None
         finally:
@@ -250,6 +261,19 @@ def test_checkout_pool_opens_connections_when_none_is_idle(tmp_path: Path) -> No
     # of its own (how many more open later depends on when calls give theirs back).
     busy = _peers_after("checkout:2", 4, 40, tmp_path)
     assert len(busy) >= 4 and sum(busy.values()) == 40
+
+
+@pytest.mark.integration
+def test_checkout_pool_churns_when_more_callers_than_it_keeps(tmp_path: Path) -> None:
+    """Seed 001's pool: with 12 callers and 2 kept idle, replies that arrive together (a
+    server that runs all 12 calls at once) are given back together, the third and later
+    are closed, and the next calls open new ones. Counted by the server (connections it
+    saw) and by the client (set-ups timed)."""
+    opened: list[int] = []
+    peers = _peers_after("checkout:2", 12, 240, tmp_path, opened, "grpcio:workers=16")
+    assert sum(peers.values()) == 240
+    assert len(peers) > 12  # more connections than callers: closed and reopened
+    assert opened == [len(peers)]  # the client counted every set-up the server saw
 
 
 def test_a_call_that_ignores_its_deadline_is_cut_by_the_phase_watchdog() -> None:

@@ -9,42 +9,23 @@ red crosses with their count, so a run with errors never looks healthy.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grpcbench.errors import UsageError
+from grpcbench.capacity.record import CapacityRecord
+from grpcbench.report.capacity_chart import capacity_chart
+from grpcbench.report.chart_kit import (
+    Chart,
+    finish_chart,
+    legend_outside,
+    log_scale,
+    pyplot,
+)
 from grpcbench.report.figures import FIGURES, PERCENTILES
 from grpcbench.report.figures import mean as _mean
 from grpcbench.results import LevelResult, RunRecord
 from grpcbench.verdict import judge
-
-
-@dataclass(frozen=True)
-class Chart:
-    name: str  # file stem: "throughput", "latency", ...
-    title: str
-    svg: str
-    png: bytes
-
-
-def require_matplotlib() -> None:
-    _pyplot()
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        # Text stays text in SVG: searchable in the report, and smaller.
-        matplotlib.rcParams["svg.fonttype"] = "none"
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("charts need matplotlib: pip install 'grpcbench[charts]'") from None
-    return plt
 
 
 def _x(level: LevelResult) -> float:
@@ -71,17 +52,6 @@ def _series(levels: list[LevelResult]) -> dict[str, dict[float, list[LevelResult
     return series
 
 
-def _finish(plt: Any, figure: Any, name: str, title: str) -> Chart:
-    figure.suptitle(title)
-    figure.tight_layout()
-    svg, png = io.StringIO(), io.BytesIO()
-    # "tight": the legends sit outside the plot area, and must stay in the picture.
-    figure.savefig(svg, format="svg", bbox_inches="tight")
-    figure.savefig(png, format="png", dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return Chart(name, title, svg.getvalue(), png.getvalue())
-
-
 def _line_chart(
     plt: Any,
     levels: list[LevelResult],
@@ -104,17 +74,12 @@ def _line_chart(
     axes.set_ylabel(y_label)
     _level_ticks(axes, levels)
     if log_y:
-        _log_scale(axes)
+        log_scale(axes)
     else:
         axes.set_ylim(bottom=0)  # a value axis starts at zero, so gaps are not magnified
     axes.grid(True, alpha=0.3)
-    _legend_outside(axes)
-    return _finish(plt, figure, name, title)
-
-
-def _legend_outside(axes: Any) -> None:
-    """Legends beside the plot, never over the data."""
-    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    legend_outside(axes)
+    return finish_chart(plt, figure, name, title)
 
 
 def _mark_not_server_bound(
@@ -161,17 +126,6 @@ def _level_ticks(axes: Any, levels: list[LevelResult]) -> None:
     axes.set_xticks(sorted({_x(level) for level in levels}))
 
 
-def _log_scale(axes: Any, axis: str = "y") -> None:
-    """Log scale with plain numbers (12, 30, 100) instead of 1.2 x 10^1."""
-    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
-
-    getattr(axes, f"set_{axis}scale")("log")
-    target = axes.yaxis if axis == "y" else axes.xaxis
-    target.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    target.set_major_formatter(ScalarFormatter())
-    target.set_minor_formatter(NullFormatter())
-
-
 def _in_ms(value: Callable[[LevelResult], float]) -> Callable[[LevelResult], float]:
     return lambda level: value(level) / 1000
 
@@ -187,15 +141,15 @@ def _percentile_chart(plt: Any, levels: list[LevelResult]) -> Chart:
             _mark_not_server_bound(axes, xs, points, _in_ms(figure_of.value), line.get_color())
             _mark_errors(axes, xs, points, _in_ms(figure_of.value))
         axes.set_title(key)
-        _log_scale(axes)
+        log_scale(axes)
         _level_ticks(axes, levels)
         axes.set_ylabel("ms")
         axes.grid(True, alpha=0.3)
     for axes in grid[-1]:
         axes.set_xlabel(_x_label(levels))
     _legend_for_hollow(grid.flat[1], levels)
-    _legend_outside(grid.flat[1])
-    return _finish(plt, figure, "latency-percentiles", "Latency percentiles vs load")
+    legend_outside(grid.flat[1])
+    return finish_chart(plt, figure, "latency-percentiles", "Latency percentiles vs load")
 
 
 # Percentiles marked on the spectrum's x axis, as HdrHistogram's plots do.
@@ -229,9 +183,11 @@ def _distribution_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
         axes.set_xlabel("percentile")
         axes.set_ylabel("latency (ms)")
         axes.grid(True, alpha=0.3)
-        _legend_outside(axes)
+        legend_outside(axes)
         charts.append(
-            _finish(plt, figure, f"distribution-{index + 1}", f"Latency by percentile, {title}")
+            finish_chart(
+                plt, figure, f"distribution-{index + 1}", f"Latency by percentile, {title}"
+            )
         )
     return charts
 
@@ -272,8 +228,8 @@ def _resource_chart(plt: Any, levels: list[LevelResult]) -> Chart | None:
     if any(lv.verdict != "server-bound" for lv in measured):
         rss_axes.bar([0], [0], 0, color="lightgrey", hatch="///", edgecolor="white",
                      label="hatched: not server-bound (see Verdict)")  # fmt: skip
-    _legend_outside(rss_axes)  # the right-hand plot: outside it is outside both
-    return _finish(plt, figure, "server-resources", "Server CPU and peak memory per level")
+    legend_outside(rss_axes)  # the right-hand plot: outside it is outside both
+    return finish_chart(plt, figure, "server-resources", "Server CPU and peak memory per level")
 
 
 def _timeline_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
@@ -308,9 +264,9 @@ def _timeline_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
             axes.set_xlim(left=0)
             axes.set_ylim(bottom=0)
             axes.grid(True, alpha=0.3)
-        _legend_outside(rss_axes)
+        legend_outside(rss_axes)
         charts.append(
-            _finish(plt, figure, f"timeline-{index + 1}", f"CPU and memory over time, {title}")
+            finish_chart(plt, figure, f"timeline-{index + 1}", f"CPU and memory over time, {title}")
         )
     return charts
 
@@ -319,7 +275,10 @@ def render_charts(record: RunRecord) -> list[Chart]:
     levels = record.levels
     if not levels:
         return []
-    plt = _pyplot()
+    plt = pyplot()
+    capacity = CapacityRecord.of(record)
+    if capacity is not None:  # a capacity run: its probes as one latency-rate curve
+        return [capacity_chart(plt, record, capacity)]
     charts = [
         _line_chart(
             plt,

@@ -73,7 +73,12 @@ def split_to_fit(table: ComparisonTable, width: int) -> list[ComparisonTable]:
 def print_tables(
     console: Console, levels: list[LevelResult], unavailable: Sequence[LevelError] = ()
 ) -> None:
-    for whole in build_tables(levels, unavailable):
+    print_comparison_tables(console, build_tables(levels, unavailable))
+
+
+def print_comparison_tables(console: Console, tables: Sequence[ComparisonTable]) -> None:
+    """Tables split to the terminal's width, each with its title and notes."""
+    for whole in tables:
         for table in split_to_fit(whole, console.width):
             console.print(
                 table.title, style="italic", soft_wrap=True, markup=False, highlight=False

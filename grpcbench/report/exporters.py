@@ -40,7 +40,7 @@ EXPORTERS: dict[str, ExporterInfo] = {
             "--report",
             "grpcbench.report.html:write_html",
             False,
-            requires="grpcbench.report.charts:require_matplotlib",
+            requires="grpcbench.report.chart_kit:require_matplotlib",
         ),
     )
 }

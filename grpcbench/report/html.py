@@ -11,9 +11,11 @@ import html
 import re
 from pathlib import Path
 
-from grpcbench.report.charts import Chart, render_charts
+from grpcbench.report.capacity import record_tables
+from grpcbench.report.chart_kit import Chart
+from grpcbench.report.charts import render_charts
 from grpcbench.report.summary import summary_lines
-from grpcbench.report.table import ComparisonTable, build_tables
+from grpcbench.report.table import ComparisonTable
 from grpcbench.results import RunRecord
 
 STYLE = """
@@ -77,7 +79,7 @@ def run_to_html(record: RunRecord, charts: list[Chart]) -> str:
         f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v))}</td></tr>"
         for k, v in facts.items()
     )
-    tables = "".join(_table_html(t) for t in build_tables(record.levels, record.unavailable))
+    tables = "".join(_table_html(t) for t in record_tables(record))
     charts_html = "".join(
         f'<div class="chart" title="{html.escape(c.title)}">{_svg(c)}</div>' for c in charts
     )

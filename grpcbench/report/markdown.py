@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grpcbench.report.capacity import record_tables
 from grpcbench.report.summary import summary_lines
-from grpcbench.report.table import ComparisonTable, build_tables
+from grpcbench.report.table import ComparisonTable
 from grpcbench.results import RunRecord
 
 
@@ -34,8 +35,8 @@ def run_to_markdown(record: RunRecord) -> str:
         "",
         "",
     ]
-    tables = [table_to_markdown(t) for t in build_tables(record.levels, record.unavailable)]
-    summary = summary_lines(record.levels)
+    tables = [table_to_markdown(t) for t in record_tables(record)]
+    summary = summary_lines(record.levels) if record.capacity is None else []
     tail = ["", "#### Summary", "", *(f"- {line}" for line in summary)] if summary else []
     return "\n".join(lines) + "\n".join(tables) + "\n".join(tail) + ("\n" if tail else "")
 

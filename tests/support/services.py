@@ -209,3 +209,40 @@ REJECTING = replace(
         RejectingAio(), server
     ),
 )
+
+
+# --- A server whose error rate rises above a known rate, for capacity's error budget --------
+
+
+class RateLimitedGrpcio(helloworld_pb2_grpc.GreeterServicer):
+    """Answers up to ``limit_rps`` calls per second (a token bucket holding 50 ms of
+    calls); the calls beyond fail ResourceExhausted at once, as a rate limiter does."""
+
+    def __init__(self, limit_rps: float) -> None:
+        self.rate = limit_rps
+        self.burst = max(1.0, limit_rps * 0.05)
+        self.tokens = self.burst
+        self.refilled = time.monotonic()
+        self.lock = threading.Lock()
+
+    def SayHello(self, request: Any, context: grpc.ServicerContext) -> Any:
+        with self.lock:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.refilled) * self.rate)
+            self.refilled = now
+            allowed = self.tokens >= 1
+            if allowed:
+                self.tokens -= 1
+        if not allowed:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "over the rate limit")
+        return helloworld_pb2.HelloReply(message="ok")
+
+
+RATE_LIMITED = replace(
+    hello.SERVICE,
+    name="rate-limited",
+    register_grpcio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
+        RateLimitedGrpcio(float(params["limit_rps"])), server
+    ),
+    server_params={"limit_rps": Param(float, "calls per second answered OK", minimum=1)},
+)

@@ -1,0 +1,143 @@
+"""The seeds' figures in the docs, measured again (``nox -s figures``).
+
+Runs each seed's commands - the very ``grpcbench run`` lines its docs page
+shows - in interleaved rounds, and saves what each run measured to
+``docs/results/seed-NNN.json``; ``scripts/render_results.py`` then rewrites
+the pages' tables from those files, with the machine, versions and date, so a
+stale figure cannot survive. ``--seeds 001`` runs one seed; ``--rounds`` sets
+the rounds (medians are reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+# benchmarks/, this script's directory
+from clients import save_record, start_go_greeter
+
+from grpcbench.options import default_placement
+from grpcbench.results import LevelResult, load_run, now_iso
+from grpcbench.targets.external import ExternalTarget
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Where a command says {greeter} and {greeter_pid}: the Go greeter (benchmarks/greeter_go),
+# started by this script on the server's CPUs.
+GREETER = "{greeter} --target-pid {greeter_pid}"
+# Seed 001: connection strategies against a trivial handler (the seed's server was Go:
+# the Go greeter; and grpc.aio) and one that sleeps 0.5 s.
+SEED_001 = {
+    (server, strategy): f"grpcbench run {how} -c 100 --connections {strategy}"
+    " --duration 5s --warmup 1s"
+    for server, how in (
+        ("Go greeter, trivial", f"--target {GREETER}"),
+        ("grpcio-aio, trivial", "-s grpcio-aio"),
+        ("grpcio-aio, sleeps 0.5 s", "-s grpcio-aio --server-param delay_ms=500"),
+    )
+    for strategy in ("shared", "checkout:10", "per-request")
+}
+# Seed 004: CPU and peak RSS of 100 watches of the medium folder in one message.
+SEED_004 = {
+    ("100 watches", "medium"): 'grpcbench run --scenario watch -s "grpcio:workers=10 grpclib'
+    ' grpcio-aio" -c 100 --variants mono-medium-objects,mono-medium-serialized'
+}
+# Seed 003: C clients, each with its own connection and one call in flight, 581-byte requests.
+SEED_003 = {
+    ("clients", "per-user"): 'grpcbench run -s "grpcio:workers=10 grpcio-aio" -c 1,10,15,20'
+    " --connections per-user --workload-param size=581 -n 10000"
+}
+SEEDS: dict[str, dict[tuple[str, str], str]] = {
+    "001": SEED_001,
+    "003": SEED_003,
+    "004": SEED_004,
+}
+
+
+def level_figures(level: LevelResult) -> dict[str, Any]:
+    """What the seed pages show of one measured level."""
+    load, usage = level.load, level.server_usage
+    connects = load.connect_latency.count if load.connect_latency else 0
+    return {
+        "server": level.server,
+        "variant": level.variant,
+        "concurrency": level.concurrency,
+        "calls": load.count,
+        "ok": load.ok,
+        "rps": load.rps,
+        "p50_us": load.latency.percentile_us(50),
+        "p99_us": load.latency.percentile_us(99),
+        "connects": connects,
+        "server_cpu_s": usage.cpu_s if usage else None,
+        "server_peak_rss_bytes": usage.peak_rss_bytes if usage else None,
+        "verdict": level.verdict,
+    }
+
+
+async def run_command(
+    command: str, workdir: Path, greeter: ExternalTarget | None
+) -> list[dict[str, Any]]:
+    """One seed command as a user types it (plus an output file): every level's figures."""
+    if greeter is not None:
+        command = command.format(greeter=greeter.address, greeter_pid=greeter.pid)
+    output = workdir / "run.json"
+    argv = [*shlex.split(command)[1:], "--output", str(output), "--sample-interval", "off"]
+    process = await asyncio.create_subprocess_exec(sys.executable, "-P", "-m", "grpcbench", *argv)
+    if await process.wait() != 0:
+        sys.exit(f"{command} exited {process.returncode}")
+    return [level_figures(level) for level in load_run(output).levels]
+
+
+async def measure(seed: str, args: argparse.Namespace) -> None:
+    commands = SEEDS[seed]
+    needs_greeter = any("{greeter}" in command for command in commands.values())
+    if needs_greeter and not args.greeter:
+        sys.exit(f"seed {seed} needs --greeter PATH (nox -s figures builds it)")
+    child, greeter = (
+        await start_go_greeter(args.greeter, default_placement().server_cpus)
+        if needs_greeter
+        else (None, None)
+    )
+    runs: list[dict[str, Any]] = []
+    try:
+        with tempfile.TemporaryDirectory() as workdir:
+            for round_number in range(1, args.rounds + 1):  # interleaved: drift hits all
+                for (group, label), command in commands.items():
+                    print(f"seed {seed} round {round_number}: {command}", flush=True)
+                    for figures in await run_command(command, Path(workdir), greeter):
+                        runs.append({"group": group, "label": label, "round": round_number,
+                                     "command": command, **figures})  # fmt: skip
+    finally:
+        if child is not None:
+            await child.stop()
+    if args.save:
+        shown = [
+            c.format(greeter="127.0.0.1:50051", greeter_pid="$GREETER_PID")
+            for c in commands.values()
+        ]
+        save_record(
+            str(ROOT / "docs" / "results" / f"seed-{seed}.json"), f"seed-{seed}",
+            date=now_iso(), rounds=args.rounds, commands=shown, runs=runs,
+        )  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--seeds", default=",".join(SEEDS), help="e.g. 001,004")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--greeter", default=os.environ.get("GRPCBENCH_GO_GREETER", ""),
+                        help="the Go greeter binary (nox -s figures builds it)")  # fmt: skip
+    parser.add_argument("--save", action="store_true", help="write docs/results/seed-NNN.json")
+    args = parser.parse_args()
+    for seed in args.seeds.split(","):
+        asyncio.run(measure(seed, args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Judging one probe: did the server serve the offered rate within the SLO?
+
+A probe passes only when every objective holds on latency counted from the
+intended send time, errors stay within budget, the achieved rate is at least
+99% of the offered one, and the generator kept its timetable without running
+out of CPU. A probe the generator failed is ``generator`` - inconclusive,
+never the server's failure. The order of the checks decides the blame:
+
+1. the generator's CPU was saturated: ``generator`` (nothing else is trusted);
+2. errors over budget, or an objective broken on the *service* latency (from
+   the actual send, which a late generator cannot inflate): ``fail``;
+3. the send lag's p99 over a tenth of the tightest objective (at least 3 ms):
+   ``generator`` - the server answered in time, the generator sent late;
+4. an objective broken on the corrected latency, or under 99% of the offered
+   rate achieved (``achieved_rate``): ``fail``; else ``pass``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from grpcbench.capacity.search import Outcome
+from grpcbench.capacity.slo import Slo
+from grpcbench.results import LevelResult
+
+ACHIEVED_SHARE = 0.99  # of the offered rate, for a pass
+LAG_SHARE = 0.10  # of the tightest objective: the most send lag a pass may have
+MIN_LAG_LIMIT_US = 3000  # the open loop's timers are whole milliseconds: ~1 ms of lag is normal
+
+
+@dataclass(frozen=True)
+class Judgement:
+    outcome: Outcome
+    reason: str  # "" for a pass
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Judgement:
+        outcome: Outcome = data["outcome"]
+        return cls(outcome, str(data.get("reason", "")))
+
+
+def achieved_rate(level: LevelResult, duration_s: float) -> float:
+    """Calls per second the server kept up with over a probe of ``duration_s``.
+
+    The measured phase schedules calls for ``duration_s``, then waits for the last
+    replies: a server that keeps up answers the last call about a median latency
+    after it was due; one that falls behind answers it late by the backlog it built.
+    So the backlog is the drain beyond the median, and the calls were served over
+    ``duration_s`` plus that backlog. Unlike calls / wall time, this does not count
+    a server that keeps up with a long latency as slow, and unlike calls / nominal
+    rate it is not thrown off by a Poisson timetable's random count of calls."""
+    load = level.load
+    if not duration_s or level.rate == 0:  # a closed loop, or a count-based level
+        return load.rps
+    drain = max(0.0, load.wall_s - duration_s)
+    backlog = max(0.0, drain - load.latency.percentile_us(50) / 1e6)
+    return load.count / (duration_s + backlog)
+
+
+def offered_rate(level: LevelResult, duration_s: float) -> float:
+    """Calls per second the timetable actually scheduled (a Poisson one varies)."""
+    return level.load.count / duration_s if duration_s and level.rate else level.rate
+
+
+def error_rate(level: LevelResult) -> float:
+    count = level.load.count
+    return level.unexpected / count if count else 1.0
+
+
+def judge(level: LevelResult, slo: Slo, max_error_rate: float, duration_s: float) -> Judgement:
+    load = level.load
+    if load.client_saturated:
+        return Judgement("generator", f"generator CPU saturated ({load.client_saturation:.0%})")
+    errors = error_rate(level)
+    if not load.count or errors > max_error_rate:
+        return Judgement("fail", f"errors {errors:.2%} > {max_error_rate:.2%}")
+    service = load.service_latency or load.latency
+    broken = slo.breaches(service)
+    if broken:
+        return Judgement("fail", "; ".join(broken) + " (service time)")
+    lag_limit = max(MIN_LAG_LIMIT_US, int(slo.tightest_us * LAG_SHARE))
+    lag = load.schedule_lag
+    if lag is not None and lag.count and lag.percentile_us(99) > lag_limit:
+        return Judgement(
+            "generator",
+            f"send lag p99 {lag.percentile_us(99) / 1000:.3g} ms > {lag_limit / 1000:.3g} ms",
+        )
+    broken = slo.breaches(load.latency)
+    if broken:
+        return Judgement("fail", "; ".join(broken))
+    achieved, offered = achieved_rate(level, duration_s), offered_rate(level, duration_s)
+    if offered and achieved < ACHIEVED_SHARE * offered:
+        return Judgement(
+            "fail",
+            f"achieved {achieved:,.0f}/s of {offered:,.0f}/s scheduled ({achieved / offered:.1%})",
+        )
+    return Judgement("pass", "")

@@ -1,0 +1,197 @@
+"""Drives the search on every server kind: ceiling probe, search, confirmation.
+
+The same ``Runner`` as `run` (its RunContext, preparation, pre-flight, target
+plans and drivers), with the per-column work replaced: for each column, one
+server for a closed-loop probe that estimates the ceiling and the search's
+open-loop probes (every SLO's search reuses a rate already probed), then each
+capacity confirmed ``confirmations`` times, each on a fresh server. Every
+probe is a level of the run's record, exported as it ends, so Ctrl-C keeps
+what was measured.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
+
+from grpcbench.capacity.probe import Judgement, judge
+from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Found, Phase, Probe
+from grpcbench.capacity.search import RateSearch
+from grpcbench.capacity.slo import Slo
+from grpcbench.errors import DriverError, ServerStartError, UsageError
+from grpcbench.events import RunEvents
+from grpcbench.load.catalogue import check_load_model, driver_info
+from grpcbench.options import RunOptions
+from grpcbench.plan import LevelPlan
+from grpcbench.results import LevelError, LevelResult
+from grpcbench.runner import Runner
+from grpcbench.targets import Target, TargetContext, TargetPlan
+
+
+class TargetDied(Exception):
+    """The server under search stopped; its column ends."""
+
+
+def probe_options(options: RunOptions, settings: CapacitySettings) -> RunOptions:
+    """`run`'s options with every level a probe: time-based, a warm-up in time, one pass."""
+    load = replace(
+        options.load, requests=0, duration_s=settings.probe_duration_s, warmup_requests=0,
+        warmup_s=settings.probe_warmup_s,
+    )  # fmt: skip
+    return replace(options, load=load, repeat=1, server_per_level=False)
+
+
+def check_capacity_options(options: RunOptions) -> None:
+    """What a search cannot do, refused before anything starts."""
+    if len(options.drivers) != 1:
+        raise UsageError("capacity searches with one driver: give --load builtin (or dask)")
+    if not driver_info(options.drivers[0]).open_loop:
+        raise UsageError(
+            f"capacity probes open loops, which the {options.drivers[0]} driver cannot run:"
+            " use --load builtin"
+        )
+    check_load_model(options.drivers, True, options.load.connections)
+    variants = {plan.variant for plan in options.levels}
+    if len(variants) > 1:
+        raise UsageError(
+            f"capacity searches one workload variant at a time ({', '.join(sorted(variants))}):"
+            " give --variants NAME"
+        )
+    if any(plan.channels for plan in options.levels):
+        raise UsageError("capacity does not sweep --channels: give --connections pool:N")
+
+
+class CapacityRunner(Runner):
+    def __init__(
+        self, options: RunOptions, settings: CapacitySettings, events: RunEvents | None = None
+    ) -> None:
+        check_capacity_options(options)
+        super().__init__(probe_options(options, settings), events)
+        self.settings = settings
+        self.capacity = CapacityRecord(settings)
+        first = self.options.levels[-1]
+        # The closed-loop probe runs at the highest concurrency asked for (the ceiling).
+        self.ceiling_plan = replace(first, concurrency=max(p.concurrency for p in options.levels))
+        self.open_plan = LevelPlan(
+            self.options.load.max_in_flight, 0, 0.0, first.variant, first.connection
+        )
+
+    def export(self) -> None:
+        self.record.capacity = self.capacity.to_json()
+        super().export()
+
+    async def _run_target(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
+        searches: dict[str, RateSearch] = {}
+        try:
+            async with self._opened(plan, context) as target:
+                searches = await self._search(target)
+        except ServerStartError as error:
+            self._column_failed(plan.label, f"did not start: {error}")
+            return
+        except TargetDied as died:
+            self._column_failed(plan.label, str(died), self.open_plan)
+        for slo in self.settings.slos:
+            search = searches.get(slo.text)
+            if search is None:
+                continue
+            self.capacity.found.append(
+                Found(
+                    server=plan.label, slo=slo.text, capacity=search.passed,
+                    end=search.describe_end(), converged=search.converged,
+                    generator_limited=search.generator_limit is not None,
+                )
+            )  # fmt: skip
+        self.export()
+        for rate in dict.fromkeys(s.passed for s in searches.values() if s.passed):
+            assert rate is not None
+            await self._confirm(plan, context, rate)
+
+    def _opened(
+        self, plan: TargetPlan, context: TargetContext
+    ) -> AbstractAsyncContextManager[Target]:
+        self.events.server_starting(plan.label)
+        return plan.open(context)
+
+    async def _search(self, target: Target) -> dict[str, RateSearch]:
+        self.events.server_ready(target.label, target.address, target.pid)
+        await self._preflight(target, external=target.pid is None)
+        ceiling = self.record.levels[await self._probe(target, self.ceiling_plan, "ceiling")]
+        # What the server answered as expected: a server that refuses most calls fast
+        # (a rate limiter) must not make the search start at its refusal rate.
+        served = ceiling.load.count - ceiling.unexpected
+        estimate = served / ceiling.load.wall_s if ceiling.load.wall_s else 0.0
+        probed: dict[float, int] = {}  # rate -> its level's index
+        searches: dict[str, RateSearch] = {}
+        for slo in self.settings.slos:
+            search = searches[slo.text] = RateSearch(
+                estimate / 2, self.settings.precision, self.settings.max_probes
+            )
+            while (rate := search.next_rate()) is not None:
+                index = probed.get(rate)
+                if index is None:
+                    index = probed[rate] = await self._probe(
+                        target, replace(self.open_plan, rate=rate), "search"
+                    )
+                judgement = self._judge(self.record.levels[index], slo)
+                self._judged(index, slo.text, judgement)
+                search.record(rate, judgement.outcome)
+        return searches
+
+    async def _confirm(self, plan: TargetPlan, context: TargetContext, rate: float) -> None:
+        for run in range(1, self.settings.confirmations + 1):
+            try:
+                async with self._opened(plan, context) as target:
+                    self.events.server_ready(target.label, target.address, target.pid)
+                    await self._preflight(target, external=target.pid is None)
+                    index = await self._probe(
+                        target, replace(self.open_plan, rate=rate), "confirm", repeat=run
+                    )
+            except ServerStartError as error:
+                self._column_failed(
+                    plan.label, f"confirmation at {rate:g}/s: did not start: {error}"
+                )
+                return
+            except TargetDied as died:
+                self._column_failed(
+                    plan.label, f"confirmation at {rate:g}/s: {died}", self.open_plan
+                )
+                return
+            level = self.record.levels[index]
+            for slo in self.settings.slos:
+                self._judged(index, slo.text, self._judge(level, slo))
+
+    async def _probe(self, target: Target, plan: LevelPlan, phase: Phase, repeat: int = 0) -> int:
+        """Measure one probe on ``target``; its index among the record's levels."""
+        driver = self.drivers[0]
+        self.events.level_started(target.label, driver.name, f"{phase} {plan.describe()}", 0)
+        try:
+            level = await self.context.measure_level(
+                driver, target, plan, repeat=repeat, call=self.method_call, security=self.security
+            )
+        except DriverError as error:
+            raise TargetDied(f"{phase} probe at {plan.describe()}: {error}") from None
+        self.record.levels.append(level)
+        index = len(self.record.levels) - 1
+        self.capacity.probes.append(Probe(index, target.label, phase, plan.rate))
+        self.export()
+        self.events.level_finished(level)
+        failure = target.failure()
+        if failure:
+            raise TargetDied(failure)
+        return index
+
+    def _judge(self, level: LevelResult, slo: Slo) -> Judgement:
+        return judge(level, slo, self.settings.max_error_rate, self.settings.probe_duration_s)
+
+    def _judged(self, index: int, slo: str, judgement: Judgement) -> None:
+        """Attach an SLO's judgement to the probe that measured level ``index``."""
+        probe = next(p for p in self.capacity.probes if p.level == index)
+        probe.judgements[slo] = judgement
+        self.export()
+
+    def _column_failed(self, label: str, message: str, plan: LevelPlan | None = None) -> None:
+        """A column that could not finish (``plan`` None: its server never started)."""
+        failure = LevelError(label, self.drivers[0].name, plan, message)
+        self.record.level_errors.append(failure)
+        self.export()
+        self.events.warning(failure.describe())

@@ -1,0 +1,92 @@
+"""Which rate to probe next: exponential steps to the first failure, then bisection.
+
+Pure (no I/O), so the known answers are tested without a server. Outcomes:
+``pass`` (the SLO held at that rate), ``fail`` (it did not: the server's
+failure) and ``generator`` (the generator could not offer the rate on time:
+inconclusive, so the search stops and says the capacity is at least its
+last pass, never that the server failed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+Outcome = Literal["pass", "fail", "generator"]
+LOWEST_RATE = 1.0  # calls/s: below this the search gives up (the SLO fails at any rate)
+
+
+def round_rate(rate: float) -> float:
+    """Three significant figures: probes at 1234.5678/s and 1234.6/s are the same probe."""
+    if rate <= 0:
+        return 0.0
+    digits = 3 - int(math.floor(math.log10(rate))) - 1
+    return round(rate, digits)
+
+
+@dataclass
+class RateSearch:
+    """Start at ``start`` (half the closed-loop ceiling), double while it passes (halve
+    while it fails), then bisect the bracket until it is within ``precision`` of its
+    lower end or ``max_probes`` were spent."""
+
+    start: float
+    precision: float = 0.05
+    max_probes: int = 12
+    passed: float | None = None  # highest rate that passed
+    failed: float | None = None  # lowest rate that failed (the server's failure)
+    generator_limit: float | None = None  # a rate the generator could not offer
+    probes: list[tuple[float, Outcome]] = field(default_factory=list)
+
+    def next_rate(self) -> float | None:
+        """The next rate to probe, or None when the search is over."""
+        if self.generator_limit is not None or len(self.probes) >= self.max_probes:
+            return None
+        if not self.probes:
+            return round_rate(max(self.start, LOWEST_RATE))
+        if self.failed is None:  # no failure yet: exponential steps up
+            assert self.passed is not None
+            return round_rate(self.passed * 2)
+        if self.passed is None:  # no pass yet: exponential steps down
+            lower = round_rate(self.failed / 2)
+            return lower if lower >= LOWEST_RATE else None
+        if (self.failed - self.passed) / self.passed <= self.precision:
+            return None
+        middle = round_rate((self.passed + self.failed) / 2)
+        if middle in (self.passed, self.failed):  # rounding cannot split it further
+            return None
+        return middle
+
+    def record(self, rate: float, outcome: Outcome) -> None:
+        self.probes.append((rate, outcome))
+        if outcome == "pass":
+            self.passed = rate if self.passed is None else max(self.passed, rate)
+        elif outcome == "fail":
+            self.failed = rate if self.failed is None else min(self.failed, rate)
+        else:
+            self.generator_limit = rate
+
+    @property
+    def converged(self) -> bool:
+        """The bracket is as narrow as asked (the capacity is known to ``precision``)."""
+        if self.passed is None or self.failed is None:
+            return False
+        return (self.failed - self.passed) / self.passed <= self.precision
+
+    def describe_end(self) -> str:
+        """Why the search ended, in a few words (for the table)."""
+        if self.generator_limit is not None and self.passed is None:
+            return f"the generator could not offer {self.generator_limit:g}/s, its first rate"
+        if self.generator_limit is not None:
+            return (
+                f"the generator could not offer {self.generator_limit:g}/s: capacity is at"
+                " least the last pass"
+            )
+        if self.passed is None:
+            return "failed at every rate probed"
+        if self.failed is None:
+            return f"passed at every rate probed (up to {self.passed:g}/s)"
+        if self.converged:
+            return f"bracket {self.passed:g}-{self.failed:g}/s within {self.precision:.0%}"
+        return f"bracket {self.passed:g}-{self.failed:g}/s after {len(self.probes)} probes"

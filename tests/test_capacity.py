@@ -1,0 +1,198 @@
+"""grpcbench capacity: the SLO parser, the search on known answers, the probe's judge,
+and whole searches on servers whose capacity is set by construction."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grpcbench.capacity.probe import judge
+from grpcbench.capacity.search import RateSearch
+from grpcbench.capacity.slo import parse_slo
+from grpcbench.errors import UsageError
+from grpcbench.plan import LevelPlan
+from grpcbench.results import load_run
+from grpcbench.stats.histogram import LatencyRecorder
+from tests.support.factories import level
+
+GRPCBENCH = [sys.executable, "-P", "-m", "grpcbench"]
+
+
+def test_slos_parse_and_bad_ones_are_one_line() -> None:
+    slo = parse_slo("p50<=2ms, p99<10ms,max<=1s")
+    assert [(o.statistic, o.limit_us, o.strict) for o in slo.objectives] == [
+        ("p50", 2000, False), ("p99", 10_000, True), ("max", 1_000_000, False),
+    ]  # fmt: skip
+    assert slo.tightest_us == 2000
+    assert parse_slo(slo.text) == slo  # saved as text, read back the same
+    for bad in ("p98<=1ms", "p99>=1ms", "p99<=soon", "", "p99<=0ms"):
+        with pytest.raises(UsageError, match="bad --slo"):
+            parse_slo(bad)
+
+
+def _search_against(capacity: float, start: float, precision: float = 0.05) -> RateSearch:
+    """The search against a server that passes exactly up to ``capacity``."""
+    search = RateSearch(start, precision, max_probes=12)
+    while (rate := search.next_rate()) is not None:
+        search.record(rate, "pass" if rate <= capacity else "fail")
+    return search
+
+
+@pytest.mark.parametrize("capacity", [3.7, 200.0, 1234.0, 48_000.0])
+@pytest.mark.parametrize("ceiling", [0.5, 1.0, 3.0])  # the closed-loop estimate, x capacity
+def test_the_search_brackets_a_known_capacity_within_its_precision(
+    capacity: float, ceiling: float
+) -> None:
+    search = _search_against(capacity, start=capacity * ceiling / 2)
+    assert search.passed is not None and search.failed is not None
+    assert search.passed <= capacity < search.failed
+    assert search.converged and search.passed >= capacity / 1.05 - 0.01
+    assert len(search.probes) <= 10
+
+
+def test_the_search_stops_at_a_rate_the_generator_cannot_offer() -> None:
+    search = RateSearch(100.0)
+    search.record(search.next_rate() or 0, "pass")  # 100
+    search.record(search.next_rate() or 0, "generator")  # 200: inconclusive
+    assert search.next_rate() is None
+    assert search.passed == 100 and search.failed is None
+    assert "could not offer 200/s" in search.describe_end()
+
+
+def test_a_server_that_fails_every_rate_has_no_capacity() -> None:
+    search = _search_against(0.5, start=64)
+    assert search.passed is None and "failed at every rate" in search.describe_end()
+
+
+def _probe(latency_ms: float, *, rate: float = 100, calls: int = 100, errors: int = 0,
+           lag_ms: float = 0, client_cpu_s: float = 0.1):  # type: ignore[no-untyped-def]  # fmt: skip
+    from dataclasses import replace
+
+    recorder, lag = LatencyRecorder(), LatencyRecorder()
+    for _ in range(calls):
+        recorder.record(int(latency_ms * 1000))
+        lag.record(int(lag_ms * 1000))
+    base = level("grpcio", statuses={"OK": calls - errors, "Unavailable": errors} if errors
+                 else {"OK": calls}, client_cpu_s=client_cpu_s)  # fmt: skip
+    load = replace(
+        base.load, latency=recorder.summary(), service_latency=recorder.summary(),
+        schedule_lag=lag.summary(), rate=rate, wall_s=calls / rate,
+    )  # fmt: skip
+    return replace(base, load=load, plan=LevelPlan(1000, rate=rate))
+
+
+def test_the_judge_blames_the_right_side() -> None:
+    slo = parse_slo("p99<=10ms")
+    assert judge(_probe(5), slo, 0.001, 1.0).outcome == "pass"
+    assert judge(_probe(20), slo, 0.001, 1.0).outcome == "fail"
+    errors = judge(_probe(5, errors=5), slo, 0.001, 1.0)
+    assert errors.outcome == "fail" and "errors 5.00%" in errors.reason
+    # A generator whose CPU ran out: inconclusive, never the server's failure.
+    starved = judge(_probe(20, client_cpu_s=1.0), slo, 0.001, 1.0)
+    assert starved.outcome == "generator" and "saturated" in starved.reason
+    # Late sends while the server answered in time: the generator's failure too.
+    late = judge(_probe(5, lag_ms=4), slo, 0.001, 1.0)
+    assert late.outcome == "generator" and "send lag" in late.reason
+    # Too few calls finished for the rate offered: the server's.
+    from dataclasses import replace
+
+    short = judge(replace(_probe(5), load=replace(_probe(5).load, wall_s=1.1)), slo, 0.001, 1.0)
+    # A server that keeps up with a long latency is not slow: the drain is its latency.
+    slow_but_keeping_up = replace(_probe(500), load=replace(_probe(500).load, wall_s=1.5))
+    assert judge(slow_but_keeping_up, parse_slo("p99<=1s"), 0.001, 1.0).outcome == "pass"
+    assert short.outcome == "fail" and "of 100/s scheduled" in short.reason
+
+
+def _capacity(tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
+    out = tmp_path / "capacity.json"
+    done = subprocess.run(
+        [*GRPCBENCH, "capacity", *argv, "--output", str(out), "--probe-duration", "2s",
+         "--probe-warmup", "500ms", "--sample-interval", "off"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    return done, json.loads(out.read_text()) if out.exists() else {}
+
+
+@pytest.mark.integration
+def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path) -> None:
+    """hello with a 20 ms handler on 4 workers serves at most 200 calls/s: on a uniform
+    timetable a loose SLO finds 200 +- 5%, confirmed on fresh servers; and the
+    results file is an ordinary one that show and report read."""
+    done, data = _capacity(
+        tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
+        "--slo", "p99<=2s", "--repeat", "2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (found,) = data["capacity"]["found"]
+    assert 190 <= found["capacity"] <= 210, found
+    assert found["converged"] and not found["generator_limited"]
+    probes = data["capacity"]["probes"]
+    assert [p["phase"] for p in probes[:2]] == ["ceiling", "search"]
+    assert sum(p["phase"] == "search" for p in probes) <= 10
+    confirms = [p for p in probes if p["phase"] == "confirm"]
+    assert [p["rate"] for p in confirms] == [found["capacity"]] * 2
+    assert all(p["judgements"]["p99<=2s"]["outcome"] == "pass" for p in confirms)
+    assert "capacity under p99<=2s" in done.stdout and "probes of grpcio:workers=4" in done.stdout
+    results = tmp_path / "capacity.json"
+    assert len(load_run(results).levels) == len(probes)
+    shown = subprocess.run([*GRPCBENCH, "show", str(results)], capture_output=True, text=True,
+                           check=False)  # fmt: skip
+    assert shown.returncode == 0 and "capacity under p99<=2s" in shown.stdout
+    pytest.importorskip("matplotlib")
+    report = subprocess.run([*GRPCBENCH, "report", str(results), "--svg", str(tmp_path)],
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    assert "capacity (p99&lt;=2s)" in (tmp_path / "capacity.svg").read_text()
+
+
+@pytest.mark.integration
+def test_a_tight_slo_finds_less_on_a_random_timetable(tmp_path: Path) -> None:
+    """Poisson arrivals queue now and then even below the ceiling, so p99 <= 25 ms on a
+    20 ms handler holds only well below 200/s; both SLOs share the probes they can."""
+    done, data = _capacity(
+        tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
+        "--slo", "p99<=2s", "--slo", "p99<=25ms", "--arrivals", "poisson", "--repeat", "0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = {f["slo"]: f["capacity"] for f in data["capacity"]["found"]}
+    assert found["p99<=25ms"] is not None and found["p99<=2s"] is not None
+    assert found["p99<=25ms"] < 0.8 * found["p99<=2s"]
+    assert sum(p["phase"] == "search" for p in data["capacity"]["probes"]) <= 20
+
+
+@pytest.mark.integration
+def test_the_error_budget_caps_the_capacity(tmp_path: Path) -> None:
+    """A server that refuses calls beyond 150/s: the latency SLO alone would pass far
+    above it; the error budget stops the search there."""
+    done, data = _capacity(
+        tmp_path, "--service", "tests.support.services:RATE_LIMITED", "-s", "grpcio:workers=4",
+        "--server-param", "limit_rps=150", "-c", "4", "--slo", "p99<=1s",
+        "--max-error-rate", "0.01", "--repeat", "0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (found,) = data["capacity"]["found"]
+    assert 135 <= found["capacity"] <= 160, found
+    reasons = [j["reason"] for p in data["capacity"]["probes"]
+               for j in p["judgements"].values() if j["outcome"] == "fail"]  # fmt: skip
+    assert reasons and all("errors" in reason for reason in reasons)
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--slo", "p99<=soon"], "bad --slo"),
+        (["--slo", "p99<=1s", "--precision", "150%"], "bad --precision"),
+        (["--slo", "p99<=1s", "--rate", "100"], "No such option"),
+        (["--slo", "p99<=1s", "--load", "builtin,ghz"], "one driver"),
+        (["-c", "2"], "Missing option '--slo'"),
+    ],
+)
+def test_bad_capacity_options_are_one_line(argv: list[str], fragment: str) -> None:
+    done = subprocess.run([*GRPCBENCH, "capacity", *argv], capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert fragment in done.stderr and "Traceback" not in done.stderr
