@@ -154,6 +154,15 @@ def run(
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Pass/fail on every level, k6's way: p99<20ms, avg<=5ms, rps>=5000,"
+            " errors<0.1% (repeatable). A breach is named under its table and in the"
+            " summary, and the run exits 99 after saving everything.",
+            rich_help_panel=PANEL_WHAT_TO_RUN,
+        ),
+    ] = None,
     repeat: Annotated[
         int,
         typer.Option(
@@ -614,6 +623,7 @@ def _run_inputs(given: dict[str, Any]) -> tuple[RunArgs, ghz_compat.GhzFlags]:
     o = SimpleNamespace(**given)
     args = RunArgs(
         scenario=o.scenario, servers=tuple(o.servers or ()), concurrency=o.concurrency,
+        thresholds=tuple(o.threshold or ()),
         settings=dict(o.settings or {}), load=o.load, ghz=o.ghz, channels=o.channels, rate=o.rate,
         client_processes=o.client_processes, repeat=o.repeat,
         variants=o.variants, server_params=tuple(o.server_param or ()),
@@ -653,7 +663,7 @@ PANEL_CAPACITY = "Capacity search"
 
 @app.command()
 @settings_options(LoadSettings)
-@borrow_parameters(run.__wrapped__, exclude=("rate", "server_per_level", "dry_run"))  # type: ignore[attr-defined]
+@borrow_parameters(run.__wrapped__, exclude=("rate", "server_per_level", "threshold"))  # type: ignore[attr-defined]
 def capacity(
     slo: Annotated[
         list[str],
@@ -709,8 +719,8 @@ def capacity(
     Takes `run`'s targets, servers, scenarios, --call and load options. Per server
     kind: a closed-loop probe estimates the ceiling, open-loop probes step up to the
     first failing rate and bisect, and the capacity found is confirmed on fresh servers."""
-    given = {**(borrowed or {}), "settings": settings, "rate": None, "repeat": 1}
-    given.update(server_per_level=False, dry_run=False, max_error_rate=None)
+    given = {**(borrowed or {}), "settings": settings, "rate": None, "repeat": 1, "threshold": None}
+    given.update(server_per_level=False, max_error_rate=None)
     args, flags = _run_inputs(given)
     search = commands.CapacityArgs(
         slos=tuple(slo), max_error_rate=max_error_rate, precision=precision,

@@ -51,6 +51,7 @@ def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> 
     from grpcbench.ghz_compat import apply
     from grpcbench.report.console import print_summary, print_tables
     from grpcbench.runner import Runner
+    from grpcbench.thresholds import EXIT_BREACHED, breaches
 
     options = build_run_options(apply(args, flags) if flags is not None else args)
     if args.dry_run:
@@ -76,11 +77,20 @@ def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> 
         highlight=False,
     )
 
-    def print_results() -> None:
-        print_tables(consoles.out, runner.record.levels, runner.record.unavailable)
-        print_summary(consoles.out, runner.record.levels)
+    thresholds = [t.text for t in options.thresholds]
 
-    return run_to_end(runner, events, print_results, err)
+    def print_results() -> None:
+        record = runner.record
+        print_tables(consoles.out, record.levels, record.unavailable, thresholds)
+        print_summary(consoles.out, record.levels)
+        for breach in breaches(record.levels, options.thresholds):
+            consoles.out.print(f"  [red]✗[/] {escape(breach.describe())}", highlight=False)
+
+    code = run_to_end(runner, events, print_results, err)
+    if code == 0 and breaches(runner.record.levels, options.thresholds):
+        err.print(f"[red]thresholds breached[/]: exit {EXIT_BREACHED}", highlight=False)
+        return EXIT_BREACHED
+    return code
 
 
 def run_to_end(
@@ -163,7 +173,7 @@ def capacity(
 ) -> int:
     """``grpcbench capacity``: `run`'s options built and checked as `run` checks them, the
     search on every server kind, its tables, and the results file."""
-    from grpcbench.capacity.runner import CapacityRunner
+    from grpcbench.capacity.runner import CapacityRunner, check_capacity_options, probe_options
     from grpcbench.console_events import ConsoleEvents
     from grpcbench.ghz_compat import apply
     from grpcbench.report.capacity import record_tables
@@ -171,6 +181,13 @@ def capacity(
 
     settings = capacity_settings(search)
     options = build_run_options(apply(args, flags) if flags is not None else args)
+    if args.dry_run:
+        check_capacity_options(options)
+        print_plan(probe_options(options, settings), consoles)
+        consoles.out.print(
+            f"  capacity {json.dumps(settings.to_json())}", highlight=False, markup=False
+        )
+        return 0
     err = consoles.err
     events = ConsoleEvents(err, len(options.targets), 0)
     runner = CapacityRunner(options, settings, events)

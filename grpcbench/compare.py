@@ -11,6 +11,10 @@ two-sided p-value is below ``--alpha`` (default 0.05). With 3 repeats a side
 that asks for a t of about 2.8 to 4.3, not 2. With one run on either side there
 is no run-to-run variance to test, and significance is unknown.
 
+Two ``grpcbench capacity`` runs compare their capacities instead, per server kind
+and SLO, the samples being each side's confirmation runs that passed
+(``--fail-on capacity:-5%``).
+
 ``--fail-on rps:-5%,p99:+10%`` fails (exit 1) only on a change beyond its
 threshold *and* significant; ``--no-significance`` gates on the threshold alone
 (the only way to gate single runs).
@@ -21,6 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from grpcbench.capacity.probe import achieved_rate
+from grpcbench.capacity.record import CapacityRecord
 from grpcbench.errors import UsageError
 from grpcbench.report.figures import FIGURES, Figure, Spread
 from grpcbench.report.table import LevelKey, level_key
@@ -108,12 +114,52 @@ def _columns(record: RunRecord) -> dict[tuple[LevelKey, str, str], list[LevelRes
     return columns
 
 
+# A capacity run's figure: the highest rate within the SLO (``grpcbench capacity``).
+CAPACITY = Figure("capacity", "Capacity", lambda lv: lv.load.rps, lambda v: f"{v:,.0f} req/s", True)
+
+
+def _capacities(record: RunRecord) -> dict[tuple[str, str], Spread]:
+    """(server, SLO) -> its capacity over the confirmation runs that passed (their
+    achieved rates are the samples; without confirmations, the search's one value)."""
+    capacity = CapacityRecord.of(record)
+    if capacity is None:
+        return {}
+    found: dict[tuple[str, str], Spread] = {}
+    duration = capacity.settings.probe_duration_s
+    for one in capacity.found:
+        reported = one.reported
+        if reported is None:
+            continue
+        runs = capacity.confirmations(record, one)
+        passed = [achieved_rate(level, duration) for level, j in runs if j.outcome == "pass"]
+        found[(one.server, one.slo)] = Spread.of(passed) if passed else Spread(reported, 0, 1)
+    return found
+
+
+def compare_capacities(a: RunRecord, b: RunRecord, alpha: float) -> list[Difference]:
+    """Two capacity runs: per server kind and SLO in both, capacity B / A, with Welch's
+    test over the confirmations."""
+    a_found, b_found = _capacities(a), _capacities(b)
+    common = [key for key in a_found if key in b_found]
+    if not common:
+        raise UsageError("the two capacity runs have no server kind and SLO in common")
+    return [
+        Difference(f"{a.options.scenario} - {slo} - {server}", CAPACITY,
+                   a_found[(server, slo)], b_found[(server, slo)], alpha)
+        for server, slo in common
+    ]  # fmt: skip
+
+
 def compare_runs(
     a: RunRecord,
     b: RunRecord,
     figures: tuple[str, ...] = DEFAULT_FIGURES,
     alpha: float = DEFAULT_ALPHA,
 ) -> list[Difference]:
+    if a.capacity is not None or b.capacity is not None:
+        if a.capacity is None or b.capacity is None:
+            raise UsageError("compare a capacity run with another capacity run")
+        return compare_capacities(a, b, alpha)
     a_columns, b_columns = _columns(a), _columns(b)
     common = [key for key in a_columns if key in b_columns]
     if not common:
@@ -147,14 +193,14 @@ def parse_fail_on(text: str) -> list[Threshold]:
     thresholds = []
     for item in text.split(","):
         name, _, value = item.strip().partition(":")
-        figure = FIGURES.get(name.strip())
+        figure = {**FIGURES, CAPACITY.key: CAPACITY}.get(name.strip())
         number = value.strip().rstrip("%")
         try:
             change = float(number) / 100
         except ValueError:
             change = math.nan
         if figure is None or not value.strip().endswith("%") or math.isnan(change) or not change:
-            known = ", ".join(FIGURES)
+            known = ", ".join([*FIGURES, CAPACITY.key])
             raise UsageError(
                 f"bad --fail-on {item.strip()!r}: expected FIGURE:+N% or FIGURE:-N%"
                 f" (figures: {known}), e.g. rps:-5%,p99:+10%"

@@ -74,6 +74,8 @@ def run_args(
             run[name] = _params(value)
         elif name == "client_processes":
             run[name] = str(value)
+        elif name == "thresholds":  # one or several, as --threshold is repeated
+            run[name] = (value,) if isinstance(value, str) else tuple(value)
         elif name in _RUN:
             run[name] = value
         elif name in ("data", "metadata"):

@@ -45,6 +45,7 @@ from grpcbench.services.params import check_params, secret_names
 from grpcbench.services.registry import load_service
 from grpcbench.settings import parse_values
 from grpcbench.targets import TargetPlan, make_target_plan
+from grpcbench.thresholds import Threshold, parse_threshold
 
 LOCALHOST = "127.0.0.1"
 # The shorthand field of a bundled server kind's servicer (for the error message).
@@ -62,6 +63,7 @@ class RunArgs:
     scenario: str = defaults.SCENARIO
     servers: tuple[str, ...] = ()
     concurrency: str | None = None
+    thresholds: tuple[str, ...] = ()  # --threshold, e.g. p99<20ms
     # Load settings as given (field or option name -> command-line text, or a value
     # from the pytest plugin); parsed by their declarations in plan.LoadSettings.
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -145,6 +147,7 @@ class RunOptions:
     preflight: bool = True  # one real call before the first level (--no-preflight: none)
     name: str = ""  # --name: the run's name, recorded and shown
     tags: Mapping[str, str] = field(default_factory=dict)  # --tags
+    thresholds: tuple[Threshold, ...] = ()  # --threshold: checked on every level (exit 99)
 
     def level_failure(self, statuses: Mapping[str, int]) -> str | None:
         """Why a measured level does not count as a success, if it does not."""
@@ -192,6 +195,7 @@ class RunOptions:
             call=self._recorded_call(),
             name=self.name,
             tags=dict(self.tags),
+            thresholds=tuple(t.text for t in self.thresholds),
         )
 
     def _recorded_call(self) -> dict[str, Any]:
@@ -270,6 +274,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         preflight=args.preflight,
         name=args.name,
         tags=dict(args.tags),
+        thresholds=tuple(parse_threshold(text) for text in args.thresholds),
     )
     _check_service(options, service)
     _check_workloads(options, service)

@@ -25,7 +25,8 @@ enough. Two fixtures:
 Every keyword is one of ``grpcbench run``'s options by its Python name
 (``requests``, ``timeout``, ``connections="pool:2"``, ``call``, ``proto``,
 ``import_paths``, ``protoset``, ``data``, ``metadata``, ``cacert``, ``cname``,
-``service="package.module:ATTRIBUTE"``, ``client_stack``, ...). They become the
+``service="package.module:ATTRIBUTE"``, ``client_stack``,
+``thresholds=("p99<20ms", "rps>=1000")`` - a breach fails the test -, ...). They become the
 same ``RunArgs`` the command line makes, checked by the same code, and the level
 is measured by the same ``Runner``, pre-flight call included: a wrong method or
 service is one clear failure, never thousands of failed calls counted as a result.
@@ -93,12 +94,17 @@ class GrpcbenchSession:
         """One level, every repeat, through ``run``'s options and ``Runner``: a spec
         (grpcbench starts it for each repeat) or ``target=HOST:PORT``."""
         from grpcbench.runner import Runner
+        from grpcbench.thresholds import breaches
 
-        runner = Runner(one_level_options(spec, **given))
+        options = one_level_options(spec, **given)
+        runner = Runner(options)
         try:
             record = self.loop.run(runner.run())
         except UsageError as error:  # one clear line, not grpcbench's traceback
             pytest.fail(f"grpcbench: {error}", pytrace=False)
+        breached = breaches(record.levels, options.thresholds)
+        if breached:  # `run --threshold`'s exit 99, as a failed test
+            pytest.fail("grpcbench: " + "; ".join(b.describe() for b in breached), pytrace=False)
         return list(record.levels)
 
     def load(self, server: RunningServer | RunningTarget | str, **given: Any) -> LevelResult:

@@ -193,6 +193,7 @@ class RecordedOptions:
     call: dict[str, Any] = field(default_factory=dict)
     name: str = ""  # --name: the run's name (ghz's), shown in the header and reports
     tags: dict[str, str] = field(default_factory=dict)  # --tags (ghz's), likewise
+    thresholds: tuple[str, ...] = ()  # --threshold, as typed (grpcbench.thresholds parses)
 
     def describe_run(self) -> str:
         """--name and --tags, for headers: "nightly (env=ci)", or ""."""
@@ -235,6 +236,7 @@ class RecordedOptions:
             "call": self.call,
             "name": self.name,
             "tags": self.tags,
+            "thresholds": list(self.thresholds),
         }
 
     @classmethod
@@ -255,6 +257,7 @@ class RecordedOptions:
             call=dict(data.get("call") or {}),
             name=str(data.get("name", "")),
             tags={str(k): str(v) for k, v in (data.get("tags") or {}).items()},
+            thresholds=tuple(str(t) for t in data.get("thresholds") or ()),
         )
 
 

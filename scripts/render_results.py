@@ -148,7 +148,9 @@ def render_streaming(record: dict[str, Any]) -> str:
 
 def render_run(record: dict[str, Any], path: Path) -> str:
     """A saved ``grpcbench run --output`` file: its tables at the lowest and highest
-    concurrency, through grpcbench's own Markdown exporter."""
+    concurrency, through grpcbench's own Markdown exporter; a ``grpcbench capacity``
+    file: its capacity tables and command."""
+    from grpcbench.report.capacity import capacity_tables
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.table import build_tables
     from grpcbench.results import load_run
@@ -156,17 +158,31 @@ def render_run(record: dict[str, Any], path: Path) -> str:
     run = load_run(path)
     meta, load = run.metadata, run.options.load
     packages = meta.get("packages", {})
+    machine = (
+        f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')}), Python {meta.get('python')},"
+        f" grpcio {packages.get('grpcio')}, grpclib {packages.get('grpclib')}, uvloop"
+        f" {packages.get('uvloop')}; {run.options.placement.describe()}"
+    )
+    capacity = capacity_tables(run)
+    if capacity:
+        took = (_parse_time(run.finished_at) - _parse_time(run.started_at)) / 60
+        command = " ".join(meta.get("argv", [])[1:])
+        intro = f"`grpcbench {command}` ({run.started_at[:10]}, {took:.1f} min): {machine}."
+        return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in capacity).rstrip()
     tables = build_tables(run.levels, run.unavailable)
     shown = [tables[0], tables[-1]] if len(tables) > 1 else tables
     intro = (
-        f"`grpcbench run` on its defaults ({run.started_at[:10]}): {meta.get('cpu_count')} CPUs"
-        f" ({meta.get('cpu_model')}), Python {meta.get('python')}, grpcio"
-        f" {packages.get('grpcio')}, grpclib {packages.get('grpclib')}, uvloop"
-        f" {packages.get('uvloop')}; {run.options.placement.describe()}; {load.describe()} per"
-        f" level after {load.warmup_requests} warm-up calls; client stack {load.client_stack}."
-        f" Shown: the first and last of its {len(tables)} levels."
+        f"`grpcbench run` on its defaults ({run.started_at[:10]}): {machine}; {load.describe()}"
+        f" per level after {load.warmup_requests} warm-up calls; client stack"
+        f" {load.client_stack}. Shown: the first and last of its {len(tables)} levels."
     )
     return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in shown).rstrip()
+
+
+def _parse_time(text: str | None) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text).timestamp() if text else 0.0
 
 
 def render_crosscheck(record: dict[str, Any]) -> str:

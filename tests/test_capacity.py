@@ -133,15 +133,28 @@ def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path) -> None:
     probes = data["capacity"]["probes"]
     assert [p["phase"] for p in probes[:2]] == ["ceiling", "search"]
     assert sum(p["phase"] == "search" for p in probes) <= 10
+    # Confirmed on fresh servers, two at a time, stepping 5% down after a miss (the
+    # search's rate sits on the knee: fresh servers pass it only sometimes).
     confirms = [p for p in probes if p["phase"] == "confirm"]
-    assert [p["rate"] for p in confirms] == [found["capacity"]] * 2
-    assert all(p["judgements"]["p99<=2s"]["outcome"] == "pass" for p in confirms)
+    rates = list(dict.fromkeys(p["rate"] for p in confirms))
+    assert rates[0] == found["capacity"] and len(confirms) == 2 * len(rates) <= 6
+    assert all(later < earlier for earlier, later in zip(rates, rates[1:], strict=False))
+    if found["confirmed"] is not None:
+        assert found["confirmed"] == rates[-1] >= 0.9 * found["capacity"]
+        at = [p for p in confirms if p["rate"] == rates[-1]]
+        assert all(p["judgements"]["p99<=2s"]["outcome"] == "pass" for p in at)
     assert "capacity under p99<=2s" in done.stdout and "probes of grpcio:workers=4" in done.stdout
     results = tmp_path / "capacity.json"
     assert len(load_run(results).levels) == len(probes)
     shown = subprocess.run([*GRPCBENCH, "show", str(results)], capture_output=True, text=True,
                            check=False)  # fmt: skip
     assert shown.returncode == 0 and "capacity under p99<=2s" in shown.stdout
+    compared = subprocess.run(
+        [*GRPCBENCH, "compare", str(results), str(results), "--fail-on", "capacity:-5%"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    assert "p99<=2s - grpcio:workers=4: Capacity" in compared.stdout and "= 1.00" in compared.stdout
     pytest.importorskip("matplotlib")
     report = subprocess.run([*GRPCBENCH, "report", str(results), "--svg", str(tmp_path)],
                             capture_output=True, text=True, check=False)  # fmt: skip

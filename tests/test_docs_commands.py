@@ -1,6 +1,6 @@
 """Every grpcbench command on a docs page (README and docs/) is run here.
 
-`run` commands run with --dry-run: every option, file and output path is checked
+`run` and `capacity` commands run with --dry-run: every option, file and output path is checked
 and the plan printed, so a page that shows a command `run` would refuse fails
 this test. `show`, `compare`, `report`, `servers`, `scenarios` and `--version`
 run for real on a saved results file. Placeholders (HOST:PORT, PID, ...) become
@@ -32,7 +32,10 @@ PLACEHOLDERS = {
     "1234": str(os.getpid()),
     '"$(go env GOPATH)/bin/ghz"': "ghz",
 }
-RESULT_FILES = ("a.json", "b.json", "results.json", "r.json")
+RESULT_FILES = {
+    **dict.fromkeys(("a.json", "b.json", "results.json", "r.json"), RESULTS),
+    "capacity.json": ROOT / "docs" / "results" / "capacity.json",
+}
 
 
 def _fenced_lines(page: Path) -> list[str]:
@@ -81,14 +84,14 @@ def test_every_documented_command_runs(
 ) -> None:
     for name in os.listdir(ROOT / "examples" / "echo"):  # the own-service pages' files
         shutil.copy(ROOT / "examples" / "echo" / name, tmp_path / name)
-    for name in RESULT_FILES:
-        shutil.copy(RESULTS, tmp_path / name)
+    for name, source in RESULT_FILES.items():
+        shutil.copy(source, tmp_path / name)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     for placeholder, value in PLACEHOLDERS.items():
         command = command.replace(placeholder, value)
     argv = [word for word in shlex.split(command)[1:] if word != "..."]
-    if argv[0] == "run":
+    if argv[0] in ("run", "capacity"):
         argv.append("--dry-run")
     elif argv[0] == "serve":
         argv.append("--help")  # a server in the foreground until Ctrl-C

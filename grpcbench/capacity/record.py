@@ -93,17 +93,26 @@ class Found:
     end: str  # why the search ended
     converged: bool
     generator_limited: bool  # the search stopped at a rate the generator could not offer
+    # The highest rate from ``capacity`` down that passed every confirmation (None:
+    # none did, or none ran).
+    confirmed: float | None = None
+
+    @property
+    def reported(self) -> float | None:
+        """The capacity to plan with: the confirmed rate, else the search's."""
+        return self.confirmed if self.confirmed is not None else self.capacity
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Found:
-        capacity = data.get("capacity")
+        capacity, confirmed = data.get("capacity"), data.get("confirmed")
         return cls(
             server=str(data["server"]), slo=str(data["slo"]),
             capacity=None if capacity is None else float(capacity), end=str(data["end"]),
             converged=bool(data["converged"]), generator_limited=bool(data["generator_limited"]),
+            confirmed=None if confirmed is None else float(confirmed),
         )  # fmt: skip
 
 
@@ -135,12 +144,16 @@ class CapacityRecord:
         """A results file's capacity section, if it is a capacity run."""
         return cls.from_json(run.capacity) if run.capacity else None
 
-    def confirmations(self, run: RunRecord, found: Found) -> list[tuple[LevelResult, Judgement]]:
-        """The confirmation probes of one capacity, each with its judgement."""
+    def confirmations(
+        self, run: RunRecord, found: Found, rate: float | None = None
+    ) -> list[tuple[LevelResult, Judgement]]:
+        """The confirmation probes of one capacity at ``rate`` (default: the reported
+        capacity), each with its judgement."""
+        rate = found.reported if rate is None else rate
         return [
             (run.levels[p.level], p.judgements[found.slo])
             for p in self.probes
-            if p.phase == "confirm" and p.server == found.server and p.rate == found.capacity
+            if p.phase == "confirm" and p.server == found.server and p.rate == rate
             and found.slo in p.judgements
         ]  # fmt: skip
 

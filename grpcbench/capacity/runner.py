@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from grpcbench.capacity.probe import Judgement, judge
 from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Found, Phase, Probe
-from grpcbench.capacity.search import RateSearch
+from grpcbench.capacity.search import RateSearch, round_rate
 from grpcbench.capacity.slo import Slo
 from grpcbench.errors import DriverError, ServerStartError, UsageError
 from grpcbench.events import RunEvents
@@ -26,6 +26,8 @@ from grpcbench.plan import LevelPlan
 from grpcbench.results import LevelError, LevelResult
 from grpcbench.runner import Runner
 from grpcbench.targets import Target, TargetContext, TargetPlan
+
+STEP_DOWNS = 2  # confirmations below the search's capacity, at most
 
 
 class TargetDied(Exception):
@@ -69,6 +71,8 @@ class CapacityRunner(Runner):
         super().__init__(probe_options(options, settings), events)
         self.settings = settings
         self.capacity = CapacityRecord(settings)
+        # (server, rate) -> the levels of its confirmations, shared by the SLOs.
+        self._confirmations: dict[tuple[str, float], list[int] | None] = {}
         first = self.options.levels[-1]
         # The closed-loop probe runs at the highest concurrency asked for (the ceiling).
         self.ceiling_plan = replace(first, concurrency=max(p.concurrency for p in options.levels))
@@ -94,17 +98,41 @@ class CapacityRunner(Runner):
             search = searches.get(slo.text)
             if search is None:
                 continue
+            confirmed = None
+            if search.passed and self.settings.confirmations:
+                confirmed = await self._confirmed_rate(plan, context, slo, search.passed)
             self.capacity.found.append(
                 Found(
                     server=plan.label, slo=slo.text, capacity=search.passed,
                     end=search.describe_end(), converged=search.converged,
                     generator_limited=search.generator_limit is not None,
+                    confirmed=confirmed,
                 )
             )  # fmt: skip
-        self.export()
-        for rate in dict.fromkeys(s.passed for s in searches.values() if s.passed):
-            assert rate is not None
-            await self._confirm(plan, context, rate)
+            self.export()
+
+    async def _confirmed_rate(
+        self, plan: TargetPlan, context: TargetContext, slo: Slo, rate: float
+    ) -> float | None:
+        """The highest rate, from the search's capacity down, that passed every
+        confirmation: a rate on the server's knee passes some fresh servers and not
+        others, so each miss steps down by ``precision`` (at most ``STEP_DOWNS`` times)."""
+        for _ in range(STEP_DOWNS + 1):
+            key = (plan.label, rate)
+            if key not in self._confirmations:
+                self._confirmations[key] = await self._confirm(plan, context, rate)
+            levels = self._confirmations[key]
+            if levels is None:  # a server did not start or died
+                return None
+            if all(
+                self._probe_at(index).judgements[slo.text].outcome == "pass" for index in levels
+            ):
+                return rate
+            rate = round_rate(rate * (1 - self.settings.precision))
+        return None
+
+    def _probe_at(self, index: int) -> Probe:
+        return next(p for p in self.capacity.probes if p.level == index)
 
     def _opened(
         self, plan: TargetPlan, context: TargetContext
@@ -137,7 +165,12 @@ class CapacityRunner(Runner):
                 search.record(rate, judgement.outcome)
         return searches
 
-    async def _confirm(self, plan: TargetPlan, context: TargetContext, rate: float) -> None:
+    async def _confirm(
+        self, plan: TargetPlan, context: TargetContext, rate: float
+    ) -> list[int] | None:
+        """``confirmations`` probes at ``rate``, each on a fresh server, judged for every
+        SLO: their levels' indexes (None when a server failed)."""
+        indexes: list[int] = []
         for run in range(1, self.settings.confirmations + 1):
             try:
                 async with self._opened(plan, context) as target:
@@ -150,15 +183,17 @@ class CapacityRunner(Runner):
                 self._column_failed(
                     plan.label, f"confirmation at {rate:g}/s: did not start: {error}"
                 )
-                return
+                return None
             except TargetDied as died:
                 self._column_failed(
                     plan.label, f"confirmation at {rate:g}/s: {died}", self.open_plan
                 )
-                return
+                return None
             level = self.record.levels[index]
             for slo in self.settings.slos:
                 self._judged(index, slo.text, self._judge(level, slo))
+            indexes.append(index)
+        return indexes
 
     async def _probe(self, target: Target, plan: LevelPlan, phase: Phase, repeat: int = 0) -> int:
         """Measure one probe on ``target``; its index among the record's levels."""

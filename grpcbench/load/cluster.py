@@ -364,9 +364,23 @@ class ClusterDriver:
 
     async def _wait(self, futures: list[Any], addresses: list[str], limit_s: float,
                     done: Callable[[], bool]) -> None:  # fmt: skip
-        """Until ``done()``; a failed or vanished worker, or the time limit, is a level error."""
+        """Until ``done()``; a failed or vanished worker, or the time limit, is a level error.
+
+        Each task's completion - a result, an error, a cancellation - wakes the wait at
+        once (Dask's ``Future.add_done_callback``); between completions, worker
+        membership and the time limit are checked every ``POLL_S``."""
+        loop = asyncio.get_running_loop()
+        woken = asyncio.Event()
+
+        def wake(_: Any) -> None:  # in a thread of Dask's; the loop may be gone by then
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(woken.set)
+
+        for future in futures:
+            future.add_done_callback(wake)
         deadline = time.monotonic() + limit_s
         while True:
+            woken.clear()
             finished, alive = await asyncio.to_thread(self._poll, done)
             if finished:
                 return
@@ -387,7 +401,8 @@ class ClusterDriver:
                 raise DriverError(
                     f"cluster workers did not finish within {limit_s:.0f}s: {', '.join(late)}"
                 )
-            await asyncio.sleep(POLL_S)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), POLL_S)
 
 
 PROBE_TIMEOUT_S = 120.0  # reflection, a certificate fetch and one call, with margin

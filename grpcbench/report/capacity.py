@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from grpcbench.capacity.probe import achieved_rate, error_rate
 from grpcbench.capacity.record import CapacityRecord, Confirmed, Found
+from grpcbench.capacity.runner import STEP_DOWNS
 from grpcbench.report.table import ComparisonTable, build_tables
 from grpcbench.report.units import format_bytes, format_cpu_seconds, format_latency_us
 from grpcbench.results import LevelResult, RunRecord
@@ -25,7 +26,7 @@ def _at_capacity(run: RunRecord, record: CapacityRecord, found: Found) -> list[L
     return [
         run.levels[p.level]
         for p in record.search_probes(found.server)
-        if p.phase == "search" and p.rate == found.capacity
+        if p.phase == "search" and p.rate == found.reported
     ]
 
 
@@ -38,6 +39,23 @@ def _show(value: float | None, text: Callable[[float], str]) -> str:
     return "-" if value is None else text(value)
 
 
+def _capacity_cell(found: Found, confirmed: Confirmed | None, confirmations: int) -> str:
+    """The capacity to plan with, and how sure it is."""
+    if found.capacity is None:
+        return "none"
+    floor = ">= " if found.generator_limited else ""
+    if found.confirmed is not None:
+        text = f"{floor}{found.confirmed:,.0f} req/s"
+        if found.confirmed != found.capacity:
+            text += f" (search: {found.capacity:,.0f}, not confirmed there)"
+        return text
+    text = f"{floor}{found.capacity:,.0f} req/s"
+    if not confirmations:
+        return text + " (not confirmed: --repeat 0)"
+    passed = f": {confirmed.passed}/{confirmed.runs} passed" if confirmed else ""
+    return text + f" (unconfirmed{passed}, nor {STEP_DOWNS} steps below)"
+
+
 def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> ComparisonTable:
     found = [f for f in record.found if f.slo == slo]
     rows: dict[str, list[str]] = {name: [] for name in (
@@ -46,13 +64,8 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
     )}  # fmt: skip
     for one in found:
         levels = _at_capacity(run, record, one) if one.capacity else []
-        capacity = "none" if one.capacity is None else f"{one.capacity:,.0f} req/s"
-        if one.generator_limited and one.capacity is not None:
-            capacity = ">= " + capacity
         confirmed = Confirmed.of(record.confirmations(run, one), record.settings.probe_duration_s)
-        if confirmed is not None and not confirmed.stable:
-            capacity += f" (unconfirmed: {confirmed.passed}/{confirmed.runs})"
-        rows["Capacity"].append(capacity)
+        rows["Capacity"].append(_capacity_cell(one, confirmed, record.settings.confirmations))
         rows["Confirmed"].append(
             "-" if confirmed is None else
             f"{confirmed.passed}/{confirmed.runs} passed, {confirmed.achieved_mean:,.0f} ±"
@@ -94,8 +107,9 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
             f"Each probe: {settings.probe_warmup_s:g} s warm-up, {settings.probe_duration_s:g} s"
             " measured, open loop; latency from the intended send time. A probe passes when"
             " the SLO holds, errors are within budget, at least 99% of the offered rate was"
-            " achieved and the generator kept its timetable. Confirmed: the capacity run again"
-            f" on {settings.confirmations} fresh server(s).",
+            " achieved and the generator kept its timetable. Confirmed: the rate run again on"
+            f" {settings.confirmations} fresh server(s); a miss steps {settings.precision:.0%}"
+            f" down, at most {STEP_DOWNS} times.",
         ),
     )
 
@@ -143,4 +157,4 @@ def capacity_tables(run: RunRecord) -> list[ComparisonTable]:
 def record_tables(run: RunRecord) -> list[ComparisonTable]:
     """The tables any exporter prints for a results file: a capacity run's own, else one
     per level (``build_tables``)."""
-    return capacity_tables(run) or build_tables(run.levels, run.unavailable)
+    return capacity_tables(run) or build_tables(run.levels, run.unavailable, run.options.thresholds)

@@ -2,7 +2,7 @@
 
 Offered rate on x; p99 (solid) and p50 (dashed) of each search probe on a
 log y, counted from the intended send time; each SLO's limits drawn as
-horizontal lines, and each capacity found marked with a star on its p99.
+horizontal lines, and each capacity marked with a star on its p99 (its confirmations' mean).
 """
 
 from __future__ import annotations
@@ -29,10 +29,13 @@ def capacity_chart(plt: Any, run: RunRecord, record: CapacityRecord) -> Chart:
         axes.plot(rates, p50, marker=".", linestyle="--", color=line.get_color(),
                   label=f"{server} p50")  # fmt: skip
         for found in record.found:
-            if found.server == server and found.capacity in points:
-                level = points[found.capacity]
-                label = f"{server} capacity ({found.slo}): {found.capacity:,.0f}/s"
-                axes.plot([found.capacity], [level.load.latency.percentile_us(99) / 1000],
+            at = [lv for lv, _ in record.confirmations(run, found)] or (
+                [points[found.reported]] if found.reported in points else []
+            )
+            if found.server == server and found.reported is not None and at:
+                mark = sum(lv.load.latency.percentile_us(99) for lv in at) / len(at) / 1000
+                label = f"{server} capacity ({found.slo}): {found.reported:,.0f}/s"
+                axes.plot([found.reported], [mark],
                           marker="*", markersize=14, color=line.get_color(), linestyle="none",
                           label=label)  # fmt: skip
     for slo in record.settings.slos:

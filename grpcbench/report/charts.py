@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from grpcbench.capacity.record import CapacityRecord
+from grpcbench.errors import UsageError
 from grpcbench.report.capacity_chart import capacity_chart
 from grpcbench.report.chart_kit import (
     Chart,
@@ -24,7 +25,9 @@ from grpcbench.report.chart_kit import (
 )
 from grpcbench.report.figures import FIGURES, PERCENTILES
 from grpcbench.report.figures import mean as _mean
+from grpcbench.report.scalability import usl_fits
 from grpcbench.results import LevelResult, RunRecord
+from grpcbench.stats.usl import UslFit
 from grpcbench.verdict import judge
 
 
@@ -60,13 +63,21 @@ def _line_chart(
     title: str,
     y_label: str,
     log_y: bool = False,
+    fits: dict[str, UslFit] | None = None,
 ) -> Chart:
+    """``fits``: series label -> its USL fit, drawn dashed through the points."""
     figure, axes = plt.subplots(figsize=(8, 4.5))
     for label, points in _series(levels).items():
         xs = sorted(points)
         (line,) = axes.plot(
             xs, [_mean(value(lv) for lv in points[x]) for x in xs], marker="o", label=label
         )
+        fit = (fits or {}).get(label)
+        if fit is not None:
+            curve = [xs[0] + (xs[-1] - xs[0]) * i / 100 for i in range(101)]
+            fitted = f"{label}: USL fit, R²={fit.r_squared:.2f}"
+            axes.plot(curve, [fit.throughput(n) for n in curve], linestyle="--", linewidth=1,
+                      color=line.get_color(), label=fitted)  # fmt: skip
         _mark_not_server_bound(axes, xs, points, value, line.get_color())
         _mark_errors(axes, xs, points, value)
     _legend_for_hollow(axes, levels)
@@ -287,6 +298,7 @@ def render_charts(record: RunRecord) -> list[Chart]:
             "throughput",
             "Requests/sec vs load",
             "requests/sec",
+            fits=_usl_fits(levels),
         ),  # fmt: skip
         _percentile_chart(plt, levels),
         *_distribution_charts(plt, levels),
@@ -321,6 +333,13 @@ def render_charts(record: RunRecord) -> list[Chart]:
             )  # fmt: skip
         )
     return charts
+
+
+def _usl_fits(levels: list[LevelResult]) -> dict[str, UslFit]:
+    try:
+        return usl_fits(levels)
+    except UsageError:  # no scipy: the summary says so; the chart shows the points alone
+        return {}
 
 
 def write_images(charts: list[Chart], directory: Path, formats: Iterable[str]) -> list[Path]:

@@ -71,9 +71,12 @@ def split_to_fit(table: ComparisonTable, width: int) -> list[ComparisonTable]:
 
 
 def print_tables(
-    console: Console, levels: list[LevelResult], unavailable: Sequence[LevelError] = ()
+    console: Console,
+    levels: list[LevelResult],
+    unavailable: Sequence[LevelError] = (),
+    thresholds: Sequence[str] = (),
 ) -> None:
-    print_comparison_tables(console, build_tables(levels, unavailable))
+    print_comparison_tables(console, build_tables(levels, unavailable, thresholds))
 
 
 def print_comparison_tables(console: Console, tables: Sequence[ComparisonTable]) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from grpcbench.report.figures import FIGURES
 from grpcbench.report.figures import mean as _mean
+from grpcbench.report.scalability import usl_lines
 from grpcbench.report.table import LevelGroup, group_levels
 from grpcbench.results import LevelResult
 from grpcbench.verdict import judge
@@ -79,4 +80,4 @@ def summary_lines(levels: Iterable[LevelResult]) -> list[str]:
         lines.append(
             f"{title}: most req/s {_best(group, 'rps')}; lowest p99 {_best(group, 'p99')}{flagged}"
         )
-    return lines + variant_ratios(levels)
+    return lines + variant_ratios(levels) + usl_lines(levels)

@@ -10,7 +10,7 @@ Building the model once keeps every format showing the same figures.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from grpcbench.load.model import StreamSummary
@@ -28,6 +28,7 @@ from grpcbench.report.units import (
 )
 from grpcbench.results import LevelError, LevelResult
 from grpcbench.stats.histogram import LatencySummary
+from grpcbench.thresholds import breaches, parse_threshold
 from grpcbench.verdict import Verdict, judge, note
 
 WARNING = "⚠"
@@ -443,11 +444,15 @@ def group_levels(levels: Iterable[LevelResult]) -> list[LevelGroup]:
 
 
 def build_tables(
-    levels: Iterable[LevelResult], unavailable: Iterable[LevelError] = ()
+    levels: Iterable[LevelResult],
+    unavailable: Iterable[LevelError] = (),
+    thresholds: Sequence[str] = (),
 ) -> list[ComparisonTable]:
     """One table per level, servers (and drivers) side by side; a server kind that
-    cannot run the level gets a note instead of a column."""
+    cannot run the level gets a note instead of a column, a breached ``--threshold``
+    a note of its own."""
     skipped = list(unavailable)
+    checked = [parse_threshold(text) for text in thresholds]
     tables = []
     for group in group_levels(levels):
         columns = list(group.columns)
@@ -464,7 +469,15 @@ def build_tables(
                 group.level,
                 group.labels,
                 rows,
-                tuple(missing + _notes(columns, list(group.labels))),
+                tuple(
+                    missing
+                    + [
+                        f"{WARNING} {breach.describe()}"
+                        for column in columns
+                        for breach in breaches(column, checked)
+                    ]
+                    + _notes(columns, list(group.labels))
+                ),
             )
         )
     return tables

@@ -1,0 +1,86 @@
+"""--threshold: parsing, checking each level, exit 99 with everything saved, the plugin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grpcbench.errors import UsageError
+from grpcbench.thresholds import EXIT_BREACHED, breaches, parse_threshold
+from tests.support.factories import level
+
+pytest_plugins = ["pytester"]
+GRPCBENCH = [sys.executable, "-P", "-m", "grpcbench"]
+
+
+def test_thresholds_parse_and_check_every_figure() -> None:
+    fast = level("grpcio", latencies_us=(1000, 2000, 3000, 4000))  # 4 calls in 1 s
+    assert parse_threshold("p99<20ms").holds(fast)
+    assert not parse_threshold("p50<=1ms").holds(fast)
+    assert parse_threshold("avg<2.6ms").holds(fast) and not parse_threshold("max<4ms").holds(fast)
+    assert parse_threshold("rps>=4").holds(fast) and not parse_threshold("rps>4").holds(fast)
+    failing = level("grpcio", statuses={"OK": 3, "Unavailable": 1})
+    assert not parse_threshold("errors<10%").holds(failing)
+    assert parse_threshold("errors<=0.25").holds(failing)
+    (breach,) = breaches([fast, failing], [parse_threshold("errors<1%")])
+    assert breach.level is failing and "errors<1% breached: grpcio" in breach.describe()
+    assert "(25.00%)" in breach.describe()
+    for bad in ("p98<1ms", "rps=<5", "errors<lots", "p99<soon", "rps>=fast"):
+        with pytest.raises(UsageError, match="bad --threshold"):
+            parse_threshold(bad)
+
+
+@pytest.mark.integration
+def test_a_breach_is_named_saved_and_exits_99(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [*GRPCBENCH, "run", "-s", "grpcio-aio", "-c", "2", "-n", "200", "--warmup", "20",
+         "--threshold", "p99<0.001ms", "--threshold", "errors<1%", "--output", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == EXIT_BREACHED, done.stderr
+    assert "threshold p99<0.001ms breached: grpcio-aio at concurrency 2" in done.stdout
+    assert "errors<1% breached" not in done.stdout
+    data = json.loads(out.read_text())
+    assert data["status"] == "complete" and data["options"]["thresholds"] == [
+        "p99<0.001ms",
+        "errors<1%",
+    ]
+    shown = subprocess.run([*GRPCBENCH, "show", str(out)], capture_output=True, text=True,
+                           check=False)  # fmt: skip
+    assert "threshold p99<0.001ms breached" in shown.stdout
+    held = subprocess.run(
+        [*GRPCBENCH, "run", "-s", "grpcio-aio", "-c", "2", "-n", "200", "--warmup", "20",
+         "--threshold", "p99<10s"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert held.returncode == 0 and "breached" not in held.stdout
+
+
+def test_a_bad_threshold_is_one_line_before_anything_starts() -> None:
+    done = subprocess.run([*GRPCBENCH, "run", "--threshold", "p99<soon"], capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 2 and "bad --threshold" in done.stderr
+    assert "starting" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.integration
+def test_the_plugin_fails_a_test_on_a_breach(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_gate="""
+def test_gated(grpcbench_benchmark):
+    grpcbench_benchmark("grpcio-aio", concurrency=2, requests=40, warmup=0,
+                        thresholds="p99<0.001ms")
+
+def test_held(grpcbench_benchmark):
+    grpcbench_benchmark("grpcio-aio", concurrency=2, requests=40, warmup=0,
+                        thresholds=["p99<10s", "rps>=1"])
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*threshold p99<0.001ms breached: grpcio-aio at concurrency 2*"])
