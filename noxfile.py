@@ -217,3 +217,11 @@ def figures(session: nox.Session) -> None:
     session.run("python", "benchmarks/seed_figures.py", "--save", "--greeter", str(greeter),
                 *session.posargs)  # fmt: skip
     session.run("python", "scripts/render_results.py")
+
+
+@nox.session
+def profile_overhead(session: nox.Session) -> None:
+    """What --profile costs the server: the same level with and without py-spy,
+    interleaved rounds, medians and the ratio (benchmarks/profile_overhead.py)."""
+    session.install(".[profile]")
+    session.run("python", "benchmarks/profile_overhead.py", *session.posargs)

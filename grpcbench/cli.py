@@ -154,6 +154,36 @@ def run(
             rich_help_panel=PANEL_LOAD_MODEL,
         ),
     ] = None,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            "--profile",
+            help="Sample every server grpcbench starts (or --target-pid) with py-spy during"
+            " each level's measured phase: collapsed stacks per cell beside the results, the"
+            " top functions after the tables (extra: grpcbench[profile]).",
+            rich_help_panel=PANEL_OUTPUT,
+        ),
+    ] = False,
+    profile_rate: Annotated[
+        int,
+        typer.Option(help="--profile's samples per second.", rich_help_panel=PANEL_OUTPUT),
+    ] = 100,
+    profile_native: Annotated[
+        bool,
+        typer.Option(
+            "--profile-native",
+            help="--profile: C frames too (grpcio's core).",
+            rich_help_panel=PANEL_OUTPUT,
+        ),
+    ] = False,
+    profile_idle: Annotated[
+        bool,
+        typer.Option(
+            "--profile-idle",
+            help="--profile: idle threads' samples too.",
+            rich_help_panel=PANEL_OUTPUT,
+        ),
+    ] = False,
     threshold: Annotated[
         list[str] | None,
         typer.Option(
@@ -623,7 +653,8 @@ def _run_inputs(given: dict[str, Any]) -> tuple[RunArgs, ghz_compat.GhzFlags]:
     o = SimpleNamespace(**given)
     args = RunArgs(
         scenario=o.scenario, servers=tuple(o.servers or ()), concurrency=o.concurrency,
-        thresholds=tuple(o.threshold or ()),
+        thresholds=tuple(o.threshold or ()), profile=o.profile, profile_rate=o.profile_rate,
+        profile_native=o.profile_native, profile_idle=o.profile_idle,
         settings=dict(o.settings or {}), load=o.load, ghz=o.ghz, channels=o.channels, rate=o.rate,
         client_processes=o.client_processes, repeat=o.repeat,
         variants=o.variants, server_params=tuple(o.server_param or ()),

@@ -81,6 +81,7 @@ class RunContext:
             call=call,
             security=security,
             expected=options.expected_statuses,
+            profile=options.profile,
         )
 
     def workload_params(self, plan: LevelPlan) -> Mapping[str, Any]:

@@ -7,7 +7,9 @@ and measures the target's process over the measured phase only.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +20,8 @@ from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.monitor import ProcessMonitor, ProcessUsage
 from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.preparation import BackingProcess
+from grpcbench.profile.model import Profile, ProfileSettings
+from grpcbench.profile.pyspy import Recorder
 from grpcbench.results import LevelResult, now_iso
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.security import ChannelSecurity
@@ -50,13 +54,15 @@ async def run_monitored(
     server_pid: int | None,
     on_progress: Callable[[int, int], None] = lambda done, errors: None,
     backing: Sequence[BackingProcess] = (),
-) -> tuple[LoadResult, ProcessUsage | None, dict[str, ProcessUsage]]:
+    recorder: Recorder | None = None,
+) -> tuple[LoadResult, ProcessUsage | None, dict[str, ProcessUsage], Profile | None]:
     """Drive one level; measure the server and the backing services over its measured
     phase only.
 
     The monitors start when the driver reports MEASUREMENT_STARTED (warm-up
     excluded) and stop when the driver returns; without a pid there is no
-    server to measure (``--target`` without ``--target-pid``).
+    server to measure (``--target`` without ``--target-pid``). A ``recorder``
+    (``--profile``) samples the server over the same window.
     """
     interval = spec.settings.sample_interval_s
     monitor = ProcessMonitor(server_pid, sample_interval_s=interval) if server_pid else None
@@ -67,25 +73,35 @@ async def run_monitored(
                 service.pid, gil=service.gil, sample_interval_s=interval
             )
     measuring = False
+    recording: asyncio.Task[None] | None = None
 
     def progress(done: int, errors: int) -> None:
-        nonlocal measuring
+        nonlocal measuring, recording
         if done == MEASUREMENT_STARTED:
             measuring = True
             for watched in (monitor, *others.values()):
                 if watched:
                     watched.start()
+            if recorder is not None:
+                recording = asyncio.get_running_loop().create_task(recorder.start())
         else:
             on_progress(done, errors)
 
-    load = await driver.run(spec, progress)
+    try:
+        load = await driver.run(spec, progress)
+    finally:
+        profile = None
+        if recording is not None and recorder is not None:
+            await recording
+            profile = await recorder.stop()
     if not measuring:
-        return load, None, {}
+        return load, None, {}, None
     usages = {name: watched.stop() for name, watched in others.items()}
     return (
         load,
         monitor.stop() if monitor else None,
         {name: usage for name, usage in usages.items() if usage is not None},
+        profile,
     )
 
 
@@ -104,13 +120,22 @@ async def measure_level(
     call: MethodCall | None = None,
     security: ChannelSecurity | None = None,
     expected: tuple[str, ...] = ("OK",),
+    profile: ProfileSettings | None = None,
 ) -> LevelResult:
     """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs.
     ``call`` replaces the service's workload (``--call``); ``security`` is TLS;
-    ``expected`` the statuses that count as success (--expect-status)."""
+    ``expected`` the statuses that count as success (--expect-status); ``profile``
+    samples the server with py-spy over the measured phase (--profile)."""
     spec = load_spec(settings, plan, target.address, service, workload_params, call, security)
     started_at = now_iso()
-    load, usage, backing_usage = await run_monitored(driver, spec, target.pid, on_progress, backing)
+    recorder = None
+    if profile is not None and target.pid is not None:
+        cell = f"{target.label}-{plan.describe()}-r{repeat}"
+        name = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", cell) + ".folded"
+        recorder = Recorder(profile, target.pid, profile.directory / name)
+    load, usage, backing_usage, profiled = await run_monitored(
+        driver, spec, target.pid, on_progress, backing, recorder
+    )
     return LevelResult(
         scenario=scenario,
         server=target.label,
@@ -122,4 +147,5 @@ async def measure_level(
         repeat=repeat,
         backing_usage=backing_usage,
         expected=expected,
+        profile=profiled.to_json() if profiled else None,
     )

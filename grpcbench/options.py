@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,6 +32,7 @@ from grpcbench.parsing import (
     parse_positive_int_list,
 )
 from grpcbench.plan import LevelPlan, LoadSettings, Placement
+from grpcbench.profile.model import DEFAULT_RATE_HZ, ProfileSettings
 from grpcbench.report.exporters import Output, outputs_from
 from grpcbench.results import RecordedOptions
 from grpcbench.rpc.planned import PlannedCall, plan_call
@@ -64,6 +66,10 @@ class RunArgs:
     servers: tuple[str, ...] = ()
     concurrency: str | None = None
     thresholds: tuple[str, ...] = ()  # --threshold, e.g. p99<20ms
+    profile: bool = False  # --profile: sample the servers with py-spy
+    profile_rate: int = DEFAULT_RATE_HZ
+    profile_native: bool = False
+    profile_idle: bool = False
     # Load settings as given (field or option name -> command-line text, or a value
     # from the pytest plugin); parsed by their declarations in plan.LoadSettings.
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -148,6 +154,7 @@ class RunOptions:
     name: str = ""  # --name: the run's name, recorded and shown
     tags: Mapping[str, str] = field(default_factory=dict)  # --tags
     thresholds: tuple[Threshold, ...] = ()  # --threshold: checked on every level (exit 99)
+    profile: ProfileSettings | None = None  # --profile: py-spy on every server it starts
 
     def level_failure(self, statuses: Mapping[str, int]) -> str | None:
         """Why a measured level does not count as a success, if it does not."""
@@ -275,11 +282,28 @@ def build_run_options(args: RunArgs) -> RunOptions:
         name=args.name,
         tags=dict(args.tags),
         thresholds=tuple(parse_threshold(text) for text in args.thresholds),
+        profile=_profile_settings(args),
     )
     _check_service(options, service)
     _check_workloads(options, service)
     _check_secrets_stay_encrypted(options, args.allow_plaintext_secrets)
     return options
+
+
+def _profile_settings(args: RunArgs) -> ProfileSettings | None:
+    """--profile: py-spy's settings, and the directory beside the results file (or a new
+    one in the current directory) where each cell's collapsed stacks go."""
+    if not args.profile:
+        return None
+    if not 1 <= args.profile_rate <= 10_000:
+        raise UsageError(f"bad --profile-rate {args.profile_rate}: 1 to 10000 samples/s")
+    if args.output:
+        directory = Path(args.output).with_suffix(".profiles")
+    else:
+        directory = Path(f"grpcbench-profiles-{time.strftime('%Y%m%d-%H%M%S')}")
+    return ProfileSettings(
+        directory.resolve(), args.profile_rate, args.profile_native, args.profile_idle
+    )
 
 
 def _check_secrets_stay_encrypted(options: RunOptions, allowed: bool) -> None:

@@ -46,6 +46,8 @@ class LevelResult:
     backing_usage: dict[str, ProcessUsage] = field(default_factory=dict)
     # The statuses that count as success (--expect-status; OK unless told otherwise).
     expected: tuple[str, ...] = ("OK",)
+    # --profile: the cell's collapsed stacks and top functions (grpcbench.profile.pyspy).
+    profile: dict[str, Any] | None = None
 
     @property
     def unexpected(self) -> int:
@@ -109,6 +111,7 @@ class LevelResult:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "expected_statuses": list(self.expected),
+            **({"profile": self.profile} if self.profile else {}),
         }
 
     @classmethod
@@ -128,6 +131,7 @@ class LevelResult:
                 for name, usage in (data.get("backing_usage") or {}).items()
             },
             expected=tuple(str(s) for s in data.get("expected_statuses") or ("OK",)),
+            profile=data.get("profile"),
         )
 
 

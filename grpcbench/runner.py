@@ -50,6 +50,10 @@ def preflight_here(
 class Runner:
     def __init__(self, options: RunOptions, events: RunEvents | None = None) -> None:
         """Everything that can fail before the first server starts fails here."""
+        if options.profile is not None:  # py-spy may attach here, before anything starts
+            from grpcbench.profile.pyspy import check_attach
+
+            check_attach()
         self.context = RunContext.build(options, events)
         self.options = options
         self.events = self.context.events

@@ -337,7 +337,25 @@ def render_seed_004(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_profile_overhead(record: dict[str, Any]) -> str:
+    servers = list(dict.fromkeys(run["server"] for run in record["runs"]))
+    lines = [
+        f"Concurrency 50, {record['rounds']} interleaved rounds, a fresh server each run,"
+        f" medians. {_machine(record)}.",
+        "",
+        "| server | req/s | req/s with `--profile` (100 Hz) | ratio |",
+        "|---|---|---|---|",
+    ]
+    for server in servers:
+        plain = [r for r in record["runs"] if r["server"] == server and not r["profiled"]]
+        sampled = [r for r in record["runs"] if r["server"] == server and r["profiled"]]
+        a, b = _median(plain, "rps"), _median(sampled, "rps")
+        lines.append(f"| {server} | {a:,.0f} | {b:,.0f} | **{b / a:.3f}** |")
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "profile-overhead": render_profile_overhead,
     "seed-001": render_seed_001,
     "seed-003": render_seed_003,
     "seed-004": render_seed_004,

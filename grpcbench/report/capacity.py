@@ -14,6 +14,7 @@ from collections.abc import Callable
 from grpcbench.capacity.probe import achieved_rate, error_rate
 from grpcbench.capacity.record import CapacityRecord, Confirmed, Found
 from grpcbench.capacity.runner import STEP_DOWNS
+from grpcbench.report.profiles import profile_tables
 from grpcbench.report.table import ComparisonTable, build_tables
 from grpcbench.report.units import format_bytes, format_cpu_seconds, format_latency_us
 from grpcbench.results import LevelResult, RunRecord
@@ -157,4 +158,7 @@ def capacity_tables(run: RunRecord) -> list[ComparisonTable]:
 def record_tables(run: RunRecord) -> list[ComparisonTable]:
     """The tables any exporter prints for a results file: a capacity run's own, else one
     per level (``build_tables``)."""
-    return capacity_tables(run) or build_tables(run.levels, run.unavailable, run.options.thresholds)
+    tables = capacity_tables(run) or build_tables(
+        run.levels, run.unavailable, run.options.thresholds
+    )
+    return tables + profile_tables(run.levels)

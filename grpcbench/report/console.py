@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 
+from grpcbench.report.profiles import profile_tables
 from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable, build_tables
 from grpcbench.results import LevelError, LevelResult
@@ -76,7 +77,8 @@ def print_tables(
     unavailable: Sequence[LevelError] = (),
     thresholds: Sequence[str] = (),
 ) -> None:
-    print_comparison_tables(console, build_tables(levels, unavailable, thresholds))
+    tables = build_tables(levels, unavailable, thresholds) + profile_tables(levels)
+    print_comparison_tables(console, tables)
 
 
 def print_comparison_tables(console: Console, tables: Sequence[ComparisonTable]) -> None:

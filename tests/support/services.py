@@ -131,12 +131,26 @@ class BurningAio(helloworld_pb2_grpc.GreeterServicer):
         return helloworld_pb2.HelloReply(message="burnt")
 
 
-# grpc.aio only: a servicer that burns server CPU on every call.
+class BurningGrpcio(helloworld_pb2_grpc.GreeterServicer):
+    """The sync twin of ``BurningAio`` (its worker thread busy meanwhile)."""
+
+    def __init__(self, burn_s: float) -> None:
+        self.burn_s = burn_s
+
+    def SayHello(self, request: Any, context: Any) -> Any:
+        burn(self.burn_s)
+        return helloworld_pb2.HelloReply(message="burnt")
+
+
+# grpc.aio and sync grpcio: a servicer that burns server CPU on every call.
 SERVER_BURNER = replace(
     hello.SERVICE,
     name="server-burner",
     register_aio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
         BurningAio(float(params.get("burn_ms", 2)) / 1000), server
+    ),
+    register_grpcio=lambda server, params: helloworld_pb2_grpc.add_GreeterServicer_to_server(
+        BurningGrpcio(float(params.get("burn_ms", 2)) / 1000), server
     ),
     server_params={"burn_ms": Param(float, "server CPU per call", minimum=0)},
 )

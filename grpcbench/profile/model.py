@@ -1,0 +1,49 @@
+"""What ``--profile`` is set to, and what it found in one cell: plain data, so the
+options and the results can hold it without importing py-spy's runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grpcbench.profile.stacks import FunctionShare
+
+DEFAULT_RATE_HZ = 100
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    """``--profile``'s settings, and where the per-cell stack files go."""
+
+    directory: Path
+    rate_hz: int = DEFAULT_RATE_HZ
+    native: bool = False  # C frames too (grpcio's core)
+    idle: bool = False  # samples of idle threads too
+
+    def to_json(self) -> dict[str, Any]:
+        return {"directory": str(self.directory), "rate_hz": self.rate_hz,
+                "native": self.native, "idle": self.idle}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One cell's profile: its collapsed-stack file and what took the samples."""
+
+    file: str
+    rate_hz: int
+    samples: int
+    top: tuple[FunctionShare, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file, "rate_hz": self.rate_hz, "samples": self.samples,
+            "top": [share.to_json() for share in self.top],
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Profile:
+        return cls(
+            str(data["file"]), int(data["rate_hz"]), int(data["samples"]),
+            tuple(FunctionShare.from_json(t) for t in data.get("top") or ()),
+        )  # fmt: skip
