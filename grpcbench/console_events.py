@@ -21,6 +21,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from grpcbench.load.intervals import IntervalFigures
 from grpcbench.report.units import format_latency_us
 from grpcbench.results import LevelResult
 from grpcbench.secrets import redact
@@ -109,6 +110,16 @@ class ConsoleEvents:
         rate = f"{done / elapsed:,.0f} req/s" if elapsed > 0.2 and done else "measuring"
         failed = f", [red]{errors} errors[/]" if errors else ""
         self.progress.update(self._task, completed=done, live=rate + failed, eta=self._eta())
+
+    def level_interval(self, figures: IntervalFigures) -> None:
+        """--interval, live: one line per interval as the generators close it."""
+        offered = f" of {figures.offered:,.0f}/s offered" if figures.offered else ""
+        failed = f", [red]{figures.failed} non-OK[/]" if figures.failed else ""
+        self.console.print(
+            f"    {figures.start_s:6.1f}-{figures.end_s:.1f} s: {figures.rate:,.0f} req/s"
+            f"{offered}, p50 {format_latency_us(figures.latency.percentile_us(50))},"
+            f" p99 {format_latency_us(figures.latency.percentile_us(99))}{failed}"
+        )
 
     def level_finished(self, level: LevelResult) -> None:
         self._levels_done += 1

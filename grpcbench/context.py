@@ -82,6 +82,8 @@ class RunContext:
             security=security,
             expected=options.expected_statuses,
             profile=options.profile,
+            on_warning=self.events.warning,
+            on_interval=self.events.level_interval,
         )
 
     def workload_params(self, plan: LevelPlan) -> Mapping[str, Any]:

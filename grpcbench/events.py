@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from grpcbench.load.intervals import IntervalFigures
 from grpcbench.results import LevelResult
 
 
@@ -16,6 +17,7 @@ class RunEvents(Protocol):
     def server_ready(self, label: str, address: str, pid: int | None) -> None: ...
     def level_started(self, label: str, driver: str, level: str, total: int) -> None: ...
     def level_progress(self, done: int, errors: int) -> None: ...
+    def level_interval(self, figures: IntervalFigures) -> None: ...
     def level_finished(self, level: LevelResult) -> None: ...
     def warning(self, message: str) -> None: ...
 
@@ -31,6 +33,9 @@ class NullEvents:
         pass
 
     def level_progress(self, done: int, errors: int) -> None:
+        pass
+
+    def level_interval(self, figures: IntervalFigures) -> None:
         pass
 
     def level_finished(self, level: LevelResult) -> None:

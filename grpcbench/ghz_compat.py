@@ -61,7 +61,9 @@ ACCEPTED: dict[str, str] = {
 }
 REFUSED: dict[str, str] = {
     "--load-schedule, --load-start, --load-end, --load-step, --load-step-duration,"
-    " --load-max-duration": "give the rates as a list: --rate 100,200,400",
+    " --load-max-duration": "one ramp in one level: --rate-schedule"
+    " step:start=S,step=N,every=D,end=E or line:start=S,end=E,over=D (a list of levels:"
+    " --rate 100,200,400)",
     "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
     " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
     " list: -c 10,20,40",

@@ -11,11 +11,13 @@ import asyncio
 import contextlib
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
 
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
+from grpcbench.load.intervals import IntervalFigures
 from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.monitor import ProcessMonitor, ProcessUsage
 from grpcbench.plan import LevelPlan, LoadSettings
@@ -48,21 +50,42 @@ def load_spec(
     )
 
 
+@dataclass(frozen=True)
+class CellRecorders:
+    """``--profile``'s recorders for one level: the server's, and (``--profile
+    generator``) one for the generator's processes, made once the driver knows them."""
+
+    server: Recorder | None = None
+    generator: Callable[[Sequence[int]], Recorder] | None = None
+
+
+@dataclass(frozen=True)
+class Monitored:
+    load: LoadResult
+    server: ProcessUsage | None = None
+    backing: dict[str, ProcessUsage] = field(default_factory=dict)
+    server_profile: Profile | None = None
+    generator_profile: Profile | None = None
+
+
 async def run_monitored(
     driver: LoadDriver,
     spec: LoadSpec,
     server_pid: int | None,
     on_progress: Callable[[int, int], None] = lambda done, errors: None,
     backing: Sequence[BackingProcess] = (),
-    recorder: Recorder | None = None,
-) -> tuple[LoadResult, ProcessUsage | None, dict[str, ProcessUsage], Profile | None]:
+    recorders: CellRecorders = CellRecorders(),
+    on_warning: Callable[[str], None] = lambda message: None,
+    on_interval: Callable[[IntervalFigures], None] | None = None,
+) -> Monitored:
     """Drive one level; measure the server and the backing services over its measured
     phase only.
 
     The monitors start when the driver reports MEASUREMENT_STARTED (warm-up
     excluded) and stop when the driver returns; without a pid there is no
-    server to measure (``--target`` without ``--target-pid``). A ``recorder``
-    (``--profile``) samples the server over the same window.
+    server to measure (``--target`` without ``--target-pid``). The recorders
+    (``--profile``) sample the server, and the built-in generator's processes
+    (``generator_pids``), over the same window.
     """
     interval = spec.settings.sample_interval_s
     monitor = ProcessMonitor(server_pid, sample_interval_s=interval) if server_pid else None
@@ -73,35 +96,49 @@ async def run_monitored(
                 service.pid, gil=service.gil, sample_interval_s=interval
             )
     measuring = False
-    recording: asyncio.Task[None] | None = None
+    active = [r for r in (recorders.server,) if r is not None]
+    generator_recorder: Recorder | None = None
+    starting: list[asyncio.Task[None]] = []
 
     def progress(done: int, errors: int) -> None:
-        nonlocal measuring, recording
+        nonlocal measuring, generator_recorder
         if done == MEASUREMENT_STARTED:
             measuring = True
             for watched in (monitor, *others.values()):
                 if watched:
                     watched.start()
-            if recorder is not None:
-                recording = asyncio.get_running_loop().create_task(recorder.start())
+            pids = tuple(getattr(driver, "generator_pids", ()))
+            if recorders.generator is not None and pids:
+                generator_recorder = recorders.generator(pids)
+                active.append(generator_recorder)
+            loop = asyncio.get_running_loop()
+            starting.extend(loop.create_task(recorder.start()) for recorder in active)
         else:
             on_progress(done, errors)
 
     try:
-        load = await driver.run(spec, progress)
+        if on_interval is not None and getattr(driver, "live_intervals", False):
+            load = await driver.run(spec, progress, on_interval=on_interval)  # type: ignore[call-arg]
+        else:
+            load = await driver.run(spec, progress)
     finally:
-        profile = None
-        if recording is not None and recorder is not None:
-            await recording
-            profile = await recorder.stop()
+        profiles: dict[Recorder, Profile | None] = {}
+        if starting:
+            await asyncio.gather(*starting)
+            for recorder in active:
+                profiles[recorder] = await recorder.stop()
+                if recorder.failure:
+                    on_warning(f"--profile: py-spy wrote no samples to {recorder.path.name}:"
+                               f" {recorder.failure}")  # fmt: skip
     if not measuring:
-        return load, None, {}, None
+        return Monitored(load)
     usages = {name: watched.stop() for name, watched in others.items()}
-    return (
+    return Monitored(
         load,
         monitor.stop() if monitor else None,
         {name: usage for name, usage in usages.items() if usage is not None},
-        profile,
+        profiles.get(recorders.server) if recorders.server else None,
+        profiles.get(generator_recorder) if generator_recorder else None,
     )
 
 
@@ -121,6 +158,8 @@ async def measure_level(
     security: ChannelSecurity | None = None,
     expected: tuple[str, ...] = ("OK",),
     profile: ProfileSettings | None = None,
+    on_warning: Callable[[str], None] = lambda message: None,
+    on_interval: Callable[[IntervalFigures], None] | None = None,
 ) -> LevelResult:
     """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs.
     ``call`` replaces the service's workload (``--call``); ``security`` is TLS;
@@ -128,24 +167,50 @@ async def measure_level(
     samples the server with py-spy over the measured phase (--profile)."""
     spec = load_spec(settings, plan, target.address, service, workload_params, call, security)
     started_at = now_iso()
-    recorder = None
-    if profile is not None and target.pid is not None:
-        cell = f"{target.label}-{plan.describe()}-r{repeat}"
-        name = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", cell) + ".folded"
-        recorder = Recorder(profile, target.pid, profile.directory / name)
-    load, usage, backing_usage, profiled = await run_monitored(
-        driver, spec, target.pid, on_progress, backing, recorder
-    )
+    monitored = await run_monitored(
+        driver, spec, target.pid, on_progress, backing,
+        cell_recorders(profile, target, plan, repeat, settings.client_cpus), on_warning,
+        on_interval if settings.interval_s else None,
+    )  # fmt: skip
     return LevelResult(
         scenario=scenario,
         server=target.label,
         plan=plan,
-        load=load,
-        server_usage=usage,
+        load=monitored.load,
+        server_usage=monitored.server,
         started_at=started_at,
         finished_at=now_iso(),
         repeat=repeat,
-        backing_usage=backing_usage,
+        backing_usage=monitored.backing,
         expected=expected,
-        profile=profiled.to_json() if profiled else None,
+        profile=monitored.server_profile.to_json() if monitored.server_profile else None,
+        generator_profile=(
+            monitored.generator_profile.to_json() if monitored.generator_profile else None
+        ),
     )
+
+
+def cell_recorders(
+    profile: ProfileSettings | None,
+    target: Target,
+    plan: LevelPlan,
+    repeat: int,
+    cpus: Sequence[int] = (),
+) -> CellRecorders:
+    """One level's recorders, their files named server-level-repeat (and .generator).
+    py-spy runs on ``cpus``, the generator's: an instrument, it must not take the
+    server's CPU (with no placement it runs where the kernel puts it)."""
+    if profile is None:
+        return CellRecorders()
+    cell = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", f"{target.label}-{plan.describe()}-r{repeat}")
+    server = (
+        Recorder(profile, (target.pid,), profile.directory / f"{cell}.folded", cpus)
+        if target.pid is not None
+        else None
+    )
+    generator = (
+        (lambda pids: Recorder(profile, pids, profile.directory / f"{cell}.generator.folded", cpus))
+        if profile.generator
+        else None
+    )
+    return CellRecorders(server, generator)

@@ -67,6 +67,7 @@ class RunArgs:
     concurrency: str | None = None
     thresholds: tuple[str, ...] = ()  # --threshold, e.g. p99<20ms
     profile: bool = False  # --profile: sample the servers with py-spy
+    profile_generator: bool = False  # --profile generator: the built-in generator too
     profile_rate: int = DEFAULT_RATE_HZ
     profile_native: bool = False
     profile_idle: bool = False
@@ -241,7 +242,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         )
     load = _load_settings(args, scenario)
     drivers = _cluster_drivers(parse_drivers(args.load), args)
-    check_load_model(drivers, bool(args.rate), load.connections)
+    check_load_model(drivers, bool(args.rate or load.rate_schedule), load.connections)
     placement = build_placement(args.pin, args.server_cpus, args.client_cpus)
     load = replace(load, client_cpus=placement.client_cpus)
     if args.repeat <= 0:
@@ -285,6 +286,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         profile=_profile_settings(args),
     )
     _check_service(options, service)
+    _check_profiled_generator(options)
     _check_workloads(options, service)
     _check_secrets_stay_encrypted(options, args.allow_plaintext_secrets)
     return options
@@ -302,8 +304,22 @@ def _profile_settings(args: RunArgs) -> ProfileSettings | None:
     else:
         directory = Path(f"grpcbench-profiles-{time.strftime('%Y%m%d-%H%M%S')}")
     return ProfileSettings(
-        directory.resolve(), args.profile_rate, args.profile_native, args.profile_idle
+        directory.resolve(),
+        args.profile_rate,
+        args.profile_native,
+        args.profile_idle,
+        args.profile_generator,
     )
+
+
+def _check_profiled_generator(options: RunOptions) -> None:
+    """--profile generator samples the built-in generator's processes on this machine."""
+    if options.profile and options.profile.generator and "builtin" not in options.drivers:
+        raise UsageError(
+            "--profile generator samples the built-in generator's processes here: with"
+            f" --load {','.join(options.drivers)} there are none (ghz is Go; --cluster's"
+            " generators run on the workers)"
+        )
 
 
 def _check_secrets_stay_encrypted(options: RunOptions, allowed: bool) -> None:
@@ -451,6 +467,20 @@ def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
         },
     )
     values = {**scenario_values, **given}
+    schedule = values.get("rate_schedule")
+    if schedule is not None:  # the level lasts the schedule
+        if "requests" in given or given.get("duration_s"):
+            raise UsageError(
+                f"--rate-schedule sets the level's length ({schedule.duration_s:g} s):"
+                " drop --requests/--duration"
+            )
+        values["duration_s"] = schedule.duration_s
+        max_level = values.get("max_level_s", LoadSettings().max_level_s)
+        if schedule.duration_s > max_level:
+            raise UsageError(
+                f"--rate-schedule lasts {schedule.duration_s:g} s, longer than --max-level"
+                f" ({max_level:g} s): raise --max-level"
+            )
     if values.get("duration_s"):
         values["requests"] = 0
     return LoadSettings(**values)
@@ -462,6 +492,14 @@ def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[Leve
     if channel_counts and load.connections.mode != "auto":
         raise UsageError("--channels sweeps pool sizes; do not combine it with --connections")
     rates = parse_positive_float_list(args.rate, "--rate") if args.rate else ()
+    schedule = load.rate_schedule
+    if schedule is not None and (rates or args.concurrency is not None):
+        raise UsageError(
+            "--rate-schedule is the level's rate: drop --rate/--concurrency (cap calls in"
+            " flight with --max-in-flight)"
+        )
+    if schedule is not None:
+        rates = (schedule.peak,)
     if rates and load.connections.mode == "per-user":
         raise UsageError("--connections per-user gives each virtual user a connection: a closed"
                          " loop; an open loop (--rate) has no users")  # fmt: skip
@@ -481,7 +519,14 @@ def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[Leve
     )
     variants = [variant.name for variant in scenario.variants] or [""]
     return tuple(
-        LevelPlan(level, channels, rate, variant, load.connection_label(channels))
+        LevelPlan(
+            level,
+            channels,
+            rate,
+            variant,
+            load.connection_label(channels),
+            schedule.text if schedule else "",
+        )  # fmt: skip
         for level, rate in loads
         for channels in channel_counts or (0,)
         for variant in variants

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from grpcbench import defaults
 from grpcbench.errors import UsageError
 from grpcbench.load.connections import ConnectionStrategy, parse_connection_strategy
+from grpcbench.load.schedule import RateSchedule, parse_rate_schedule
 from grpcbench.parsing import parse_duration, parse_size, parse_warmup
 from grpcbench.settings import at_least, help_for, one_of, setting
 from grpcbench.settings import check as check_settings
@@ -34,10 +35,16 @@ class LevelPlan:
     rate: float = 0.0  # 0 = closed loop
     variant: str = ""  # the scenario's workload variant ("" when it has none)
     connection: str = ""  # the connection strategy's label (auto, shared, pool:N, ...)
+    schedule: str = ""  # --rate-schedule as given: the rate ramps (``rate`` is its peak)
 
     def describe(self) -> str:
         """The name of a level in tables and messages: "concurrency 10", "rate 500/s", ..."""
-        text = f"rate {self.rate:g}/s" if self.rate else f"concurrency {self.concurrency}"
+        if self.schedule:
+            text = parse_rate_schedule(self.schedule).describe()
+        elif self.rate:
+            text = f"rate {self.rate:g}/s"
+        else:
+            text = f"concurrency {self.concurrency}"
         text += f", channels {self.channels}" if self.channels else ""
         return text + (f", {self.variant}" if self.variant else "")
 
@@ -48,6 +55,7 @@ class LevelPlan:
             "rate": self.rate,
             "variant": self.variant,
             "connection": self.connection,
+            **({"schedule": self.schedule} if self.schedule else {}),
         }
 
     @classmethod
@@ -58,6 +66,7 @@ class LevelPlan:
             rate=float(data.get("rate", 0.0)),
             variant=str(data.get("variant", "")),
             connection=str(data.get("connection", "")),
+            schedule=str(data.get("schedule", "")),
         )
 
 
@@ -102,6 +111,7 @@ class Placement:
 
 
 _DEFAULT_WARMUP = parse_warmup(defaults.WARMUP)
+MIN_INTERVAL_S = 0.1  # --interval: each interval holds an HDR histogram (~200 KiB)
 # `run --help` panels of the settings' options.
 WHAT_TO_RUN = "What to run"
 LOAD_MODEL = "Load model"
@@ -183,6 +193,26 @@ class LoadSettings:
         load=lambda value: "poisson" if value == "poisson" else "uniform",
         parse=lambda value: value,  # checked as it is, not folded into uniform
         help="Open-loop arrivals: uniform or poisson.",
+    )  # fmt: skip
+    rate_schedule: RateSchedule | None = setting(
+        None, option="--rate-schedule", metavar="step:...|line:...", panel=LOAD_MODEL,
+        json="rate_schedule", dump=lambda schedule: schedule.text if schedule else None,
+        load=lambda text: parse_rate_schedule(str(text)) if text else None,
+        parse=parse_rate_schedule, default_text="none",
+        help="Open loop, one level whose rate ramps (ghz's --load-schedule, k6's stages):"
+        " step:start=500,step=500,every=5s,end=5000 or line:start=100,end=5000,over=60s."
+        " The level lasts the schedule; see it over time with --interval.",
+    )  # fmt: skip
+    interval_s: float = setting(
+        0.0, option="--interval", metavar="DURATION|off", panel=OUTPUT, json="interval_s",
+        before=0.0, load=float,
+        check=lambda value: None if value == 0 or value >= MIN_INTERVAL_S else (
+            f"must be off or at least {MIN_INTERVAL_S * 1000:g}ms"),
+        parse=lambda text: 0.0 if text.strip() in ("off", "0") else parse_duration(
+            text, "--interval"),
+        default_text="off",
+        help="Each level as a time series: achieved rate, p50, p99 and errors per interval"
+        " (1s), live in the terminal, in the JSON and as a chart.",
     )  # fmt: skip
     max_in_flight: int = setting(
         defaults.MAX_IN_FLIGHT, option="--max-in-flight", metavar="N", panel=LOAD_MODEL,

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from grpcbench.errors import UsageError
 from grpcbench.load.model import LoadResult
+from grpcbench.load.schedule import parse_rate_schedule
 from grpcbench.monitor import ProcessUsage
 from grpcbench.plan import LevelPlan, LoadSettings, Placement
 from grpcbench.results_format import FORMAT_VERSION, upgrade
@@ -48,6 +49,8 @@ class LevelResult:
     expected: tuple[str, ...] = ("OK",)
     # --profile: the cell's collapsed stacks and top functions (grpcbench.profile.pyspy).
     profile: dict[str, Any] | None = None
+    # --profile generator: the same for the built-in generator's processes.
+    generator_profile: dict[str, Any] | None = None
 
     @property
     def unexpected(self) -> int:
@@ -83,6 +86,15 @@ class LevelResult:
         return self.plan.describe()
 
     @property
+    def offered_rate(self) -> float:
+        """Calls/s an open loop's timetable offered, on average over a rate schedule
+        (0: a closed loop)."""
+        if self.plan.schedule:
+            schedule = parse_rate_schedule(self.plan.schedule)
+            return schedule.expected_calls(schedule.duration_s) / schedule.duration_s
+        return self.load.rate
+
+    @property
     def server_cpu_us_per_call(self) -> float | None:
         """The server's CPU per finished call: its efficiency, whoever limited the rate."""
         usage, count = self.server_usage, self.load.count
@@ -112,6 +124,7 @@ class LevelResult:
             "finished_at": self.finished_at,
             "expected_statuses": list(self.expected),
             **({"profile": self.profile} if self.profile else {}),
+            **({"generator_profile": self.generator_profile} if self.generator_profile else {}),
         }
 
     @classmethod
@@ -132,6 +145,7 @@ class LevelResult:
             },
             expected=tuple(str(s) for s in data.get("expected_statuses") or ("OK",)),
             profile=data.get("profile"),
+            generator_profile=data.get("generator_profile"),
         )
 
 
@@ -346,9 +360,30 @@ def load_run(path: Path) -> RunRecord:
         data = json.loads(path.read_text())
         if not isinstance(data, dict):
             raise TypeError(f"expected a JSON object, found {type(data).__name__}")
-        return RunRecord.from_json(upgrade(data))
+        record = RunRecord.from_json(upgrade(data))
     except UsageError as error:
         raise UsageError(f"cannot read results file {path}: {error}") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as error:
         reason = f"{type(error).__name__}: {error}" if isinstance(error, KeyError) else error
         raise UsageError(f"cannot read results file {path}: {reason}") from None
+    record.levels[:] = [_profiles_found(level, path) for level in record.levels]
+    return record
+
+
+def _profiles_found(level: LevelResult, path: Path) -> LevelResult:
+    """A results file moved with its ``.profiles`` folder still finds its stacks:
+    a profile's file that is gone is looked up in the folder beside ``path``."""
+    beside = path.with_suffix(".profiles")
+
+    def found(profile: dict[str, Any] | None) -> dict[str, Any] | None:
+        if not profile or Path(profile["file"]).exists():
+            return profile
+        moved = {
+            key: str(beside / Path(profile[key]).name)
+            for key in ("file", "speedscope")
+            if profile.get(key) and (beside / Path(profile[key]).name).exists()
+        }
+        return {**profile, **moved}
+
+    return replace(level, profile=found(level.profile),
+                   generator_profile=found(level.generator_profile))  # fmt: skip

@@ -343,15 +343,71 @@ def render_profile_overhead(record: dict[str, Any]) -> str:
         f"Concurrency 50, {record['rounds']} interleaved rounds, a fresh server each run,"
         f" medians. {_machine(record)}.",
         "",
-        "| server | req/s | req/s with `--profile` (100 Hz) | ratio |",
-        "|---|---|---|---|",
+        "| server | req/s | with `--profile` (100 Hz) | ratio | with `--profile-native` | ratio |",
+        "|---|---|---|---|---|---|",
     ]
     for server in servers:
-        plain = [r for r in record["runs"] if r["server"] == server and not r["profiled"]]
-        sampled = [r for r in record["runs"] if r["server"] == server and r["profiled"]]
-        a, b = _median(plain, "rps"), _median(sampled, "rps")
-        lines.append(f"| {server} | {a:,.0f} | {b:,.0f} | **{b / a:.3f}** |")
+        rps = {
+            mode: _median([r for r in record["runs"] if r["server"] == server
+                           and r["mode"] == mode], "rps")
+            for mode in ("plain", "profile", "native")
+        }  # fmt: skip
+        plain = rps["plain"]
+        lines.append(
+            f"| {server} | {plain:,.0f} | {rps['profile']:,.0f} | **{rps['profile'] / plain:.3f}**"
+            f" | {rps['native']:,.0f} | {rps['native'] / plain:.3f} |"
+        )
     return "\n".join(lines)
+
+
+def render_profile_hello(path: Path) -> str:
+    """A saved ``run --profile`` of hello: per kind its server CPU per call and top
+    functions, then the differential grpcbench prints."""
+    from grpcbench.profile.model import Profile
+    from grpcbench.report.markdown import table_to_markdown
+    from grpcbench.report.profiles import PYTHON_ONLY, differential_table
+    from grpcbench.results import load_run
+
+    run = load_run(path)
+    levels = [level for level in run.levels if level.profile]
+    meta = run.metadata
+    shown = 5
+    argv = list(meta.get("argv") or [])[1:]
+    if "--output" in argv:  # the saved file is this page's source, named below
+        at = argv.index("--output")
+        del argv[at : at + 2]
+    lines = [
+        f"`grpcbench {' '.join(argv)}` on {meta.get('cpu_count')} CPUs"
+        f" ({meta.get('cpu_model')}), Python {meta.get('python')}, grpcio"
+        f" {meta.get('packages', {}).get('grpcio')}, {run.started_at[:10]}. Self shares (the"
+        " innermost frame), library internals folded into one line each."
+        + ("" if any(Profile.from_json(lv.profile).native for lv in run.levels if lv.profile)
+           else f" {PYTHON_ONLY}"),
+        "",
+        "| | " + " | ".join(level.server for level in levels) + " |",
+        "|---|" + "---|" * len(levels),
+        "| server CPU per call | " + " | ".join(
+            f"{level.server_cpu_us_per_call:.0f} µs" if level.server_cpu_us_per_call else "-"
+            for level in levels
+        ) + " |",
+        "| samples | " + " | ".join(
+            f"{Profile.from_json(level.profile).samples:,}" for level in levels  # type: ignore[arg-type]
+        ) + " |",
+    ]  # fmt: skip
+    tops = [Profile.from_json(level.profile).top for level in levels]  # type: ignore[arg-type]
+    for rank in range(shown):
+        cells = [
+            f"{top[rank].function} {top[rank].self_share:.0%}" if rank < len(top) else ""
+            for top in tops
+        ]
+        lines.append(f"| top {rank + 1} | " + " | ".join(cells) + " |")
+    compared = differential_table(levels)
+    if compared is not None:
+        lines += [
+            "",
+            table_to_markdown(compared).replace("#### ", "**", 1).replace("\n", "**\n", 1),
+        ]
+    return "\n".join(lines).rstrip()
 
 
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
@@ -365,6 +421,9 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
+# Saved grpcbench runs rendered their own way (other runs: ``render_run``).
+RUN_RENDERERS: dict[str, Callable[[Path], str]] = {"profile-hello": render_profile_hello}
+
 BLOCK = re.compile(r"<!-- results:([\w-]+) -->\n.*?<!-- /results:\1 -->", re.DOTALL)
 
 
@@ -377,7 +436,9 @@ def rendered(text: str) -> str:
             return f"<!-- results:{name} -->\n{render_ghz_compat()}\n<!-- /results:{name} -->"
         path = RESULTS / f"{name}.json"
         record = json.loads(path.read_text())
-        if record.get("tool") == "grpcbench":
+        if name in RUN_RENDERERS:
+            body = RUN_RENDERERS[name](path)
+        elif record.get("tool") == "grpcbench":
             body = render_run(record, path)
         else:
             body = RENDERERS[record["benchmark"]](record)

@@ -98,7 +98,8 @@ def test_local_cluster_counts_merge_exactly(tmp_path: Path) -> None:
         # The merged histogram holds every worker's calls, bucket by bucket.
         assert sum(w["calls"] for w in workers) == load["latency"]["count"]
         assert len(workers) == 2 and len({w["address"] for w in workers}) == 2
-        assert sorted(w["calls"] for w in workers) == [150, 151]
+        # Each started with a chunk of its own; the rest it took from the pool as it ran.
+        assert all(w["calls"] >= 19 for w in workers)
         assert all(w["cpu_s"] > 0 and w["saturation"] >= 0 for w in workers)
         assert (
             level["plan"]["concurrency"] in (4, 6)
@@ -372,7 +373,7 @@ def test_target_checks_run_on_a_worker_and_keep_their_one_line() -> None:
 
 @pytest.mark.integration
 def test_a_level_leaves_no_barrier_events_on_the_scheduler() -> None:
-    """A long-lived cluster must not keep every level's Dask events."""
+    """A long-lived cluster must not keep every level's Dask events or queues."""
     import asyncio
 
     from distributed import Client, LocalCluster
@@ -401,7 +402,12 @@ def test_a_level_leaves_no_barrier_events_on_the_scheduler() -> None:
             def events(dask_scheduler: object) -> int:
                 return len(dask_scheduler.extensions["events"]._events)  # type: ignore[attr-defined]
 
+            def queues(dask_scheduler: object) -> int:
+                return len(dask_scheduler.extensions["queues"].queues)  # type: ignore[attr-defined]
+
             assert client.run_on_scheduler(events) == 0
+            # The level's pool of calls (work stealing) is gone too.
+            assert client.run_on_scheduler(queues) == 0
     finally:
         loop.run_until_complete(server.stop())
         loop.close()

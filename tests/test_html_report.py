@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,60 @@ def test_report_renders_its_charts_in_headless_chromium(tmp_path: Path) -> None:
         check=False,
     )
     assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 50_000
+
+
+def _chromium() -> str:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing in CI: .ci/run must install Debian's chromium")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    return chromium
+
+
+def _profiled_record(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The stored run with a profile on every level: the server burns in ``burn`` on
+    odd levels only, so a search for it matches some graphs and not others."""
+    record = load_run(RESULTS / "with_errors.json")
+    levels = []
+    for index, level in enumerate(record.levels):
+        stacks = tmp_path / f"cell{index}.folded"
+        leaf = "burn (app/work.py:9)" if index % 2 else "idle (app/work.py:3)"
+        stacks.write_text(
+            f'process 1:"python";main (app/main.py:1);_serve (grpc/_server.py:5);{leaf} 70\n'
+            'process 1:"python";main (app/main.py:1);_run_once (asyncio/base_events.py:2) 30\n'
+        )
+        profile = {"file": str(stacks), "rate_hz": 100, "samples": 100, "top": []}
+        levels.append(replace(level, profile=profile))
+    record.levels[:] = levels
+    return record
+
+
+def test_report_draws_a_flame_graph_per_profiled_cell_with_search(tmp_path: Path) -> None:
+    chromium = _chromium()
+    record = _profiled_record(tmp_path)
+    page = tmp_path / "report.html"
+    write_html(record, page, charts=[])
+    cells = len(record.levels)
+    burning = sum(1 for index in range(cells) if index % 2)
+    dom = subprocess.run(
+        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+         "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + "#flame-search=burn"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert f'data-flamegraphs="{cells} drawn of {cells}"' in dom.stdout
+    # The search from the address ran in every graph: `burn` is 70% of the burning cells.
+    assert dom.stdout.count("matched: 70.0% of samples (1 box)") == burning
+    assert dom.stdout.count("matched: 0.0% of samples (0 boxes)") == cells - burning
+    assert dom.stdout.count('class="flame-box match"') == burning
+    # Library frames are folded into one box each, and the process frame is short.
+    assert ">[grpcio internals]</div>" in dom.stdout and ">process 1</div>" in dom.stdout
+
+
+def test_a_report_without_its_stack_files_says_so(tmp_path: Path) -> None:
+    record = _profiled_record(tmp_path)
+    for level in record.levels:
+        Path(level.profile["file"]).unlink()
+    page = run_to_html(record, [])
+    assert page.count("Its collapsed-stack file is gone") == len(record.levels)
+    assert 'class="flame"' not in page

@@ -144,7 +144,8 @@ def test_grpcio_processes_share_the_port_and_are_measured_together() -> None:
                 target=server.address, service="hello", concurrency=8,
                 requests=400, connections=8,
             )  # fmt: skip
-            result, usage, _, _ = await run_monitored(BuiltinDriver(), spec, server.pid)
+            monitored = await run_monitored(BuiltinDriver(), spec, server.pid)
+            result, usage = monitored.load, monitored.server
             assert result.statuses == {"OK": 400}
             assert usage is not None and usage.processes == 3 and usage.peak_rss_bytes > 0
             # Eight connections spread over both workers: each one did some work.

@@ -61,6 +61,8 @@ def check_capacity_options(options: RunOptions) -> None:
         )
     if any(plan.channels for plan in options.levels):
         raise UsageError("capacity does not sweep --channels: give --connections pool:N")
+    if options.load.rate_schedule is not None:
+        raise UsageError("capacity chooses its probes' rates: drop --rate-schedule")
 
 
 class CapacityRunner(Runner):

@@ -19,6 +19,7 @@ from typing import Any
 from grpcbench.cpu_share import NeighbourMeter
 from grpcbench.errors import DriverError
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
+from grpcbench.load.intervals import IntervalFigures
 from grpcbench.load.model import LoadResult, LoadSpec, Share
 from grpcbench.subprocs import start_python_module
 
@@ -70,15 +71,25 @@ def cap_cpu_budget(result: LoadResult, cpus: tuple[int, ...]) -> LoadResult:
 
 class BuiltinDriver:
     name = "builtin"
+    live_intervals = True  # run() takes on_interval: --interval's live view
 
     def __init__(self, processes: int = 1) -> None:
         self.processes = processes
+        # The level's generator processes while it runs (``--profile generator`` samples them).
+        self.generator_pids: list[int] = []
 
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+    async def run(
+        self,
+        spec: LoadSpec,
+        progress: ProgressCallback,
+        on_interval: Callable[[IntervalFigures], None] | None = None,
+    ) -> LoadResult:
         parts = split_spec(spec, self.processes)
         done = [0] * len(parts)
         errors = [0] * len(parts)
         measuring = [False] * len(parts)
+        # An interval is shown once every process has closed it, merged.
+        pending: dict[int, list[IntervalFigures]] = {}
 
         neighbours = NeighbourMeter(spec.settings.client_cpus)
 
@@ -92,6 +103,13 @@ class BuiltinDriver:
                 done[index] = event["done"]
                 errors[index] = event.get("errors", 0)
                 progress(sum(done), sum(errors))
+            elif event["event"] == "interval" and on_interval is not None:
+                figures = IntervalFigures.from_json(event["figures"])
+                closed = pending.setdefault(figures.index, [])
+                closed.append(figures)
+                if len(closed) == len(parts):
+                    del pending[figures.index]
+                    on_interval(reduce(IntervalFigures.merge, closed))
 
         def events_of(index: int) -> Callable[[dict[str, Any]], None]:
             return lambda event: on_event(index, event)
@@ -117,6 +135,7 @@ class BuiltinDriver:
         finally:
             os.close(write_fd)
         events, pipe = await _pipe_reader(read_fd)
+        self.generator_pids.append(child.process.pid)
         try:
             assert child.process.stdin
             try:
@@ -139,6 +158,7 @@ class BuiltinDriver:
                 + (f":\n{tail}" if tail else "")
             )
         finally:
+            self.generator_pids.remove(child.process.pid)
             with contextlib.suppress(ProcessLookupError):
                 await child.stop()
             pipe.close()

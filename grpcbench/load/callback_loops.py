@@ -19,7 +19,7 @@ from collections.abc import Callable
 from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
 from grpcbench.load.fast_calls import FastUnaryCalls
 from grpcbench.load.model import LoadSpec
-from grpcbench.load.open_loop import timetable
+from grpcbench.load.open_loop import spec_timetable
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.wire import status
 from grpcbench.wire.connection import WireStream
@@ -123,17 +123,24 @@ async def fast_closed_loop_phase(
     record = recorders.record_call if recorders is not None else None
     take = budget.take
 
+    def next_call(user: int) -> None:
+        """The user's next call; with none left here, it waits for the shared pool
+        (``Budget.park``) or, when no more will come, may end the phase."""
+        if take():
+            budget.in_flight += 1
+            send(user, clock())
+        elif budget.park(lambda: next_call(user)):
+            pass
+        elif budget.in_flight == 0 and not budget.parked and not finished.done():
+            finished.set_result(None)
+
     def on_done(stream: WireStream) -> None:
         elapsed_us = (clock() - stream.started) // 1000
         budget.in_flight -= 1
         budget.done += 1
         if record is not None:
             record(status_name(stream.status), elapsed_us, None, stream.message)
-        if take():
-            budget.in_flight += 1
-            send(stream.tag, clock())
-        elif budget.in_flight == 0 and not finished.done():
-            finished.set_result(None)
+        next_call(stream.tag)
 
     issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
     send = issuer.send
@@ -141,11 +148,8 @@ async def fast_closed_loop_phase(
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     try:
         for user in range(spec.share.concurrency):
-            if not take():
-                break
-            budget.in_flight += 1
-            send(user, clock())
-        if budget.in_flight == 0:
+            next_call(user)
+        if finished.done() or (budget.in_flight == 0 and not budget.parked):
             return
         await _finish(finished, budget, spec.settings.timeout_s, issuer)
     finally:
@@ -173,7 +177,7 @@ async def fast_open_loop_phase(
     finished: asyncio.Future[None] = loop.create_future()
     clock = time.perf_counter_ns
     cap = spec.share.concurrency
-    offsets = timetable(spec.share.rate, spec.settings.arrivals)
+    offsets = spec_timetable(spec)
     start = clock()
     intended_of: dict[int, int] = {}  # call number -> intended send (ns)
     state = {"next": start + int(next(offsets) * 1e9), "number": 0, "sending": True}

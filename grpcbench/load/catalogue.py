@@ -93,7 +93,7 @@ def check_load_model(
         missing = [
             what
             for what, needed, able in (
-                ("--rate", open_loop, info.open_loop),
+                ("--rate or --rate-schedule", open_loop, info.open_loop),
                 ("--connections per-request", connections.mode == "per-request", info.per_request),
                 ("--connections checkout:N", connections.mode == "checkout", info.per_request),
                 ("pool:N:least-busy", connections.policy == "least-busy", info.least_busy),

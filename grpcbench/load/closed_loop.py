@@ -16,6 +16,7 @@ import grpc
 
 from grpcbench.load.model import LoadSpec
 from grpcbench.load.recorders import LevelRecorders, error_key
+from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.rpc.status_names import status_name
 from grpcbench.services.base import CallFunction, WorkloadError
 
@@ -38,19 +39,27 @@ class Budget:
     truncated: bool = False
     stopped: bool = False
     in_flight: int = 0  # calls taken and not finished
+    shared: SharedCalls | None = None  # more calls to take as this runs (work stealing)
+    exhausted: bool = False  # the shared pool said it is empty
     _timers: list[asyncio.TimerHandle] = field(default_factory=list)
+    _claiming: asyncio.Task[None] | None = None
+    _parked: list[Callable[[], None]] = field(default_factory=list)
 
     @classmethod
     def for_phase(
-        cls, requests: int, duration_s: float, max_level_s: float, start: float | None = None
-    ) -> Budget:
+        cls, requests: int, duration_s: float, max_level_s: float, start: float | None = None,
+        shared: SharedCalls | None = None,
+    ) -> Budget:  # fmt: skip
         """``start``: the phase's time.perf_counter() origin, shared with its wall clock,
-        so a time-based phase lasts at least its duration by that clock."""
+        so a time-based phase lasts at least its duration by that clock. ``shared``:
+        a pool to take more calls from once ``requests`` run low (work stealing)."""
         now = time.perf_counter() if start is None else start
+        counted = bool(requests) or shared is not None
         return cls(
-            calls_left=requests if requests else None,
+            calls_left=requests if counted else None,
             ends_at=now + duration_s if duration_s else None,
             hard_end=now + max_level_s,
+            shared=shared if counted else None,
         )
 
     def arm(self) -> None:
@@ -79,23 +88,79 @@ class Budget:
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
+        if self._claiming is not None:
+            self._claiming.cancel()
 
     def _end(self) -> None:
         self.stopped = True
+        self._resume_parked()
 
     def _hard_end(self) -> None:
         """The level's time limit: stop taking calls; a count not reached is truncated."""
         self.stopped = True
-        self.truncated = bool(self.calls_left)
+        self.truncated = bool(self.calls_left) or (self.shared is not None and not self.exhausted)
+        self._resume_parked()
 
     def take(self) -> bool:
         if self.stopped:
             return False
         if self.calls_left is not None:
+            if self.shared is not None and self.calls_left <= self.shared.chunk:
+                self._claim()  # before running out, so the chunk is here in time
             if self.calls_left <= 0:
                 return False
             self.calls_left -= 1
         return True
+
+    def park(self, resume: Callable[[], None]) -> bool:
+        """No call left here, but the shared pool may have more: ``resume`` runs when
+        the claim under way returns. False when no more calls will come."""
+        if self.stopped or self.shared is None or self.exhausted:
+            return False
+        self._claim()
+        self._parked.append(resume)
+        return True
+
+    @property
+    def parked(self) -> int:
+        return len(self._parked)
+
+    async def take_after_claim(self) -> bool:
+        """For a coroutine user whose ``take`` failed: wait for the shared pool, then
+        take; False when no more calls will come."""
+        while True:
+            claimed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+            def wake(claimed: asyncio.Future[None] = claimed) -> None:
+                if not claimed.done():
+                    claimed.set_result(None)
+
+            if not self.park(wake):
+                return False
+            await claimed
+            if self.take():
+                return True
+
+    def _claim(self) -> None:
+        if self._claiming is None and not self.exhausted and self.shared is not None:
+            self._claiming = asyncio.get_running_loop().create_task(self._claimed(self.shared))
+
+    async def _claimed(self, shared: SharedCalls) -> None:
+        try:
+            granted = await shared.claim()
+        except Exception:  # noqa: BLE001 - the pool is gone: what was taken is all there is
+            granted = 0
+        self._claiming = None
+        if granted > 0 and self.calls_left is not None:
+            self.calls_left += granted
+        else:
+            self.exhausted = True
+        self._resume_parked()
+
+    def _resume_parked(self) -> None:
+        parked, self._parked = self._parked, []
+        for resume in parked:
+            resume()
 
 
 async def report_progress(budget: Budget, on_progress: Callable[[int], None]) -> None:
@@ -115,7 +180,7 @@ async def _user(
     clock = time.perf_counter_ns
     record = recorders.record_call if recorders is not None else None
     rpc_error = grpc.aio.AioRpcError
-    while budget.take():
+    while budget.take() or await budget.take_after_claim():
         budget.in_flight += 1
         started = clock()
         message = ""

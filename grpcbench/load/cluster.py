@@ -6,7 +6,10 @@ one: ``local:N`` starts a ``LocalCluster`` of N worker processes here;
 scheduler`` + ``dask worker`` on other machines, or dask-kubernetes).
 
 A level's concurrency, request budget and rate are split over the workers as
-``--client-processes`` splits them over processes (``builtin.split_spec``).
+``--client-processes`` splits them over processes (``builtin.split_spec``);
+a closed loop's ``-n`` budget only one chunk each: the rest sits in a Dask
+queue in chunks that any worker takes as it runs (``load.shared_calls``), so a slow
+worker leaves no tail where only it runs.
 Each worker runs the built-in engine (asyncio inside a Dask task), warms up,
 then waits at a barrier (a Dask ``Event``): the coordinator starts every
 worker's measured phase at once, when all are ready. The results merge
@@ -38,6 +41,7 @@ from grpcbench.errors import DriverError, UsageError
 from grpcbench.load.builtin import cap_cpu_budget, split_spec
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.model import LoadResult, LoadSpec, WorkerFigures
+from grpcbench.load.shared_calls import SharedCalls, pool_plan
 
 EXTRA_HINT = "pip install 'grpcbench[cluster]'"
 CONNECT_TIMEOUT_S = 10.0
@@ -45,6 +49,7 @@ WORKERS_TIMEOUT_S = 30.0
 POLL_S = 0.1
 # A worker's set-up and warm-up may take this long beyond the level's own limit.
 GRACE_S = 30.0
+CLAIM_TIMEOUT_S = 10.0  # a claim of more calls from the pool, scheduler round trip included
 
 
 def _import_distributed() -> Any:
@@ -149,11 +154,15 @@ async def _until_abandoned(work: Any, abandoned: Callable[[], bool]) -> Any:
     return task.result()
 
 
-def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict[str, Any]:
+def run_on_worker(
+    spec_json: dict[str, Any], run_id: str, wait_s: float, pool: tuple[str, int] | None = None
+) -> dict[str, Any]:
     """A Dask task: one worker's share of a level, measured after the common start.
 
     It stops within ``POLL_S`` when the coordinator cancels it, stops or dies,
-    and never waits at the barrier in a call that cannot be interrupted."""
+    and never waits at the barrier in a call that cannot be interrupted.
+    ``pool`` (a Dask queue's name, its chunk size): where it takes more calls
+    of a ``-n`` budget once its own share runs low."""
     from distributed import Event, get_worker
 
     from grpcbench.load.engine import run_level
@@ -172,13 +181,19 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
             if time.monotonic() > deadline:
                 raise UsageError(f"no start signal within {wait_s:.0f}s")
 
-    result: LoadResult = run(
-        _until_abandoned(
-            run_level(spec, lambda: None, lambda done, errors: None, before_measuring=barrier),
-            abandoned,
-        ),
-        use_uvloop=spec.settings.client_loop == "uvloop",
-    )
+    queue, shared = _shared_calls(pool)
+    try:
+        result: LoadResult = run(
+            _until_abandoned(
+                run_level(spec, lambda: None, lambda done, errors: None,
+                          before_measuring=barrier, shared=shared),
+                abandoned,
+            ),
+            use_uvloop=spec.settings.client_loop == "uvloop",
+        )  # fmt: skip
+    finally:
+        if queue is not None:
+            queue.close()
     address = get_worker().address
     finished = time.time()
     if not spec.settings.client_cpus:
@@ -198,6 +213,47 @@ def run_on_worker(spec_json: dict[str, Any], run_id: str, wait_s: float) -> dict
         p99_us=result.latency.percentile_us(99),
     )
     return replace(result, driver="dask", workers=(figures,)).to_json()
+
+
+def _shared_calls(pool: tuple[str, int] | None) -> tuple[Any, SharedCalls | None]:
+    """Inside a Dask task: the level's pool of calls, as the engine takes them."""
+    if pool is None:
+        return None, None
+    from distributed import Queue
+
+    name, chunk = pool
+    queue = Queue(name)
+
+    async def claim() -> int:
+        # Never empty while a worker may ask: the coordinator put a 0 ("no more")
+        # per worker after the chunks. The timeout only bounds a lost scheduler.
+        return int(await asyncio.to_thread(queue.get, timeout=CLAIM_TIMEOUT_S))
+
+    return queue, SharedCalls(claim, chunk)
+
+
+def _pooled(
+    parts: list[LoadSpec], client: Any, run_id: str
+) -> tuple[list[LoadSpec], Any, tuple[str, int] | None]:
+    """A closed-loop ``-n`` level over several workers: each starts with one chunk, the
+    rest goes into a Dask queue in chunks any worker takes (work stealing),
+    so a slow worker leaves no tail. Other levels: as they are."""
+    if len(parts) < 2 or parts[0].share.rate or not all(p.share.requests for p in parts):
+        return parts, None, None
+    from distributed import Queue
+
+    own, chunks = pool_plan([part.share.requests for part in parts])
+    if not chunks:
+        return parts, None, None
+    name = f"{run_id}-calls"
+    queue = Queue(name, client)
+    for chunk in [*chunks, *[0] * len(parts)]:  # a 0 per worker: "no more"
+        queue.put(chunk)
+    parts = [
+        replace(part, share=replace(part.share, requests=mine))
+        for part, mine in zip(parts, own, strict=True)
+    ]
+    return parts, queue, (name, chunks[0])
 
 
 class ClusterDriver:
@@ -305,9 +361,10 @@ class ClusterDriver:
         addresses = self.addresses[: len(parts)]
         run_id = f"grpcbench-{uuid.uuid4().hex}"
         limit_s = spec.settings.max_level_s + spec.settings.timeout_s + GRACE_S
+        parts, queue, pool = await asyncio.to_thread(_pooled, parts, self.client, run_id)
         futures = [
             self.client.submit(
-                run_on_worker, part.to_json(), run_id, limit_s, workers=[address],
+                run_on_worker, part.to_json(), run_id, limit_s, pool, workers=[address],
                 allow_other_workers=False, pure=False, retries=0, key=f"{run_id}-{i}",
             )
             for i, (part, address) in enumerate(zip(parts, addresses, strict=True))
@@ -331,6 +388,8 @@ class ClusterDriver:
             for future in futures:
                 future.cancel()
             await asyncio.to_thread(self._forget_events, [*ready, start])
+            if queue is not None:
+                queue.close()
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         if self.local is not None:  # this machine's CPUs: its neighbours are measured here

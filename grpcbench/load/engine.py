@@ -19,9 +19,17 @@ from grpcbench.load.callback_loops import fast_closed_loop_phase, fast_open_loop
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.fast_calls import FastUnaryCalls
+from grpcbench.load.intervals import (
+    IntervalFigures,
+    IntervalRecorder,
+    cut_every_interval,
+    finish,
+    with_offered,
+)
 from grpcbench.load.model import LoadResult, LoadSpec
-from grpcbench.load.open_loop import open_loop_phase
+from grpcbench.load.open_loop import open_loop_phase, share_schedule
 from grpcbench.load.recorders import LevelRecorders
+from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.services.base import CallFunction, Workload
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
@@ -64,9 +72,13 @@ async def run_level(
     on_measurement_start: Callable[[], None],
     on_progress: Callable[[int, int], None],
     before_measuring: Callable[[], Awaitable[None]] | None = None,
+    shared: SharedCalls | None = None,
+    on_interval: Callable[[IntervalFigures], None] | None = None,
 ) -> LoadResult:
     """``before_measuring``: awaited between warm-up and the measured phase (a
-    cluster's barrier, so every worker measures over the same window)."""
+    cluster's barrier, so every worker measures over the same window). ``shared``:
+    where to take more measured calls once this share runs low (a cluster's pool).
+    ``on_interval``: each interval of ``--interval`` as it closes (the live view)."""
     workload = make_workload(spec)
     connect = LatencyRecorder()
     async with call_source(spec, workload, connect) as call:
@@ -96,10 +108,25 @@ async def run_level(
         wait_start = run_queue_wait_s(os.getpid())
         wall_start = time.perf_counter()
         budget = Budget.for_phase(
-            spec.share.requests, spec.settings.duration_s, spec.settings.max_level_s, wall_start
-        )
-        await _phase(call, spec, budget, measure, lambda done: on_progress(done, measure.failed))
+            spec.share.requests, spec.settings.duration_s, spec.settings.max_level_s, wall_start,
+            shared,
+        )  # fmt: skip
+        cutter = None
+        if spec.settings.interval_s:
+            measure.window = IntervalRecorder(spec.settings.interval_s, wall_start)
+            live = on_interval or (lambda figures: None)
+            cutter = asyncio.create_task(
+                cut_every_interval(measure.window, lambda f: live(_offered(spec, (f,))[0]))
+            )
+        try:
+            await _phase(
+                call, spec, budget, measure, lambda done: on_progress(done, measure.failed)
+            )
+        finally:
+            if cutter is not None:
+                cutter.cancel()
         wall_s = time.perf_counter() - wall_start
+        intervals = _offered(spec, finish(measure.window)) if measure.window else ()
         cpu_s = time.process_time() - cpu_start
         wait_s = max(0.0, run_queue_wait_s(os.getpid()) - wait_start)
         if sampler:
@@ -124,7 +151,17 @@ async def run_level(
         client_peak_rss_bytes=peak_rss_bytes(),
         client_timeline=timeline.timeline() if timeline else None,
         errors=dict(measure.errors),
+        intervals=intervals,
     )
+
+
+def _offered(spec: LoadSpec, intervals: tuple[IntervalFigures, ...]) -> tuple[IntervalFigures, ...]:
+    """An open loop's intervals with the rate its timetable offered in each."""
+    if not spec.share.rate:
+        return intervals
+    schedule = share_schedule(spec)
+    rate = spec.share.rate
+    return with_offered(intervals, schedule.expected_calls if schedule else lambda t: rate * t)
 
 
 def current_rss_bytes() -> int:

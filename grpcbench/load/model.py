@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeVar
 
 from grpcbench.cpu_share import saturation
+from grpcbench.load.intervals import IntervalFigures, merge_intervals
 from grpcbench.plan import LevelPlan, LoadSettings
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
 from grpcbench.timeline import Timeline
@@ -214,6 +215,8 @@ class LoadResult:
     # Failed calls by "Status: message" (ghz's errorDistribution), at most
     # recorders.MAX_ERROR_MESSAGES distinct messages per generator.
     errors: dict[str, int] = field(default_factory=dict)
+    # --interval: the measured phase as a time series (merged interval by interval).
+    intervals: tuple[IntervalFigures, ...] = ()
 
     @property
     def count(self) -> int:
@@ -286,6 +289,7 @@ class LoadResult:
                 self.client_timeline, other.client_timeline, Timeline.plus
             ),
             errors=dict(Counter(self.errors) + Counter(other.errors)),
+            intervals=merge_intervals(self.intervals, other.intervals),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -296,6 +300,7 @@ class LoadResult:
         data["stream"] = self.stream.to_json() if self.stream else None
         data["workers"] = [asdict(worker) for worker in self.workers]
         data["client_timeline"] = self.client_timeline.to_json() if self.client_timeline else None
+        data["intervals"] = [figures.to_json() for figures in self.intervals]
         return data
 
     @classmethod
@@ -310,4 +315,7 @@ class LoadResult:
         timeline = data.get("client_timeline")
         data["client_timeline"] = Timeline.from_json(timeline) if timeline else None
         data["errors"] = {str(k): int(v) for k, v in (data.get("errors") or {}).items()}
+        data["intervals"] = tuple(
+            IntervalFigures.from_json(figures) for figures in data.get("intervals") or ()
+        )
         return cls(**data)

@@ -1,7 +1,8 @@
 """The built-in open-loop (constant-rate) load engine, coordinated omission corrected.
 
 Calls are scheduled on a timetable - uniform (every 1/R s) or Poisson (random
-exponential gaps, mean 1/R) - and sent without waiting for earlier replies, up
+exponential gaps, mean 1/R), at a constant rate or on a ramp (``load.schedule``)
+- and sent without waiting for earlier replies, up
 to ``concurrency`` calls in flight. As in wrk2, a call's latency is measured
 from its *intended* send time, so a stall of the server (or of the generator)
 shows up in the percentiles instead of being hidden by sending fewer calls.
@@ -20,10 +21,26 @@ from grpcbench.load.calls import call_status
 from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
 from grpcbench.load.model import LoadSpec
 from grpcbench.load.recorders import LevelRecorders
+from grpcbench.load.schedule import RateSchedule, schedule_timetable
 from grpcbench.services.base import CallFunction
 
 # Do not sleep for less than this: fire every call that is due instead.
 MIN_SLEEP_S = 0.0005
+
+
+def share_schedule(spec: LoadSpec) -> RateSchedule | None:
+    """This generator's part of ``--rate-schedule``: the schedule at its share of the
+    rate (``share.rate`` is its share of the schedule's peak)."""
+    schedule = spec.settings.rate_schedule
+    return schedule.scaled(spec.share.rate / schedule.peak) if schedule else None
+
+
+def spec_timetable(spec: LoadSpec) -> Iterator[float]:
+    """A level's timetable: constant at its rate, or on its rate schedule."""
+    schedule = share_schedule(spec)
+    if schedule is not None:
+        return schedule_timetable(schedule, spec.settings.arrivals)
+    return timetable(spec.share.rate, spec.settings.arrivals)
 
 
 def timetable(rate: float, arrivals: str, seed: int | None = None) -> Iterator[float]:
@@ -68,7 +85,7 @@ async def open_loop_phase(
     budget.arm()
     start = clock()
     try:
-        for offset in timetable(spec.share.rate, spec.settings.arrivals):
+        for offset in spec_timetable(spec):
             intended = start + offset
             delay = intended - clock()
             if delay > MIN_SLEEP_S:

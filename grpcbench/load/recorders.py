@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from grpcbench.load.intervals import IntervalRecorder
 from grpcbench.load.model import StreamSummary
 from grpcbench.services.base import CallStats
 from grpcbench.stats.histogram import LatencyRecorder
@@ -62,6 +63,7 @@ class LevelRecorders:
     # Open loop only: from the actual send, and actual minus intended send.
     service: LatencyRecorder = field(default_factory=LatencyRecorder)
     lag: LatencyRecorder = field(default_factory=LatencyRecorder)
+    window: IntervalRecorder | None = None  # --interval: the interval under way
 
     @property
     def failed(self) -> int:
@@ -73,6 +75,8 @@ class LevelRecorders:
     ) -> None:
         self.latency.record(latency_us)
         self.statuses[status] += 1
+        if self.window is not None:
+            self.window.record(status == "OK", latency_us)
         if stats is not None:
             self.streams.record(stats)
         if status != "OK":

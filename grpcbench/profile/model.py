@@ -20,25 +20,31 @@ class ProfileSettings:
     rate_hz: int = DEFAULT_RATE_HZ
     native: bool = False  # C frames too (grpcio's core)
     idle: bool = False  # samples of idle threads too
+    generator: bool = False  # --profile generator: the built-in generator's processes too
 
     def to_json(self) -> dict[str, Any]:
         return {"directory": str(self.directory), "rate_hz": self.rate_hz,
-                "native": self.native, "idle": self.idle}  # fmt: skip
+                "native": self.native, "idle": self.idle,
+                "generator": self.generator}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Profile:
-    """One cell's profile: its collapsed-stack file and what took the samples."""
+    """One cell's profile: its collapsed-stack file (and the same samples as a
+    speedscope file) and what took the samples."""
 
     file: str
     rate_hz: int
     samples: int
     top: tuple[FunctionShare, ...]
+    speedscope: str | None = None  # absent in files from before speedscope output
+    native: bool = False  # C frames sampled too (--profile-native)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file, "rate_hz": self.rate_hz, "samples": self.samples,
-            "top": [share.to_json() for share in self.top],
+            "top": [share.to_json() for share in self.top], "native": self.native,
+            **({"speedscope": self.speedscope} if self.speedscope else {}),
         }  # fmt: skip
 
     @classmethod
@@ -46,4 +52,5 @@ class Profile:
         return cls(
             str(data["file"]), int(data["rate_hz"]), int(data["samples"]),
             tuple(FunctionShare.from_json(t) for t in data.get("top") or ()),
+            data.get("speedscope"), bool(data.get("native", False)),
         )  # fmt: skip

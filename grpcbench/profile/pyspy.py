@@ -2,9 +2,10 @@
 
 py-spy attaches from outside (ptrace), so the server runs unmodified; it runs
 ``--nonblocking`` (it never pauses the server to read a stack, which keeps the
-overhead low) with ``--subprocesses`` (every process of ``grpcio:processes=N``),
-from the moment the driver reports the measured phase until the level ends,
-when SIGINT makes it write its collapsed stacks. Whether this machine lets a
+overhead low; ``--profile-native`` needs the pause, so it pauses) with
+``--subprocesses`` (every process of ``grpcio:processes=N``), from the moment
+the driver reports the measured phase until the level ends, when SIGINT makes
+it write its collapsed stacks. Whether this machine lets a
 process attach to its sibling is checked once, before the first level, the
 same way: one clear line with the reason and the fix when it does not.
 """
@@ -17,10 +18,12 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from grpcbench.errors import UsageError
 from grpcbench.profile.model import Profile, ProfileSettings
+from grpcbench.profile.speedscope import write_speedscope
 from grpcbench.profile.stacks import top_functions
 from grpcbench.subprocs import Child, start_child, tethered_argv
 
@@ -57,35 +60,58 @@ def check_attach() -> None:
 
 
 class Recorder:
-    """py-spy recording one server (and its subprocesses) until ``stop``."""
+    """py-spy recording some processes (and their subprocesses) until ``stop``: one
+    server, or each of the built-in generator's processes (``--profile generator``),
+    whose stacks are joined into one file (collapsed stacks add up line by line)."""
 
-    def __init__(self, settings: ProfileSettings, pid: int, path: Path) -> None:
+    def __init__(
+        self, settings: ProfileSettings, pids: Sequence[int], path: Path, cpus: Sequence[int] = ()
+    ) -> None:
         self.settings = settings
-        self.pid = pid
+        self.pids = tuple(pids)
         self.path = path
-        self.child: Child | None = None
+        self.cpus = tuple(cpus)  # the instrument's CPUs (the generator's), not the server's
+        self.children: list[tuple[Child, Path]] = []
+        self.failure: str | None = None  # why nothing was written (py-spy's own words)
+
+    def _part(self, index: int) -> Path:
+        return self.path if len(self.pids) == 1 else self.path.with_suffix(f".part{index}")
 
     async def start(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        argv = [py_spy(), "record", "--pid", str(self.pid), "--rate", str(self.settings.rate_hz),
-                "--format", "raw", "--output", str(self.path), "--nonblocking",
-                "--subprocesses"]  # fmt: skip
-        argv += ["--native"] if self.settings.native else []
-        argv += ["--idle"] if self.settings.idle else []
-        self.child = await start_child(argv)
+        for index, pid in enumerate(self.pids):
+            part = self._part(index)
+            argv = [py_spy(), "record", "--pid", str(pid), "--rate", str(self.settings.rate_hz),
+                    "--format", "raw", "--output", str(part), "--subprocesses"]  # fmt: skip
+            # py-spy reads native stacks only with the process paused for each sample.
+            argv += ["--native"] if self.settings.native else ["--nonblocking"]
+            argv += ["--idle"] if self.settings.idle else []
+            self.children.append((await start_child(argv, self.cpus), part))
 
     async def stop(self) -> Profile | None:
-        """SIGINT (py-spy then writes the file); None when it wrote nothing."""
-        child = self.child
-        if child is None:
-            return None
-        with contextlib.suppress(ProcessLookupError):
-            child.process.send_signal(signal.SIGINT)
-        try:
-            await asyncio.wait_for(child.process.wait(), WRITE_TIMEOUT_S)
-        except TimeoutError:
-            await child.stop(signal.SIGKILL)
+        """SIGINT (py-spy then writes its file); None when nothing was written."""
+        for child, _ in self.children:
+            with contextlib.suppress(ProcessLookupError):
+                child.process.send_signal(signal.SIGINT)
+        for child, _ in self.children:
+            try:
+                await asyncio.wait_for(child.process.wait(), WRITE_TIMEOUT_S)
+            except TimeoutError:
+                await child.stop(signal.SIGKILL)
+        parts = [part for _, part in self.children if part.exists()]
+        if parts and parts != [self.path]:
+            texts = [part.read_text(errors="replace") for part in parts]
+            self.path.write_text("".join(t if t.endswith("\n") else t + "\n" for t in texts if t))
+            for part in parts:
+                part.unlink()
         if not self.path.exists():
+            said = [child.stderr_tail(3) for child, _ in self.children]
+            reason = " ".join(" ".join(said).split())[:200]
+            self.failure = reason or "it wrote no samples"
             return None
         samples, top = top_functions(self.path)
-        return Profile(str(self.path), self.settings.rate_hz, samples, tuple(top))
+        speedscope = write_speedscope(self.path, self.path.stem, self.settings.rate_hz)
+        return Profile(
+            str(self.path), self.settings.rate_hz, samples, tuple(top), str(speedscope),
+            self.settings.native,
+        )  # fmt: skip

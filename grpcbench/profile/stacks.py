@@ -22,16 +22,25 @@ INTERNALS = (
     ("/grpc/", "grpcio"), ("/grpclib/", "grpclib"), ("/h2/", "h2"), ("/hpack/", "h2"),
     ("/asyncio/", "asyncio"), ("/uvloop/", "uvloop"), ("/concurrent/futures/", "thread pool"),
     ("threading.py", "thread pool"), ("/selectors.py", "asyncio"),
+    ("/_asynciomodule.c", "asyncio"),  # --profile-native: asyncio's C tasks
 )  # fmt: skip
 _FRAME = re.compile(r"^(?P<name>.*?) \((?P<path>[^():]*)(?::\d+)?\)$")
+# py-spy --nonblocking reads a stack while it changes: now and then a frame comes back torn.
+TORN_FRAME = "[torn frame (read while it changed)]"
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")
 
 
 def function_of(frame: str) -> str:
     """``burn (app/work.py:12)`` -> ``burn (app/work.py)``; library frames -> their library."""
+    if _UNPRINTABLE.search(frame):
+        return TORN_FRAME
     match = _FRAME.match(frame.strip())
     if not match:
         return frame.strip()
     path = match.group("path")
+    if _ADDRESS.match(match.group("name")):  # --profile-native, a library without symbols
+        return f"[{_short(path)}, no symbols]"
     rooted = "/" + path  # py-spy often shows paths relative to sys.path
     for fragment, library in INTERNALS:
         if fragment in rooted:
@@ -69,8 +78,9 @@ def read_stacks(lines: Iterable[str]) -> list[tuple[list[str], int]]:
     return stacks
 
 
-def top_functions(path: Path, limit: int = 10) -> tuple[int, list[FunctionShare]]:
-    """Samples in a collapsed-stack file, and its functions by self share (then total)."""
+def function_shares(path: Path) -> tuple[int, list[FunctionShare]]:
+    """Samples in a collapsed-stack file, and every function's shares, by self share
+    (then total)."""
     stacks = read_stacks(path.read_text(errors="replace").splitlines())
     samples = sum(count for _, count in stacks)
     own: Counter[str] = Counter()
@@ -85,6 +95,10 @@ def top_functions(path: Path, limit: int = 10) -> tuple[int, list[FunctionShare]
     if not samples:
         return 0, []
     ranked = sorted(anywhere, key=lambda f: (own[f], anywhere[f]), reverse=True)
-    return samples, [
-        FunctionShare(f, own[f] / samples, anywhere[f] / samples) for f in ranked[:limit]
-    ]
+    return samples, [FunctionShare(f, own[f] / samples, anywhere[f] / samples) for f in ranked]
+
+
+def top_functions(path: Path, limit: int = 10) -> tuple[int, list[FunctionShare]]:
+    """Samples in a collapsed-stack file, and its first ``limit`` functions."""
+    samples, shares = function_shares(path)
+    return samples, shares[:limit]

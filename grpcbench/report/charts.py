@@ -25,6 +25,7 @@ from grpcbench.report.chart_kit import (
 )
 from grpcbench.report.figures import FIGURES, PERCENTILES
 from grpcbench.report.figures import mean as _mean
+from grpcbench.report.interval_chart import interval_charts, levels_over_time
 from grpcbench.report.scalability import usl_fits
 from grpcbench.results import LevelResult, RunRecord
 from grpcbench.stats.usl import UslFit
@@ -246,10 +247,9 @@ def _resource_chart(plt: Any, levels: list[LevelResult]) -> Chart | None:
 def _timeline_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
     """Seed 004's Grafana panels: CPU % and RSS over each level's measured phase, a
     line per server (solid), its generator (dashed) and backing services (dotted)."""
-    by_level: dict[str, list[LevelResult]] = {}
-    for level in levels:
-        if level.repeat == 0 and level.server_usage and level.server_usage.timeline:
-            by_level.setdefault(f"{level.scenario} - {level.describe()}", []).append(level)
+    by_level = levels_over_time(
+        levels, lambda level: bool(level.server_usage and level.server_usage.timeline)
+    )
     charts = []
     for index, (title, group) in enumerate(by_level.items()):
         figure, (cpu_axes, rss_axes) = plt.subplots(1, 2, figsize=(11, 4))
@@ -306,6 +306,7 @@ def render_charts(record: RunRecord) -> list[Chart]:
     resources = _resource_chart(plt, levels)
     if resources:
         charts.append(resources)
+    charts += interval_charts(plt, levels)
     charts += _timeline_charts(plt, levels)
     streaming = [lv for lv in levels if lv.load.stream]
     if streaming:

@@ -2,7 +2,9 @@
 
 Charts are inline SVG (sharp on screen and on paper); a few lines of inline
 JavaScript check on load that every chart has a size and record the result in
-the page title ("charts: N rendered"), which the browser test reads.
+the page title ("charts: N rendered"), which the browser test reads. With
+``--profile``, flame graphs of every profiled cell follow the tables
+(``report.flamegraph_html``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from grpcbench.report.capacity import record_tables
 from grpcbench.report.chart_kit import Chart
 from grpcbench.report.charts import render_charts
+from grpcbench.report.flamegraph_html import FLAME_SCRIPT, FLAME_STYLE, flame_section
 from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable
 from grpcbench.results import RunRecord
@@ -93,13 +96,14 @@ def run_to_html(record: RunRecord, charts: list[Chart]) -> str:
     )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>grpcbench report</title>
-<style>{STYLE}</style><script>{CHECK_SCRIPT}</script></head>
+<style>{STYLE}{FLAME_STYLE}</style><script>{CHECK_SCRIPT}{FLAME_SCRIPT}</script></head>
 <body><h1>grpcbench report</h1>
 <section id="headline"><h2>Summary</h2><ul>{headline}</ul>{hollow}</section>
 <table class="meta">{facts_html}</table>
 {f'<ul class="notes">{failures}</ul>' if failures else ""}
 <h2>Charts</h2>{charts_html}
 <h2>Tables</h2>{tables}
+{flame_section(record.levels)}
 </body></html>
 """
 

@@ -165,7 +165,11 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
         rows += _stream_rows(sent=any(s.sent for s in streams), items=any(s.items for s in streams))
     if any(lv.load.rate for lv in levels):
         rows += [
-            Row("Target rate", lambda lv: lv.load.rate or None, lambda v: f"{v:.2f}"),
+            Row(
+                "Target rate" + (" (mean)" if any(lv.plan.schedule for lv in levels) else ""),
+                lambda lv: lv.offered_rate or None,
+                lambda v: f"{v:.2f}",
+            ),
             _summary_row("Service p50", lambda lv: lv.load.service_latency, 50.0),
             _summary_row("Service p99", lambda lv: lv.load.service_latency, 99.0),
             _summary_row("Send lag p99", lambda lv: lv.load.schedule_lag, 99.0),

@@ -1,0 +1,158 @@
+"""--rate-schedule (a level whose rate ramps) and --interval (a level over time)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from grpcbench.errors import UsageError
+from grpcbench.load.intervals import IntervalFigures, IntervalRecorder, finish, merge_intervals
+from grpcbench.load.schedule import parse_rate_schedule, schedule_timetable
+from grpcbench.options import RunArgs, build_run_options
+from grpcbench.stats.histogram import LatencySummary
+from tests.conftest import GRPCBENCH
+
+
+def test_a_step_schedule_offers_each_steps_rate_for_its_time() -> None:
+    schedule = parse_rate_schedule("step:start=500,step=500,every=5s,end=5000")
+    assert (schedule.steps, schedule.duration_s, schedule.peak) == (10, 50.0, 5000.0)
+    assert [schedule.rate_at(t) for t in (0, 4.99, 5, 49.9, 60)] == [500, 500, 1000, 5000, 5000]
+    times = list(itertools.takewhile(lambda t: t < 50, schedule_timetable(schedule, "uniform")))
+    per_step = [sum(1 for t in times if 5 * k <= t < 5 * (k + 1)) for k in range(10)]
+    assert per_step == [2500 * (k + 1) for k in range(10)]  # exactly rate x 5 s each
+    assert schedule.expected_calls(50) == sum(per_step)
+
+
+def test_a_line_schedule_and_a_step_down() -> None:
+    line = parse_rate_schedule("line:start=100,end=5000,over=60s")
+    assert line.duration_s == 60 and line.rate_at(30) == pytest.approx(2550)
+    for calls in (0, 1, 999, 50_000, 153_000, 160_000):
+        assert line.expected_calls(line.time_of(calls)) == pytest.approx(calls, abs=1e-6)
+    down = parse_rate_schedule("step:start=1000,step=-250,every=1s,end=250")
+    assert down.steps == 4 and down.peak == 1000 and down.expected_calls(4) == 2500
+
+
+def test_poisson_arrivals_follow_the_ramp() -> None:
+    schedule = parse_rate_schedule("line:start=1000,end=3000,over=10s")
+    times = list(
+        itertools.takewhile(lambda t: t < 10, schedule_timetable(schedule, "poisson", seed=7))
+    )
+    first, last = sum(1 for t in times if t < 1), sum(1 for t in times if t >= 9)
+    assert first == pytest.approx(1100, rel=0.1) and last == pytest.approx(2900, rel=0.1)
+    assert len(times) == pytest.approx(20_000, rel=0.03)
+
+
+def test_a_generators_share_scales_the_schedule() -> None:
+    schedule = parse_rate_schedule("step:start=100,step=100,every=1s,end=300")
+    half = schedule.scaled(0.5)
+    assert half.expected_calls(3) * 2 == schedule.expected_calls(3) == 600
+    assert half.duration_s == schedule.duration_s
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ramp:start=1", "step:... or line:..."),
+        ("step:start=500,step=500,end=5000", "missing every"),
+        ("step:start=500,step=-500,every=1s,end=5000", "from start toward end"),
+        ("step:start=500,step=300,every=1s,end=1000", "whole steps"),
+        ("line:start=0,end=100,over=10s", "start must be above 0"),
+        ("line:start=10,end=100,over=0s", "over .0s.: must be greater than zero"),
+        ("line:start=10,end=abc,over=1s", "end must be a number"),
+        ("line:start=10,end=100,over=1s,every=2s", "line takes start, end, over"),
+    ],
+)
+def test_a_bad_schedule_is_one_line(text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        parse_rate_schedule(text)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (RunArgs(rate="100", settings={"rate_schedule": "line:start=1,end=2,over=1s"}),
+         "drop --rate/--concurrency"),
+        (RunArgs(settings={"rate_schedule": "line:start=1,end=2,over=1s", "requests": "10"}),
+         "drop --requests/--duration"),
+        (RunArgs(settings={"rate_schedule": "line:start=1,end=2,over=400s"}),
+         "raise --max-level"),
+        (RunArgs(load="ghz", settings={"rate_schedule": "line:start=1,end=2,over=1s"}),
+         "--rate or --rate-schedule"),
+        (RunArgs(settings={"interval_s": "10ms"}), "at least 100ms"),
+    ],
+)  # fmt: skip
+def test_schedule_options_that_cannot_work_are_refused(args: RunArgs, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        build_run_options(args)
+
+
+def test_a_schedule_is_one_level_lasting_the_schedule() -> None:
+    options = build_run_options(
+        RunArgs(settings={"rate_schedule": "step:start=100,step=100,every=2s,end=300"})
+    )
+    (level,) = options.levels
+    assert level.rate == 300 and level.schedule.startswith("step:")
+    assert level.describe() == "ramp 100/s to 300/s in 3 steps of 2 s"
+    assert options.load.duration_s == 6 and options.load.requests == 0
+
+
+def _figures(index: int, ok: int, latency_us: int) -> IntervalFigures:
+    from grpcbench.stats.histogram import LatencyRecorder
+
+    recorder = LatencyRecorder()
+    for _ in range(ok):
+        recorder.record(latency_us)
+    return IntervalFigures(index, float(index), index + 1.0, ok, 0, recorder.summary())
+
+
+def test_intervals_merge_index_by_index_and_round_trip() -> None:
+    merged = merge_intervals([_figures(0, 10, 1000), _figures(1, 10, 1000)],
+                             [_figures(1, 30, 3000), _figures(2, 5, 500)])  # fmt: skip
+    assert [(f.index, f.calls) for f in merged] == [(0, 10), (1, 40), (2, 5)]
+    assert merged[1].latency.percentile_us(50) == 3000 and merged[1].rate == 40
+    again = IntervalFigures.from_json(json.loads(json.dumps(merged[1].to_json())))
+    assert again == merged[1]
+
+
+def test_the_last_sliver_joins_the_interval_before() -> None:
+    window = IntervalRecorder(1.0, started=100.0)
+    window.record(True, 1000)
+    window.cut(101.0)
+    window.record(False, 2000)
+    window.record(True, 1500)
+    (only,) = finish(window, now=101.2)  # 0.2 s: the replies of calls in flight
+    assert (only.start_s, only.ok, only.failed) == (0.0, 2, 1)
+    assert only.end_s == pytest.approx(1.2)
+    window = IntervalRecorder(1.0, started=0.0)
+    window.cut(1.0)
+    assert len(finish(window, now=1.6)) == 2  # over half an interval: its own
+    assert LatencySummary().count == 0
+
+
+@pytest.mark.integration
+def test_a_ramp_runs_on_its_timetable_and_shows_over_time(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [*GRPCBENCH, "run", "-s", "grpcio:workers=4", "--rate-schedule",
+         "step:start=100,step=100,every=1s,end=300", "--interval", "500ms", "--warmup", "0",
+         "--client-processes", "2", "--output", str(out), "--report", str(tmp_path / "r.html")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (level,) = json.loads(out.read_text())["levels"]
+    assert level["plan"]["schedule"] == "step:start=100,step=100,every=1s,end=300"
+    intervals = level["load"]["intervals"]
+    assert [i["index"] for i in intervals] == list(range(6))
+    assert [round(i["offered"]) for i in intervals] == [100, 100, 200, 200, 300, 300]
+    for interval in intervals:  # a server far from its limit keeps up with every step
+        assert interval["rate"] == pytest.approx(interval["offered"], rel=0.15), intervals
+    assert level["load"]["statuses"]["OK"] == pytest.approx(600, abs=10)
+    # Live: one line per interval, both generator processes merged into it.
+    assert done.stderr.count(" req/s of ") == 6
+    assert "2.5-3.0 s: 300 req/s of 300/s offered" in done.stderr
+    # The chart over time is in the report, beside the CPU/RSS timeline.
+    assert "Rate and latency over time" in (tmp_path / "r.html").read_text()
