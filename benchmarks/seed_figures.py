@@ -53,10 +53,18 @@ SEED_003 = {
     ("clients", "per-user"): 'grpcbench run -s "grpcio:workers=10 grpcio-aio" -c 1,10,15,20'
     " --connections per-user --workload-param size=581 -n 10000"
 }
+# Seed 004 at the seed's scale: 500 streams at once (its 25 clients x 20 streams), then
+# 5 s with no load, for the memory each kind still holds after the burst.
+SEED_004_500 = {
+    ("500 watches", "burst"): "grpcbench run --scenario watch -c 500 -n 500 --warmup 20"
+    " --cooldown 5s --variants mono-small-objects,mono-small-serialized,mono-small-frame,"
+    "mono-medium-objects,mono-medium-serialized,mono-medium-frame"
+}
 SEEDS: dict[str, dict[tuple[str, str], str]] = {
     "001": SEED_001,
     "003": SEED_003,
     "004": SEED_004,
+    "004-500": SEED_004_500,
 }
 
 
@@ -76,6 +84,9 @@ def level_figures(level: LevelResult) -> dict[str, Any]:
         "connects": connects,
         "server_cpu_s": usage.cpu_s if usage else None,
         "server_peak_rss_bytes": usage.peak_rss_bytes if usage else None,
+        "wall_s": load.wall_s,
+        "server_rss_after_cooldown_bytes": usage.rss_after_cooldown_bytes if usage else None,
+        "cooldown_s": usage.cooldown_s if usage else 0.0,
         "verdict": level.verdict,
     }
 

@@ -135,7 +135,7 @@ async def run_monitored(
     usages = {name: watched.stop() for name, watched in others.items()}
     return Monitored(
         load,
-        monitor.stop() if monitor else None,
+        await monitor.stop_after(spec.settings.cooldown_s) if monitor else None,
         {name: usage for name, usage in usages.items() if usage is not None},
         profiles.get(recorders.server) if recorders.server else None,
         profiles.get(generator_recorder) if generator_recorder else None,

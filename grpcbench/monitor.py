@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,11 @@ class ProcessUsage:
     run_queue_wait_s: float = 0.0
     others_cpu_s: float = 0.0
     timeline: Timeline | None = None  # CPU % and RSS every --sample-interval
+    # --cooldown: how long it was watched with no load after the measured phase, the
+    # CPU it spent meanwhile and its RSS at the end (what it holds after the burst).
+    cooldown_s: float = 0.0
+    cooldown_cpu_s: float = 0.0
+    rss_after_cooldown_bytes: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -60,6 +65,9 @@ class ProcessUsage:
             run_queue_wait_s=float(data.get("run_queue_wait_s", 0.0)),
             others_cpu_s=float(data.get("others_cpu_s", 0.0)),
             timeline=Timeline.from_json(data["timeline"]) if data.get("timeline") else None,
+            cooldown_s=float(data.get("cooldown_s", 0.0)),
+            cooldown_cpu_s=float(data.get("cooldown_cpu_s", 0.0)),
+            rss_after_cooldown_bytes=int(data.get("rss_after_cooldown_bytes", 0)),
         )
 
     @property
@@ -168,9 +176,32 @@ class ProcessMonitor:
             self._peak_tracked_rss()
             await asyncio.sleep(SAMPLE_INTERVAL_S)
 
-    def stop(self) -> ProcessUsage | None:
+    async def stop_after(self, cooldown_s: float) -> ProcessUsage | None:
+        """``stop``, then (``--cooldown``) watch on with no load: the usage is the
+        measured phase's, and the cooldown's CPU and final RSS are added beside it;
+        the timeline runs on through the cooldown."""
+        usage = self.stop(keep_sampling=cooldown_s > 0)
+        if usage is None or cooldown_s <= 0:
+            return usage
+        cpu_before = self._cpu()
+        await asyncio.sleep(cooldown_s)
+        alive = self.root.is_running()
+        cpu = self._cpu() - cpu_before if alive else 0.0
+        rss = self._rss() if alive else 0
+        if self._sampler:
+            self._sampler.cancel()
+        return replace(
+            usage,
+            cooldown_s=cooldown_s,
+            cooldown_cpu_s=max(0.0, cpu),
+            rss_after_cooldown_bytes=rss,
+            timeline=self._timeline.timeline() if self._timeline else None,
+        )
+
+    def stop(self, keep_sampling: bool = False) -> ProcessUsage | None:
         """The level's usage; None when the server died during it (its CPU is unknown,
-        and a difference of readings would be negative)."""
+        and a difference of readings would be negative). ``keep_sampling``: the
+        timeline goes on (``stop_after``'s cooldown)."""
         if not self.root.is_running():
             if self._sampler:
                 self._sampler.cancel()
@@ -178,7 +209,7 @@ class ProcessMonitor:
         wall = time.perf_counter() - self._wall_start
         cpu = self._cpu() - self._cpu_start
         wait = max(0.0, self._wait() - self._wait_start)
-        if self._sampler:
+        if self._sampler and not keep_sampling:
             self._sampler.cancel()
         peaks = [_read_vmhwm(process.pid) for process in self.processes] if self._use_hwm else []
         exact = bool(peaks) and all(peak is not None for peak in peaks)

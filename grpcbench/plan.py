@@ -281,6 +281,14 @@ class LoadSettings:
         help="The built-in generator's gRPC client: wire (grpcbench's own HTTP/2 frames,"
         " a few us of CPU per call) or grpcio (grpc.aio, the reference).",
     )  # fmt: skip
+    cooldown_s: float = setting(
+        0.0, option="--cooldown", metavar="DURATION", panel=WHAT_TO_RUN, json="cooldown_s",
+        before=0.0, load=float, check=at_least(0), default_text="none",
+        parse=lambda text: parse_duration(text, "--cooldown"),
+        help="After each level's load, keep watching the server this long with no load:"
+        " the memory it holds after the burst (seed 004) and the CPU it still spends, in"
+        " the tables and the timeline.",
+    )  # fmt: skip
     # Timelines of CPU % and RSS (server, backing services, generator); 0 = none.
     sample_interval_s: float = setting(
         parse_duration(defaults.SAMPLE_INTERVAL, "sample interval"),

@@ -230,6 +230,11 @@ def render_ghz_compat() -> str:
 def _seed_intro(record: dict[str, Any]) -> str:
     """How a seed's figures were measured: the machine, the commands, the date."""
     commands = "\n".join(f"    {command}" for command in record["commands"])
+    if record["rounds"] == 1:
+        return (
+            f"Measured by `nox -s figures` on {record['date'][:10]}:"
+            f" {_machine(record)}; one run of\n\n{commands}\n"
+        )
     return (
         f"Measured by `nox -s figures` on {record['date'][:10]}:"
         f" {_machine(record)}; {record['rounds']} interleaved rounds of\n\n{commands}\n\n"
@@ -337,6 +342,30 @@ def render_seed_004(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_seed_004_500(record: dict[str, Any]) -> str:
+    """500 streams at once per variant and kind, and what each holds after the burst."""
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        cells.setdefault((run["variant"], run["server"]), []).append(run)
+    idle = max((run.get("cooldown_s") or 0.0) for run in record["runs"])
+    lines = [
+        _seed_intro(record),
+        f"| variant | server | server CPU | wall | peak RSS | RSS after {idle:g} s idle"
+        " | req/s | verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (variant, server), runs in cells.items():
+        after = [r["server_rss_after_cooldown_bytes"] for r in runs
+                 if r.get("server_rss_after_cooldown_bytes")]  # fmt: skip
+        lines.append(
+            f"| {variant} | {server} | {_median(runs, 'server_cpu_s'):.2f} s"
+            f" | {_median(runs, 'wall_s'):.1f} s | {_mib(_median(runs, 'server_peak_rss_bytes'))}"
+            f" | {_mib(statistics.median(after)) if after else '-'}"
+            f" | {_median(runs, 'rps'):,.0f} | {runs[-1]['verdict']} |"
+        )
+    return "\n".join(lines)
+
+
 def render_profile_overhead(record: dict[str, Any]) -> str:
     servers = list(dict.fromkeys(run["server"] for run in record["runs"]))
     lines = [
@@ -415,6 +444,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "seed-001": render_seed_001,
     "seed-003": render_seed_003,
     "seed-004": render_seed_004,
+    "seed-004-500": render_seed_004_500,
     "crosscheck": render_crosscheck,
     "loadgen": render_loadgen,
     "streaming": render_streaming,

@@ -269,6 +269,12 @@ def _timeline_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
                 cpu_axes.plot(times, timeline.cpu_percent, style, color=color, label=line_label)
                 rss_axes.plot(times, [b / 2**20 for b in timeline.rss_bytes], style,
                               color=color, label=line_label)  # fmt: skip
+        cooled = [lv.server_usage for lv in group if lv.server_usage and lv.server_usage.cooldown_s]
+        if cooled:  # --cooldown: the timeline goes on past the load
+            end = max(usage.wall_s for usage in cooled)
+            for axes in (cpu_axes, rss_axes):
+                axes.axvline(end, color="grey", linestyle="-.", linewidth=1,
+                             label="load ends (--cooldown after)")  # fmt: skip
         for axes, ylabel in ((cpu_axes, "CPU % (100 = one core)"), (rss_axes, "RSS (MiB)")):
             axes.set_xlabel("seconds into the measured phase")
             axes.set_ylabel(ylabel)

@@ -273,6 +273,7 @@ def _rows(columns: list[Column]) -> list[Row]:
             lambda v: format_bytes(int(v)),
             _server_rss_suffix,
         ),
+        *_cooldown_rows(columns),
         Row(
             "Generator CPU", lambda lv: lv.load.client_cpu_s, format_cpu_seconds, _client_cpu_suffix
         ),
@@ -284,6 +285,35 @@ def _rows(columns: list[Column]) -> list[Row]:
         ),
         Row("Generator CPU / call", lambda lv: lv.generator_cpu_us_per_call, _micros),
         VerdictRow("Verdict", lambda lv: None, str),
+    ]
+
+
+def _cooldown_rows(columns: list[Column]) -> list[Row]:
+    """--cooldown: what the server holds and spends once the load has stopped."""
+    levels = [level for column in columns for level in column]
+    usages = [lv.server_usage for lv in levels if lv.server_usage and lv.server_usage.cooldown_s]
+    if not usages:
+        return []
+    after = f"after {max(u.cooldown_s for u in usages):g} s idle"
+    return [
+        Row(
+            f"Server RSS {after}",
+            lambda lv: (
+                float(lv.server_usage.rss_after_cooldown_bytes)
+                if lv.server_usage and lv.server_usage.cooldown_s
+                else None
+            ),
+            lambda v: format_bytes(int(v)),
+        ),
+        Row(
+            f"Server CPU {after}",
+            lambda lv: (
+                lv.server_usage.cooldown_cpu_s
+                if lv.server_usage and lv.server_usage.cooldown_s
+                else None
+            ),
+            format_cpu_seconds,
+        ),
     ]
 
 
