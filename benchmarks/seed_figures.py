@@ -53,11 +53,11 @@ SEED_003 = {
     ("clients", "per-user"): 'grpcbench run -s "grpcio:workers=10 grpcio-aio" -c 1,10,15,20'
     " --connections per-user --workload-param size=581 -n 10000"
 }
-# Seed 004 at the seed's scale: 500 streams at once (its 25 clients x 20 streams), then
-# 5 s with no load, for the memory each kind still holds after the burst.
+# Seed 004 at the seed's scale: 500 streams at once from 25 client processes (its 25
+# pods x 20 streams), then 5 s with no load, for the memory each kind still holds.
 SEED_004_500 = {
     ("500 watches", "burst"): "grpcbench run --scenario watch -c 500 -n 500 --warmup 20"
-    " --cooldown 5s --variants mono-small-objects,mono-small-serialized,mono-small-frame,"
+    " --client-processes 25 --cooldown 5s --variants mono-small-objects,mono-small-serialized,mono-small-frame,"
     "mono-medium-objects,mono-medium-serialized,mono-medium-frame"
 }
 SEEDS: dict[str, dict[tuple[str, str], str]] = {
