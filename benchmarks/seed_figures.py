@@ -57,11 +57,19 @@ SEED_003 = {
 # pods x 20 streams), then 5 s with no load, for the memory each kind still holds.
 SEED_004_500 = {
     ("500 watches", "burst"): "grpcbench run --scenario watch -c 500 -n 500 --warmup 20"
-    " --client-processes 25 --cooldown 5s --variants mono-small-objects,mono-small-serialized,mono-small-frame,"
-    "mono-medium-objects,mono-medium-serialized,mono-medium-frame"
+    " --client-processes 25 --cooldown 5s --variants mono-small-objects,"
+    "mono-small-serialized,mono-small-frame,mono-medium-objects,mono-medium-serialized,"
+    "mono-medium-frame"
+}
+# Seed 002: listing 893 objects from an S3 500 ms away, concurrency 10 (the seed's kinds,
+# and grpc.aio).
+SEED_002 = {
+    ("S3 500 ms away", "c10"): 'grpcbench run --scenario s3-list -s "grpcio:workers=1'
+    ' grpcio:workers=10 grpclib grpclib+uvloop grpcio-aio" --io-delay-ms 500 -c 10 -n 40'
 }
 SEEDS: dict[str, dict[tuple[str, str], str]] = {
     "001": SEED_001,
+    "002": SEED_002,
     "003": SEED_003,
     "004": SEED_004,
     "004-500": SEED_004_500,
@@ -80,6 +88,7 @@ def level_figures(level: LevelResult) -> dict[str, Any]:
         "ok": load.ok,
         "rps": load.rps,
         "p50_us": load.latency.percentile_us(50),
+        "mean_us": load.latency.mean_us,
         "p99_us": load.latency.percentile_us(99),
         "connects": connects,
         "server_cpu_s": usage.cpu_s if usage else None,

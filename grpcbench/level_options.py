@@ -101,8 +101,8 @@ def run_args(
 
 def one_level_options(spec: str | None = None, **given: Any) -> RunOptions:
     """``run``'s options for one level on one target (a test asserts on one result);
-    concurrency 10 unless a concurrency or a rate is given."""
-    if "concurrency" not in given and "rate" not in given:
+    concurrency 10 unless a concurrency, a rate or a rate schedule is given."""
+    if not {"concurrency", "rate", "rate_schedule"} & set(given):
         given["concurrency"] = DEFAULT_CONCURRENCY
     options = build_run_options(run_args(spec, **given))
     if len(options.levels) != 1 or len(options.targets) != 1 or len(options.drivers) != 1:

@@ -197,7 +197,11 @@ class LoadSettings:
     rate_schedule: RateSchedule | None = setting(
         None, option="--rate-schedule", metavar="step:...|line:...", panel=LOAD_MODEL,
         json="rate_schedule", dump=lambda schedule: schedule.text if schedule else None,
-        load=lambda text: parse_rate_schedule(str(text)) if text else None,
+        load=lambda value: (
+            value
+            if isinstance(value, RateSchedule) or not value
+            else parse_rate_schedule(str(value))
+        ),
         parse=parse_rate_schedule, default_text="none",
         help="Open loop, one level whose rate ramps (ghz's --load-schedule, k6's stages):"
         " step:start=500,step=500,every=5s,end=5000 or line:start=100,end=5000,over=60s."

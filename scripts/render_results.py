@@ -342,6 +342,30 @@ def render_seed_004(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# The seed's concurrency-10 row (its text, ../shared/seeds/002_*.txt): requests/sec.
+SEED_002_OWN = {
+    "grpcio:workers=1": "1.72", "grpcio:workers=10": "3.05", "grpclib": "3.21",
+    "grpclib+uvloop": "3.33", "grpcio-aio": "(not in the seed)",
+}  # fmt: skip
+
+
+def render_seed_002(record: dict[str, Any]) -> str:
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        by_server.setdefault(run["server"], []).append(run)
+    lines = [
+        _seed_intro(record),
+        "| server | requests/sec | average | verdict | the seed: requests/sec |",
+        "|---|---|---|---|---|",
+    ]
+    for server, runs in by_server.items():
+        lines.append(
+            f"| {server} | {_median(runs, 'rps'):.2f} | {_median(runs, 'mean_us') / 1e6:.2f} s"
+            f" | {runs[-1]['verdict']} | {SEED_002_OWN.get(server, '-')} |"
+        )
+    return "\n".join(lines)
+
+
 def render_seed_004_500(record: dict[str, Any]) -> str:
     """500 streams at once per variant and kind, and what each holds after the burst."""
     cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -443,6 +467,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "profile-overhead": render_profile_overhead,
     "seed-001": render_seed_001,
     "seed-003": render_seed_003,
+    "seed-002": render_seed_002,
     "seed-004": render_seed_004,
     "seed-004-500": render_seed_004_500,
     "crosscheck": render_crosscheck,

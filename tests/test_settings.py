@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from grpcbench.errors import UsageError
 from grpcbench.load.connections import parse_connection_strategy
+from grpcbench.load.schedule import parse_rate_schedule
 from grpcbench.plan import LoadSettings
 from grpcbench.settings import declared, from_json, help_for, setting, to_json
 
@@ -20,6 +21,8 @@ NOT_DEFAULT = LoadSettings(
     max_in_flight=9, max_level_s=30.0, client_cpus=(1,), client_loop="asyncio",
     client_stack="grpcio", sample_interval_s=0.2, connect_timeout_s=3.0, authority="a.example",
     keepalive_s=5.0, gzip=True, max_recv_bytes=1000, max_send_bytes=100,
+    rate_schedule=parse_rate_schedule("step:start=10,step=10,every=1s,end=30"), interval_s=0.5,
+    cooldown_s=2.0,
 )  # fmt: skip
 
 
@@ -95,7 +98,7 @@ def test_the_pytest_plugin_takes_every_declared_setting_by_name() -> None:
 
     given = {
         name: getattr(NOT_DEFAULT, name) for name in declared(LoadSettings)
-        if name not in ("connections", "warmup_requests", "warmup_s", "duration_s")
+        if name not in ("connections", "warmup_requests", "warmup_s", "duration_s", "rate_schedule")
     }  # fmt: skip
     made = pytest_plugin.one_level_options(
         "grpclib", load="fake", concurrency=2, warmup=4, connections="pool:2", **given
@@ -111,6 +114,10 @@ def test_the_pytest_plugin_takes_every_declared_setting_by_name() -> None:
         pytest_plugin.one_level_options("grpclib", client_stack="h3")
     with pytest.raises(UsageError, match="one level"):
         pytest_plugin.one_level_options("grpclib", concurrency=[2, 10])
+    # A ramp is its own level: the schedule replaces concurrency and the count.
+    ramp = pytest_plugin.one_level_options("grpclib", rate_schedule=NOT_DEFAULT.rate_schedule)
+    assert ramp.load.rate_schedule == NOT_DEFAULT.rate_schedule and ramp.load.duration_s == 3
+    assert ramp.levels[0].schedule == "step:start=10,step=10,every=1s,end=30"
 
 
 def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
