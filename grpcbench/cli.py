@@ -264,6 +264,15 @@ def run(
             rich_help_panel=PANEL_BACKING_SERVICES,
         ),
     ] = None,
+    database: Annotated[
+        str | None,
+        typer.Option(
+            help="paginate-vs-stream's database: postgresql (embedded, the default with the"
+            " database extra), sqlite, or your own postgresql://USER@HOST:PORT/DB or"
+            " mysql://USER@HOST:PORT/DB (passwords from PGPASSWORD or the URL, never shown).",
+            rich_help_panel=PANEL_BACKING_SERVICES,
+        ),
+    ] = None,
     client_processes: Annotated[
         str,
         typer.Option(
@@ -345,6 +354,13 @@ def run(
     client_cpus: Annotated[
         str | None,
         typer.Option(help=LoadSettings.help("client_cpus"), rich_help_panel=PANEL_PLACEMENT),
+    ] = None,
+    backing_cpus: Annotated[
+        str | None,
+        typer.Option(
+            help="CPUs for the embedded S3, MongoDB and PostgreSQL (default: the generator's).",
+            rich_help_panel=PANEL_PLACEMENT,
+        ),
     ] = None,
     server_per_level: Annotated[
         bool | None,
@@ -670,11 +686,12 @@ def _run_inputs(given: dict[str, Any]) -> tuple[RunArgs, ghz_compat.GhzFlags]:
         variants=o.variants, server_params=tuple(o.server_param or ()),
         workload_params=tuple(o.workload_param or ()), s3_endpoint=o.s3_endpoint,
         s3_bucket=o.s3_bucket, mongo_uri=o.mongo_uri, mongo_driver=o.mongo_driver,
-        io_delay_ms=o.io_delay_ms, target=o.target, address=o.address, insecure=o.insecure,
+        io_delay_ms=o.io_delay_ms, database=o.database, target=o.target, address=o.address,
+        insecure=o.insecure,
         target_pid=o.target_pid, port=o.port, output=o.output,
         markdown=o.markdown, csv=o.csv, report=o.report_html, exports=tuple(o.export or ()),
         pin=o.pin,
-        server_cpus=o.server_cpus, client_cpus=o.client_cpus,
+        server_cpus=o.server_cpus, client_cpus=o.client_cpus, backing_cpus=o.backing_cpus,
         start_timeout=o.start_timeout, server_per_level=o.server_per_level, service=o.service,
         max_error_rate=o.max_error_rate,
         cluster=o.cluster, cluster_workers=o.cluster_workers, bind=o.bind, dry_run=o.dry_run,

@@ -16,6 +16,8 @@ from typing import Any
 
 import psutil
 
+from grpcbench.errors import UsageError
+from grpcbench.load.allocations import measure_allocations
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
 from grpcbench.load.intervals import IntervalFigures
 from grpcbench.load.model import LoadResult, LoadSpec
@@ -172,6 +174,12 @@ async def measure_level(
         cell_recorders(profile, target, plan, repeat, settings.client_cpus), on_warning,
         on_interval if settings.interval_s else None,
     )  # fmt: skip
+    allocations = None
+    if settings.client_allocations and driver.name == "builtin":
+        try:
+            allocations = await measure_allocations(spec.to_json(), settings.client_allocations)
+        except UsageError as error:
+            on_warning(str(error))
     return LevelResult(
         scenario=scenario,
         server=target.label,
@@ -187,6 +195,7 @@ async def measure_level(
         generator_profile=(
             monitored.generator_profile.to_json() if monitored.generator_profile else None
         ),
+        client_allocations=allocations,
     )
 
 

@@ -25,6 +25,8 @@ from grpcbench.cpu_share import NeighbourMeter, run_queue_wait_s, saturation
 from grpcbench.timeline import Timeline, TimelineRecorder, sample
 
 SAMPLE_INTERVAL_S = 0.05
+# PSS is read from smaps for every process of a tree: slower to read, so less often.
+PSS_SAMPLE_INTERVAL_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class ProcessUsage:
     cpu_s: float
     wall_s: float
     peak_rss_bytes: int
-    peak_rss_method: str  # "vmhwm" (exact kernel peak) or "sampled"
+    peak_rss_method: str  # "vmhwm" (exact kernel peak), "sampled", or "sampled pss" (a tree)
     processes: int = 1  # server processes measured (summed)
     # Cores the server could keep busy: one per process (each has one GIL), at most
     # the CPUs it may run on. 1.0 = a single-process server, or one pinned to one CPU.
@@ -102,11 +104,22 @@ def _read_vmhwm(pid: int) -> int | None:
 
 
 def _cpu_seconds(process: psutil.Process) -> float:
+    """Its CPU, and that of its children that ended and were reaped: a tree's CPU is the
+    sum over its live processes, so processes that start or end mid-level (a database's
+    backends) are counted whole."""
     try:
         times = process.cpu_times()
     except psutil.Error:
         return 0.0
-    return float(times.user + times.system)
+    return float(times.user + times.system + times.children_user + times.children_system)
+
+
+def _pss(process: psutil.Process) -> int:
+    """Proportional set size: shared pages divided among the processes that map them."""
+    try:
+        return int(process.memory_full_info().pss)
+    except (psutil.Error, AttributeError):
+        return 0
 
 
 class ProcessMonitor:
@@ -125,11 +138,20 @@ class ProcessMonitor:
         self._wait_start = 0.0
         self._wall_start = 0.0
         self._use_hwm = False
+        self._shared = False  # several processes: PSS, sampled
+        self._most_processes = 1
         self._sampled_peak = 0
         self._sampler: asyncio.Task[None] | None = None
 
+    def _refresh(self) -> list[psutil.Process]:
+        """The tree as it is now (a database starts a process per connection)."""
+        with contextlib.suppress(psutil.Error):
+            self.processes = [self.root, *self.root.children(recursive=True)]
+            self._most_processes = max(self._most_processes, len(self.processes))
+        return self.processes
+
     def _cpu(self) -> float:
-        return sum(_cpu_seconds(process) for process in self.processes)
+        return sum(_cpu_seconds(process) for process in self._refresh())
 
     def _wait(self) -> float:
         return sum(run_queue_wait_s(process.pid) for process in self.processes)
@@ -141,22 +163,31 @@ class ProcessMonitor:
             return []
 
     def _rss(self) -> int:
+        """The tree's resident memory: RSS of one process; for several, their PSS summed,
+        so pages they share (a database's buffers, a forked server's code) count once."""
+        processes = self._refresh()
+        if self._shared:
+            return sum(_pss(process) for process in processes)
         total = 0
-        for process in self.processes:
+        for process in processes:
             with contextlib.suppress(psutil.Error):
                 total += process.memory_info().rss
         return total
 
     def start(self) -> None:
-        with contextlib.suppress(psutil.Error):
-            self.processes = [self.root, *self.root.children(recursive=True)]
+        self._refresh()
+        self._most_processes = len(self.processes)
+        # Several processes: their VmHWM peaks would count shared pages once per process.
+        self._shared = len(self.processes) > 1 and _pss(self.root) > 0
         self._cpus = self._affinity()
         self._neighbours = NeighbourMeter(self._cpus)
         self._cpu_start = self._cpu()
         self._neighbours.start()
         self._wait_start = self._wait()
         self._wall_start = time.perf_counter()
-        self._use_hwm = all(_reset_peak_rss(process.pid) for process in self.processes)
+        self._use_hwm = not self._shared and all(
+            _reset_peak_rss(process.pid) for process in self.processes
+        )
         self._sampled_peak = self._rss()
         if self.sample_interval_s > 0:
             self._timeline = TimelineRecorder(self.sample_interval_s)
@@ -174,7 +205,7 @@ class ProcessMonitor:
             await sample(self._timeline, self._cpu, self._peak_tracked_rss)
         while True:
             self._peak_tracked_rss()
-            await asyncio.sleep(SAMPLE_INTERVAL_S)
+            await asyncio.sleep(PSS_SAMPLE_INTERVAL_S if self._shared else SAMPLE_INTERVAL_S)
 
     async def stop_after(self, cooldown_s: float) -> ProcessUsage | None:
         """``stop``, then (``--cooldown``) watch on with no load: the usage is the
@@ -213,14 +244,16 @@ class ProcessMonitor:
             self._sampler.cancel()
         peaks = [_read_vmhwm(process.pid) for process in self.processes] if self._use_hwm else []
         exact = bool(peaks) and all(peak is not None for peak in peaks)
+        if not exact:
+            self._peak_tracked_rss()
         allowed = len(self._cpus) or os.cpu_count() or 1
-        cores = float(min(allowed, len(self.processes)) if self.gil else allowed)
+        cores = float(min(allowed, self._most_processes) if self.gil else allowed)
         return ProcessUsage(
             cpu_s=cpu,
             wall_s=wall,
             peak_rss_bytes=sum(p or 0 for p in peaks) if exact else self._sampled_peak,
-            peak_rss_method="vmhwm" if exact else "sampled",
-            processes=len(self.processes),
+            peak_rss_method="vmhwm" if exact else ("sampled pss" if self._shared else "sampled"),
+            processes=self._most_processes,
             cpu_cores=cores,
             run_queue_wait_s=wait,
             others_cpu_s=self._neighbours.others(cores, cpu),

@@ -20,6 +20,7 @@ import psutil
 
 from grpcbench import defaults
 from grpcbench.errors import UsageError
+from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
 from grpcbench.load.driver import DriverSettings
 from grpcbench.parsing import (
@@ -89,6 +90,7 @@ class RunArgs:
     mongo_uri: str | None = None
     mongo_driver: str | None = None
     io_delay_ms: float | None = None
+    database: str | None = None  # --database: paginate-vs-stream's database
     target: str | None = None
     address: str | None = None  # ghz's positional HOST:PORT, the same as --target
     insecure: bool = False  # ghz's --insecure: plaintext, which is the default anyway
@@ -102,6 +104,7 @@ class RunArgs:
     pin: bool = True
     server_cpus: str | None = None
     client_cpus: str | None = None
+    backing_cpus: str | None = None  # --backing-cpus: embedded S3/MongoDB/PostgreSQL
     start_timeout: str | None = None
     server_per_level: bool | None = None  # None: the scenario's choice
     service: str | None = None  # --service: a registered name or module:ATTRIBUTE
@@ -126,6 +129,7 @@ class RunArgs:
             "mongo_uri": self.mongo_uri,
             "mongo_driver": self.mongo_driver,
             "io_delay_ms": self.io_delay_ms,
+            "database": self.database,
         }
         return {key: value for key, value in named.items() if value is not None}
 
@@ -243,7 +247,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
     load = _load_settings(args, scenario)
     drivers = _cluster_drivers(parse_drivers(args.load), args)
     check_load_model(drivers, bool(args.rate or load.rate_schedule), load.connections)
-    placement = build_placement(args.pin, args.server_cpus, args.client_cpus)
+    placement = build_placement(args.pin, args.server_cpus, args.client_cpus, args.backing_cpus)
     load = replace(load, client_cpus=placement.client_cpus)
     if args.repeat <= 0:
         raise UsageError(f"bad --repeat {args.repeat}: must be a positive integer")
@@ -287,6 +291,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
     )
     _check_service(options, service)
     _check_profiled_generator(options)
+    _check_client_allocations(options)
     _check_workloads(options, service)
     _check_secrets_stay_encrypted(options, args.allow_plaintext_secrets)
     return options
@@ -310,6 +315,19 @@ def _profile_settings(args: RunArgs) -> ProfileSettings | None:
         args.profile_idle,
         args.profile_generator,
     )
+
+
+def _check_client_allocations(options: RunOptions) -> None:
+    """--client-allocations traces the built-in generator's workload here, with memray."""
+    if not options.load.client_allocations:
+        return
+    if "builtin" not in options.drivers:
+        raise UsageError(
+            "--client-allocations traces the built-in generator's calls here: with"
+            f" --load {','.join(options.drivers)} there is none (ghz is Go; --cluster's"
+            " generators run on the workers)"
+        )
+    check_available()
 
 
 def _check_profiled_generator(options: RunOptions) -> None:
@@ -424,9 +442,12 @@ def resolve_scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
             )
         try:
             declared[name].check(name, value)
-        except UsageError:
+        except UsageError as error:
+            if declared[name].validate is not None:  # its own words
+                raise UsageError(str(error)) from None
             raise UsageError(
-                f"bad {option} {value!r}: expected {declared[name].describe()}"
+                f"bad {option} {redact(value) if isinstance(value, str) else value!r}:"
+                f" expected {declared[name].describe()}"
             ) from None
     server = {
         **chosen.server_params,
@@ -442,9 +463,10 @@ def resolve_scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
                                      service.workload_params, v.params))
         for v in choose_variants(chosen, args.variants)
     )  # fmt: skip
+    server = check_params(owner, "server param", declared, server)
     chosen = replace(
         chosen,
-        server_params=check_params(owner, "server param", declared, server),
+        server_params=service.complete_params(server) if service.complete_params else server,
         workload_params=check_params(owner, "workload param", service.workload_params, workload),
         variants=variants,
     )
@@ -597,19 +619,25 @@ def default_placement() -> Placement:
     return Placement((cpus[0],), tuple(cpus[1:]))
 
 
-def build_placement(pin: bool, server_cpus: str | None, client_cpus: str | None) -> Placement:
+def build_placement(
+    pin: bool, server_cpus: str | None, client_cpus: str | None, backing_cpus: str | None = None
+) -> Placement:
     if not pin:
-        if server_cpus or client_cpus:
-            raise UsageError("--no-pin cannot be combined with --server-cpus/--client-cpus")
+        if server_cpus or client_cpus or backing_cpus:
+            raise UsageError(
+                "--no-pin cannot be combined with --server-cpus/--client-cpus/--backing-cpus"
+            )
         return Placement((), ())
     default = default_placement()
     placement = Placement(
         parse_cpu_set(server_cpus, "--server-cpus") if server_cpus else default.server_cpus,
         parse_cpu_set(client_cpus, "--client-cpus") if client_cpus else default.client_cpus,
+        parse_cpu_set(backing_cpus, "--backing-cpus") if backing_cpus else (),
     )
     if hasattr(os, "sched_getaffinity"):
         allowed = os.sched_getaffinity(0)
-        bad = sorted(set(placement.server_cpus + placement.client_cpus) - allowed)
+        used = placement.server_cpus + placement.client_cpus + placement.backing_cpus
+        bad = sorted(set(used) - allowed)
         if bad:
             raise UsageError(f"CPU {bad[0]} is not available (allowed: {sorted(allowed)})")
     return placement

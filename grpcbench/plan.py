@@ -76,11 +76,13 @@ class Placement:
 
     server_cpus: tuple[int, ...] = ()
     client_cpus: tuple[int, ...] = ()
+    chosen_backing_cpus: tuple[int, ...] = ()  # --backing-cpus; empty: the generator's
 
     @property
     def backing_cpus(self) -> tuple[int, ...]:
-        """Where embedded S3 and MongoDB run: off the server's CPUs, beside the generator."""
-        return self.client_cpus
+        """Where embedded S3, MongoDB and PostgreSQL run: off the server's CPUs, on their
+        own (``--backing-cpus``) or beside the generator."""
+        return self.chosen_backing_cpus or self.client_cpus
 
     def describe(self) -> str:
         """In words, for headers and reports: "server on CPU 0, generator on CPU 1"."""
@@ -90,8 +92,13 @@ class Placement:
                 return "any CPU"
             return ("CPU " if len(values) == 1 else "CPUs ") + ",".join(map(str, values))
 
+        if self.chosen_backing_cpus:
+            return (
+                f"server on {cpus(self.server_cpus)}, generator on {cpus(self.client_cpus)},"
+                f" embedded backing services on {cpus(self.chosen_backing_cpus)}"
+            )
         return (
-            f"server on {cpus(self.server_cpus)}, generator (and any embedded S3/MongoDB)"
+            f"server on {cpus(self.server_cpus)}, generator (and any embedded backing service)"
             f" on {cpus(self.client_cpus)}"
         )
 
@@ -104,9 +111,12 @@ class Placement:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Placement:
+        client = tuple(int(c) for c in data.get("client_cpus") or ())
+        backing = tuple(int(c) for c in data.get("backing_cpus") or ())
         return cls(
             tuple(int(c) for c in data.get("server_cpus") or ()),
-            tuple(int(c) for c in data.get("client_cpus") or ()),
+            client,
+            backing if backing != client else (),
         )
 
 
@@ -292,6 +302,14 @@ class LoadSettings:
         help="After each level's load, keep watching the server this long with no load:"
         " the memory it holds after the burst (seed 004) and the CPU it still spends, in"
         " the tables and the timeline.",
+    )  # fmt: skip
+    client_allocations: int = setting(
+        0, option="--client-allocations", metavar="N", panel=OUTPUT,
+        json="client_allocations", before=0, load=int, check=at_least(0), default_text="off",
+        parse=lambda text: parse_positive_int(text, "--client-allocations"),
+        help="After each level, N more calls, untimed, in a process of their own with"
+        " memray recording every allocation: the client's bytes and allocations per call"
+        " (Go's B/op and allocs/op; seed 000).",
     )  # fmt: skip
     # Timelines of CPU % and RSS (server, backing services, generator); 0 = none.
     sample_interval_s: float = setting(

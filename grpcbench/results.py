@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from grpcbench.errors import UsageError
+from grpcbench.load.allocations import ClientAllocations
 from grpcbench.load.model import LoadResult
 from grpcbench.load.schedule import parse_rate_schedule
 from grpcbench.monitor import ProcessUsage
@@ -51,6 +52,8 @@ class LevelResult:
     profile: dict[str, Any] | None = None
     # --profile generator: the same for the built-in generator's processes.
     generator_profile: dict[str, Any] | None = None
+    # --client-allocations: the client's bytes and allocations per call (untimed pass).
+    client_allocations: ClientAllocations | None = None
 
     @property
     def unexpected(self) -> int:
@@ -125,6 +128,11 @@ class LevelResult:
             "expected_statuses": list(self.expected),
             **({"profile": self.profile} if self.profile else {}),
             **({"generator_profile": self.generator_profile} if self.generator_profile else {}),
+            **(
+                {"client_allocations": self.client_allocations.to_json()}
+                if self.client_allocations
+                else {}
+            ),
         }
 
     @classmethod
@@ -146,6 +154,11 @@ class LevelResult:
             expected=tuple(str(s) for s in data.get("expected_statuses") or ("OK",)),
             profile=data.get("profile"),
             generator_profile=data.get("generator_profile"),
+            client_allocations=(
+                ClientAllocations.from_json(data["client_allocations"])
+                if data.get("client_allocations")
+                else None
+            ),
         )
 
 

@@ -21,12 +21,13 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any, Protocol
+from typing import IO, Any, NoReturn, Protocol
 
 from grpcbench.childexec import launcher_argv
 from grpcbench.childproc import child_environment, parse_ready_line
@@ -158,14 +159,21 @@ def _popen(argv: Sequence[str], cpus: Sequence[int], **streams: Any) -> subproce
 
 @contextlib.contextmanager
 def ready_process(
-    name: str, argv: Sequence[str], supervisor: Supervisor, role: str = "", gil: bool = True
+    name: str,
+    argv: Sequence[str],
+    supervisor: Supervisor,
+    role: str = "",
+    gil: bool = True,
+    listens_on: int | None = None,
 ) -> Iterator[int]:
     """Run a backing service until the context ends; yields the port of its READY line.
 
+    A program that prints no READY line (PostgreSQL) is given its port and
+    ``listens_on`` it: it is ready once 127.0.0.1:port accepts a connection.
     It runs on the supervisor's ``backing_cpus`` and, with a ``role`` ("S3"), is
-    registered with it so every level measures it. Synchronous on purpose: a
-    run's preparation is synchronous code, run in a thread of its own
-    (``preparation``)."""
+    registered with it so every level measures it (with its child processes).
+    Synchronous on purpose: a run's preparation is synchronous code, run in a
+    thread of its own (``preparation``)."""
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below
     process = _popen(
         argv, supervisor.backing_cpus, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -174,7 +182,10 @@ def ready_process(
     unregister: Callable[[], None] | None = None
     try:
         with supervisor.tracked(process):  # an interrupt during preparation kills it
-            port = _wait_ready(name, process, stderr, supervisor.checkpoint)
+            if listens_on is None:
+                port = _wait_ready(name, process, stderr, supervisor.checkpoint)
+            else:
+                port = _wait_listening(name, process, stderr, supervisor.checkpoint, listens_on)
         if role:
             unregister = supervisor.register(role, process.pid, gil)
         yield port
@@ -208,6 +219,29 @@ def run_to_completion(
     return subprocess.CompletedProcess(list(argv), process.returncode, output, b"")
 
 
+def _wait_listening(
+    name: str,
+    process: subprocess.Popen[bytes],
+    stderr: IO[bytes],
+    checkpoint: Callable[[], None],
+    port: int,
+) -> int:
+    deadline = time.monotonic() + BACKING_READY_TIMEOUT_S
+    while time.monotonic() < deadline and process.poll() is None:
+        checkpoint()
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return port
+        time.sleep(0.05)
+    _raise_not_started(name, stderr)
+
+
+def _raise_not_started(name: str, stderr: IO[bytes]) -> NoReturn:
+    tail = _tail(stderr)
+    raise UsageError(
+        f"the embedded {name} did not start" + (f"; its stderr:\n{tail}" if tail else "")
+    )
+
+
 def _wait_ready(
     name: str,
     process: subprocess.Popen[bytes],
@@ -231,7 +265,4 @@ def _wait_ready(
                     return port
         elif process.poll() is not None:
             break
-    tail = _tail(stderr)
-    raise UsageError(
-        f"the embedded {name} did not start" + (f"; its stderr:\n{tail}" if tail else "")
-    )
+    _raise_not_started(name, stderr)

@@ -284,7 +284,28 @@ def _rows(columns: list[Column]) -> list[Row]:
             _micros,
         ),
         Row("Generator CPU / call", lambda lv: lv.generator_cpu_us_per_call, _micros),
+        *_allocation_rows(columns),
         VerdictRow("Verdict", lambda lv: None, str),
+    ]
+
+
+def _allocation_rows(columns: list[Column]) -> list[Row]:
+    """--client-allocations: the client's memory per call, from its untimed traced pass."""
+    if not any(lv.client_allocations for column in columns for lv in column):
+        return []
+    return [
+        Row(
+            "Client bytes / call",
+            lambda lv: lv.client_allocations.bytes_per_call if lv.client_allocations else None,
+            lambda v: format_bytes(int(v)),
+        ),
+        Row(
+            "Client allocs / call",
+            lambda lv: (
+                lv.client_allocations.allocations_per_call if lv.client_allocations else None
+            ),
+            lambda v: f"{v:,.0f}",
+        ),
     ]
 
 

@@ -160,6 +160,9 @@ class ServiceDefinition:
     # stack); returns the server params to use, so every server kind starts
     # from the same data.
     prepare: Callable[[Mapping[str, Any], Path, ExitStack], dict[str, Any]] | None = None
+    # Server params completed from what is installed (which database runs), when
+    # options are built: the header and the results then name what ran.
+    complete_params: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     # Run before each server kind starts, with the prepared params (e.g. empty
     # a collection), so each starts from the same state.
     reset: Callable[[Mapping[str, Any]], None] | None = None

