@@ -67,7 +67,26 @@ SEED_002 = {
     ("S3 500 ms away", "c10"): 'grpcbench run --scenario s3-list -s "grpcio:workers=1'
     ' grpcio:workers=10 grpclib grpclib+uvloop grpcio-aio" --io-delay-ms 500 -c 10 -n 40'
 }
+# Seed 000: fetching all 17,613 matches of '%ff%' among 110,000 users, paginated or
+# streamed with 1, 10 or 100 page queries in flight; the database on one CPU of its own
+# (the generator's), on both CPUs, and SQLite inside the server. The client's memory per
+# fetch-all from an untimed traced pass (the seed's B/op and allocs/op).
+PAGINATE = 'grpcbench run --scenario paginate-vs-stream -s "grpcio:workers=10 grpclib grpcio-aio"'
+SEED_000 = {
+    ("PostgreSQL on CPU 1", "18K"): f"{PAGINATE} -n 10 --client-allocations 3",
+    ("PostgreSQL on CPUs 0-1", "18K"): f"{PAGINATE} -n 10 --backing-cpus 0-1",
+    ("SQLite in the server", "18K"): f"{PAGINATE} -n 10 --database sqlite",
+}
+# Seed 000's large case: 1,039,798 matches of '%e%' among 1,355,000 users, one fetch-all
+# per variant (the seed, too, ran it once).
+SEED_000_LARGE = {
+    ("PostgreSQL on CPUs 0-1", "1.04M"): "grpcbench run --scenario paginate-vs-stream"
+    " -s grpcio-aio --server-param users=1355000 --workload-param keyword=e -c 1 -n 1"
+    " --warmup 0 --timeout 900s --backing-cpus 0-1",
+}
 SEEDS: dict[str, dict[tuple[str, str], str]] = {
+    "000": SEED_000,
+    "000-large": SEED_000_LARGE,
     "001": SEED_001,
     "002": SEED_002,
     "003": SEED_003,
@@ -97,6 +116,12 @@ def level_figures(level: LevelResult) -> dict[str, Any]:
         "server_rss_after_cooldown_bytes": usage.rss_after_cooldown_bytes if usage else None,
         "cooldown_s": usage.cooldown_s if usage else 0.0,
         "verdict": level.verdict,
+        "items": load.stream.items if load.stream else None,
+        "backing_cpu_s": {name: u.cpu_s for name, u in level.backing_usage.items()},
+        "backing_cores": {name: u.cpu_cores for name, u in level.backing_usage.items()},
+        "client_allocations": (
+            level.client_allocations.to_json() if level.client_allocations else None
+        ),
     }
 
 

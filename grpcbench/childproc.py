@@ -19,8 +19,9 @@ import sys
 from collections.abc import Iterable, Sequence
 
 _PR_SET_PDEATHSIG = 1
-# Every child that serves something (gRPC servers, the embedded S3 and MongoDB)
-# prints one line `READY {"port": N}` on stdout once it listens.
+# Every child of ours that serves something (gRPC servers, the embedded S3 and
+# MongoDB) prints one line `READY {"port": N}` on stdout once it listens
+# (PostgreSQL, not ours, is given its port and waited for on it).
 READY_PREFIX = "READY "
 # Directories the parent appended to sys.path for users' modules (services.registry).
 USER_PATH_ENV = "GRPCBENCH_USER_PATH"

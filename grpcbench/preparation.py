@@ -1,4 +1,4 @@
-"""A service's preparation (data, embedded S3 and MongoDB, a Maven fetch), stoppable at once.
+"""A service's preparation (data, embedded backing services, a Maven fetch), stoppable at once.
 
 Preparation is synchronous code (boto3, pymongo, subprocess), so it runs in a
 thread of its own while the event loop waits; Ctrl-C cancels the wait, kills
@@ -32,9 +32,10 @@ CANCEL_GRACE_S = 3.0
 
 @dataclass(frozen=True)
 class BackingProcess:
-    """A backing service a run started (embedded S3, MongoDB), measured like the server."""
+    """A backing service a run started (embedded S3, MongoDB, PostgreSQL), measured like
+    the server (with its child processes)."""
 
-    name: str  # as in the tables: "S3", "MongoDB"
+    name: str  # as in the tables: "S3", "MongoDB", "PostgreSQL"
     pid: int
     gil: bool  # one Python process: it can keep one core busy at most
 

@@ -165,11 +165,14 @@ def ready_process(
     role: str = "",
     gil: bool = True,
     listens_on: int | None = None,
+    stop_signal: int = signal.SIGTERM,
 ) -> Iterator[int]:
     """Run a backing service until the context ends; yields the port of its READY line.
 
     A program that prints no READY line (PostgreSQL) is given its port and
     ``listens_on`` it: it is ready once 127.0.0.1:port accepts a connection.
+    ``stop_signal``: how it is asked to stop (PostgreSQL: SIGINT, its fast shutdown;
+    SIGTERM would wait for every client to leave).
     It runs on the supervisor's ``backing_cpus`` and, with a ``role`` ("S3"), is
     registered with it so every level measures it (with its child processes).
     Synchronous on purpose: a run's preparation is synchronous code, run in a
@@ -193,7 +196,7 @@ def ready_process(
         if unregister is not None:
             unregister()
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(stop_signal)
             with contextlib.suppress(OSError):
                 process.stdin.close()  # type: ignore[union-attr]
             try:

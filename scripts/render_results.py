@@ -287,6 +287,91 @@ def render_seed_001(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# The seed's own figures (../shared/seeds/000_*.txt; Go client and server, MySQL in a
+# container): seconds per fetch-all, B/op and allocs/op per variant.
+SEED_000_OWN = {
+    "18K": {
+        "paginate": (5.729, 15_748_736, 222_302), "stream-fetch-1": (5.767, 15_387_366, 219_532),
+        "stream-fetch-10": (2.087, 15_504_884, 219_983),
+        "stream-fetch-100": (1.955, 15_444_297, 219_882),
+    },
+    "1.04M": {
+        "paginate": (191.7, 889_266_160, 12_768_022),
+        "stream-fetch-1": (190.0, 865_303_704, 12_596_571),
+        "stream-fetch-10": (41.8, 870_448_160, 12_613_615),
+        "stream-fetch-100": (39.5, 870_049_200, 12_618_855),
+    },
+}  # fmt: skip
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1e3:,.0f} ms" if value < 1 else f"{value:,.1f} s"
+
+
+def render_seed_000(record: dict[str, Any]) -> str:
+    """Per database placement and server: mean time per fetch-all and the gain over
+    paginating; the database's CPU per fetch-all; then the client's memory per call."""
+    cells: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        cells.setdefault((run["group"], run["server"], run["variant"]), []).append(run)
+    variants = list(dict.fromkeys(variant for _, _, variant in cells))
+    case = record["runs"][0]["label"]
+    own = SEED_000_OWN[case]
+    lines = [
+        _seed_intro(record),
+        "Mean time per fetch-all (its gain over paginate); at stream-fetch-10, the database's"
+        " CPU per fetch-all, and the floor it sets: that CPU over the database's CPUs.",
+        "",
+        "| database | server | " + " | ".join(variants)
+        + " | database CPU / fetch-all | floor |",
+        "|---|---|" + "---|" * (len(variants) + 2),
+    ]  # fmt: skip
+    for group, server in dict.fromkeys((g, sv) for g, sv, _ in cells):
+        means = {v: _median(cells[(group, server, v)], "mean_us") / 1e6 for v in variants}
+        shown = [f"{_seconds(means[v])} ({means['paginate'] / means[v]:.2f}x)" for v in variants]
+        fetch10 = cells[(group, server, "stream-fetch-10")]
+        database = [
+            (cpu / r["calls"], r["backing_cores"][name])
+            for r in fetch10 for name, cpu in r["backing_cpu_s"].items() if r["calls"]
+        ]  # fmt: skip
+        if database:
+            per_call = statistics.median(cpu for cpu, _ in database)
+            cores = database[0][1]
+            figures = f"{_seconds(per_call)} | {_seconds(per_call / cores)} on {cores:g} CPU(s)"
+        else:
+            figures = "(in the server) | -"
+        lines.append(f"| {group} | {server} | " + " | ".join(shown) + f" | {figures} |")
+    seed_cells = [
+        f"{_seconds(own[v][0])} ({own['paginate'][0] / own[v][0]:.2f}x)" for v in variants
+    ]
+    lines.append("| the seed: MySQL in a container | Go | " + " | ".join(seed_cells) + " | - | - |")
+    traced = [r for r in record["runs"] if r.get("client_allocations")]
+    if traced:
+        servers = list(dict.fromkeys(r["server"] for r in traced))
+        lines += [
+            "",
+            "The client's memory per fetch-all (`--client-allocations 3`: an untimed pass traced"
+            " by memray; built-in client, wire stack), bytes / allocations, beside the seed's"
+            " B/op / allocs/op:",
+            "",
+            "| variant | " + " | ".join(servers) + " | the seed (Go) |",
+            "|---|" + "---|" * (len(servers) + 1),
+        ]
+        for variant in variants:
+            row = []
+            for server in servers:
+                runs = [r for r in traced if r["server"] == server and r["variant"] == variant]
+                size = statistics.median(r["client_allocations"]["bytes_per_call"] for r in runs)
+                count = statistics.median(
+                    r["client_allocations"]["allocations_per_call"] for r in runs
+                )
+                row.append(f"{size / 2**20:,.1f} MiB / {count:,.0f}")
+            _, seed_bytes, seed_allocs = own[variant]
+            seed = f"{seed_bytes / 2**20:,.1f} MiB / {seed_allocs:,}"
+            lines.append(f"| {variant} | " + " | ".join(row) + f" | {seed} |")
+    return "\n".join(lines)
+
+
 # The seed's own TPS per client count (../shared/seeds/003_*.txt; a Go client and server).
 SEED_003_OWN = {1: "4,087", 10: "15,964", 15: "18,087", 20: "15,532"}
 
@@ -465,6 +550,8 @@ def render_profile_hello(path: Path) -> str:
 
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "profile-overhead": render_profile_overhead,
+    "seed-000": render_seed_000,
+    "seed-000-large": render_seed_000,
     "seed-001": render_seed_001,
     "seed-003": render_seed_003,
     "seed-002": render_seed_002,

@@ -278,8 +278,9 @@ def test_sqlite_fallback_prepares_a_file(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def mysql() -> Iterator[str]:
-    server = shutil.which("mariadbd") or shutil.which("mysqld")
-    install = shutil.which("mariadb-install-db")
+    where = f"{os.environ.get('PATH', '')}:/usr/sbin:/usr/bin"
+    server = shutil.which("mariadbd", path=where) or shutil.which("mysqld", path=where)
+    install = shutil.which("mariadb-install-db", path=where)
     if not server or not install:
         pytest.skip("no MariaDB here (Debian's mariadb-server; .ci/run installs it)")
     root = Path(tempfile.mkdtemp(prefix="grpcbench-mariadb-"))

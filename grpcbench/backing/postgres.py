@@ -24,6 +24,7 @@ import contextlib
 import importlib.util
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -31,6 +32,8 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from grpcbench.backing.users_table import RowSource, check_row_count
 from grpcbench.errors import UsageError
@@ -50,6 +53,8 @@ SERVER_SETTINGS = {
     "shared_buffers": "256MB",  # the 1.35M-row table stays in memory
 }
 CONNECT_TIMEOUT_S = 10.0
+DATA_PREFIX = "grpcbench-pgdata-"
+ABANDONED_AFTER_S = 600.0
 
 
 def binaries() -> Path:
@@ -166,11 +171,25 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _remove_abandoned() -> None:
+    """Data directories of runs that were killed (-9) before they could remove theirs:
+    no live postmaster, and older than a run's start-up."""
+    for root in Path(tempfile.gettempdir()).glob(f"{DATA_PREFIX}*"):
+        with contextlib.suppress(OSError, ValueError):
+            if time.time() - root.stat().st_mtime < ABANDONED_AFTER_S:
+                continue
+            pidfile = root / "data" / "postmaster.pid"
+            if pidfile.exists() and psutil.pid_exists(int(pidfile.read_text().split()[0])):
+                continue
+            shutil.rmtree(root, ignore_errors=True)
+
+
 def start_embedded(stack: ExitStack) -> str:
     """initdb a fresh data directory and run PostgreSQL until the stack closes; its URI."""
     prefix = _as_user()
     bin_dir = _reachable_binaries(prefix)
-    root = Path(tempfile.mkdtemp(prefix="grpcbench-pgdata-"))
+    _remove_abandoned()
+    root = Path(tempfile.mkdtemp(prefix=DATA_PREFIX))
     stack.callback(shutil.rmtree, root, ignore_errors=True)
     if prefix:
         import pwd
@@ -191,8 +210,11 @@ def start_embedded(stack: ExitStack) -> str:
     argv = [*prefix, str(bin_dir / "postgres"), "-D", str(data), "-h", "127.0.0.1",
             "-p", str(port), "-k", str(root), *settings]  # fmt: skip
     stack.enter_context(
-        ready_process("PostgreSQL", argv, current(), role="PostgreSQL", gil=False, listens_on=port)
-    )
+        ready_process(
+            "PostgreSQL", argv, current(), role="PostgreSQL", gil=False, listens_on=port,
+            stop_signal=signal.SIGINT,
+        )
+    )  # fmt: skip
     uri = f"postgresql://{ROLE}@127.0.0.1:{port}/{DATABASE}"
     _wait_accepting(uri)
     return uri

@@ -1,0 +1,102 @@
+"""A measured tree counts the processes born and reaped during the level (a database's
+backends), and its memory counts shared pages once; --backing-cpus places backing services."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from grpcbench.errors import UsageError
+from grpcbench.monitor import ProcessMonitor
+from grpcbench.options import build_placement
+from grpcbench.plan import Placement
+from tests.conftest import GRPCBENCH
+
+# After 0.3 s, a child burns 0.6 s of CPU and is reaped; the parent then idles.
+_PARENT = """
+import subprocess, sys, time
+time.sleep(0.3)
+subprocess.run([sys.executable, "-c",
+    "import time\\nend = time.process_time() + 0.6\\nwhile time.process_time() < end: pass"])
+time.sleep(5)
+"""
+
+# Two processes mapping the same 64 MiB of shared memory, touched by both.
+_SHARED = """
+import mmap, os, time
+region = mmap.mmap(-1, 64 << 20)
+region.write(b"x" * (64 << 20))
+if os.fork() == 0:
+    region.seek(0); region.read(64 << 20)
+    time.sleep(30); os._exit(0)
+time.sleep(30)
+"""
+
+
+def test_a_child_born_and_reaped_mid_level_is_counted() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT])
+    try:
+
+        async def measure() -> float:
+            monitor = ProcessMonitor(parent.pid)
+            monitor.start()
+            await asyncio.sleep(1.6)  # the child came and went meanwhile
+            usage = monitor.stop()
+            assert usage is not None
+            return usage.cpu_s
+
+        assert asyncio.run(measure()) >= 0.5
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def test_shared_pages_count_once_in_a_tree() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", _SHARED])
+    try:
+        time.sleep(1.5)  # mapped, written and forked
+
+        async def measure() -> tuple[int, str, int]:
+            monitor = ProcessMonitor(parent.pid)
+            monitor.start()
+            await asyncio.sleep(0.6)
+            usage = monitor.stop()
+            assert usage is not None
+            return usage.peak_rss_bytes, usage.peak_rss_method, usage.processes
+
+        peak, method, processes = asyncio.run(measure())
+        assert processes == 2 and method == "sampled pss"
+        # Summed RSS would be over 128 MiB; PSS counts the 64 MiB once.
+        assert 64 << 20 <= peak < 110 << 20
+    finally:
+        for child in psutil.Process(parent.pid).children():
+            child.kill()
+        parent.kill()
+        parent.wait()
+
+
+def test_backing_cpus_are_their_own_or_the_generators() -> None:
+    assert build_placement(True, "0", "1").backing_cpus == (1,)
+    placement = build_placement(True, "0", "1", "0")
+    assert placement.backing_cpus == (0,)
+    assert "embedded backing services on CPU 0" in placement.describe()
+    assert Placement.from_json(placement.to_json()) == placement
+    assert Placement.from_json(build_placement(True, "0", "1").to_json()).chosen_backing_cpus == ()
+    with pytest.raises(UsageError, match="--no-pin cannot be combined"):
+        build_placement(False, None, None, "1")
+    with pytest.raises(UsageError, match="CPU 4096 is not available"):
+        build_placement(True, "0", "1", "4096")
+
+
+def test_the_placement_is_in_the_header() -> None:
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "--scenario", "s3-list", "--backing-cpus", "0", "--dry-run"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "embedded backing services on CPU 0" in result.stdout
