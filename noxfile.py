@@ -171,12 +171,16 @@ def seed002(session: nox.Session) -> None:
         ("grpclib>=0.4.7", "h2==3.2.0"),  # today's grpclib, the seed's h2
         ("grpclib==0.3.2", "h2==3.2.0"),  # the seed's
     )
-    for stack in stacks:
+    saved = "docs/results/seed-002-unavailable.json"
+    for index, stack in enumerate(stacks):
         session.install(*stack)
         # Pure-Python protobuf for every stack, so only the libraries differ: grpclib 0.3's
         # bundled health stubs do not load on today's upb protobuf.
-        session.run("python", "benchmarks/seed002_unavailable.py", *clients, *session.posargs,
+        session.run("python", "benchmarks/seed002_unavailable.py", *clients, "--save", saved,
+                    *(["--append"] if index else []), *session.posargs,
                     env={"PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": "python"})  # fmt: skip
+    session.install(".")  # today's stack again, to render the page's table
+    session.run("python", "scripts/render_results.py")
 
 
 @nox.session
@@ -210,7 +214,7 @@ def proto(session: nox.Session) -> None:
 def figures(session: nox.Session) -> None:
     """The seeds' figures in the docs measured again (benchmarks/seed_figures.py) and the
     pages' tables rewritten from them (scripts/render_results.py); commit the result."""
-    session.install(".[charts]")
+    session.install(".[charts,database,profile]")  # seed 000: PostgreSQL, memray
     greeter = Path(session.create_tmp()).resolve() / "greeter"  # built here, never at install
     with session.chdir("benchmarks/greeter_go"):
         session.run("go", "build", "-o", str(greeter), ".", external=True)

@@ -15,6 +15,8 @@ timing (more streams in flight, more calls on a dying connection).
 on the seed's h2, the seed's) so the counts sit side by side. Each cell is a
 fresh server (a closed connection must not leak into the next cell), the
 embedded S3 with the seed's 893 objects, and N calls of StreamObjects.
+``--save FILE`` writes the cells for scripts/render_results.py (the seed-002 page's
+table); ``--append`` adds this stack's to those already there.
 """
 
 from __future__ import annotations
@@ -24,16 +26,20 @@ import asyncio
 import contextlib
 import importlib.metadata
 import json
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from clients import save_record  # benchmarks/, this script's directory
 
 from grpcbench.level_options import level_context
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings
 from grpcbench.options import default_placement
 from grpcbench.resources import protos_dir
+from grpcbench.results import now_iso
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.services.objects import prepare
@@ -84,6 +90,7 @@ async def main(args: argparse.Namespace) -> None:
     clients = ["builtin", *binaries]
     print(f"stack: {_stack()}; {args.requests} StreamObjects calls per cell (893 messages each)")
     print(f"{'server':<16} {'client':<14} {'c':>3} {'OK':>5} {'Unavailable':>12} {'other':>6}")
+    cells: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         params = prepare({}, workdir, stack)  # the embedded S3, seeded
@@ -109,6 +116,15 @@ async def main(args: argparse.Namespace) -> None:
                         f" {statuses['Unavailable']:>12} {other:>6}",
                         flush=True,
                     )
+                    cells.append({
+                        "stack": _stack(), "server": spec, "client": client,
+                        "concurrency": concurrency, "ok": statuses["OK"],
+                        "unavailable": statuses["Unavailable"], "other": other,
+                    })  # fmt: skip
+    if args.save:
+        earlier = json.loads(Path(args.save).read_text())["cells"] if args.append else []
+        save_record(args.save, "seed-002-unavailable", date=now_iso(), requests=args.requests,
+                    cells=earlier + cells)  # fmt: skip
 
 
 def _parse() -> argparse.Namespace:
@@ -120,7 +136,12 @@ def _parse() -> argparse.Namespace:
         "--ghz", action="append", default=[], metavar="LABEL=PATH",
         help="a ghz binary to run beside the built-in client (repeatable)",
     )  # fmt: skip
-    return parser.parse_args()
+    parser.add_argument("--save", help="write the cells as JSON (docs/results/...)")
+    parser.add_argument("--append", action="store_true", help="add to --save's cells")
+    args = parser.parse_args()
+    if args.append and not (args.save and Path(args.save).exists()):
+        sys.exit("--append needs an existing --save file")
+    return args
 
 
 def _names(text: str) -> list[str]:

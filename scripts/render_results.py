@@ -451,6 +451,33 @@ def render_seed_002(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_seed_002_unavailable(record: dict[str, Any]) -> str:
+    """Unavailable calls per cell, a row per stack, server and concurrency."""
+    clients = list(dict.fromkeys(cell["client"] for cell in record["cells"]))
+    labels = {"builtin": "built-in", "ghz": "ghz (today's)"}
+    lines = [
+        f"`nox -s seed002` ({record['date'][:10]}):"
+        f" {_machine(record)}; {record['requests']} StreamObjects calls per cell, a fresh"
+        " server each. Unavailable calls per cell:",
+        "",
+        "| stack | server | c | " + " | ".join(labels.get(c, c) for c in clients) + " |",
+        "|---|---|---|" + "---|" * len(clients),
+    ]
+    rows: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
+    for cell in record["cells"]:
+        key = (cell["stack"], cell["server"], cell["concurrency"])
+        rows.setdefault(key, {})[cell["client"]] = cell
+    for (stack, server, concurrency), by_client in rows.items():
+        shown = [
+            f"{by_client[c]['unavailable']}" + (f" (+{by_client[c]['other']} other)"
+                                                if by_client[c]["other"] else "")
+            if c in by_client else "-"
+            for c in clients
+        ]  # fmt: skip
+        lines.append(f"| {stack} | {server} | {concurrency} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
+
+
 def render_seed_004_500(record: dict[str, Any]) -> str:
     """500 streams at once per variant and kind, and what each holds after the burst."""
     cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -555,6 +582,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "seed-001": render_seed_001,
     "seed-003": render_seed_003,
     "seed-002": render_seed_002,
+    "seed-002-unavailable": render_seed_002_unavailable,
     "seed-004": render_seed_004,
     "seed-004-500": render_seed_004_500,
     "crosscheck": render_crosscheck,

@@ -8,7 +8,7 @@ from grpcbench.report.console import print_tables
 from grpcbench.report.csv_export import FIELDS, write_csv
 from grpcbench.report.markdown import run_to_markdown, table_to_markdown
 from grpcbench.report.table import build_tables
-from grpcbench.results import RecordedOptions, RunRecord
+from grpcbench.results import LevelResult, RecordedOptions, RunRecord
 from tests.support.factories import level
 
 
@@ -196,3 +196,25 @@ def test_paginate_vs_stream_ratios_in_the_summary_and_markdown() -> None:
         " (mean time per call)" in text
     )
     assert "parameters: server users=110000" in text
+
+
+def test_variant_ratios_leave_out_levels_with_failed_calls() -> None:
+    """A fetch-all that hit its deadline has no time to compare (seed 000's large case)."""
+    from dataclasses import replace
+
+    from grpcbench.plan import LevelPlan
+    from grpcbench.report.summary import variant_ratios
+
+    def variant(name: str, latencies: tuple[int, ...], statuses: dict[str, int]) -> LevelResult:
+        made = level("grpclib", latencies_us=latencies, statuses=statuses)
+        return replace(made, plan=LevelPlan(1, variant=name))
+
+    ok = {"OK": 2}
+    levels = [
+        variant("paginate", (4000, 4000), ok),
+        variant("stream-fetch-1", (2000, 2000), ok),
+        variant("stream-fetch-10", (1000, 1000), {"DeadlineExceeded": 2}),
+    ]
+    (line,) = variant_ratios(levels)
+    assert "stream-fetch-1 2.00x" in line and "stream-fetch-10" not in line
+    assert variant_ratios([replace(levels[0], load=levels[2].load), levels[1]]) == []

@@ -40,10 +40,11 @@ def _best(group: LevelGroup, key: str) -> str:
 
 def variant_ratios(levels: Iterable[LevelResult]) -> list[str]:
     """Seed 000's conclusion: per server, how many times longer a call of the
-    ``paginate`` variant took than each ``stream-*`` variant (mean latency)."""
+    ``paginate`` variant took than each ``stream-*`` variant (mean latency).
+    Levels with failed calls are left out: a deadline is not a fetch-all's time."""
     by_variant: dict[tuple[str, str, str], list[float]] = {}
     for level in levels:
-        if level.variant:
+        if level.variant and level.unexpected == 0:
             key = (level.scenario, f"{level.server} [{level.driver}]", level.variant)
             by_variant.setdefault(key, []).append(level.load.latency.mean_us)
     lines = []
