@@ -61,6 +61,13 @@ SEED_004_500 = {
     "mono-small-serialized,mono-small-frame,mono-medium-objects,mono-medium-serialized,"
     "mono-medium-frame"
 }
+# Seed 004 for minutes, as the seed watched it: 500 streams kept busy for a minute (each
+# stream that ends is opened again), then 10 s with no load.
+SEED_004_MINUTE = {
+    ("500 watches for a minute", "minute"): "grpcbench run --scenario watch -c 500"
+    " --duration 60s --warmup 0 --client-processes 25 --cooldown 10s"
+    " --variants mono-medium-objects,mono-medium-serialized",
+}
 # Seed 002: listing 893 objects from an S3 500 ms away, concurrency 10 (the seed's kinds,
 # and grpc.aio).
 SEED_002 = {
@@ -92,6 +99,7 @@ SEEDS: dict[str, dict[tuple[str, str], str]] = {
     "003": SEED_003,
     "004": SEED_004,
     "004-500": SEED_004_500,
+    "004-minute": SEED_004_MINUTE,
 }
 
 

@@ -454,7 +454,10 @@ def render_seed_002(record: dict[str, Any]) -> str:
 def render_seed_002_unavailable(record: dict[str, Any]) -> str:
     """Unavailable calls per cell, a row per stack, server and concurrency."""
     clients = list(dict.fromkeys(cell["client"] for cell in record["cells"]))
-    labels = {"builtin": "built-in", "ghz": "ghz (today's)"}
+    labels = {
+        "builtin": "built-in (wire)", "builtin-grpcio": "built-in (grpc.aio)",
+        "ghz": "ghz (today's)",
+    }  # fmt: skip
     lines = [
         f"`nox -s seed002` ({record['date'][:10]}):"
         f" {_machine(record)}; {record['requests']} StreamObjects calls per cell, a fresh"
@@ -585,6 +588,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "seed-002-unavailable": render_seed_002_unavailable,
     "seed-004": render_seed_004,
     "seed-004-500": render_seed_004_500,
+    "seed-004-minute": render_seed_004_500,
     "crosscheck": render_crosscheck,
     "loadgen": render_loadgen,
     "streaming": render_streaming,

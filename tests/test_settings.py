@@ -22,7 +22,7 @@ NOT_DEFAULT = LoadSettings(
     client_stack="grpcio", sample_interval_s=0.2, connect_timeout_s=3.0, authority="a.example",
     keepalive_s=5.0, gzip=True, max_recv_bytes=1000, max_send_bytes=100,
     rate_schedule=parse_rate_schedule("step:start=10,step=10,every=1s,end=30"), interval_s=0.5,
-    cooldown_s=2.0,
+    cooldown_s=2.0, client_allocations=50,
 )  # fmt: skip
 
 
@@ -101,10 +101,11 @@ def test_the_pytest_plugin_takes_every_declared_setting_by_name() -> None:
         if name not in ("connections", "warmup_requests", "warmup_s", "duration_s", "rate_schedule")
     }  # fmt: skip
     made = pytest_plugin.one_level_options(
-        "grpclib", load="fake", concurrency=2, warmup=4, connections="pool:2", **given
+        "grpclib", concurrency=2, warmup=4, connections="pool:2", **given
     ).load
     assert made.warmup_requests == 4 and made.connections.size == 2
     assert made.client_stack == "grpcio" and made.max_in_flight == 9 and made.client_cpus == (1,)
+    assert made.client_allocations == 50
     timed = pytest_plugin.one_level_options("grpclib", duration="2s", warmup="1s", timeout=3)
     assert (timed.load.requests, timed.load.duration_s) == (0, 2.0)
     assert (timed.load.warmup_requests, timed.load.warmup_s, timed.load.timeout_s) == (0, 1, 3)
