@@ -39,9 +39,24 @@ SOURCES = ("grpcbench", "tests", "benchmarks", "scripts", "examples", "noxfile.p
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """Run the test suite (unit, integration, CLI and process-leak tests)."""
+    """Run the test suite (unit, integration, CLI and process-leak tests).
+
+    ``-- -m "not integration"`` selects the fast tests; they start no server and
+    pin nothing, so they are spread over every core (pytest-xdist). The
+    integration tests pin servers and generators to CPUs and run one at a time."""
     session.install(".[test]")
-    session.run("pytest", *session.posargs)
+    args = list(session.posargs)
+    chose_workers = any(arg.startswith(("-n", "--numprocesses")) for arg in args)
+    if _selects_fast_tests_only(args) and not chose_workers:
+        args = ["--numprocesses", "auto", *args]
+    session.run("pytest", *args)
+
+
+def _selects_fast_tests_only(args: list[str]) -> bool:
+    """True when a ``-m`` expression leaves every integration test out."""
+    expressions = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "-m"]
+    expressions += [arg.removeprefix("-m") for arg in args if arg.startswith("-m") and arg != "-m"]
+    return any(" ".join(e.split()) == "not integration" for e in expressions)
 
 
 @nox.session

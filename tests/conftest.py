@@ -16,9 +16,14 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 @pytest.fixture(autouse=True)
 def _children_can_import_tests(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Server and generator subprocesses load tests.support services too."""
+    """Server and generator subprocesses load tests.support services too.
+
+    With the checkout on their path they import grpcbench from it, so they may
+    write its bytecode: under PYTHONDONTWRITEBYTECODE every one of the hundreds
+    of child processes would compile the package from source again."""
     path = os.environ.get("PYTHONPATH", "")
     monkeypatch.setenv("PYTHONPATH", f"{REPO}{os.pathsep}{path}" if path else str(REPO))
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
