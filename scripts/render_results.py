@@ -218,7 +218,7 @@ def render_crosscheck(record: dict[str, Any]) -> str:
 
 
 def render_ghz_compat() -> str:
-    """ghz's flags as `run` takes them: the README's table is ``grpcbench.ghz_compat``."""
+    """ghz's flags as `run` takes them: docs/own-service.md's table is ``grpcbench.ghz_compat``."""
     from grpcbench import ghz_compat
 
     lines = ["| ghz flag | in grpcbench |", "|---|---|"]

@@ -7,7 +7,7 @@ helloworld.Greeter, as grpcbench's hello service is), with -n made smaller where
 ghz's example would run for a minute. Each one either does what ghz does with it,
 checked in the results (one level with ghz's defaults, connections as ghz counts
 them, proto paths found under the import paths), or is refused by name with its
-reason. The README's ghz table is ``grpcbench.ghz_compat``.
+reason. The ghz table on docs/own-service.md is ``grpcbench.ghz_compat``.
 """
 
 from __future__ import annotations
