@@ -120,15 +120,17 @@ def _capacity(tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[s
 @pytest.mark.integration
 def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path) -> None:
     """hello with a 20 ms handler on 4 workers serves at most 200 calls/s: on a uniform
-    timetable a loose SLO finds 200 +- 5%, confirmed on fresh servers; and the
-    results file is an ordinary one that show and report read."""
+    timetable a loose SLO finds it, confirmed on fresh servers; and the results file
+    is an ordinary one that show and report read. The found rate may sit one bracket
+    (--precision 5%) below the first failing rate, and one confirmation step (5%)
+    below that: 188 with the bracket 188-194/s is a correct answer on a busy machine."""
     done, data = _capacity(
         tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
         "--slo", "p99<=2s", "--repeat", "2",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (found,) = data["capacity"]["found"]
-    assert 190 <= found["capacity"] <= 210, found
+    assert 200 * 0.95 * 0.95 <= found["capacity"] <= 210, found
     assert found["converged"] and not found["generator_limited"]
     probes = data["capacity"]["probes"]
     assert [p["phase"] for p in probes[:2]] == ["ceiling", "search"]
