@@ -114,6 +114,14 @@ def _cpu_seconds(process: psutil.Process) -> float:
     return float(times.user + times.system + times.children_user + times.children_system)
 
 
+def tree_cpu_seconds(root: psutil.Process) -> float:
+    """CPU seconds of ``root`` and every process below it, as ``ProcessMonitor`` counts."""
+    processes = [root]
+    with contextlib.suppress(psutil.Error):
+        processes += root.children(recursive=True)
+    return sum(_cpu_seconds(process) for process in processes)
+
+
 def _pss(process: psutil.Process) -> int:
     """Proportional set size: shared pages divided among the processes that map them."""
     try:

@@ -528,9 +528,9 @@ def render_profile_overhead(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_profile_hello(path: Path) -> str:
+def render_profile_hello(path: Path, differential: bool = True) -> str:
     """A saved ``run --profile`` of hello: per kind its server CPU per call and top
-    functions, then the differential grpcbench prints."""
+    functions, then (unless ``differential`` is false) the differential grpcbench prints."""
     from grpcbench.profile.model import Profile
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.profiles import PYTHON_ONLY, differential_table
@@ -569,7 +569,7 @@ def render_profile_hello(path: Path) -> str:
             for top in tops
         ]
         lines.append(f"| top {rank + 1} | " + " | ".join(cells) + " |")
-    compared = differential_table(levels)
+    compared = differential_table(levels) if differential else None
     if compared is not None:
         lines += [
             "",
@@ -596,7 +596,43 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
 
 
 # Saved grpcbench runs rendered their own way (other runs: ``render_run``).
-RUN_RENDERERS: dict[str, Callable[[Path], str]] = {"profile-hello": render_profile_hello}
+def render_capacity_summary(path: Path) -> str:
+    """The front door's view of a ``grpcbench capacity`` file: its command and each
+    SLO's capacity table, cut to the rows a reader compares first (the docs'
+    capacity page renders the whole file, every probe included)."""
+    from dataclasses import replace
+
+    from grpcbench.capacity.record import CapacityRecord
+    from grpcbench.report.capacity import capacity_table
+    from grpcbench.report.markdown import table_to_markdown
+    from grpcbench.results import load_run
+
+    run = load_run(path)
+    record = CapacityRecord.of(run)
+    assert record is not None, f"{path} is not a capacity run"
+    meta = run.metadata
+    took = (_parse_time(run.finished_at) - _parse_time(run.started_at)) / 60
+    command = " ".join(meta.get("argv", [])[1:])
+    keep = ("Capacity", "Confirmed", "p99 at capacity", "Server CPU / call")
+    tables = [
+        replace(table, rows=tuple(row for row in table.rows if row[0] in keep), notes=())
+        for table in (capacity_table(run, record, slo.text) for slo in record.settings.slos)
+    ]
+    placement = run.options.placement.describe()
+    intro = (
+        f"`grpcbench {command}` ({run.started_at[:10]}, {took:.1f} min on"
+        f" {meta.get('cpu_count')} CPUs, {meta.get('cpu_model')}; {placement}):"
+    )
+    return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in tables).rstrip()
+
+
+RUN_RENDERERS: dict[str, Callable[[Path], str]] = {
+    "profile-hello": render_profile_hello,
+    "capacity-summary": render_capacity_summary,
+    "profile-hello-top": lambda path: render_profile_hello(path, differential=False),
+}
+# Blocks that render another block's saved results their own way.
+SOURCES = {"capacity-summary": "capacity", "profile-hello-top": "profile-hello"}
 
 BLOCK = re.compile(r"<!-- results:([\w-]+) -->\n.*?<!-- /results:\1 -->", re.DOTALL)
 
@@ -608,7 +644,7 @@ def rendered(text: str) -> str:
         name = match.group(1)
         if name == "ghz-compat":  # from the code, not from saved results
             return f"<!-- results:{name} -->\n{render_ghz_compat()}\n<!-- /results:{name} -->"
-        path = RESULTS / f"{name}.json"
+        path = RESULTS / f"{SOURCES.get(name, name)}.json"
         record = json.loads(path.read_text())
         if name in RUN_RENDERERS:
             body = RUN_RENDERERS[name](path)

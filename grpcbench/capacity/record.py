@@ -163,13 +163,19 @@ class CapacityRecord:
 
 @dataclass(frozen=True)
 class Confirmed:
-    """Confirmation runs of one capacity: how many passed, and how steady they were."""
+    """Confirmation runs of one capacity: how many passed, and how steady they were.
+
+    An open loop's achieved rate sits on the offered one whenever the server keeps
+    up, so its spread alone says little; the spread of each objective's own
+    statistic across the fresh servers (``objectives``: mean and sd, µs) says how
+    much headroom the SLO had there."""
 
     runs: int
     passed: int
     achieved_mean: float
     achieved_sd: float
     p99_mean_us: float
+    objectives: tuple[tuple[str, float, float], ...] = ()
 
     @property
     def cv(self) -> float:
@@ -181,14 +187,25 @@ class Confirmed:
         return self.passed == self.runs
 
     @classmethod
-    def of(cls, runs: list[tuple[LevelResult, Judgement]], duration_s: float) -> Confirmed | None:
+    def of(
+        cls,
+        runs: list[tuple[LevelResult, Judgement]],
+        duration_s: float,
+        slo: Slo | None = None,
+    ) -> Confirmed | None:
         if not runs:
             return None
         achieved = [achieved_rate(level, duration_s) for level, _ in runs]
+        spreads = []
+        for objective in slo.objectives if slo is not None else ():
+            values = [float(objective.value_us(level.load.latency)) for level, _ in runs]
+            sd = statistics.stdev(values) if len(values) > 1 else 0.0
+            spreads.append((objective.statistic, statistics.fmean(values), sd))
         return cls(
             runs=len(runs),
             passed=sum(1 for _, judgement in runs if judgement.outcome == "pass"),
             achieved_mean=statistics.fmean(achieved),
             achieved_sd=statistics.stdev(achieved) if len(achieved) > 1 else 0.0,
             p99_mean_us=statistics.fmean(lv.load.latency.percentile_us(99) for lv, _ in runs),
+            objectives=tuple(spreads),
         )

@@ -4,7 +4,8 @@ The same ``Runner`` as `run` (its RunContext, preparation, pre-flight, target
 plans and drivers), with the per-column work replaced: for each column, one
 server for a closed-loop probe that estimates the ceiling and the search's
 open-loop probes (every SLO's search reuses a rate already probed), then each
-capacity confirmed ``confirmations`` times, each on a fresh server. Every
+capacity confirmed ``confirmations`` times, each on a fresh server (a rate's
+confirmations stop at its first miss and the next rate down is tried). Every
 probe is a level of the run's record, exported as it ends, so Ctrl-C keeps
 what was measured.
 """
@@ -17,6 +18,7 @@ from dataclasses import replace
 from grpcbench.capacity.probe import Judgement, judge
 from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Found, Phase, Probe
 from grpcbench.capacity.search import RateSearch, round_rate
+from grpcbench.capacity.settle import LIMIT_S, wait_until_idle
 from grpcbench.capacity.slo import Slo
 from grpcbench.errors import DriverError, ServerStartError, UsageError
 from grpcbench.events import RunEvents
@@ -120,18 +122,34 @@ class CapacityRunner(Runner):
         confirmation: a rate on the server's knee passes some fresh servers and not
         others, so each miss steps down by ``precision`` (at most ``STEP_DOWNS`` times)."""
         for _ in range(STEP_DOWNS + 1):
-            key = (plan.label, rate)
-            if key not in self._confirmations:
-                self._confirmations[key] = await self._confirm(plan, context, rate)
-            levels = self._confirmations[key]
+            levels = await self._confirmations_at(plan, context, rate, slo)
             if levels is None:  # a server did not start or died
                 return None
-            if all(
-                self._probe_at(index).judgements[slo.text].outcome == "pass" for index in levels
-            ):
+            if len(levels) == self.settings.confirmations and self._all_pass(levels, slo):
                 return rate
             rate = round_rate(rate * (1 - self.settings.precision))
         return None
+
+    def _all_pass(self, levels: list[int], slo: Slo) -> bool:
+        return all(self._probe_at(i).judgements[slo.text].outcome == "pass" for i in levels)
+
+    async def _confirmations_at(
+        self, plan: TargetPlan, context: TargetContext, rate: float, slo: Slo
+    ) -> list[int] | None:
+        """The confirmations at ``rate``, run one fresh server at a time until
+        ``confirmations`` passed ``slo`` or one missed it: a miss settles that the rate
+        is not confirmed, and more runs there would only spend the search's time.
+        They are shared by the SLOs (judged for each) and extended when another SLO
+        needs more of them; None when a server did not start or died."""
+        key = (plan.label, rate)
+        levels = self._confirmations.get(key, [])
+        while levels is not None and len(levels) < self.settings.confirmations:
+            if not self._all_pass(levels, slo):
+                break
+            index = await self._confirm(plan, context, rate, run=len(levels) + 1)
+            levels = None if index is None else [*levels, index]
+            self._confirmations[key] = levels
+        return levels
 
     def _probe_at(self, index: int) -> Probe:
         return next(p for p in self.capacity.probes if p.level == index)
@@ -159,6 +177,7 @@ class CapacityRunner(Runner):
             while (rate := search.next_rate()) is not None:
                 index = probed.get(rate)
                 if index is None:
+                    await self._settle(target)
                     index = probed[rate] = await self._probe(
                         target, replace(self.open_plan, rate=rate), "search"
                     )
@@ -167,35 +186,40 @@ class CapacityRunner(Runner):
                 search.record(rate, judgement.outcome)
         return searches
 
+    async def _settle(self, target: Target) -> None:
+        """The server idle again before the next probe on it (capacity.settle); a
+        target without a pid to watch is probed at once."""
+        if target.pid is None:
+            return
+        waited, idle = await wait_until_idle(target.pid)
+        if not idle:
+            self.events.warning(
+                f"{target.label}: still busy {LIMIT_S:g} s after the last probe (a backlog"
+                " it has not drained); probing anyway"
+            )
+
     async def _confirm(
-        self, plan: TargetPlan, context: TargetContext, rate: float
-    ) -> list[int] | None:
-        """``confirmations`` probes at ``rate``, each on a fresh server, judged for every
-        SLO: their levels' indexes (None when a server failed)."""
-        indexes: list[int] = []
-        for run in range(1, self.settings.confirmations + 1):
-            try:
-                async with self._opened(plan, context) as target:
-                    self.events.server_ready(target.label, target.address, target.pid)
-                    await self._preflight(target, external=target.pid is None)
-                    index = await self._probe(
-                        target, replace(self.open_plan, rate=rate), "confirm", repeat=run
-                    )
-            except ServerStartError as error:
-                self._column_failed(
-                    plan.label, f"confirmation at {rate:g}/s: did not start: {error}"
+        self, plan: TargetPlan, context: TargetContext, rate: float, run: int
+    ) -> int | None:
+        """One probe at ``rate`` on a fresh server, judged for every SLO: its level's
+        index (None when the server failed)."""
+        try:
+            async with self._opened(plan, context) as target:
+                self.events.server_ready(target.label, target.address, target.pid)
+                await self._preflight(target, external=target.pid is None)
+                index = await self._probe(
+                    target, replace(self.open_plan, rate=rate), "confirm", repeat=run
                 )
-                return None
-            except TargetDied as died:
-                self._column_failed(
-                    plan.label, f"confirmation at {rate:g}/s: {died}", self.open_plan
-                )
-                return None
-            level = self.record.levels[index]
-            for slo in self.settings.slos:
-                self._judged(index, slo.text, self._judge(level, slo))
-            indexes.append(index)
-        return indexes
+        except ServerStartError as error:
+            self._column_failed(plan.label, f"confirmation at {rate:g}/s: did not start: {error}")
+            return None
+        except TargetDied as died:
+            self._column_failed(plan.label, f"confirmation at {rate:g}/s: {died}", self.open_plan)
+            return None
+        level = self.record.levels[index]
+        for slo in self.settings.slos:
+            self._judged(index, slo.text, self._judge(level, slo))
+        return index
 
     async def _probe(self, target: Target, plan: LevelPlan, phase: Phase, repeat: int = 0) -> int:
         """Measure one probe on ``target``; its index among the record's levels."""

@@ -22,18 +22,23 @@ from grpcbench.childproc import setup_child
 from grpcbench.errors import UsageError
 from grpcbench.load.model import LoadSpec
 
-_events: TextIO = sys.stdout
 
+class EventWriter:
+    """JSON lines to the parent, one flushed line per event."""
 
-def emit(event: str, **fields: Any) -> None:
-    _events.write(json.dumps({"event": event, **fields}) + "\n")
-    _events.flush()
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        self.stream.write(json.dumps({"event": event, **fields}) + "\n")
+        self.stream.flush()
 
 
 def main() -> None:
-    global _events
     if sys.argv[1:2] == ["--pipe"]:
-        _events = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
+        emit = EventWriter(os.fdopen(int(sys.argv[2]), "w", encoding="utf-8"))
+    else:
+        emit = EventWriter(sys.stdout)
     spec = LoadSpec.from_json(json.loads(sys.stdin.readline()))
     setup_child(spec.settings.client_cpus)
     from grpcbench.load.engine import run_level

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from grpcbench.capacity.probe import achieved_rate, error_rate
 from grpcbench.capacity.record import CapacityRecord, Confirmed, Found
 from grpcbench.capacity.runner import STEP_DOWNS
+from grpcbench.capacity.slo import parse_slo
 from grpcbench.report.profiles import profile_tables
 from grpcbench.report.table import ComparisonTable, build_tables
 from grpcbench.report.units import format_bytes, format_cpu_seconds, format_latency_us
@@ -57,6 +58,21 @@ def _capacity_cell(found: Found, confirmed: Confirmed | None, confirmations: int
     return text + f" (unconfirmed{passed}, nor {STEP_DOWNS} steps below)"
 
 
+def _confirmed_cell(confirmed: Confirmed | None) -> str:
+    """How many fresh servers passed, their achieved rate, and the spread of each
+    objective's statistic across them (the SLO's headroom at that rate)."""
+    if confirmed is None:
+        return "-"
+    spreads = "".join(
+        f"; {name} {format_latency_us(mean)} ± {format_latency_us(sd)}"
+        for name, mean, sd in confirmed.objectives
+    )
+    return (
+        f"{confirmed.passed}/{confirmed.runs} passed, {confirmed.achieved_mean:,.0f} ±"
+        f" {confirmed.achieved_sd:,.0f} req/s (cv {confirmed.cv:.1%}){spreads}"
+    )
+
+
 def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> ComparisonTable:
     found = [f for f in record.found if f.slo == slo]
     rows: dict[str, list[str]] = {name: [] for name in (
@@ -65,13 +81,11 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
     )}  # fmt: skip
     for one in found:
         levels = _at_capacity(run, record, one) if one.capacity else []
-        confirmed = Confirmed.of(record.confirmations(run, one), record.settings.probe_duration_s)
+        confirmed = Confirmed.of(
+            record.confirmations(run, one), record.settings.probe_duration_s, parse_slo(slo)
+        )
         rows["Capacity"].append(_capacity_cell(one, confirmed, record.settings.confirmations))
-        rows["Confirmed"].append(
-            "-" if confirmed is None else
-            f"{confirmed.passed}/{confirmed.runs} passed, {confirmed.achieved_mean:,.0f} ±"
-            f" {confirmed.achieved_sd:,.0f} req/s (cv {confirmed.cv:.1%})"
-        )  # fmt: skip
+        rows["Confirmed"].append(_confirmed_cell(confirmed))
         rows["p50 at capacity"].append(
             _show(_mean(levels, lambda lv: lv.load.latency.percentile_us(50)), format_latency_us)
         )
@@ -109,8 +123,9 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
             " measured, open loop; latency from the intended send time. A probe passes when"
             " the SLO holds, errors are within budget, at least 99% of the offered rate was"
             " achieved and the generator kept its timetable. Confirmed: the rate run again on"
-            f" {settings.confirmations} fresh server(s); a miss steps {settings.precision:.0%}"
-            f" down, at most {STEP_DOWNS} times.",
+            f" {settings.confirmations} fresh server(s), one at a time; the first miss steps"
+            f" {settings.precision:.0%} down, at most {STEP_DOWNS} times; mean ± sd over the"
+            " fresh servers of the achieved rate and of each objective's statistic.",
         ),
     )
 
