@@ -76,6 +76,14 @@ class Cluster:
             if "spawn_main" in " ".join(child.cmdline())
         ]  # fmt: skip
 
+    def loaded_worker(self) -> psutil.Process:
+        """A worker that runs the level's generator: the busiest over half a second
+        (the run uses fewer workers than there are, so the first may be idle)."""
+        workers = self.worker_processes()
+        before = {worker.pid: cpu_s(worker) for worker in workers}
+        time.sleep(0.5)
+        return max(workers, key=lambda worker: cpu_s(worker) - before[worker.pid])
+
     def close(self) -> None:
         for process in self.processes:
             process.terminate()
@@ -130,7 +138,7 @@ def fault_worker_kill(cluster: Cluster, target: str, pid: int, workers: int) -> 
     if not loaded(psutil.Process(pid)):
         run.kill()
         return False, "the target was never loaded"
-    victim = cluster.worker_processes()[0]
+    victim = cluster.loaded_worker()
     killed = time.monotonic()
     victim.kill()
     _, stderr = run.communicate(timeout=120)
@@ -146,7 +154,7 @@ def fault_worker_stop(cluster: Cluster, target: str, pid: int, workers: int) -> 
     if not loaded(psutil.Process(pid)):
         run.kill()
         return False, "the target was never loaded"
-    victim = cluster.worker_processes()[0]
+    victim = cluster.loaded_worker()
     victim.send_signal(signal.SIGSTOP)
     try:
         _, stderr = run.communicate(timeout=180)
