@@ -16,7 +16,7 @@ from tests.conftest import GRPCBENCH
 def test_the_server_is_watched_after_the_load_and_kept_apart(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     done = subprocess.run(
-        [*GRPCBENCH, "run", "-s", "grpclib", "-c", "4", "-n", "1000", "--warmup", "0",
+        [*GRPCBENCH, "run", "-s", "grpclib", "-c", "4", "-n", "2000", "--warmup", "0",
          "--cooldown", "1500ms", "--sample-interval", "100ms", "--output", str(out)],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
@@ -24,8 +24,9 @@ def test_the_server_is_watched_after_the_load_and_kept_apart(tmp_path: Path) -> 
     (level,) = json.loads(out.read_text())["levels"]
     usage = level["server_usage"]
     assert usage["cooldown_s"] == 1.5 and usage["rss_after_cooldown_bytes"] > 10 * 2**20
-    # An idle server spends next to nothing; the measured phase's CPU is its own.
-    assert usage["cooldown_cpu_s"] < 0.3 < usage["cpu_s"]
+    # An idle server spends next to nothing; the measured phase's CPU is its own (2,000
+    # calls at 100-350 µs each, depending on the machine).
+    assert usage["cpu_s"] > 0.1 and usage["cooldown_cpu_s"] < usage["cpu_s"] / 4
     assert usage["wall_s"] < 1.5  # the measured phase, not the cooldown
     timeline = usage["timeline"]
     sampled_s = len(timeline["cpu_percent"]) * timeline["interval_s"]
