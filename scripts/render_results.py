@@ -20,7 +20,10 @@ import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from grpcbench.results import RunRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
@@ -165,9 +168,7 @@ def render_run(record: dict[str, Any], path: Path) -> str:
     )
     capacity = capacity_tables(run)
     if capacity:
-        took = (_parse_time(run.finished_at) - _parse_time(run.started_at)) / 60
-        command = " ".join(meta.get("argv", [])[1:])
-        intro = f"`grpcbench {command}` ({run.started_at[:10]}, {took:.1f} min): {machine}."
+        intro = f"{_command_took(run)}: {machine}."
         return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in capacity).rstrip()
     tables = build_tables(run.levels, run.unavailable)
     shown = [tables[0], tables[-1]] if len(tables) > 1 else tables
@@ -177,6 +178,14 @@ def render_run(record: dict[str, Any], path: Path) -> str:
         f" {load.client_stack}. Shown: the first and last of its {len(tables)} levels."
     )
     return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in shown).rstrip()
+
+
+def _command_took(run: RunRecord, more: str = "") -> str:
+    """A saved run's command line, its date and how long it took: "`grpcbench ...` (DATE,
+    N min``more``)"."""
+    took = (_parse_time(run.finished_at) - _parse_time(run.started_at)) / 60
+    command = " ".join(run.metadata.get("argv", [])[1:])
+    return f"`grpcbench {command}` ({run.started_at[:10]}, {took:.1f} min{more})"
 
 
 def _parse_time(text: str | None) -> float:
@@ -611,18 +620,14 @@ def render_capacity_summary(path: Path) -> str:
     record = CapacityRecord.of(run)
     assert record is not None, f"{path} is not a capacity run"
     meta = run.metadata
-    took = (_parse_time(run.finished_at) - _parse_time(run.started_at)) / 60
-    command = " ".join(meta.get("argv", [])[1:])
     keep = ("Capacity", "Confirmed", "p99 at capacity", "Server CPU / call")
     tables = [
         replace(table, rows=tuple(row for row in table.rows if row[0] in keep), notes=())
         for table in (capacity_table(run, record, slo.text) for slo in record.settings.slos)
     ]
     placement = run.options.placement.describe()
-    intro = (
-        f"`grpcbench {command}` ({run.started_at[:10]}, {took:.1f} min on"
-        f" {meta.get('cpu_count')} CPUs, {meta.get('cpu_model')}; {placement}):"
-    )
+    machine = f" on {meta.get('cpu_count')} CPUs, {meta.get('cpu_model')}; {placement}"
+    intro = f"{_command_took(run, machine)}:"
     return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in tables).rstrip()
 
 

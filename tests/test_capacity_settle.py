@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 from grpcbench.capacity.settle import wait_until_idle
 
@@ -15,38 +17,32 @@ BUSY_THEN_IDLE = (
 )
 
 
-def _child(busy_s: float) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-P", "-c", BUSY_THEN_IDLE.format(busy=busy_s)])
+@contextlib.contextmanager
+def _child(busy_s: float) -> Iterator[subprocess.Popen[bytes]]:
+    child = subprocess.Popen([sys.executable, "-P", "-c", BUSY_THEN_IDLE.format(busy=busy_s)])
+    try:
+        yield child
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_the_wait_ends_once_the_backlog_is_drained() -> None:
-    child = _child(1.0)
-    try:
+    with _child(1.0) as child:
         started = time.monotonic()
         waited, idle = asyncio.run(wait_until_idle(child.pid, limit_s=20))
         assert idle and 0.5 <= waited <= 15
         assert time.monotonic() - started >= 0.5  # it did wait for the busy second
-    finally:
-        child.kill()
-        child.wait()
 
 
 def test_a_server_that_stays_busy_is_probed_after_the_limit() -> None:
-    child = _child(60)
-    try:
+    with _child(60) as child:
         waited, idle = asyncio.run(wait_until_idle(child.pid, limit_s=0.6))
         assert not idle and 0.6 <= waited < 5
-    finally:
-        child.kill()
-        child.wait()
 
 
 def test_an_idle_server_is_probed_at_once() -> None:
-    child = _child(0)
-    try:
+    with _child(0) as child:
         time.sleep(0.3)  # past the interpreter's start-up
         waited, idle = asyncio.run(wait_until_idle(child.pid))
         assert idle and waited < 1.0
-    finally:
-        child.kill()
-        child.wait()

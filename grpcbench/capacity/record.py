@@ -174,7 +174,6 @@ class Confirmed:
     passed: int
     achieved_mean: float
     achieved_sd: float
-    p99_mean_us: float
     objectives: tuple[tuple[str, float, float], ...] = ()
 
     @property
@@ -206,6 +205,5 @@ class Confirmed:
             passed=sum(1 for _, judgement in runs if judgement.outcome == "pass"),
             achieved_mean=statistics.fmean(achieved),
             achieved_sd=statistics.stdev(achieved) if len(achieved) > 1 else 0.0,
-            p99_mean_us=statistics.fmean(lv.load.latency.percentile_us(99) for lv, _ in runs),
             objectives=tuple(spreads),
         )

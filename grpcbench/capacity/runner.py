@@ -191,7 +191,7 @@ class CapacityRunner(Runner):
         target without a pid to watch is probed at once."""
         if target.pid is None:
             return
-        waited, idle = await wait_until_idle(target.pid)
+        _, idle = await wait_until_idle(target.pid)
         if not idle:
             self.events.warning(
                 f"{target.label}: still busy {LIMIT_S:g} s after the last probe (a backlog"
