@@ -107,6 +107,29 @@ def test_the_judge_blames_the_right_side() -> None:
     assert short.outcome == "fail" and "of 100/s scheduled" in short.reason
 
 
+def test_a_missed_confirmation_steps_down_to_a_rate_already_passed() -> None:
+    """After a miss at 202/s the loose SLO tries 196/s, which the tight SLO's search
+    passed, not 192/s (5% below): a loose SLO never confirms less than a tight one
+    on the same server because of where its step down landed."""
+    from grpcbench.capacity.probe import Judgement
+    from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Probe
+    from grpcbench.capacity.runner import CapacityRunner
+
+    loose = parse_slo("p99<=2s")
+    runner = CapacityRunner.__new__(CapacityRunner)
+    runner.settings = CapacitySettings(slos=(loose,))
+    runner.capacity = CapacityRecord(runner.settings)
+    outcomes = {0: "pass", 1: "pass", 2: "fail", 3: "pass"}
+    runner._judge = lambda level, slo: Judgement(outcomes[level], "")  # type: ignore[method-assign]
+    runner.record = type("Record", (), {"levels": list(outcomes)})()  # type: ignore[assignment]
+    for index, (server, rate) in enumerate([("a", 196.0), ("b", 199.0), ("a", 199.0), ("a", 150.0)]):
+        runner.capacity.probes.append(Probe(index, server, "search", rate))
+    # 199/s failed on server a (b is another server), 150/s is out of the 5% step.
+    assert runner._below("a", loose, 202.0) == 196.0
+    assert runner._below("a", loose, 196.0) == round(196 * 0.95)
+    assert runner._below("c", loose, 202.0) == 192.0
+
+
 def _capacity(tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
     out = tmp_path / "capacity.json"
     done = subprocess.run(
