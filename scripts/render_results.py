@@ -150,8 +150,8 @@ def render_streaming(record: dict[str, Any]) -> str:
 
 
 def render_run(record: dict[str, Any], path: Path) -> str:
-    """A saved ``grpcbench run --output`` file: its tables at the lowest and highest
-    concurrency, through grpcbench's own Markdown exporter; a ``grpcbench capacity``
+    """A saved ``grpcbench run --output`` file: its table at the highest concurrency
+    (the front door shows one table), through grpcbench's own Markdown exporter; a ``grpcbench capacity``
     file: its capacity tables and command."""
     from grpcbench.report.capacity import capacity_tables
     from grpcbench.report.markdown import table_to_markdown
@@ -171,11 +171,12 @@ def render_run(record: dict[str, Any], path: Path) -> str:
         intro = f"{_command_took(run)}: {machine}."
         return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in capacity).rstrip()
     tables = build_tables(run.levels, run.unavailable)
-    shown = [tables[0], tables[-1]] if len(tables) > 1 else tables
+    shown = tables[-1:]
     intro = (
         f"`grpcbench run` on its defaults ({run.started_at[:10]}): {machine}; {load.describe()}"
         f" per level after {load.warmup_requests} warm-up calls; client stack"
-        f" {load.client_stack}. Shown: the first and last of its {len(tables)} levels."
+        f" {load.client_stack}. Shown: the last of its {len(tables)} levels; `grpcbench show"
+        f" {path.relative_to(ROOT)}` prints them all."
     )
     return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in shown).rstrip()
 

