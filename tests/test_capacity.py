@@ -159,7 +159,7 @@ def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path) -> None:
     assert [p["phase"] for p in probes[:2]] == ["ceiling", "search"]
     assert sum(p["phase"] == "search" for p in probes) <= 10
     # Confirmed on fresh servers, one at a time; a rate's first miss ends its
-    # confirmations and steps 5% down (the search's rate sits on the knee: fresh
+    # confirmations and steps down, at most 5% (the search's rate sits on the knee: fresh
     # servers pass it only sometimes).
     confirms = [p for p in probes if p["phase"] == "confirm"]
     rates = list(dict.fromkeys(p["rate"] for p in confirms))

@@ -124,7 +124,8 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
             " the SLO holds, errors are within budget, at least 99% of the offered rate was"
             " achieved and the generator kept its timetable. Confirmed: the rate run again on"
             f" {settings.confirmations} fresh server(s), one at a time; the first miss steps"
-            f" {settings.precision:.0%} down, at most {STEP_DOWNS} times; mean ± sd over the"
+            f" down (at most {settings.precision:.0%}, to a rate already passed if one lies"
+            f" between), at most {STEP_DOWNS} times; mean ± sd over the"
             " fresh servers of the achieved rate and of each objective's statistic.",
         ),
     )
