@@ -18,7 +18,7 @@ import json
 import re
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,8 +151,8 @@ def render_streaming(record: dict[str, Any]) -> str:
 
 def render_run(record: dict[str, Any], path: Path) -> str:
     """A saved ``grpcbench run --output`` file: its table at the highest concurrency
-    (the front door shows one table), through grpcbench's own Markdown exporter; a ``grpcbench capacity``
-    file: its capacity tables and command."""
+    (the front door shows one table), through grpcbench's own Markdown exporter; a
+    ``grpcbench capacity`` file: its capacity tables and command."""
     from grpcbench.report.capacity import capacity_tables
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.table import build_tables
@@ -235,6 +235,24 @@ def render_ghz_compat() -> str:
     lines += [f"| `{flags}` | {meaning} |" for flags, meaning in ghz_compat.ACCEPTED.items()]
     lines += [f"| `{flags}` | refused: {why} |" for flags, why in ghz_compat.REFUSED.items()]
     return "\n".join(lines)
+
+
+def render_ghz_flags() -> str:
+    """The README's short form of the ghz table: every flag by name, taken or refused."""
+    import textwrap
+
+    from grpcbench import ghz_compat
+
+    def names(groups: Iterable[str]) -> str:
+        flags = [flag for group in groups for flag in group.split(", ") if flag.startswith("-")]
+        return " ".join(f"`{flag}`" for flag in flags)
+
+    taken = f"Taken: {names(ghz_compat.ACCEPTED)}, and `HOST:PORT`."
+    refused = (
+        f"Refused, each with its reason and what to give instead: {names(ghz_compat.REFUSED)}."
+    )
+    paragraphs = (textwrap.fill(text, 100, break_on_hyphens=False) for text in (taken, refused))
+    return "\n\n".join(paragraphs)
 
 
 def _seed_intro(record: dict[str, Any]) -> str:
@@ -637,6 +655,11 @@ RUN_RENDERERS: dict[str, Callable[[Path], str]] = {
     "capacity-summary": render_capacity_summary,
     "profile-hello-top": lambda path: render_profile_hello(path, differential=False),
 }
+# Blocks rendered from grpcbench's code, not from saved results.
+CODE_RENDERERS: dict[str, Callable[[], str]] = {
+    "ghz-compat": render_ghz_compat,
+    "ghz-flags": render_ghz_flags,
+}
 # Blocks that render another block's saved results their own way.
 SOURCES = {"capacity-summary": "capacity", "profile-hello-top": "profile-hello"}
 
@@ -648,8 +671,8 @@ def rendered(text: str) -> str:
 
     def block(match: re.Match[str]) -> str:
         name = match.group(1)
-        if name == "ghz-compat":  # from the code, not from saved results
-            return f"<!-- results:{name} -->\n{render_ghz_compat()}\n<!-- /results:{name} -->"
+        if name in CODE_RENDERERS:  # from the code, not from saved results
+            return f"<!-- results:{name} -->\n{CODE_RENDERERS[name]()}\n<!-- /results:{name} -->"
         path = RESULTS / f"{SOURCES.get(name, name)}.json"
         record = json.loads(path.read_text())
         if name in RUN_RENDERERS:

@@ -122,7 +122,8 @@ def test_a_missed_confirmation_steps_down_to_a_rate_already_passed() -> None:
     outcomes = {0: "pass", 1: "pass", 2: "fail", 3: "pass"}
     runner._judge = lambda level, slo: Judgement(outcomes[level], "")  # type: ignore[method-assign]
     runner.record = type("Record", (), {"levels": list(outcomes)})()  # type: ignore[assignment]
-    for index, (server, rate) in enumerate([("a", 196.0), ("b", 199.0), ("a", 199.0), ("a", 150.0)]):
+    probed = [("a", 196.0), ("b", 199.0), ("a", 199.0), ("a", 150.0)]
+    for index, (server, rate) in enumerate(probed):
         runner.capacity.probes.append(Probe(index, server, "search", rate))
     # 199/s failed on server a (b is another server), 150/s is out of the 5% step.
     assert runner._below("a", loose, 202.0) == 196.0

@@ -328,7 +328,7 @@ def test_every_kind_fetches_every_match_from_mysql(kind: str, mysql: str, tmp_pa
     _fetch_all(kind, params, _sqlite_matches(tmp_path, "ff"))
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the copy is for root, whose wheel may be unreachable")
+@pytest.mark.skipif(os.geteuid() != 0, reason="the copy is for root alone")
 def test_a_wheel_only_root_can_reach_is_copied_with_its_libraries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

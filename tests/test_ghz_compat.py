@@ -7,7 +7,8 @@ helloworld.Greeter, as grpcbench's hello service is), with -n made smaller where
 ghz's example would run for a minute. Each one either does what ghz does with it,
 checked in the results (one level with ghz's defaults, connections as ghz counts
 them, proto paths found under the import paths), or is refused by name with its
-reason. The ghz table on docs/own-service.md is ``grpcbench.ghz_compat``.
+reason. The ghz table on docs/own-service.md and the README's list of flags are
+``grpcbench.ghz_compat`` (scripts/render_results.py; tests/test_docs_results.py).
 """
 
 from __future__ import annotations
