@@ -200,7 +200,8 @@ def seed002(session: nox.Session) -> None:
 
 @nox.session
 def crosscheck(session: nox.Session) -> None:
-    """Verdicts vs three clients (built-in, ghz, a bare grpc.aio loop) on the same servers."""
+    """Verdicts checked by independent clients (built-in on both stacks, a bare grpc.aio
+    loop, ghz and h2load when installed) on the same servers; --save for the docs."""
     session.install(".")
     session.run("python", "benchmarks/crosscheck.py", *session.posargs)
 

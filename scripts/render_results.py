@@ -196,35 +196,73 @@ def _parse_time(text: str | None) -> float:
 
 
 def render_crosscheck(record: dict[str, Any]) -> str:
+    """Two tables: what each client achieved (and the server's CPU per call), then what
+    each client spent per call (h2load's is the floor: no gRPC library at all)."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for run in record["runs"]:
         groups.setdefault((run["server"], run["client"]), []).append(run)
     clients = list(dict.fromkeys(client for _, client in groups))
     servers = list(dict.fromkeys(server for server, _ in groups))
+    header = ["| server | " + " | ".join(clients) + " |", "|---|" + "---|" * len(clients)]
     lines = [
         f"Each server pinned to CPU 0 and restarted for every run; each client alone on CPU 1;"
         f" concurrency {record['concurrency']}, {record['requests']:,} calls per run,"
         f" {record['rounds']} interleaved rounds, medians: req/s (server CPU µs per call)."
         f" {_machine(record)}.",
         "",
-        "| server | " + " | ".join(clients) + " | built-in verdicts |",
-        "|---|" + "---|" * (len(clients) + 1),
+        header[0][:-2] + " | built-in verdicts |",
+        header[1] + "---|",
     ]
+    spent = ["", "What each client spent, CPU µs per call (medians of the same runs):", "", *header]
+    spreads = []
     for server in servers:
-        cells = []
+        medians = [
+            statistics.median(cost)
+            for client in clients
+            if (cost := [r["server_cpu_us_per_call"] for r in groups.get((server, client), [])
+                         if r["server_cpu_us_per_call"]])
+        ]  # fmt: skip
+        if medians:
+            low, high = min(medians), max(medians)
+            spreads.append(f"{server} {low:.0f}-{high:.0f} µs ({high / low:.2f}x)")
+    lines[0] += f" The server's CPU per call across the clients: {', '.join(spreads)}."
+    for server in servers:
+        cells, costs = [], []
         for client in clients:
             runs = groups.get((server, client), [])
-            if not runs:
-                cells.append("-")
-                continue
             cost = [r["server_cpu_us_per_call"] for r in runs if r["server_cpu_us_per_call"]]
             shown = f" ({statistics.median(cost):.0f})" if cost else ""
-            cells.append(f"{_median(runs, 'rps'):,.0f}{shown}")
+            cells.append(f"{_median(runs, 'rps'):,.0f}{shown}" if runs else "-")
+            own = [r["client_cpu_us_per_call"] for r in runs if r.get("client_cpu_us_per_call")]
+            costs.append(f"{statistics.median(own):.1f}" if own else "-")
         verdicts = ", ".join(
             dict.fromkeys(r["verdict"] for r in groups.get((server, "builtin"), []))
         )
         lines.append(f"| {server} | " + " | ".join(cells) + f" | {verdicts} |")
-    return "\n".join(lines)
+        spent.append(f"| {server} | " + " | ".join(costs) + " |")
+    return "\n".join(lines + spent + _client_cost_ratios(groups, servers))
+
+
+def _client_cost_ratios(
+    groups: dict[tuple[str, str], list[dict[str, Any]]], servers: list[str]
+) -> list[str]:
+    """The built-in driver's CPU per call over each other client's, per server."""
+
+    def cost(server: str, client: str) -> float | None:
+        own = [r["client_cpu_us_per_call"] for r in groups.get((server, client), [])
+               if r.get("client_cpu_us_per_call")]  # fmt: skip
+        return statistics.median(own) if own else None
+
+    lines = []
+    for other in ("h2load", "builtin@grpcio", "ghz"):
+        ratios = [
+            f"{server} {ours / theirs:.2f}x"
+            for server in servers
+            if (ours := cost(server, "builtin")) and (theirs := cost(server, other))
+        ]
+        if ratios:
+            lines.append(f"- builtin / {other}, CPU per call: {', '.join(ratios)}")
+    return ["", *lines] if lines else []
 
 
 def render_ghz_compat() -> str:
