@@ -131,6 +131,60 @@ def test_a_missed_confirmation_steps_down_to_a_rate_already_passed() -> None:
     assert runner._below("c", loose, 202.0) == 192.0
 
 
+@pytest.mark.parametrize(
+    ("stalled", "retried"),
+    [
+        (500.0, True),  # half the closed loop's 1000/s: measured again, and it passes
+        (875.0, False),  # past 75% of it: a miss there bounds the search at once
+    ],
+)
+def test_a_miss_far_below_the_closed_loop_is_measured_again(stalled: float, retried: bool) -> None:
+    """A server that served 1000/s closed-loop and keeps p99 up to 900/s, but stalls
+    once, in its first probe at ``stalled``: below 75% of the estimate that one stall
+    must not cap the search (grpcio-aio+uvloop found 3,500/s where it serves 6,500)."""
+    from types import SimpleNamespace
+
+    from grpcbench.capacity.probe import Judgement
+    from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Probe
+    from grpcbench.capacity.runner import CapacityRunner
+
+    slo = parse_slo("p99<=10ms")
+    runner = CapacityRunner.__new__(CapacityRunner)
+    runner.settings = CapacitySettings(slos=(slo,))
+    runner.capacity = CapacityRecord(runner.settings)
+    levels: list[SimpleNamespace] = []
+    runner.record = SimpleNamespace(levels=levels)  # type: ignore[assignment]
+    runner.events = SimpleNamespace(server_ready=lambda *_: None)  # type: ignore[assignment]
+    runner.open_plan = runner.ceiling_plan = LevelPlan(50, 0, 0.0)
+
+    async def no_wait(*_: object, **__: object) -> None:
+        return None
+
+    async def probe(target: object, plan: LevelPlan, phase: str, repeat: int = 0) -> int:
+        rate = plan.rate or 0.0
+        stall = rate == stalled and not any(lv.rate == rate for lv in levels)
+        load = SimpleNamespace(count=1000, wall_s=1.0)
+        levels.append(SimpleNamespace(rate=rate, load=load, unexpected=0, stall=stall))
+        runner.capacity.probes.append(Probe(len(levels) - 1, "s", phase, rate))  # type: ignore[arg-type]
+        return len(levels) - 1
+
+    def judge(level: SimpleNamespace, _: object) -> Judgement:
+        return Judgement("fail" if level.stall or level.rate > 900 else "pass", "")
+
+    runner._preflight = runner._settle = no_wait  # type: ignore[method-assign]
+    runner._probe = probe  # type: ignore[method-assign]
+    runner._judge = judge  # type: ignore[method-assign]
+    runner.export = lambda: None  # type: ignore[method-assign]
+    target = SimpleNamespace(label="s", address="", pid=None)
+    import asyncio
+
+    search = asyncio.run(runner._search(target))[slo.text]  # type: ignore[arg-type]
+    probes_at = [lv.rate for lv in levels].count(stalled)
+    assert probes_at == (2 if retried else 1)
+    assert search.passed is not None
+    assert (search.passed > stalled) == retried
+
+
 def _capacity(tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
     out = tmp_path / "capacity.json"
     done = subprocess.run(

@@ -3,7 +3,8 @@
 The same ``Runner`` as `run` (its RunContext, preparation, pre-flight, target
 plans and drivers), with the per-column work replaced: for each column, one
 server for a closed-loop probe that estimates the ceiling and the search's
-open-loop probes (every SLO's search reuses a rate already probed), then each
+open-loop probes (every SLO's search reuses a rate already probed; a miss far below
+the closed loop's rate is measured once more), then each
 capacity confirmed ``confirmations`` times, each on a fresh server (a rate's
 confirmations stop at its first miss and the next rate down is tried). Every
 probe is a level of the run's record, exported as it ends, so Ctrl-C keeps
@@ -30,6 +31,9 @@ from grpcbench.runner import Runner
 from grpcbench.targets import Target, TargetContext, TargetPlan
 
 STEP_DOWNS = 2  # confirmations below the search's capacity, at most
+# A search probe that fails at most this share of the closed-loop estimate is measured
+# again once before it bounds the search (see _search).
+RETRY_BELOW = 0.75
 
 
 class TargetDied(Exception):
@@ -184,6 +188,7 @@ class CapacityRunner(Runner):
         served = ceiling.load.count - ceiling.unexpected
         estimate = served / ceiling.load.wall_s if ceiling.load.wall_s else 0.0
         probed: dict[float, int] = {}  # rate -> its level's index
+        retried: set[float] = set()
         searches: dict[str, RateSearch] = {}
         for slo in self.settings.slos:
             search = searches[slo.text] = RateSearch(
@@ -192,14 +197,28 @@ class CapacityRunner(Runner):
             while (rate := search.next_rate()) is not None:
                 index = probed.get(rate)
                 if index is None:
-                    await self._settle(target)
-                    index = probed[rate] = await self._probe(
-                        target, replace(self.open_plan, rate=rate), "search"
-                    )
+                    index = probed[rate] = await self._search_probe(target, rate)
                 judgement = self._judge(self.record.levels[index], slo)
                 self._judged(index, slo.text, judgement)
+                if (
+                    judgement.outcome == "fail"
+                    and rate <= RETRY_BELOW * estimate
+                    and rate not in retried
+                ):
+                    # The closed loop served this rate with room to spare: a miss here
+                    # is as likely a stall (a fresh server's one-off pause, a noisy
+                    # neighbour) as the server's capacity, and it would cap the whole
+                    # search. It is measured once more, and the second one counts.
+                    retried.add(rate)
+                    index = probed[rate] = await self._search_probe(target, rate)
+                    judgement = self._judge(self.record.levels[index], slo)
+                    self._judged(index, slo.text, judgement)
                 search.record(rate, judgement.outcome)
         return searches
+
+    async def _search_probe(self, target: Target, rate: float) -> int:
+        await self._settle(target)
+        return await self._probe(target, replace(self.open_plan, rate=rate), "search")
 
     async def _settle(self, target: Target) -> None:
         """The server idle again before the next probe on it (capacity.settle); a
