@@ -203,62 +203,65 @@ def render_crosscheck(record: dict[str, Any]) -> str:
         groups.setdefault((run["server"], run["client"]), []).append(run)
     clients = list(dict.fromkeys(client for _, client in groups))
     servers = list(dict.fromkeys(server for server, _ in groups))
-    header = ["| server | " + " | ".join(clients) + " |", "|---|" + "---|" * len(clients)]
+    server_cost = _medians(groups, "server_cpu_us_per_call")
+    client_cost = _medians(groups, "client_cpu_us_per_call")
+    spreads = []
+    for server in servers:
+        costs = [server_cost[server, c] for c in clients if (server, c) in server_cost]
+        if costs:
+            low, high = min(costs), max(costs)
+            spreads.append(f"{server} {low:.0f}-{high:.0f} µs ({high / low:.2f}x)")
+    header = "| server | " + " | ".join(clients)
+    rule = "|---|" + "---|" * len(clients)
     lines = [
         f"Each server pinned to CPU 0 and restarted for every run; each client alone on CPU 1;"
         f" concurrency {record['concurrency']}, {record['requests']:,} calls per run,"
         f" {record['rounds']} interleaved rounds, medians: req/s (server CPU µs per call)."
-        f" {_machine(record)}.",
+        f" {_machine(record)}. The server's CPU per call across the clients:"
+        f" {', '.join(spreads)}.",
         "",
-        header[0][:-2] + " | built-in verdicts |",
-        header[1] + "---|",
+        header + " | built-in verdicts |",
+        rule + "---|",
     ]
-    spent = ["", "What each client spent, CPU µs per call (medians of the same runs):", "", *header]
-    spreads = []
-    for server in servers:
-        medians = [
-            statistics.median(cost)
-            for client in clients
-            if (cost := [r["server_cpu_us_per_call"] for r in groups.get((server, client), [])
-                         if r["server_cpu_us_per_call"]])
-        ]  # fmt: skip
-        if medians:
-            low, high = min(medians), max(medians)
-            spreads.append(f"{server} {low:.0f}-{high:.0f} µs ({high / low:.2f}x)")
-    lines[0] += f" The server's CPU per call across the clients: {', '.join(spreads)}."
+    spent = ["", "What each client spent, CPU µs per call (medians of the same runs):", ""]
+    spent += [header + " |", rule]
     for server in servers:
         cells, costs = [], []
         for client in clients:
             runs = groups.get((server, client), [])
-            cost = [r["server_cpu_us_per_call"] for r in runs if r["server_cpu_us_per_call"]]
-            shown = f" ({statistics.median(cost):.0f})" if cost else ""
+            cost = server_cost.get((server, client))
+            shown = f" ({cost:.0f})" if cost else ""
             cells.append(f"{_median(runs, 'rps'):,.0f}{shown}" if runs else "-")
-            own = [r["client_cpu_us_per_call"] for r in runs if r.get("client_cpu_us_per_call")]
-            costs.append(f"{statistics.median(own):.1f}" if own else "-")
+            own = client_cost.get((server, client))
+            costs.append(f"{own:.1f}" if own else "-")
         verdicts = ", ".join(
             dict.fromkeys(r["verdict"] for r in groups.get((server, "builtin"), []))
         )
         lines.append(f"| {server} | " + " | ".join(cells) + f" | {verdicts} |")
         spent.append(f"| {server} | " + " | ".join(costs) + " |")
-    return "\n".join(lines + spent + _client_cost_ratios(groups, servers))
+    return "\n".join(lines + spent + _client_cost_ratios(client_cost, servers))
 
 
-def _client_cost_ratios(
-    groups: dict[tuple[str, str], list[dict[str, Any]]], servers: list[str]
-) -> list[str]:
+def _medians(
+    groups: dict[tuple[str, str], list[dict[str, Any]]], key: str
+) -> dict[tuple[str, str], float]:
+    """Per (server, client), the median of ``key`` over the runs that measured it."""
+    found = {}
+    for pair, runs in groups.items():
+        values = [run[key] for run in runs if run.get(key)]
+        if values:
+            found[pair] = statistics.median(values)
+    return found
+
+
+def _client_cost_ratios(client_cost: dict[tuple[str, str], float], servers: list[str]) -> list[str]:
     """The built-in driver's CPU per call over each other client's, per server."""
-
-    def cost(server: str, client: str) -> float | None:
-        own = [r["client_cpu_us_per_call"] for r in groups.get((server, client), [])
-               if r.get("client_cpu_us_per_call")]  # fmt: skip
-        return statistics.median(own) if own else None
-
     lines = []
     for other in ("h2load", "builtin@grpcio", "ghz"):
         ratios = [
-            f"{server} {ours / theirs:.2f}x"
+            f"{server} {client_cost[server, 'builtin'] / client_cost[server, other]:.2f}x"
             for server in servers
-            if (ours := cost(server, "builtin")) and (theirs := cost(server, other))
+            if (server, "builtin") in client_cost and (server, other) in client_cost
         ]
         if ratios:
             lines.append(f"- builtin / {other}, CPU per call: {', '.join(ratios)}")

@@ -198,8 +198,7 @@ class CapacityRunner(Runner):
                 index = probed.get(rate)
                 if index is None:
                     index = probed[rate] = await self._search_probe(target, rate)
-                judgement = self._judge(self.record.levels[index], slo)
-                self._judged(index, slo.text, judgement)
+                judgement = self._judged(index, slo)
                 if (
                     judgement.outcome == "fail"
                     and rate <= RETRY_BELOW * estimate
@@ -211,8 +210,7 @@ class CapacityRunner(Runner):
                     # search. It is measured once more, and the second one counts.
                     retried.add(rate)
                     index = probed[rate] = await self._search_probe(target, rate)
-                    judgement = self._judge(self.record.levels[index], slo)
-                    self._judged(index, slo.text, judgement)
+                    judgement = self._judged(index, slo)
                 search.record(rate, judgement.outcome)
         return searches
 
@@ -250,9 +248,8 @@ class CapacityRunner(Runner):
         except TargetDied as died:
             self._column_failed(plan.label, f"confirmation at {rate:g}/s: {died}", self.open_plan)
             return None
-        level = self.record.levels[index]
         for slo in self.settings.slos:
-            self._judged(index, slo.text, self._judge(level, slo))
+            self._judged(index, slo)
         return index
 
     async def _probe(self, target: Target, plan: LevelPlan, phase: Phase, repeat: int = 0) -> int:
@@ -278,11 +275,12 @@ class CapacityRunner(Runner):
     def _judge(self, level: LevelResult, slo: Slo) -> Judgement:
         return judge(level, slo, self.settings.max_error_rate, self.settings.probe_duration_s)
 
-    def _judged(self, index: int, slo: str, judgement: Judgement) -> None:
-        """Attach an SLO's judgement to the probe that measured level ``index``."""
-        probe = next(p for p in self.capacity.probes if p.level == index)
-        probe.judgements[slo] = judgement
+    def _judged(self, index: int, slo: Slo) -> Judgement:
+        """Judge level ``index`` for ``slo`` and attach the verdict to its probe."""
+        judgement = self._judge(self.record.levels[index], slo)
+        self._probe_at(index).judgements[slo.text] = judgement
         self.export()
+        return judgement
 
     def _column_failed(self, label: str, message: str, plan: LevelPlan | None = None) -> None:
         """A column that could not finish (``plan`` None: its server never started)."""
