@@ -131,6 +131,46 @@ def test_a_missed_confirmation_steps_down_to_a_rate_already_passed() -> None:
     assert runner._below("c", loose, 202.0) == 192.0
 
 
+def test_a_rate_confirmed_under_a_tight_slo_is_confirmed_under_the_loose_one() -> None:
+    """The loose SLO confirmed 192/s after stepping down from its own knee; the tight
+    SLO, confirming after it, filled 196/s with three passes that pass the loose SLO
+    too, so the loose SLO's confirmed rate rises to 196/s. A rate above the loose
+    search's capacity, one with a miss, or another server's is not credited."""
+    from grpcbench.capacity.probe import Judgement
+    from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Found, Probe
+    from grpcbench.capacity.runner import CapacityRunner
+
+    loose, tight = parse_slo("p99<=2s"), parse_slo("p99<=25ms")
+    runner = CapacityRunner.__new__(CapacityRunner)
+    runner.settings = CapacitySettings(slos=(loose, tight), confirmations=3)
+    runner.capacity = CapacityRecord(runner.settings)
+    runner.export = lambda: None  # type: ignore[method-assign]
+    runner._confirmations = {
+        ("a", 210.0): [0, 1, 2],  # above the loose search's capacity
+        ("a", 199.0): [3, 4, 5],  # its last run missed both SLOs
+        ("a", 196.0): [6, 7, 8],
+        ("a", 192.0): [9, 10, 11],
+        ("b", 200.0): [12, 13, 14],  # another server
+    }
+    for (server, rate), levels in runner._confirmations.items():
+        for index in levels or []:
+            outcome = "fail" if index == 5 else "pass"
+            verdicts = {slo.text: Judgement(outcome, "") for slo in (loose, tight)}
+            runner.capacity.probes.append(Probe(index, server, "confirm", rate, verdicts))
+
+    def found(slo: str, capacity: float, confirmed: float | None) -> Found:
+        return Found("a", slo, capacity, "", True, False, confirmed)
+
+    runner.capacity.found = [found(loose.text, 202.0, 192.0), found(tight.text, 196.0, 196.0)]
+    runner._credit_shared_confirmations("a")
+    assert [f.confirmed for f in runner.capacity.found] == [196.0, 196.0]
+    runner.capacity.found = [found(loose.text, 202.0, None)]  # none of its own confirmed
+    runner._credit_shared_confirmations("b")
+    assert runner.capacity.found[0].confirmed is None
+    runner._credit_shared_confirmations("a")
+    assert runner.capacity.found[0].confirmed == 196.0
+
+
 @pytest.mark.parametrize(
     ("stalled", "retried"),
     [

@@ -118,6 +118,29 @@ class CapacityRunner(Runner):
                 )
             )  # fmt: skip
             self.export()
+        self._credit_shared_confirmations(plan.label)
+
+    def _credit_shared_confirmations(self, server: str) -> None:
+        """Raise each SLO's confirmed rate on ``server`` to the highest rate, up to its
+        search's capacity, whose full set of confirmations passed it, whichever SLO
+        ran them. The SLOs confirm one after another: a loose SLO whose knee-top rate
+        missed steps down before a tight one confirms a higher rate on probes that pass
+        the loose SLO too (p99<=2s at 192/s beside p99<=25ms at 196/s)."""
+        wanted = self.settings.confirmations
+        for position, found in enumerate(self.capacity.found):
+            if found.server != server or found.capacity is None:
+                continue
+            slo = next(s for s in self.settings.slos if s.text == found.slo)
+            full = [
+                rate
+                for (label, rate), levels in self._confirmations.items()
+                if label == server and levels is not None and len(levels) == wanted
+                and rate <= found.capacity and self._all_pass(levels, slo)
+            ]  # fmt: skip
+            best = max(full, default=None)
+            if best is not None and (found.confirmed is None or best > found.confirmed):
+                self.capacity.found[position] = replace(found, confirmed=best)
+                self.export()
 
     async def _confirmed_rate(
         self, plan: TargetPlan, context: TargetContext, slo: Slo, rate: float

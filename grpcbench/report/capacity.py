@@ -125,7 +125,8 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
             " achieved and the generator kept its timetable. Confirmed: the rate run again on"
             f" {settings.confirmations} fresh server(s), one at a time; the first miss steps"
             f" down (at most {settings.precision:.0%}, to a rate already passed if one lies"
-            f" between), at most {STEP_DOWNS} times; mean ± sd over the"
+            f" between), at most {STEP_DOWNS} times; the SLOs share these runs, and each"
+            " counts the highest rate whose runs all passed it; mean ± sd over the"
             " fresh servers of the achieved rate and of each objective's statistic.",
         ),
     )
