@@ -126,7 +126,6 @@ class CapacityRunner(Runner):
         ran them. The SLOs confirm one after another: a loose SLO whose knee-top rate
         missed steps down before a tight one confirms a higher rate on probes that pass
         the loose SLO too (p99<=2s at 192/s beside p99<=25ms at 196/s)."""
-        wanted = self.settings.confirmations
         for position, found in enumerate(self.capacity.found):
             if found.server != server or found.capacity is None:
                 continue
@@ -134,9 +133,8 @@ class CapacityRunner(Runner):
             full = [
                 rate
                 for (label, rate), levels in self._confirmations.items()
-                if label == server and levels is not None and len(levels) == wanted
-                and rate <= found.capacity and self._all_pass(levels, slo)
-            ]  # fmt: skip
+                if label == server and rate <= found.capacity and self._confirmed(levels, slo)
+            ]
             best = max(full, default=None)
             if best is not None and (found.confirmed is None or best > found.confirmed):
                 self.capacity.found[position] = replace(found, confirmed=best)
@@ -152,7 +150,7 @@ class CapacityRunner(Runner):
             levels = await self._confirmations_at(plan, context, rate, slo)
             if levels is None:  # a server did not start or died
                 return None
-            if len(levels) == self.settings.confirmations and self._all_pass(levels, slo):
+            if self._confirmed(levels, slo):
                 return rate
             rate = self._below(plan.label, slo, rate)
         return None
@@ -171,6 +169,14 @@ class CapacityRunner(Runner):
                 outcomes.setdefault(probe.rate, []).append(judgement.outcome == "pass")
         known = [rate for rate, passed in outcomes.items() if all(passed)]
         return max(known, default=floor)
+
+    def _confirmed(self, levels: list[int] | None, slo: Slo) -> bool:
+        """A rate's confirmations are complete and every one passed ``slo``."""
+        return (
+            levels is not None
+            and len(levels) == self.settings.confirmations
+            and self._all_pass(levels, slo)
+        )
 
     def _all_pass(self, levels: list[int], slo: Slo) -> bool:
         return all(self._probe_at(i).judgements[slo.text].outcome == "pass" for i in levels)
