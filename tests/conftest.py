@@ -9,6 +9,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from hypothesis import settings
+
+# Property tests assert what the code does, never how fast: on a busy machine one
+# example can take longer than Hypothesis's default 200 ms deadline.
+settings.register_profile("grpcbench", deadline=None)
+settings.load_profile("grpcbench")
 
 REPO = Path(__file__).resolve().parents[1]
 _PR_SET_CHILD_SUBREAPER = 36

@@ -17,13 +17,14 @@ from grpcbench.options import build_placement
 from grpcbench.plan import Placement
 from tests.conftest import GRPCBENCH
 
-# After 0.3 s, a child burns 0.6 s of CPU and is reaped; the parent then idles.
+# After 0.3 s, a child burns 0.6 s of CPU and is reaped; the parent says so, then idles.
 _PARENT = """
 import subprocess, sys, time
 time.sleep(0.3)
 subprocess.run([sys.executable, "-c",
     "import time\\nend = time.process_time() + 0.6\\nwhile time.process_time() < end: pass"])
-time.sleep(5)
+print("reaped", flush=True)
+time.sleep(60)
 """
 
 # Two processes mapping the same 64 MiB of shared memory, touched by both.
@@ -39,13 +40,17 @@ time.sleep(30)
 
 
 def test_a_child_born_and_reaped_mid_level_is_counted() -> None:
-    parent = subprocess.Popen([sys.executable, "-c", _PARENT])
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, text=True)
     try:
 
         async def measure() -> float:
             monitor = ProcessMonitor(parent.pid)
             monitor.start()
-            await asyncio.sleep(1.6)  # the child came and went meanwhile
+            # The child came and went meanwhile: however long a busy machine made it take.
+            assert parent.stdout is not None
+            line = await asyncio.wait_for(asyncio.to_thread(parent.stdout.readline), 60)
+            assert line.strip() == "reaped"
+            await asyncio.sleep(0.2)  # one more sample of the parent alone
             usage = monitor.stop()
             assert usage is not None
             return usage.cpu_s

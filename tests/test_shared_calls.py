@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.recorders import LevelRecorders
@@ -36,50 +35,59 @@ class MemoryPool:
 
 
 async def _generator(
-    per_call_s: float, own: int, pool: MemoryPool | None, chunk: int
-) -> tuple[int, float]:
-    """One generator with one user, calls taking ``per_call_s``: its calls, and when it
-    finished."""
+    own: int, pool: MemoryPool | None, chunk: int, gate: asyncio.Event | None = None
+) -> int:
+    """One generator with one user: its calls. With a ``gate``, its first call waits
+    for it: a generator that stalls (a slow or busy worker) while another runs."""
+    started = False
 
     async def call(timeout: float) -> None:
-        await asyncio.sleep(per_call_s)
+        nonlocal started
+        if gate is not None and not started:
+            started = True
+            await gate.wait()
+        await asyncio.sleep(0)
 
     spec = make_spec(target="127.0.0.1:1", service="hello", concurrency=1, requests=own)
     shared = SharedCalls(pool.claim, chunk) if pool else None
     budget = Budget.for_phase(own, 0.0, 60.0, shared=shared)
     recorders = LevelRecorders()
     await closed_loop_phase(call, spec, budget, recorders, None)  # type: ignore[arg-type]
-    return sum(recorders.statuses.values()), time.perf_counter()
+    return sum(recorders.statuses.values())
 
 
-async def _level(pooled: bool) -> tuple[list[int], float, float]:
-    """A fast and a slow generator sharing 240 calls: (calls each, the level's length,
-    how long the fast one idled before the slow one finished)."""
-    started = time.perf_counter()
+async def _level(pooled: bool) -> list[int]:
+    """A running and a stalled generator sharing 240 calls: the calls each made. The
+    stalled one resumes once the running one has finished, so the split depends only
+    on who claimed what, never on how fast a busy machine ran either of them."""
+    gate = asyncio.Event()
+
+    async def running(own: int, pool: MemoryPool | None, chunk: int) -> int:
+        try:
+            return await _generator(own, pool, chunk)
+        finally:
+            gate.set()
+
     if pooled:
         own, chunks = pool_plan([120, 120])
         pool = MemoryPool(chunks, 2)
-        runs = [
-            _generator(0.001, own[0], pool, chunks[0]),
-            _generator(0.010, own[1], pool, chunks[0]),
-        ]
+        runs = [running(own[0], pool, chunks[0]), _generator(own[1], pool, chunks[0], gate)]
     else:
-        runs = [_generator(0.001, 120, None, 0), _generator(0.010, 120, None, 0)]
-    (fast, fast_end), (slow, slow_end) = await asyncio.gather(*runs)
-    return [fast, slow], max(fast_end, slow_end) - started, slow_end - fast_end
+        runs = [running(120, None, 0), _generator(120, None, 0, gate)]
+    return list(await asyncio.gather(*runs))
 
 
 def test_a_fast_generator_takes_what_a_slow_one_has_not_started() -> None:
-    even, even_s, even_tail = asyncio.run(_level(pooled=False))
-    shared, shared_s, shared_tail = asyncio.run(_level(pooled=True))
+    even = asyncio.run(_level(pooled=False))
+    shared = asyncio.run(_level(pooled=True))
     assert sum(even) == sum(shared) == 240  # exactly -n, either way
-    assert even == [120, 120]
-    fast, slow = shared
-    assert fast > 3 * slow  # it took the chunks the slow one had not reached
-    # Split evenly the fast one idles ~1.1 s for the slow one's share; shared, the
-    # slow one finishes within its last chunk or two of the fast one (15 calls each).
-    assert even_tail > 0.8
-    assert shared_tail < 0.4 and shared_s < 0.6 * even_s
+    assert even == [120, 120]  # split evenly, the stalled one still owes its half
+    own, chunks = pool_plan([120, 120])
+    # Shared, the running one took every pooled chunk but one; the stalled one made
+    # the chunk it started with and the one it claimed ahead of need (a claim goes
+    # out when a chunk or less is left, so the next chunk is there in time).
+    stalled = own[1] + chunks[0]
+    assert shared == [240 - stalled, stalled] and stalled < 240 / 4
 
 
 def test_coroutine_users_wait_for_a_claim_and_end_when_the_pool_is_empty() -> None:
