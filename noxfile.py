@@ -72,7 +72,7 @@ def docs(session: nox.Session) -> None:
     """The docs site (MkDocs Material) built with --strict: the CLI reference is generated
     from the Typer app first, and every results block must match its saved results."""
     session.install(".[docs]")
-    session.run("typer", "grpcbench.cli", "utils", "docs", "--name", "grpcbench",
+    session.run("typer", "grpcbench.cli.app", "utils", "docs", "--name", "grpcbench",
                 "--output", "docs/cli.md")  # fmt: skip
     session.run("python", "scripts/render_results.py", "--check")
     site = Path(session.create_tmp()).resolve() / "site"

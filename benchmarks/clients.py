@@ -19,15 +19,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grpcbench import defaults
-from grpcbench.childproc import parse_ready_line
-from grpcbench.cpu_share import NeighbourMeter
-from grpcbench.errors import DriverError
+from grpcbench.base import defaults
+from grpcbench.base.child_setup import parse_ready_line
+from grpcbench.base.errors import DriverError
+from grpcbench.base.processes import Child, start_child
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, LoadDriver, ProgressCallback
-from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.observe.cpu_share import NeighbourMeter
 from grpcbench.stats.histogram import LatencySummary
-from grpcbench.subprocs import Child, start_child
 from grpcbench.targets.external import ExternalTarget
 
 BARE_LOOP = Path(__file__).with_name("bare_loop.py")
@@ -153,7 +153,7 @@ def make_generators(names: str) -> dict[str, tuple[LoadDriver, str]]:
 def save_record(path: str, benchmark: str, **fields: object) -> None:
     """A benchmark's runs as JSON, with the machine's metadata and the command line,
     for scripts/render_results.py (the docs' tables are rendered from these files)."""
-    from grpcbench.metadata import collect_metadata
+    from grpcbench.model.metadata import collect_metadata
 
     record = {
         "benchmark": benchmark, "command": " ".join(sys.argv[1:]),

@@ -21,10 +21,10 @@ import statistics
 
 from clients import make_generators, save_record  # benchmarks/, this script's directory
 
-from grpcbench.level_options import level_context
 from grpcbench.load.driver import LoadDriver
-from grpcbench.options import default_placement
-from grpcbench.results import LevelResult
+from grpcbench.model.results import LevelResult
+from grpcbench.run.level_options import level_context
+from grpcbench.run.options import default_placement
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.started import StartedServer

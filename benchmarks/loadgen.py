@@ -18,7 +18,7 @@ client's, so the client is the limit and the benchmark measures the clients.
 ``--server grpcio-aio`` (any grpcbench spec) benchmarks against a Python server.
 
 Prints every run and the medians: the rate, the client's CPU microseconds per
-call, the verdict on who limited it (grpcbench.verdict, from the server's and
+call, the verdict on who limited it (grpcbench.model.verdict, from the server's and
 the client's measured CPU), and the ratios built-in / bare and built-in / ghz,
 side by side in one run. ``--rss-calls 1000000,10000000`` also runs the
 built-in driver for that many calls and prints its generator's peak RSS.
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 # benchmarks/, this script's directory
 from clients import make_generators, save_record, start_go_greeter
 
-from grpcbench.level_options import level_context
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings, LoadDriver
-from grpcbench.options import default_placement
+from grpcbench.run.level_options import level_context
+from grpcbench.run.options import default_placement
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.external import ExternalTarget
@@ -197,7 +197,7 @@ def save_results(
 
 
 def _cpu_model() -> str:
-    from grpcbench.metadata import cpu_model
+    from grpcbench.model.metadata import cpu_model
 
     return cpu_model()
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from clients import save_record  # benchmarks/, this script's directory
 
-from grpcbench.subprocs import start_child
+from grpcbench.base.processes import start_child
 
 POINTS = [{"latitude": 407838351 + i * 1000, "longitude": -746143763 + i * 1000} for i in range(10)]
 METHODS = {

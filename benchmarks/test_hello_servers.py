@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from grpcbench.defaults import SERVERS as DEFAULT_SERVERS
+from grpcbench.base.defaults import SERVERS as DEFAULT_SERVERS
 
 
 @pytest.mark.parametrize("spec", DEFAULT_SERVERS)

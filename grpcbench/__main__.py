@@ -1,3 +1,3 @@
-from grpcbench.cli import main
+from grpcbench.cli.app import main
 
 main()

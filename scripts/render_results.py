@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from grpcbench.results import RunRecord
+    from grpcbench.model.results import RunRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
@@ -153,10 +153,10 @@ def render_run(record: dict[str, Any], path: Path) -> str:
     """A saved ``grpcbench run --output`` file: its table at the highest concurrency
     (the front door shows one table), through grpcbench's own Markdown exporter; a
     ``grpcbench capacity`` file: its capacity tables and command."""
+    from grpcbench.model.results import load_run
     from grpcbench.report.capacity import capacity_tables
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.table import build_tables
-    from grpcbench.results import load_run
 
     run = load_run(path)
     meta, load = run.metadata, run.options.load
@@ -269,8 +269,8 @@ def _client_cost_ratios(client_cost: dict[tuple[str, str], float], servers: list
 
 
 def render_ghz_compat() -> str:
-    """ghz's flags as `run` takes them: docs/own-service.md's table is ``grpcbench.ghz_compat``."""
-    from grpcbench import ghz_compat
+    """ghz's flags as `run` takes them: docs/own-service.md's table, from ``run.ghz_compat``."""
+    from grpcbench.run import ghz_compat
 
     lines = ["| ghz flag | in grpcbench |", "|---|---|"]
     lines += [f"| `{flags}` | {meaning} |" for flags, meaning in ghz_compat.ACCEPTED.items()]
@@ -282,7 +282,7 @@ def render_ghz_flags() -> str:
     """The README's short form of the ghz table: every flag by name, taken or refused."""
     import textwrap
 
-    from grpcbench import ghz_compat
+    from grpcbench.run import ghz_compat
 
     def names(groups: Iterable[str]) -> str:
         flags = [flag for group in groups for flag in group.split(", ") if flag.startswith("-")]
@@ -600,10 +600,10 @@ def render_profile_overhead(record: dict[str, Any]) -> str:
 def render_profile_hello(path: Path, differential: bool = True) -> str:
     """A saved ``run --profile`` of hello: per kind its server CPU per call and top
     functions, then (unless ``differential`` is false) the differential grpcbench prints."""
+    from grpcbench.model.results import load_run
     from grpcbench.profile.model import Profile
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.profiles import PYTHON_ONLY, differential_table
-    from grpcbench.results import load_run
 
     run = load_run(path)
     levels = [level for level in run.levels if level.profile]
@@ -672,9 +672,9 @@ def render_capacity_summary(path: Path) -> str:
     from dataclasses import replace
 
     from grpcbench.capacity.record import CapacityRecord
+    from grpcbench.model.results import load_run
     from grpcbench.report.capacity import capacity_table
     from grpcbench.report.markdown import table_to_markdown
-    from grpcbench.results import load_run
 
     run = load_run(path)
     record = CapacityRecord.of(run)

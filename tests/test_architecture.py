@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
 
-from grpcbench.references import load_reference
+from grpcbench.base.references import load_reference
 
 PACKAGE = Path(__file__).resolve().parents[1] / "grpcbench"
 
@@ -38,6 +39,7 @@ def _is_type_checking(node: ast.If) -> bool:
     return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """module -> grpcbench modules it imports, at module level *or* inside functions.
 
@@ -104,7 +106,7 @@ def test_the_cycle_finder_finds_cycles() -> None:
 def test_the_graph_sees_imports_inside_functions() -> None:
     graph = import_graph()
     # commands imports the runner only inside run_benchmark
-    assert "grpcbench.runner" in graph["grpcbench.commands"]
+    assert "grpcbench.run.runner" in graph["grpcbench.cli.commands"]
     assert "grpcbench.load.driver" in graph["grpcbench.load.builtin"]
 
 
@@ -141,32 +143,100 @@ def test_the_wire_transport_is_a_lower_layer() -> None:
         for name in wire
         for target in graph[name]
         if not target.startswith(("grpcbench.wire", "grpcbench.rpc.security",
-                                  "grpcbench.rpc.client_options", "grpcbench.parsing",
-                                  "grpcbench.errors"))
+                                  "grpcbench.rpc.client_options", "grpcbench.base.parsing",
+                                  "grpcbench.base.errors"))
     }  # fmt: skip
     assert not upward, f"the wire transport imports upwards: {sorted(upward)}"
 
 
-# (importer, imported) pairs that would run a layer backwards: a lower layer
-# reaching up into the one that uses it. Fixed ones stay listed so they stay fixed.
-FORBIDDEN_IMPORTS = [
-    ("grpcbench.rpc.preflight", "grpcbench.load.calls"),
-    ("grpcbench.servers.launcher", "grpcbench.rpc.preflight"),
-    ("grpcbench.options", "grpcbench.load.cluster"),
-    ("grpcbench.report.table", "grpcbench.load.catalogue"),
-    ("grpcbench.subprocs", "grpcbench.preparation"),
+# The layers, lowest first. A module may import its own package and any package of a
+# lower layer, nothing else: an upward or sideways import fails here without anyone
+# listing it, and a new package fails until it is given its place.
+LAYERS: list[tuple[str, ...]] = [
+    ("base",),  # errors, parsing, declarations, secrets, units, child processes
+    ("stats", "proto", "observe", "profile"),  # histograms, stubs, process usage, py-spy
+    ("backing",),  # embedded S3, MongoDB, PostgreSQL; MySQL
+    ("services",),  # the benchmark services and their registry
+    ("rpc",),  # calling any method: schemas, templates, security, pre-flight
+    ("wire",),  # the HTTP/2 client transport
+    ("model",),  # plans, settings, results, verdicts, thresholds, the results format
+    ("capacity", "servers"),  # the capacity search's rules and records; server kinds
+    ("targets",),  # what a column measures: a started server or a running one
+    ("load",),  # the load drivers and loops
+    ("report",),  # tables, charts, exporters, comparisons
+    ("run",),  # options, the runner, a level's measurement, the capacity runner
+    ("cli",),  # the command line, its commands, the pytest plugin
 ]
+RANK = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
+ROOT_MODULES = {"grpcbench": 0, "grpcbench.__main__": len(LAYERS)}
+
+
+def _layer(module: str) -> tuple[str, int]:
+    """(package, rank) of a grpcbench module."""
+    if module in ROOT_MODULES:
+        return module, ROOT_MODULES[module]
+    package = module.split(".")[1]
+    assert package in RANK, f"{module}: grpcbench.{package} has no place in LAYERS"
+    return package, RANK[package]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every (importer, imported) pair that does not go to a lower layer."""
+    found = []
+    for importer, imported in sorted(graph.items()):
+        package, rank = _layer(importer)
+        for target in sorted(imported):
+            target_package, target_rank = _layer(target)
+            if target_package != package and target_rank >= rank:
+                found.append((importer, target))
+    return found
+
+
+def test_every_module_lives_in_a_layer() -> None:
+    for module in import_graph():
+        _layer(module)
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    upward = upward_imports(import_graph())
+    assert not upward, "imports that are not downward:\n" + "\n".join(
+        f"  {a} ({_layer(a)[0]}) -> {b} ({_layer(b)[0]})" for a, b in upward
+    )
+
+
+def test_the_layer_check_catches_upward_and_sideways_imports() -> None:
+    graph = {
+        "grpcbench.model.plan": {"grpcbench.load.engine", "grpcbench.base.errors"},
+        "grpcbench.servers.kinds": {"grpcbench.capacity.slo"},
+        "grpcbench.load.engine": {"grpcbench.load.calls", "grpcbench.model.plan"},
+    }
+    assert upward_imports(graph) == [
+        ("grpcbench.model.plan", "grpcbench.load.engine"),
+        ("grpcbench.servers.kinds", "grpcbench.capacity.slo"),
+    ]
+
+
+def test_a_report_of_saved_results_starts_nothing_heavy() -> None:
+    """Rendering a saved capacity search reads the model: not the runner, the load
+    engine, or grpc."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, grpcbench.report.capacity, grpcbench.report.table;"
+        "print(' '.join(m for m in ('grpc', 'grpcbench.run.runner', 'grpcbench.load.engine',"
+        " 'grpcbench.wire.connection') if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.split()
+    assert loaded == []
 
 
 def test_no_module_level_run_state() -> None:
     """A run's state lives in its RunContext: preparation keeps no backing list,
     CPU set or cancel flag at module level."""
-    import grpcbench.preparation as preparation
+    import grpcbench.base.preparation as preparation
 
     for name in ("backing", "backing_cpus", "_cancelled", "_starting"):
         assert not hasattr(preparation, name), name
-
-
-@pytest.mark.parametrize(("importer", "imported"), FORBIDDEN_IMPORTS)
-def test_no_upward_import(importer: str, imported: str) -> None:
-    assert imported not in import_graph()[importer], f"{importer} imports {imported}"

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from grpcbench.base.errors import UsageError
 from grpcbench.capacity.probe import judge
 from grpcbench.capacity.search import RateSearch
 from grpcbench.capacity.slo import parse_slo
-from grpcbench.errors import UsageError
-from grpcbench.plan import LevelPlan
-from grpcbench.results import load_run
+from grpcbench.model.plan import LevelPlan
+from grpcbench.model.results import load_run
 from grpcbench.stats.histogram import LatencyRecorder
 from tests.support.factories import level
 
@@ -113,7 +113,7 @@ def test_a_missed_confirmation_steps_down_to_a_rate_already_passed() -> None:
     on the same server because of where its step down landed."""
     from grpcbench.capacity.probe import Judgement
     from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Probe
-    from grpcbench.capacity.runner import CapacityRunner
+    from grpcbench.run.capacity_runner import CapacityRunner
 
     loose = parse_slo("p99<=2s")
     runner = CapacityRunner.__new__(CapacityRunner)
@@ -138,7 +138,7 @@ def test_a_rate_confirmed_under_a_tight_slo_is_confirmed_under_the_loose_one() -
     search's capacity, one with a miss, or another server's is not credited."""
     from grpcbench.capacity.probe import Judgement
     from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Found, Probe
-    from grpcbench.capacity.runner import CapacityRunner
+    from grpcbench.run.capacity_runner import CapacityRunner
 
     loose, tight = parse_slo("p99<=2s"), parse_slo("p99<=25ms")
     runner = CapacityRunner.__new__(CapacityRunner)
@@ -186,7 +186,7 @@ def test_a_miss_far_below_the_closed_loop_is_measured_again(stalled: float, retr
 
     from grpcbench.capacity.probe import Judgement
     from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Probe
-    from grpcbench.capacity.runner import CapacityRunner
+    from grpcbench.run.capacity_runner import CapacityRunner
 
     slo = parse_slo("p99<=10ms")
     runner = CapacityRunner.__new__(CapacityRunner)

@@ -1,4 +1,4 @@
-"""capacity.settle: the next search probe waits for the server to drain its backlog."""
+"""run.settle: the next search probe waits for the server to drain its backlog."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 
-from grpcbench.capacity.settle import wait_until_idle
+from grpcbench.run.settle import wait_until_idle
 
 # Busy for a while (a backlog draining), then idle until killed.
 BUSY_THEN_IDLE = (

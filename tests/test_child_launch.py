@@ -16,7 +16,7 @@ import psutil
 import pytest
 from grpc import aio
 
-from grpcbench.subprocs import start_child
+from grpcbench.base.processes import start_child
 from tests.conftest import REPO
 from tests.support.processes import assert_all_gone
 
@@ -64,7 +64,7 @@ def test_a_program_that_is_not_ours_dies_with_us_and_keeps_its_cpus() -> None:
     """SIGKILL of its parent leaves no time to stop it: the parent-death signal must."""
     parent_code = (
         "import asyncio\n"
-        "from grpcbench.subprocs import start_child\n"
+        "from grpcbench.base.processes import start_child\n"
         "async def main():\n"
         "    child = await start_child(['sleep', '60'], [0])\n"
         "    print(child.pid, flush=True)\n"
@@ -114,7 +114,7 @@ def test_the_launcher_says_in_one_line_what_it_cannot_do() -> None:
         (["--", "/etc/passwd"], "cannot run /etc/passwd: Permission denied"),
     ):
         done = subprocess.run(
-            [sys.executable, "-P", "-m", "grpcbench.childexec", *args],
+            [sys.executable, "-P", "-m", "grpcbench.base.foreign_child", *args],
             capture_output=True, text=True, timeout=30, check=False,
         )  # fmt: skip
         assert done.returncode == 127

@@ -157,7 +157,7 @@ def test_version_help_panels_and_completion() -> None:
 def test_progress_line_says_where_the_run_is() -> None:
     from rich.console import Console
 
-    from grpcbench.console_events import ConsoleEvents
+    from grpcbench.cli.console_events import ConsoleEvents
 
     events = ConsoleEvents(Console(record=True, width=200), columns=2, levels_per_column=2)
     events.server_starting("grpclib")

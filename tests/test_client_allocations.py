@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.load import allocations
 from grpcbench.load.allocations import ClientAllocations, totals
 from tests.conftest import GRPCBENCH

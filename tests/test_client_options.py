@@ -15,7 +15,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from grpcbench.parsing import parse_size
+from grpcbench.base.parsing import parse_size
 from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.wire import frames
 from grpcbench.wire.channel import WireChannel

@@ -17,14 +17,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import parse_cluster
 from grpcbench.load.cluster import (
     ClusterDriver,
     check_versions,
     spread_over_hosts,
     worker_version,
 )
-from grpcbench.parsing import parse_cluster
 from tests.conftest import GRPCBENCH
 from tests.support.processes import assert_all_gone
 
@@ -307,8 +307,8 @@ def test_a_cancelled_level_stops_its_load_on_the_worker() -> None:
 
 
 def test_secrets_do_not_cross_a_plaintext_scheduler() -> None:
-    from grpcbench.options import RunArgs, build_run_options
     from grpcbench.rpc.settings import CallArgs
+    from grpcbench.run.options import RunArgs, build_run_options
 
     def options(cluster: str, allowed: bool = False) -> object:
         return build_run_options(RunArgs(

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.compare import compare_runs, parse_fail_on, regressions
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
+from grpcbench.model.results import RecordedOptions, RunRecord, load_run
+from grpcbench.report.compare import compare_runs, parse_fail_on, regressions
 from grpcbench.report.figures import Spread
 from grpcbench.report.table import build_tables
-from grpcbench.results import RecordedOptions, RunRecord, load_run
 from tests.conftest import GRPCBENCH
 from tests.support.factories import level
 
@@ -129,7 +129,7 @@ def test_show_and_compare_on_the_command_line() -> None:
 @pytest.mark.integration
 def test_show_compare_and_report_read_format_1_and_format_2(tmp_path: Path) -> None:
     """The commands read today's files and every older format, side by side."""
-    from grpcbench.results import write_json_atomically
+    from grpcbench.model.results import write_json_atomically
 
     old = RESULTS / "repeat3_a.json"
     new = tmp_path / "repeat3_b_v2.json"
@@ -153,7 +153,7 @@ def test_show_compare_and_report_read_format_1_and_format_2(tmp_path: Path) -> N
 
 def _gate_fires(rng: random.Random, n: int, shift: float, noise: float) -> bool:
     """One synthetic trial: n repeats a side of Requests/sec, B shifted by ``shift``."""
-    from grpcbench.compare import Difference, Spread, Threshold
+    from grpcbench.report.compare import Difference, Spread, Threshold
     from grpcbench.report.figures import FIGURES
 
     a = [rng.gauss(1000.0, 1000.0 * noise) for _ in range(n)]

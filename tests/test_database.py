@@ -26,7 +26,7 @@ import psutil
 import pytest
 
 from grpcbench.backing import postgres
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec

@@ -475,10 +475,10 @@ def test_a_bug_still_ends_with_tables_saved_results_and_one_line(
 ) -> None:
     from rich.console import Console
 
-    from grpcbench import commands
-    from grpcbench.errors import InternalError
-    from grpcbench.options import RunArgs
-    from grpcbench.runner import Runner
+    from grpcbench.base.errors import InternalError
+    from grpcbench.cli import commands
+    from grpcbench.run.options import RunArgs
+    from grpcbench.run.runner import Runner
 
     async def broken(self: Runner, *args: object) -> None:
         raise RuntimeError("a deliberate bug")

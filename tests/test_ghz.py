@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.load.ghz import GhzError, find_ghz, ghz_command, parse_ghz_report
 from grpcbench.report.table import build_tables
 from tests.conftest import GRPCBENCH, REPO
@@ -152,7 +152,7 @@ def test_failing_ghz_keeps_other_results(tmp_path: Path) -> None:
 
 
 def test_ghz_refuses_workloads_it_cannot_run_before_anything_starts() -> None:
-    from grpcbench.options import RunArgs, build_run_options
+    from grpcbench.run.options import RunArgs, build_run_options
 
     with pytest.raises(UsageError, match="ghz cannot page through ListUsers"):
         build_run_options(RunArgs(scenario="paginate-vs-stream", load="builtin,ghz"))

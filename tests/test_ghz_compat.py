@@ -8,7 +8,7 @@ ghz's example would run for a minute. Each one either does what ghz does with it
 checked in the results (one level with ghz's defaults, connections as ghz counts
 them, proto paths found under the import paths), or is refused by name with its
 reason. The ghz table on docs/own-service.md and the README's list of flags are
-``grpcbench.ghz_compat`` (scripts/render_results.py; tests/test_docs_results.py).
+``grpcbench.run.ghz_compat`` (scripts/render_results.py; tests/test_docs_results.py).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from google.protobuf import descriptor_pb2
 
-from grpcbench import ghz_compat
+from grpcbench.base.resources import protos_dir
 from grpcbench.proto import helloworld_pb2
-from grpcbench.resources import protos_dir
+from grpcbench.run import ghz_compat
 from tests.conftest import GRPCBENCH, module_server
 
 pytestmark = pytest.mark.integration

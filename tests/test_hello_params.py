@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.load.ghz import bundled_request, ghz_command
 from grpcbench.proto import helloworld_pb2
 from grpcbench.services.hello import SERVICE, SayHelloWorkload, name_for_size

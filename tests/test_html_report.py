@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from grpcbench.model.results import load_run
 from grpcbench.report.charts import render_charts, write_images
 from grpcbench.report.html import run_to_html, write_html
-from grpcbench.results import load_run
 from tests.conftest import GRPCBENCH
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.declarations import declared
+from grpcbench.base.errors import UsageError
 from grpcbench.load.builtin import BuiltinDriver
-from grpcbench.load.connections import parse_connection_strategy
-from grpcbench.load.model import LoadResult
 from grpcbench.load.open_loop import timetable
-from grpcbench.measure import load_spec
-from grpcbench.options import RunArgs, build_run_options
-from grpcbench.plan import LoadSettings
+from grpcbench.model.connections import parse_connection_strategy
+from grpcbench.model.load_result import LoadResult
+from grpcbench.model.plan import LoadSettings
+from grpcbench.run.measure import load_spec
+from grpcbench.run.options import RunArgs, build_run_options
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
-from grpcbench.settings import declared
 from tests.conftest import GRPCBENCH
 from tests.support.factories import make_spec
 

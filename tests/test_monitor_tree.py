@@ -11,10 +11,10 @@ import time
 import psutil
 import pytest
 
-from grpcbench.errors import UsageError
-from grpcbench.monitor import ProcessMonitor
-from grpcbench.options import build_placement
-from grpcbench.plan import Placement
+from grpcbench.base.errors import UsageError
+from grpcbench.model.plan import Placement
+from grpcbench.observe.monitor import ProcessMonitor
+from grpcbench.run.options import build_placement
 from tests.conftest import GRPCBENCH
 
 # After 0.3 s, a child burns 0.6 s of CPU and is reaped; the parent says so, then idles.

@@ -5,7 +5,7 @@ Read with ``ast``: the test environment does not (and need not) have nox.
 
 import ast
 
-from grpcbench.defaults import SERVERS as DEFAULT_SERVERS
+from grpcbench.base.defaults import SERVERS as DEFAULT_SERVERS
 from tests.conftest import REPO
 
 

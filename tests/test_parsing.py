@@ -1,7 +1,7 @@
 import pytest
 
-from grpcbench.errors import UsageError
-from grpcbench.parsing import (
+from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import (
     parse_cpu_set,
     parse_duration,
     parse_host_port,
@@ -55,7 +55,7 @@ def test_host_port() -> None:
 
 
 def test_params_are_toml_values_or_strings() -> None:
-    from grpcbench.parsing import parse_params
+    from grpcbench.base.parsing import parse_params
 
     assert parse_params(["users=1000000", "keyword=e", "on=true", 'f=["a", "b"]'], "p") == {
         "users": 1000000,

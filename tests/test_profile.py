@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.cli import profile_scope_spelled
-from grpcbench.errors import UsageError
-from grpcbench.options import RunArgs, build_run_options
+from grpcbench.base.errors import UsageError
+from grpcbench.cli.app import profile_scope_spelled
 from grpcbench.profile import pyspy
 from grpcbench.profile.differential import differential
 from grpcbench.profile.flame import box_names, flame_tree
 from grpcbench.profile.speedscope import write_speedscope
 from grpcbench.profile.stacks import function_of, top_functions
+from grpcbench.run.options import RunArgs, build_run_options
 
 GRPCBENCH = [sys.executable, "-P", "-m", "grpcbench"]
 

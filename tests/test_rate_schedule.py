@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
-from grpcbench.load.intervals import IntervalFigures, IntervalRecorder, finish, merge_intervals
-from grpcbench.load.schedule import parse_rate_schedule, schedule_timetable
-from grpcbench.options import RunArgs, build_run_options
+from grpcbench.base.errors import UsageError
+from grpcbench.model.intervals import IntervalFigures, IntervalRecorder, finish, merge_intervals
+from grpcbench.model.schedule import parse_rate_schedule, schedule_timetable
+from grpcbench.run.options import RunArgs, build_run_options
 from grpcbench.stats.histogram import LatencySummary
 from tests.conftest import GRPCBENCH
 

@@ -4,11 +4,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from grpcbench.model.results import LevelResult, RecordedOptions, RunRecord
 from grpcbench.report.console import print_tables
 from grpcbench.report.csv_export import FIELDS, write_csv
 from grpcbench.report.markdown import run_to_markdown, table_to_markdown
 from grpcbench.report.table import build_tables
-from grpcbench.results import LevelResult, RecordedOptions, RunRecord
 from tests.support.factories import level
 
 
@@ -130,7 +130,7 @@ def test_console_and_csv(tmp_path: Path) -> None:
 def test_backing_services_get_rows_and_can_be_the_verdict() -> None:
     from dataclasses import replace
 
-    from grpcbench.monitor import ProcessUsage
+    from grpcbench.observe.monitor import ProcessUsage
 
     moto = ProcessUsage(cpu_s=0.97, wall_s=1.0, peak_rss_bytes=90 << 20, peak_rss_method="vmhwm")
     measured = replace(level("grpclib", client_cpu_s=0.05), backing_usage={"S3": moto})
@@ -151,7 +151,7 @@ def test_backing_services_get_rows_and_can_be_the_verdict() -> None:
 @pytest.mark.parametrize("width", [80, 120])
 def test_tables_fit_the_terminal_with_whole_headers(width: int) -> None:
     """Six long server labels at 80 and 120 columns: split tables, no truncated header."""
-    from grpcbench.defaults import SERVERS
+    from grpcbench.base.defaults import SERVERS
 
     console = Console(width=width, record=True)
     print_tables(console, [level(label) for label in SERVERS])
@@ -177,7 +177,7 @@ def test_paginate_vs_stream_ratios_in_the_summary_and_markdown() -> None:
     """Seed 000's conclusion: paginate / stream-fetch-k, per server, from mean latency."""
     from dataclasses import replace
 
-    from grpcbench.plan import LevelPlan
+    from grpcbench.model.plan import LevelPlan
 
     def variant(name: str, latency_us: int) -> object:
         measured = level("grpclib", latencies_us=(latency_us,) * 4, concurrency=1)
@@ -202,7 +202,7 @@ def test_variant_ratios_leave_out_levels_with_failed_calls() -> None:
     """A fetch-all that hit its deadline has no time to compare (seed 000's large case)."""
     from dataclasses import replace
 
-    from grpcbench.plan import LevelPlan
+    from grpcbench.model.plan import LevelPlan
     from grpcbench.report.summary import variant_ratios
 
     def variant(name: str, latencies: tuple[int, ...], statuses: dict[str, int]) -> LevelResult:

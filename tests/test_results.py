@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.load.builtin import cap_cpu_budget, split, split_spec
-from grpcbench.load.model import LoadResult, LoadSpec
-from grpcbench.results import (
+from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.results import (
     FORMAT_VERSION,
     RecordedOptions,
     RunRecord,

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
+from grpcbench.base.secrets import MASK, redact_argv
+from grpcbench.model.scenario import load_scenario
 from grpcbench.rpc.call import CallMessages, MethodCall, read_metadata
 from grpcbench.rpc.schema import MethodSchema, compile_proto, parse_call_name
 from grpcbench.rpc.templates import Template
-from grpcbench.scenario import load_scenario
-from grpcbench.secrets import MASK, redact_argv
 from tests.support.echo_server import EXAMPLE
 
 PROTO = str(EXAMPLE / "echo.proto")

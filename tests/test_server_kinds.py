@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.servers import kinds
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.services.base import ServiceDefinition
@@ -34,7 +34,7 @@ def test_a_shorthand_that_is_set_wins_so_replace_changes_it() -> None:
 
 
 def test_a_fake_kind_is_one_module_plus_one_entry(monkeypatch: pytest.MonkeyPatch) -> None:
-    from grpcbench.options import RunArgs, build_run_options
+    from grpcbench.run.options import RunArgs, build_run_options
 
     monkeypatch.setitem(
         kinds.KINDS,
@@ -55,7 +55,7 @@ def test_a_fake_kind_is_one_module_plus_one_entry(monkeypatch: pytest.MonkeyPatc
     assert module.SERVED[-1] == ("fake", ("served", {"a": 1}))
 
     # The run's checks know the new kind too: served, and refused where it is not.
-    import grpcbench.options as options_module
+    import grpcbench.run.options as options_module
 
     monkeypatch.setattr(options_module, "load_service", lambda name: service)
     build_run_options(RunArgs(servers=("fake",), service="fakes"))

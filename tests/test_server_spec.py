@@ -1,7 +1,7 @@
 import pytest
 
-from grpcbench.defaults import SERVERS as DEFAULT_SERVERS
-from grpcbench.errors import UsageError
+from grpcbench.base.defaults import SERVERS as DEFAULT_SERVERS
+from grpcbench.base.errors import UsageError
 from grpcbench.servers.spec import parse_server_spec, parse_server_specs
 
 

@@ -1,4 +1,4 @@
-"""Load settings are declared once (grpcbench.settings): option, help, JSON name,
+"""Load settings are declared once (grpcbench.base.declarations): option, help, JSON name,
 older files' meaning and check, and everything else reads them from there."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from grpcbench.errors import UsageError
-from grpcbench.load.connections import parse_connection_strategy
-from grpcbench.load.schedule import parse_rate_schedule
-from grpcbench.plan import LoadSettings
-from grpcbench.settings import declared, from_json, help_for, setting, to_json
+from grpcbench.base.declarations import declared, from_json, help_for, setting, to_json
+from grpcbench.base.errors import UsageError
+from grpcbench.model.connections import parse_connection_strategy
+from grpcbench.model.plan import LoadSettings
+from grpcbench.model.schedule import parse_rate_schedule
 
 NOT_DEFAULT = LoadSettings(
     requests=7, duration_s=1.5, warmup_requests=3, warmup_s=0.5, timeout_s=2.0,
@@ -58,7 +58,7 @@ def test_every_check_holds_wherever_settings_are_made() -> None:
 
 
 def test_the_cli_shows_each_settings_declared_help() -> None:
-    from grpcbench.cli import app
+    from grpcbench.cli.app import app
 
     shown = " ".join(
         CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output.split()
@@ -94,7 +94,7 @@ def test_a_new_setting_is_one_declaration() -> None:
 
 
 def test_the_pytest_plugin_takes_every_declared_setting_by_name() -> None:
-    from grpcbench import pytest_plugin
+    from grpcbench.cli import pytest_plugin
 
     given = {
         name: getattr(NOT_DEFAULT, name) for name in declared(LoadSettings)
@@ -128,8 +128,10 @@ def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
     what is typed reaches the run's settings, and the plugin takes it by name."""
     import typer
 
-    from grpcbench import cli, commands, options, pytest_plugin
-    from grpcbench.cli_options import settings_options
+    from grpcbench.cli import app as cli
+    from grpcbench.cli import commands, pytest_plugin
+    from grpcbench.cli.declared_options import settings_options
+    from grpcbench.run import options
 
     @dataclasses.dataclass(frozen=True)
     class WithFake(LoadSettings):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
-from grpcbench.thresholds import EXIT_BREACHED, breaches, parse_threshold
+from grpcbench.base.errors import UsageError
+from grpcbench.model.thresholds import EXIT_BREACHED, breaches, parse_threshold
 from tests.support.factories import level
 
 pytest_plugins = ["pytester"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.timeline import Timeline, TimelineRecorder
+from grpcbench.observe.timeline import Timeline, TimelineRecorder
 from tests.conftest import GRPCBENCH
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grpcbench.errors import UsageError
-from grpcbench.options import RunArgs, build_run_options
+from grpcbench.base.errors import UsageError
 from grpcbench.report.exporters import Exports, Output
+from grpcbench.run.options import RunArgs, build_run_options
 from tests.conftest import GRPCBENCH
 
 
@@ -66,8 +66,8 @@ def test_named_options_reach_the_service_typed() -> None:
 
 
 def test_every_default_comes_from_one_place() -> None:
-    from grpcbench import defaults
-    from grpcbench.plan import LoadSettings
+    from grpcbench.base import defaults
+    from grpcbench.model.plan import LoadSettings
 
     options = build_run_options(RunArgs(scenario="hello"))
     assert options.load.max_level_s == LoadSettings().max_level_s == 300.0
@@ -153,7 +153,7 @@ def test_server_per_level_starts_a_fresh_server_for_each_level(tmp_path: Path) -
 def test_a_service_given_on_its_own_drops_the_scenarios_params() -> None:
     """--service replaces the scenario's service: hello's `name` is not the new one's
     workload param (a service declaring its own params used to be refused)."""
-    from grpcbench.options import RunArgs, build_run_options
+    from grpcbench.run.options import RunArgs, build_run_options
 
     options = build_run_options(
         RunArgs(service="tests.support.services:CLIENT_BURNER", load="fake", concurrency="2")

@@ -9,7 +9,7 @@ import grpc
 import psutil
 import pytest
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.proto import watch_pb2
 from grpcbench.servers.launcher import start_server

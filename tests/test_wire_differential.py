@@ -23,7 +23,7 @@ from google.protobuf import descriptor_pb2
 
 from grpcbench.load.calls import open_channel
 from grpcbench.load.engine import run_level
-from grpcbench.load.model import LoadResult
+from grpcbench.model.load_result import LoadResult
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.schema import MethodSchema
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
@@ -227,8 +227,8 @@ def test_the_wrong_name_fails_tls_on_both_stacks(secure: str, certificates: Any)
 
 @pytest.mark.skipif(not os.environ.get("GRPCBENCH_GO_GREETER"), reason="no Go greeter built")
 def test_both_stacks_on_the_go_greeter() -> None:
-    from grpcbench.childproc import parse_ready_line
-    from grpcbench.subprocs import start_child
+    from grpcbench.base.child_setup import parse_ready_line
+    from grpcbench.base.processes import start_child
 
     async def main() -> dict[str, Any]:
         child = await start_child([os.environ["GRPCBENCH_GO_GREETER"], "-port=0"], ())
@@ -275,8 +275,8 @@ ROUTE_CALLS = [
 def test_both_stacks_on_grpc_go_route_guide(tls: bool) -> None:
     """grpc-go's route_guide, every RPC kind; with -tls, its own example certificate
     (x509/server_cert.pem, for *.test.example.com) checked against its CA."""
+    from grpcbench.base.processes import start_child
     from grpcbench.rpc.schema import compile_proto
-    from grpcbench.subprocs import start_child
 
     schema_set = compile_proto(ROUTE_GUIDE_PROTO)
     examples = Path(ROUTE_GUIDE_PROTO).parents[2]

@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from grpcbench.load.engine import run_level
-from grpcbench.load.model import LoadSpec
+from grpcbench.model.load_result import LoadSpec
 from grpcbench.wire import frames
 from grpcbench.wire.channel import WireChannel
 from tests.support.factories import make_spec

@@ -16,9 +16,9 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from grpcbench.errors import UsageError
-from grpcbench.preparation import current
-from grpcbench.subprocs import ready_process, run_to_completion
+from grpcbench.base.errors import UsageError
+from grpcbench.base.preparation import current
+from grpcbench.base.processes import ready_process, run_to_completion
 
 MONGO_JAVA_SERVER = "1.47.0"
 DATABASE = "grpcbench"

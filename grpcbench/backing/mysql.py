@@ -10,14 +10,27 @@ they wait. (asyncmy is faster, being compiled, but has no sync twin.)
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from grpcbench.backing.users_table import RowSource, UserRow, check_row_count
-from grpcbench.errors import UsageError
-from grpcbench.preparation import current
-from grpcbench.secrets import redact
+from grpcbench.base.errors import UsageError
+from grpcbench.base.preparation import current
+from grpcbench.base.secrets import redact
 
 EXTRA_HINT = "pip install 'grpcbench[database]'"
 BATCH = 5_000
+
+
+def mysql_settings(uri: str) -> dict[str, Any]:
+    """``mysql://user:password@host:port/database`` as PyMySQL's and aiomysql's arguments."""
+    parts = urlsplit(uri)
+    return {
+        "host": parts.hostname or "127.0.0.1",
+        "port": parts.port or 3306,
+        "user": unquote(parts.username or "root"),
+        "password": unquote(parts.password or ""),
+        "database": parts.path.lstrip("/") or None,
+    }
 
 
 def connect_checked(uri: str) -> Any:
@@ -26,8 +39,6 @@ def connect_checked(uri: str) -> Any:
         import pymysql
     except ImportError:
         raise UsageError(f"--database mysql://... needs the database extra: {EXTRA_HINT}") from None
-    from grpcbench.services.user_stores import mysql_settings
-
     try:
         return pymysql.connect(connect_timeout=5, autocommit=False, **mysql_settings(uri))
     except pymysql.MySQLError as error:

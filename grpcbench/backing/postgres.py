@@ -36,9 +36,9 @@ from typing import Any
 import psutil
 
 from grpcbench.backing.users_table import RowSource, check_row_count
-from grpcbench.errors import UsageError
-from grpcbench.preparation import current
-from grpcbench.subprocs import ready_process, run_to_completion
+from grpcbench.base.errors import UsageError
+from grpcbench.base.preparation import current
+from grpcbench.base.processes import ready_process, run_to_completion
 
 EXTRA_HINT = "pip install 'grpcbench[database]'"
 SYSTEM_USER = "grpcbench-pg"  # who runs PostgreSQL when grpcbench runs as root
@@ -250,7 +250,7 @@ def _wait_accepting(uri: str) -> None:
 
 def connect_checked(uri: str) -> Any:
     """A psycopg connection, or one line saying why not (password masked)."""
-    from grpcbench.secrets import redact
+    from grpcbench.base.secrets import redact
 
     try:
         import psycopg

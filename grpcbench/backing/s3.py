@@ -13,9 +13,9 @@ from contextlib import ExitStack
 from typing import Any
 from urllib.parse import urlsplit
 
-from grpcbench.errors import UsageError
-from grpcbench.preparation import checkpoint, current
-from grpcbench.subprocs import python_argv, ready_process
+from grpcbench.base.errors import UsageError
+from grpcbench.base.preparation import checkpoint, current
+from grpcbench.base.processes import python_argv, ready_process
 
 EMBEDDED_CREDENTIALS = {"aws_access_key_id": "grpcbench", "aws_secret_access_key": "grpcbench"}
 REGION = "us-east-1"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import signal
 import threading
 
-from grpcbench.childproc import announce_ready, setup_child
+from grpcbench.base.child_setup import announce_ready, setup_child
 
 
 def main() -> None:

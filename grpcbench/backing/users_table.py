@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 
 UserRow = tuple[int, str, str, int]  # id, name, email, created_at
 RowSource = Callable[[int], Iterable[UserRow]]  # the first N users, the same every time

@@ -22,7 +22,7 @@ from typing import Any
 
 from grpcbench.capacity.search import Outcome
 from grpcbench.capacity.slo import Slo
-from grpcbench.results import LevelResult
+from grpcbench.model.results import LevelResult
 
 ACHIEVED_SHARE = 0.99  # of the offered rate, for a pass
 LAG_SHARE = 0.10  # of the tightest objective: the most send lag a pass may have

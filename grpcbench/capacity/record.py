@@ -16,9 +16,12 @@ from typing import Any, Literal
 
 from grpcbench.capacity.probe import Judgement, achieved_rate
 from grpcbench.capacity.slo import Slo, parse_slo
-from grpcbench.results import LevelResult, RunRecord
+from grpcbench.model.results import LevelResult, RunRecord
 
 Phase = Literal["ceiling", "search", "confirm"]
+
+
+STEP_DOWNS = 2  # confirmations below the search's capacity, at most (the runner's)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from grpcbench.errors import UsageError
-from grpcbench.parsing import parse_duration
+from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import parse_duration
 from grpcbench.stats.histogram import LatencySummary
 
 # The statistics an objective may bound, and the percentile each reads (max: 100).

@@ -18,36 +18,14 @@ import asyncio
 import json
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
+from grpcbench.model.allocations import ClientAllocations
 
 EXTRA_HINT = "pip install 'grpcbench[profile]'"
 PASS_TIMEOUT_S = 600.0
-
-
-@dataclass(frozen=True)
-class ClientAllocations:
-    calls: int  # traced calls
-    ok: int  # of which ended OK
-    bytes_per_call: float
-    allocations_per_call: float
-    tool: str  # "memray 1.20.0"
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ClientAllocations:
-        return cls(
-            calls=int(data["calls"]),
-            ok=int(data["ok"]),
-            bytes_per_call=float(data["bytes_per_call"]),
-            allocations_per_call=float(data["allocations_per_call"]),
-            tool=str(data.get("tool", "memray")),
-        )
 
 
 def check_available() -> None:
@@ -82,7 +60,7 @@ async def _traced_calls(spec_json: dict[str, Any], calls: int, capture: Path) ->
 
     from grpcbench.load.calls import Dialer, call_status
     from grpcbench.load.engine import make_workload
-    from grpcbench.load.model import LoadSpec
+    from grpcbench.model.load_result import LoadSpec
 
     spec = LoadSpec.from_json(spec_json)
     channel = Dialer.of(spec).open()
@@ -103,7 +81,7 @@ async def _traced_calls(spec_json: dict[str, Any], calls: int, capture: Path) ->
 def main() -> None:
     """The pass's process: a spec and a count on stdin, one JSON line on stdout."""
     request = json.loads(sys.stdin.readline())
-    from grpcbench.childproc import setup_child
+    from grpcbench.base.child_setup import setup_child
 
     setup_child(request["spec"]["settings"].get("client_cpus") or ())
     from importlib.metadata import version
@@ -121,7 +99,7 @@ def main() -> None:
 
 async def measure_allocations(spec_json: dict[str, Any], calls: int) -> ClientAllocations:
     """Run the pass in its own process; a failure is one line (UsageError's text)."""
-    from grpcbench.subprocs import start_python_module
+    from grpcbench.base.processes import start_python_module
 
     child = await start_python_module("grpcbench.load.allocations")
     assert child.process.stdin is not None and child.process.stdout is not None

@@ -16,12 +16,12 @@ from dataclasses import replace
 from functools import reduce
 from typing import Any
 
-from grpcbench.cpu_share import NeighbourMeter
-from grpcbench.errors import DriverError
+from grpcbench.base.errors import DriverError
+from grpcbench.base.processes import start_python_module
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
-from grpcbench.load.intervals import IntervalFigures
-from grpcbench.load.model import LoadResult, LoadSpec, Share
-from grpcbench.subprocs import start_python_module
+from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.load_result import LoadResult, LoadSpec, Share
+from grpcbench.observe.cpu_share import NeighbourMeter
 
 
 class GeneratorError(DriverError):

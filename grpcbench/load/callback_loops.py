@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
 from grpcbench.load.fast_calls import FastUnaryCalls
-from grpcbench.load.model import LoadSpec
 from grpcbench.load.open_loop import spec_timetable
 from grpcbench.load.recorders import LevelRecorders
+from grpcbench.model.load_result import LoadSpec
 from grpcbench.wire import status
 from grpcbench.wire.connection import WireStream
 

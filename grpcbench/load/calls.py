@@ -16,10 +16,10 @@ from typing import Any
 
 import grpc
 
-from grpcbench import defaults
-from grpcbench.errors import UsageError
-from grpcbench.load.connections import Policy
-from grpcbench.load.model import LoadSpec
+from grpcbench.base import defaults
+from grpcbench.base.errors import UsageError
+from grpcbench.model.connections import Policy
+from grpcbench.model.load_result import LoadSpec
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.rpc.status_names import status_name

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grpcbench.errors import UsageError
-from grpcbench.load.connections import ConnectionStrategy
+from grpcbench.base.errors import UsageError
+from grpcbench.base.references import load_reference
 from grpcbench.load.driver import DriverSettings, LoadDriver
-from grpcbench.references import load_reference
+from grpcbench.model.connections import ConnectionStrategy
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from grpcbench.load.model import LoadSpec
 from grpcbench.load.recorders import LevelRecorders, error_key
 from grpcbench.load.shared_calls import SharedCalls
+from grpcbench.model.load_result import LoadSpec
 from grpcbench.rpc.status_names import status_name
 from grpcbench.services.base import CallFunction, WorkloadError
 

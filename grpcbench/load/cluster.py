@@ -35,13 +35,13 @@ from functools import reduce
 from typing import Any
 
 from grpcbench import __version__
-from grpcbench.childproc import pin_to
-from grpcbench.cpu_share import NeighbourMeter
-from grpcbench.errors import DriverError, UsageError
+from grpcbench.base.child_setup import pin_to
+from grpcbench.base.errors import DriverError, UsageError
 from grpcbench.load.builtin import cap_cpu_budget, split_spec
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
-from grpcbench.load.model import LoadResult, LoadSpec, WorkerFigures
 from grpcbench.load.shared_calls import SharedCalls, pool_plan
+from grpcbench.model.load_result import LoadResult, LoadSpec, WorkerFigures
+from grpcbench.observe.cpu_share import NeighbourMeter
 
 EXTRA_HINT = "pip install 'grpcbench[cluster]'"
 CONNECT_TIMEOUT_S = 10.0

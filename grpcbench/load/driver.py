@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.model.load_result import LoadResult, LoadSpec
 
 # Called with the measured calls finished so far and how many of them failed (for
 # progress bars), and once with (-1, 0) when warm-up ends and measurement starts.

@@ -13,27 +13,27 @@ import resource
 import time
 from collections.abc import Awaitable, Callable
 
-from grpcbench.cpu_share import run_queue_wait_s
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.load.callback_loops import fast_closed_loop_phase, fast_open_loop_phase
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.fast_calls import FastUnaryCalls
-from grpcbench.load.intervals import (
+from grpcbench.load.open_loop import open_loop_phase, share_schedule
+from grpcbench.load.recorders import LevelRecorders
+from grpcbench.load.shared_calls import SharedCalls
+from grpcbench.model.intervals import (
     IntervalFigures,
     IntervalRecorder,
     cut_every_interval,
     finish,
     with_offered,
 )
-from grpcbench.load.model import LoadResult, LoadSpec
-from grpcbench.load.open_loop import open_loop_phase, share_schedule
-from grpcbench.load.recorders import LevelRecorders
-from grpcbench.load.shared_calls import SharedCalls
+from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.observe.cpu_share import run_queue_wait_s
+from grpcbench.observe.timeline import TimelineRecorder, sample
 from grpcbench.services.base import CallFunction, Workload
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
-from grpcbench.timeline import TimelineRecorder, sample
 
 
 async def _phase(

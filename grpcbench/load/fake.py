@@ -10,7 +10,7 @@ import asyncio
 import random
 
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
-from grpcbench.load.model import LoadResult, LoadSpec
+from grpcbench.model.load_result import LoadResult, LoadSpec
 from grpcbench.stats.histogram import LatencyRecorder
 
 # Every FAILURE_EVERY-th call is reported as Unavailable, so error rows get exercised.

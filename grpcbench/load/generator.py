@@ -18,9 +18,9 @@ import os
 import sys
 from typing import Any, TextIO
 
-from grpcbench.childproc import setup_child
-from grpcbench.errors import UsageError
-from grpcbench.load.model import LoadSpec
+from grpcbench.base.child_setup import setup_child
+from grpcbench.base.errors import UsageError
+from grpcbench.model.load_result import LoadSpec
 
 
 class EventWriter:

@@ -28,19 +28,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from grpcbench.cpu_share import NeighbourMeter
-from grpcbench.errors import DriverError, UsageError
+from grpcbench.base.errors import DriverError, UsageError
+from grpcbench.base.processes import start_child
+from grpcbench.base.resources import protos_dir
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
-from grpcbench.load.model import LoadResult, LoadSpec
 from grpcbench.load.recorders import error_key
-from grpcbench.resources import protos_dir
+from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.observe.cpu_share import NeighbourMeter
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
-from grpcbench.subprocs import start_child
 
 GHZ_VERSION = "v0.120.0"
 INSTALL_HINT = f"go install github.com/bojand/ghz/cmd/ghz@{GHZ_VERSION}"

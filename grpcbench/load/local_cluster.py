@@ -15,7 +15,7 @@ import logging
 import os
 from typing import Any
 
-from grpcbench.childproc import set_parent_death_signal
+from grpcbench.base.child_setup import set_parent_death_signal
 
 PRELOAD = "grpcbench.load.local_cluster"
 

@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 
 from grpcbench.load.calls import call_status
 from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
-from grpcbench.load.model import LoadSpec
 from grpcbench.load.recorders import LevelRecorders
-from grpcbench.load.schedule import RateSchedule, schedule_timetable
+from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.schedule import RateSchedule, schedule_timetable
 from grpcbench.services.base import CallFunction
 
 # Do not sleep for less than this: fire every call that is due instead.

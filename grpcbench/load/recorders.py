@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from grpcbench.load.intervals import IntervalRecorder
-from grpcbench.load.model import StreamSummary
+from grpcbench.model.intervals import IntervalRecorder
+from grpcbench.model.load_result import StreamSummary
 from grpcbench.services.base import CallStats
 from grpcbench.stats.histogram import LatencyRecorder
 

@@ -21,11 +21,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
+from grpcbench.base.processes import Child, start_child, tethered_argv
 from grpcbench.profile.model import Profile, ProfileSettings
 from grpcbench.profile.speedscope import write_speedscope
 from grpcbench.profile.stacks import top_functions
-from grpcbench.subprocs import Child, start_child, tethered_argv
 
 WRITE_TIMEOUT_S = 30.0  # py-spy writes its file on SIGINT
 PTRACE_FIX = (

@@ -11,14 +11,13 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 
+from grpcbench.base.units import format_bytes, format_cpu_seconds, format_latency_us
 from grpcbench.capacity.probe import achieved_rate, error_rate
-from grpcbench.capacity.record import CapacityRecord, Confirmed, Found
-from grpcbench.capacity.runner import STEP_DOWNS
+from grpcbench.capacity.record import STEP_DOWNS, CapacityRecord, Confirmed, Found
 from grpcbench.capacity.slo import parse_slo
+from grpcbench.model.results import LevelResult, RunRecord
 from grpcbench.report.profiles import profile_tables
 from grpcbench.report.table import ComparisonTable, build_tables
-from grpcbench.report.units import format_bytes, format_cpu_seconds, format_latency_us
-from grpcbench.results import LevelResult, RunRecord
 
 
 def _at_capacity(run: RunRecord, record: CapacityRecord, found: Found) -> list[LevelResult]:

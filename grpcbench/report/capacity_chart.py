@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from grpcbench.capacity.record import CapacityRecord
+from grpcbench.model.results import RunRecord
 from grpcbench.report.chart_kit import Chart, finish_chart, legend_outside, log_scale
-from grpcbench.results import RunRecord
 
 
 def capacity_chart(plt: Any, run: RunRecord, record: CapacityRecord) -> Chart:

@@ -7,7 +7,7 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 
 
 @dataclass(frozen=True)

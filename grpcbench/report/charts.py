@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from grpcbench.base.errors import UsageError
 from grpcbench.capacity.record import CapacityRecord
-from grpcbench.errors import UsageError
+from grpcbench.model.results import LevelResult, RunRecord
+from grpcbench.model.verdict import judge
 from grpcbench.report.capacity_chart import capacity_chart
 from grpcbench.report.chart_kit import (
     Chart,
@@ -27,9 +29,7 @@ from grpcbench.report.figures import FIGURES, PERCENTILES
 from grpcbench.report.figures import mean as _mean
 from grpcbench.report.interval_chart import interval_charts, levels_over_time
 from grpcbench.report.scalability import usl_fits
-from grpcbench.results import LevelResult, RunRecord
 from grpcbench.stats.usl import UslFit
-from grpcbench.verdict import judge
 
 
 def _x(level: LevelResult) -> float:

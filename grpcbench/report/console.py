@@ -15,10 +15,10 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 
+from grpcbench.model.results import LevelError, LevelResult
 from grpcbench.report.profiles import profile_tables
 from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable, build_tables
-from grpcbench.results import LevelError, LevelResult
 
 # Borders and padding: 3 characters per column plus 1 at the table's edge.
 COLUMN_OVERHEAD = 3

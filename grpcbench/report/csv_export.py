@@ -10,8 +10,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from grpcbench.model.results import LevelResult, RunRecord
 from grpcbench.report.figures import PERCENTILES
-from grpcbench.results import LevelResult, RunRecord
 
 FIELDS = [
     "scenario", "server", "driver", "concurrency", "rate", "channels", "connection", "variant",

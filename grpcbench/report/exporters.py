@@ -13,9 +13,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grpcbench.errors import UsageError
-from grpcbench.references import load_reference
-from grpcbench.results import RunRecord
+from grpcbench.base.errors import UsageError
+from grpcbench.base.references import load_reference
+from grpcbench.model.results import RunRecord
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from grpcbench.report.units import format_latency_us
-from grpcbench.results import LevelResult
+from grpcbench.base.units import format_latency_us
+from grpcbench.model.results import LevelResult
 
 # pyperf's rule: a spread over 10% of the mean makes a figure unstable.
 UNSTABLE_SPREAD = 0.10

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from grpcbench.model.results import LevelResult
 from grpcbench.profile.flame import flame_json
 from grpcbench.profile.model import Profile
-from grpcbench.results import LevelResult
 
 FLAME_STYLE = """
 .flame { margin: .5rem 0 1.5rem; }

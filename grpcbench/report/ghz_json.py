@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from grpcbench.results import LevelResult, RunRecord
+from grpcbench.model.results import LevelResult, RunRecord
 
 GHZ_PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
 HISTOGRAM_BUCKETS = 10

@@ -13,13 +13,13 @@ import html
 import re
 from pathlib import Path
 
+from grpcbench.model.results import RunRecord
 from grpcbench.report.capacity import record_tables
 from grpcbench.report.chart_kit import Chart
 from grpcbench.report.charts import render_charts
 from grpcbench.report.flamegraph_html import FLAME_SCRIPT, FLAME_STYLE, flame_section
 from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable
-from grpcbench.results import RunRecord
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5rem auto; max-width: 1100px; color: #222; }

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from grpcbench.load.intervals import IntervalFigures
+from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.results import LevelResult
 from grpcbench.report.chart_kit import Chart, finish_chart, log_scale
-from grpcbench.results import LevelResult
 
 
 def _mid(figures: IntervalFigures) -> float:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grpcbench.base.secrets import redact_all
+from grpcbench.model.results import RunRecord, write_json_atomically
 from grpcbench.report.summary import summary_lines
-from grpcbench.results import RunRecord, write_json_atomically
-from grpcbench.secrets import redact_all
 
 
 def write_json(record: RunRecord, path: Path) -> None:

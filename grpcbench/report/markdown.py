@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grpcbench.model.results import RunRecord
 from grpcbench.report.capacity import record_tables
 from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable
-from grpcbench.results import RunRecord
 
 
 def table_to_markdown(table: ComparisonTable) -> str:

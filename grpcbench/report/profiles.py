@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from grpcbench.model.results import LevelResult
 from grpcbench.profile.differential import differential
 from grpcbench.profile.model import Profile
 from grpcbench.report.table import ComparisonTable
-from grpcbench.results import LevelResult
 
 SHOWN = 8  # functions per table
 PYTHON_ONLY = (

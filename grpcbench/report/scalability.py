@@ -11,8 +11,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
-from grpcbench.errors import UsageError
-from grpcbench.results import LevelResult
+from grpcbench.base.errors import UsageError
+from grpcbench.model.results import LevelResult
 from grpcbench.stats.usl import MIN_LEVELS, UslFit, fit_usl
 
 

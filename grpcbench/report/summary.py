@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from grpcbench.model.results import LevelResult
+from grpcbench.model.verdict import judge
 from grpcbench.report.figures import FIGURES
 from grpcbench.report.figures import mean as _mean
 from grpcbench.report.scalability import usl_lines
 from grpcbench.report.table import LevelGroup, group_levels
-from grpcbench.results import LevelResult
-from grpcbench.verdict import judge
 
 
 def _all_failed(column: list[LevelResult]) -> bool:

@@ -13,23 +13,23 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from grpcbench.load.model import StreamSummary
-from grpcbench.monitor import ProcessUsage
-from grpcbench.plan import LevelPlan
-from grpcbench.report.driver_notes import DRIVER_NOTES
-from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
-from grpcbench.report.figures import mean as _mean
-from grpcbench.report.units import (
+from grpcbench.base.units import (
     format_bytes,
     format_cpu_seconds,
     format_latency_us,
     format_percent,
     format_seconds,
 )
-from grpcbench.results import LevelError, LevelResult
+from grpcbench.model.load_result import StreamSummary
+from grpcbench.model.plan import LevelPlan
+from grpcbench.model.results import LevelError, LevelResult
+from grpcbench.model.thresholds import breaches, parse_threshold
+from grpcbench.model.verdict import Verdict, judge, note
+from grpcbench.observe.monitor import ProcessUsage
+from grpcbench.report.driver_notes import DRIVER_NOTES
+from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
+from grpcbench.report.figures import mean as _mean
 from grpcbench.stats.histogram import LatencySummary
-from grpcbench.thresholds import breaches, parse_threshold
-from grpcbench.verdict import Verdict, judge, note
 
 WARNING = "⚠"
 # Figures whose spread over repeats is checked (pyperf-style instability warning).

@@ -24,7 +24,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.rpc.schema import MethodSchema
 from grpcbench.rpc.templates import MethodNames, Template, call_fields
 

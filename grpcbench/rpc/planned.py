@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.rpc.call import CallMessages, MethodCall
 from grpcbench.rpc.schema import (
     MethodSchema,

@@ -12,11 +12,11 @@ import asyncio
 
 import grpc
 
-from grpcbench.errors import PreflightError
+from grpcbench.base.errors import PreflightError
+from grpcbench.base.secrets import redact
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import ChannelSecurity, tls_failure
 from grpcbench.rpc.status_names import status_name
-from grpcbench.secrets import redact
 from grpcbench.services.base import Workload, WorkloadError
 
 # PreflightError lives in errors and tls_failure in rpc.security (lower layers); both

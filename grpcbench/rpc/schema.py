@@ -23,7 +23,7 @@ from typing import Any, Literal
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FileDescriptor, MethodDescriptor
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.rpc.security import ChannelSecurity
 
 RpcKind = Literal["unary", "server-streaming", "client-streaming", "bidi"]

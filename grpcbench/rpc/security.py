@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grpcbench.errors import UsageError
-from grpcbench.parsing import parse_host_port
+from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import parse_host_port
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 
 if TYPE_CHECKING:  # grpc is imported where channels are made: scenario files read this

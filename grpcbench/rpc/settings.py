@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.rpc.security import ChannelSecurity
 
 
@@ -110,6 +110,6 @@ class CallArgs:
 
 
 def _duration(text: str | None, option: str) -> float:
-    from grpcbench.parsing import parse_duration
+    from grpcbench.base.parsing import parse_duration
 
     return parse_duration(text, option) if text else 0.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 
 
 def status_name(code: grpc.StatusCode) -> str:

@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from grpcbench.childproc import announce_ready, setup_child
+from grpcbench.base.child_setup import announce_ready, setup_child
 
 # Seconds in-flight RPCs get to finish after SIGTERM.
 STOP_GRACE_SECONDS = 2.0

@@ -20,7 +20,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from grpcbench.childproc import child_environment, setup_child
+from grpcbench.base.child_setup import child_environment, setup_child
 from grpcbench.servers.child import STOP_GRACE_SECONDS, announce_ready, bind_error
 from grpcbench.servers.spec import ServerSpec
 from grpcbench.services.base import ServiceDefinition

@@ -18,13 +18,13 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from grpcbench import defaults
-from grpcbench.childproc import parse_ready_line
-from grpcbench.errors import PreflightError, ServerStartError, UsageError
-from grpcbench.parsing import parse_host_port
+from grpcbench.base import defaults
+from grpcbench.base.child_setup import parse_ready_line
+from grpcbench.base.errors import PreflightError, ServerStartError, UsageError
+from grpcbench.base.parsing import parse_host_port
+from grpcbench.base.processes import Child, start_python_module
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity, tls_failure
 from grpcbench.servers.spec import ServerSpec
-from grpcbench.subprocs import Child, start_python_module
 
 READY_TIMEOUT_S = defaults.START_TIMEOUT_S
 HOST = "127.0.0.1"

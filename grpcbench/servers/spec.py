@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.servers.kinds import KINDS, ServerKindInfo
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 from grpclib.server import Stream
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.proto import helloworld_grpc, helloworld_pb2, helloworld_pb2_grpc
 from grpcbench.services.base import CallFunction, ServiceDefinition, UnaryPlan
 from grpcbench.services.params import Param

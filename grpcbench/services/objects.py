@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 from grpclib.server import Stream
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.proto import objects_grpc, objects_pb2, objects_pb2_grpc
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 from grpcbench.services.params import Param

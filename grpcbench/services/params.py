@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ import sys
 from importlib.metadata import entry_points
 from types import ModuleType
 
-from grpcbench.childproc import USER_PATH_ENV
-from grpcbench.errors import UsageError
+from grpcbench.base.child_setup import USER_PATH_ENV
+from grpcbench.base.errors import UsageError
 from grpcbench.services.base import ServiceDefinition
 
 ENTRY_POINT_GROUP = "grpcbench.services"

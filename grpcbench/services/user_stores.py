@@ -22,7 +22,8 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
-from urllib.parse import unquote, urlsplit
+
+from grpcbench.backing.mysql import mysql_settings
 
 Row = Sequence[Any]  # id, name, email, created_at
 
@@ -129,18 +130,6 @@ class PyMysqlStore(_PerThread):
         import pymysql
 
         return pymysql.connect(autocommit=True, **self.settings)
-
-
-def mysql_settings(uri: str) -> dict[str, Any]:
-    """``mysql://user:password@host:port/database`` as PyMySQL's and aiomysql's arguments."""
-    parts = urlsplit(uri)
-    return {
-        "host": parts.hostname or "127.0.0.1",
-        "port": parts.port or 3306,
-        "user": unquote(parts.username or "root"),
-        "password": unquote(parts.password or ""),
-        "database": parts.path.lstrip("/") or None,
-    }
 
 
 class ThreadedStore:

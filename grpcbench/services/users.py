@@ -32,9 +32,9 @@ from typing import Any
 import grpc
 from grpclib.server import Stream
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
+from grpcbench.base.secrets import redact
 from grpcbench.proto import users_grpc, users_pb2, users_pb2_grpc
-from grpcbench.secrets import redact
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 from grpcbench.services.params import Param
 from grpcbench.services.user_stores import (

@@ -37,7 +37,7 @@ from grpclib.encoding.proto import ProtoCodec
 from grpclib.exceptions import GRPCError
 from grpclib.server import Stream
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.proto import watch_grpc, watch_pb2
 from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
 from grpcbench.services.params import Param

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grpcbench.errors import UsageError
+from grpcbench.base.errors import UsageError
 
 MIN_LEVELS = 5
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from grpcbench.errors import UsageError
-from grpcbench.references import load_reference
+from grpcbench.base.errors import UsageError
+from grpcbench.base.references import load_reference
 from grpcbench.targets.base import Target, TargetContext, TargetPlan
 
 # kind -> "module:Class" of its TargetPlan, imported only when used.

@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from grpcbench import defaults
+from grpcbench.base import defaults
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.targets.probe import HERE, Probe
 

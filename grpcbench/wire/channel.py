@@ -29,7 +29,7 @@ from typing import Any
 
 import grpc
 
-from grpcbench.parsing import parse_host_port
+from grpcbench.base.parsing import parse_host_port
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.wire import status

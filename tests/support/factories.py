@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from grpcbench.load.connections import parse_connection_strategy
-from grpcbench.load.model import LoadResult, LoadSpec
-from grpcbench.monitor import ProcessUsage
-from grpcbench.plan import LevelPlan, LoadSettings
-from grpcbench.results import LevelResult
+from grpcbench.model.connections import parse_connection_strategy
+from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.plan import LevelPlan, LoadSettings
+from grpcbench.model.results import LevelResult
+from grpcbench.observe.monitor import ProcessUsage
 from grpcbench.stats.histogram import LatencyRecorder
 
 

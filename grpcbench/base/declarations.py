@@ -1,0 +1,165 @@
+"""Settings declared once: each field of a settings dataclass carries its option, help,
+JSON name, how it reads back from older results files, and its check.
+
+ghz's ``runner.Config`` and grpclib's ``Configuration`` are the models: one
+declaration per setting, from which the CLI's help (``help_for``), the results
+file (``to_json``/``from_json``) and validation (``check``, run by the
+dataclass's ``__post_init__``, so the CLI, the pytest plugin and the
+benchmarks are held to the same rules) all come. ``plan.LoadSettings`` uses it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from grpcbench.base.errors import UsageError
+
+_UNSET: Any = object()
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class SettingInfo:
+    option: str  # the `run` option, e.g. "--client-stack"
+    help: str  # its help text; "{default}" is replaced by the default's text
+    json: str  # its key in a results file
+    dump: Callable[[Any], Any] = _same  # value -> JSON
+    load: Callable[[Any], Any] = _same  # JSON -> value
+    # What a results file written before this setting existed meant; unset: the default.
+    before: Any = _UNSET
+    check: Callable[[Any], str | None] | None = None  # the problem with a value, or None
+    default_text: str = ""  # how the default reads in help, when not str(default)
+    # The command line: `run` gets one option per setting with cli=True (cli_options),
+    # whose text ``parse`` reads (None: ``load``); an option that fills several
+    # fields (--warmup: a count or a time) parses into a tuple of the fields in ``sets``.
+    parse: Callable[[str], Any] | None = None
+    sets: tuple[str, ...] = ()
+    cli: bool = True  # False: another option gives it (--client-cpus is placement's)
+    short: str = ""  # e.g. "-n"
+    panel: str = ""  # the `run --help` panel
+    metavar: str = "TEXT"  # what the option takes, in help
+    flag: bool = False  # an on/off option that takes no value (ghz's -e)
+
+
+def setting(
+    default: Any = _UNSET, *, default_factory: Callable[[], Any] | None = None, **info: Any
+) -> Any:
+    """A dataclass field with its declaration (see ``SettingInfo``)."""
+    metadata = {"setting": SettingInfo(**info)}
+    if default_factory is not None:
+        return field(default_factory=default_factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def declared(cls: type) -> dict[str, tuple[dataclasses.Field[Any], SettingInfo]]:
+    """Every declared setting of a dataclass, by attribute name."""
+    return {
+        f.name: (f, f.metadata["setting"])
+        for f in dataclasses.fields(cls)
+        if "setting" in f.metadata
+    }
+
+
+def _default(spec: dataclasses.Field[Any]) -> Any:
+    if spec.default is not dataclasses.MISSING:
+        return spec.default
+    assert spec.default_factory is not dataclasses.MISSING
+    return spec.default_factory()
+
+
+def default_text(cls: type, name: str) -> str:
+    spec, info = declared(cls)[name]
+    return info.default_text or str(_default(spec))
+
+
+def help_for(cls: type, name: str) -> str:
+    return declared(cls)[name][1].help.replace("{default}", default_text(cls, name))
+
+
+def keywords(cls: type) -> dict[str, str]:
+    """Every name a setting goes by outside the command line -> its field: the field
+    (``timeout_s``) and its option's (``timeout``)."""
+    names: dict[str, str] = {}
+    for name, (_, info) in declared(cls).items():
+        names[name] = name
+        if info.cli:
+            names.setdefault(info.option.lstrip("-").replace("-", "_"), name)
+    return names
+
+
+def parse_values(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Field values from what a user gave, by field or option name: text (the command
+    line, a scenario file) is parsed as the option's, anything else loaded as from
+    JSON; checks run when the dataclass is made. An unknown name is one clear error."""
+    known = keywords(cls)
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise UsageError(
+            f"unknown option(s) {', '.join(unknown)} (the settings: {', '.join(sorted(known))})"
+        )
+    specs = declared(cls)
+    values: dict[str, Any] = {}
+    for keyword, value in given.items():
+        name = known[keyword]
+        info = specs[name][1]
+        if not isinstance(value, str) or info.parse is None:
+            values[name] = info.load(value)
+        elif info.sets:
+            values.update(zip(info.sets, info.parse(value), strict=True))
+        else:
+            values[name] = info.parse(value)
+    for _, info in specs.values():  # --warmup 0 or 2s: its other field is 0, not the default
+        if info.sets and any(member in values for member in info.sets):
+            for member in info.sets:
+                values.setdefault(member, type(_default(specs[member][0]))())
+    return values
+
+
+def to_json(settings: Any) -> dict[str, Any]:
+    return {
+        info.json: info.dump(getattr(settings, name))
+        for name, (_, info) in declared(type(settings)).items()
+    }
+
+
+def from_json(cls: type, data: Mapping[str, Any]) -> Any:
+    """From a results file of any age: a setting it lacks gets what it meant then."""
+    values = {}
+    for name, (spec, info) in declared(cls).items():
+        if info.json in data:
+            values[name] = info.load(data[info.json])
+        elif info.before is not _UNSET:
+            values[name] = info.before
+        else:
+            values[name] = _default(spec)
+    return cls(**values)
+
+
+def check(settings: Any) -> None:
+    """Every declared check; the first failure is one ``UsageError`` naming the option."""
+    for name, (_, info) in declared(type(settings)).items():
+        if info.check is None:
+            continue
+        value = getattr(settings, name)
+        problem = info.check(value)
+        if problem:
+            raise UsageError(f"bad {info.option} {value!r}: {problem}")
+
+
+def at_least(minimum: float, strict: bool = False) -> Callable[[Any], str | None]:
+    def check_value(value: Any) -> str | None:
+        if value < minimum or (strict and value == minimum):
+            return f"must be {'more than' if strict else 'at least'} {minimum:g}"
+        return None
+
+    return check_value
+
+
+def one_of(*choices: str) -> Callable[[Any], str | None]:
+    return lambda value: None if value in choices else " or ".join(choices)

@@ -1,0 +1,146 @@
+"""Parsers for the small value languages of the CLI (lists, durations, CPU sets).
+
+They raise ``UsageError`` with a message that names the bad value, so the CLI can
+print one line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import Any
+
+from grpcbench.base.errors import UsageError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*$")
+_UNIT_SECONDS = {None: 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "min": 60.0}
+
+
+def parse_positive_int_list(text: str, what: str) -> tuple[int, ...]:
+    """``"2,10,25"`` -> ``(2, 10, 25)``; every item must be a positive integer."""
+    items = [item.strip() for item in text.split(",")]
+    if not text.strip() or any(not item for item in items):
+        raise UsageError(f"bad {what} list {text!r}: expected comma-separated positive integers")
+    values: list[int] = []
+    for item in items:
+        if not item.isdigit() or int(item) <= 0:
+            raise UsageError(f"bad {what} {item!r} in {text!r}: must be a positive integer")
+        values.append(int(item))
+    return tuple(values)
+
+
+def parse_positive_float_list(text: str, what: str) -> tuple[float, ...]:
+    """``"500,1000,2500"`` -> ``(500.0, 1000.0, 2500.0)``; every item must be > 0."""
+    values: list[float] = []
+    for item in text.split(","):
+        try:
+            value = float(item)
+        except ValueError:
+            raise UsageError(
+                f"bad {what} {item.strip()!r} in {text!r}: expected a number"
+            ) from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise UsageError(f"bad {what} {item.strip()!r} in {text!r}: must be greater than zero")
+        values.append(value)
+    return tuple(values)
+
+
+def parse_duration(text: str, what: str) -> float:
+    """``"10s"``, ``"500ms"``, ``"2m"`` or a bare number of seconds -> seconds (> 0)."""
+    match = _DURATION.match(text)
+    if not match:
+        raise UsageError(f"bad {what} {text!r}: expected a duration such as 10s, 500ms or 2m")
+    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds <= 0:
+        raise UsageError(f"bad {what} {text!r}: must be greater than zero")
+    return seconds
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str, what: str) -> int:
+    """``"4194304"``, ``"42 MB"`` (10**6) or ``"4 MiB"`` (2**20) -> bytes, as ghz reads
+    its message size options."""
+    match = _SIZE.match(text)
+    if not match:
+        raise UsageError(f"bad {what} {text!r}: a size such as 4194304, 42 MB or 4 MiB")
+    unit = match.group(2).lower().rstrip("b")
+    powers = "kmgt"
+    if not unit:
+        scale = 1
+    elif unit.endswith("i"):
+        scale = 1024 ** (powers.index(unit[0]) + 1)
+    else:
+        scale = 1000 ** (powers.index(unit[0]) + 1)
+    return int(float(match.group(1)) * scale)
+
+
+def parse_warmup(text: str) -> tuple[int, float]:
+    """A warm-up is either a request count (``"500"``) or a duration (``"2s"``).
+
+    Returns ``(requests, seconds)`` with exactly one of them non-zero, or both zero
+    for ``"0"`` (no warm-up).
+    """
+    stripped = text.strip()
+    if stripped.isdigit():
+        return int(stripped), 0.0
+    return 0, parse_duration(stripped, "warm-up")
+
+
+def parse_cpu_set(text: str, what: str) -> tuple[int, ...]:
+    """``"0"``, ``"0,1"`` or ``"0-3"`` -> sorted CPU indices."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        bounds = part.split("-")
+        if not part or len(bounds) > 2 or not all(b.isdigit() for b in bounds):
+            raise UsageError(f"bad {what} {text!r}: expected CPU numbers such as 0, 0,1 or 0-3")
+        low, high = int(bounds[0]), int(bounds[-1])
+        if high < low:
+            raise UsageError(f"bad {what} {text!r}: range {part} is empty")
+        cpus.update(range(low, high + 1))
+    return tuple(sorted(cpus))
+
+
+def parse_host_port(text: str) -> tuple[str, int]:
+    """``"127.0.0.1:50051"`` -> ``("127.0.0.1", 50051)``."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"bad target {text!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
+    return host.strip("[]"), int(port)
+
+
+def parse_params(items: list[str], what: str) -> dict[str, Any]:
+    """``["users=1000000", "keyword=e"]`` -> ``{"users": 1000000, "keyword": "e"}``.
+
+    Values are read as TOML values (numbers, booleans, ``["a", "b"]``) and fall
+    back to plain strings, so the command line says what a scenario file says.
+    """
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"bad {what} {item!r}: expected KEY=VALUE")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        params[key.strip()] = value
+    return params
+
+
+def parse_cluster(text: str) -> str:
+    """``local:N`` or a scheduler address (``tcp://host:port``, ``tls://...``)."""
+    value = text.strip()
+    if value.startswith("local:"):
+        count = value[len("local:") :]
+        if not count.isdigit() or int(count) <= 0:
+            raise UsageError(f"bad --cluster {text!r}: local:N needs a positive N")
+        return value
+    if "://" in value and value.rpartition(":")[2].isdigit():
+        return value
+    raise UsageError(
+        f"bad --cluster {text!r}: local:N (a LocalCluster here) or a scheduler address"
+        " such as tcp://SCHEDULER:8786"
+    )

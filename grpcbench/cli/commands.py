@@ -1,0 +1,451 @@
+"""What each ``grpcbench`` command does, once its options are parsed.
+
+``cli`` only turns command-line options into arguments and calls one function
+here. Expected failures raise ``UsageError`` (the CLI prints one line and
+exits with its code); a function returns the exit code of a run that ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import traceback
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+
+from grpcbench.base import interrupts
+from grpcbench.base.errors import InternalError, UsageError
+from grpcbench.run.options import RunArgs, RunOptions, build_run_options
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from grpcbench.capacity.record import CapacitySettings
+    from grpcbench.cli.console_events import ConsoleEvents
+    from grpcbench.run.ghz_compat import GhzFlags
+    from grpcbench.run.runner import Runner
+from grpcbench.model.scenario import Scenario
+
+EXIT_REGRESSION = 1  # compare --fail-on found a regression
+
+
+@dataclass
+class Consoles:
+    """Tables and results go to ``out``; progress, messages and errors to ``err``."""
+
+    out: Console
+    err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
+
+
+def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> int:
+    """``grpcbench run``: ghz's own flags mapped (``ghz_compat``), every option built and
+    checked, then run, print and write the results."""
+    from grpcbench.cli.console_events import ConsoleEvents
+    from grpcbench.model.thresholds import EXIT_BREACHED, breaches
+    from grpcbench.report.console import print_summary, print_tables
+    from grpcbench.run.ghz_compat import apply
+    from grpcbench.run.runner import Runner
+
+    options = build_run_options(apply(args, flags) if flags is not None else args)
+    if args.dry_run:
+        return print_plan(options, consoles)
+    err = consoles.err
+    columns = len(options.targets) * options.repeat
+    events = ConsoleEvents(err, columns, len(options.levels) * len(options.drivers))
+    runner = Runner(options, events)
+    levels = ", ".join(plan.describe() for plan in options.levels)
+    named = options.recorded().describe_run()
+    err.print(
+        (f"run [bold]{escape(named)}[/]: " if named else "")
+        + f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
+        f" server(s) x {levels}; {options.load.describe()} per level"
+        + (f", {options.repeat} repeats" if options.repeat > 1 else "")
+        + (
+            f"; built-in client stack {options.load.client_stack}"
+            if "builtin" in options.drivers or "dask" in options.drivers
+            else ""
+        )
+        + f"; {options.placement.describe()}"
+        + f"; parameters: {escape(options.recorded().describe_params())}",
+        highlight=False,
+    )
+
+    thresholds = [t.text for t in options.thresholds]
+
+    def print_results() -> None:
+        record = runner.record
+        print_tables(consoles.out, record.levels, record.unavailable, thresholds)
+        print_summary(consoles.out, record.levels)
+        for breach in breaches(record.levels, options.thresholds):
+            consoles.out.print(f"  [red]✗[/] {escape(breach.describe())}", highlight=False)
+
+    code = run_to_end(runner, events, print_results, err)
+    if code == 0 and breaches(runner.record.levels, options.thresholds):
+        err.print(f"[red]thresholds breached[/]: exit {EXIT_BREACHED}", highlight=False)
+        return EXIT_BREACHED
+    return code
+
+
+def run_to_end(
+    runner: Runner, events: ConsoleEvents, print_results: Callable[[], None], err: Console
+) -> int:
+    """Run, then print and write what was measured whatever happened: Ctrl-C (the exit
+    code of the signal), a usage error (raised after), a bug (its traceback to a file)."""
+    error: UsageError | None = None
+    interrupted = False
+    try:
+        with events:
+            asyncio.run(runner.run())
+    except KeyboardInterrupt:
+        interrupted = True
+    except UsageError as caught:
+        error = caught
+    except Exception as bug:  # keep the tables and the results; the traceback goes to a file
+        error = _internal_error(bug)
+    print_results()
+    if runner.record.levels:
+        for path in runner.exports.at_end(runner.record):
+            err.print(f"wrote {path}", highlight=False)
+    if interrupted:
+        err.print("[yellow]interrupted[/]: all child processes stopped; partial results kept.")
+        return interrupts.exit_code()
+    if error:
+        raise error
+    return 0
+
+
+@dataclass(frozen=True)
+class CapacityArgs:
+    """``capacity``'s own options as typed (the rest are `run`'s)."""
+
+    slos: tuple[str, ...]
+    max_error_rate: float
+    precision: str
+    probe_duration: str
+    probe_warmup: str
+    max_probes: int
+    confirmations: int
+
+
+def capacity_settings(args: CapacityArgs) -> CapacitySettings:
+    """Checked, one clear line per bad option."""
+    from grpcbench.base.parsing import parse_duration
+    from grpcbench.capacity.record import CapacitySettings
+    from grpcbench.capacity.slo import parse_slo
+
+    if not args.slos:
+        raise UsageError("capacity needs an SLO: --slo 'p99<=10ms'")
+    if not 0 <= args.max_error_rate < 1:
+        raise UsageError(
+            f"bad --max-error-rate {args.max_error_rate:g}: a share of calls from 0 to below 1"
+        )
+    text = args.precision.strip()
+    try:
+        precision = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise UsageError(f"bad --precision {args.precision!r}: e.g. 5% or 0.05") from None
+    if not 0 < precision < 1:
+        raise UsageError(f"bad --precision {args.precision!r}: between 0 and 100%")
+    if args.max_probes < 2:
+        raise UsageError(f"bad --max-probes {args.max_probes}: at least 2")
+    if args.confirmations < 0:
+        raise UsageError(f"bad --repeat {args.confirmations}: 0 or more confirmations")
+    slos = tuple(parse_slo(text) for text in args.slos)
+    if len({slo.text for slo in slos}) != len(slos):
+        raise UsageError("the same --slo given twice")
+    return CapacitySettings(
+        slos=slos, max_error_rate=args.max_error_rate, precision=precision,
+        probe_duration_s=parse_duration(args.probe_duration, "--probe-duration"),
+        probe_warmup_s=parse_duration(args.probe_warmup, "--probe-warmup"),
+        max_probes=args.max_probes, confirmations=args.confirmations,
+    )  # fmt: skip
+
+
+def capacity(
+    args: RunArgs, flags: GhzFlags | None, search: CapacityArgs, consoles: Consoles
+) -> int:
+    """``grpcbench capacity``: `run`'s options built and checked as `run` checks them, the
+    search on every server kind, its tables, and the results file."""
+    from grpcbench.cli.console_events import ConsoleEvents
+    from grpcbench.report.capacity import record_tables
+    from grpcbench.report.console import print_comparison_tables
+    from grpcbench.run.capacity_runner import CapacityRunner, check_capacity_options, probe_options
+    from grpcbench.run.ghz_compat import apply
+
+    settings = capacity_settings(search)
+    options = build_run_options(apply(args, flags) if flags is not None else args)
+    if args.dry_run:
+        check_capacity_options(options)
+        print_plan(probe_options(options, settings), consoles)
+        consoles.out.print(
+            f"  capacity {json.dumps(settings.to_json())}", highlight=False, markup=False
+        )
+        return 0
+    err = consoles.err
+    events = ConsoleEvents(err, len(options.targets), 0)
+    runner = CapacityRunner(options, settings, events)
+    err.print(
+        f"capacity: scenario [bold]{escape(options.scenario.name)}[/], {len(options.targets)}"
+        f" server(s), SLO {escape(' | '.join(slo.text for slo in settings.slos))}, errors <="
+        f" {settings.max_error_rate:.2%}; probes of {settings.probe_duration_s:g} s after"
+        f" {settings.probe_warmup_s:g} s warm-up, precision {settings.precision:.0%},"
+        f" {settings.confirmations} confirmation(s); {options.placement.describe()}",
+        highlight=False,
+    )
+    return run_to_end(
+        runner, events, lambda: print_comparison_tables(consoles.out, record_tables(runner.record)),
+        err,
+    )  # fmt: skip
+
+
+def print_plan(options: RunOptions, consoles: Consoles) -> int:
+    """``run --dry-run``: every option checked (and every output path), the plan
+    printed, nothing started: a command line tried before a long run."""
+    from grpcbench.report.exporters import Exports
+
+    Exports(options.outputs).check()
+    out = consoles.out
+    named = options.recorded().describe_run()
+    prefix = f"run {named}: " if named else ""
+    out.print(f"{prefix}scenario {options.scenario.name} (service {options.scenario.service})",
+              highlight=False, markup=False)  # fmt: skip
+    for output in options.outputs:
+        out.print(f"  writes {output.format} to {output.path}", highlight=False, markup=False)
+    for target in options.targets:
+        out.print(f"  target {target.label}", highlight=False, markup=False)
+    for plan in options.levels:
+        out.print(f"  level {plan.describe()}, connections {plan.connection or 'auto'}",
+                  highlight=False, markup=False)  # fmt: skip
+    out.print(
+        f"  drivers {', '.join(options.drivers)}; {options.load.describe()} per level,"
+        f" {options.repeat} repeat(s); {options.placement.describe()}",
+        highlight=False, markup=False,
+    )  # fmt: skip
+    if options.call is not None:
+        out.print(f"  call {options.call.method}", highlight=False, markup=False)
+    settings = ", ".join(f"{key}={value}" for key, value in options.load.to_json().items())
+    out.print(f"  settings {settings}", highlight=False, markup=False)
+    return 0
+
+
+def versions() -> str:
+    """``grpcbench --version``: what a bug report needs (the results file records the same)."""
+    from grpcbench import __version__
+    from grpcbench.model.metadata import package_version
+
+    python = sys.version.split()[0]
+    shown = ("grpcio", "grpclib", "h2", "protobuf", "uvloop")  # h2: grpclib's HTTP/2 (seed 002)
+    others = ", ".join(f"{name} {package_version(name) or 'not installed'}" for name in shown)
+    return f"grpcbench {__version__} (Python {python}; {others})"
+
+
+def _internal_error(bug: Exception) -> InternalError:
+    with tempfile.NamedTemporaryFile(
+        "w", prefix="grpcbench-traceback-", suffix=".txt", delete=False
+    ) as handle:
+        traceback.print_exception(bug, file=handle)
+    return InternalError(
+        f"internal error {type(bug).__name__}: {bug} (a bug in grpcbench; the traceback is in"
+        f" {handle.name})"
+    )
+
+
+def serve(args: RunArgs, port: int, cpus: str | None, consoles: Consoles) -> int:
+    """``grpcbench serve``: one server in the foreground until Ctrl-C. ``args`` holds the
+    spec (``servers``), scenario, ``--service`` and ``--server-param``, checked as `run`
+    checks them."""
+    from grpcbench.base.parsing import parse_cpu_set
+    from grpcbench.run.options import resolve_scenario
+    from grpcbench.servers.launcher import start_server
+    from grpcbench.servers.spec import parse_server_spec
+
+    chosen, service = resolve_scenario(args)
+    spec = parse_server_spec(args.servers[0])
+    if spec.kind not in service.kinds_served():
+        served = ", ".join(service.kinds_served()) or "none"
+        raise UsageError(
+            f"service {service.name} has no servicer for server kind {spec.kind} (it serves:"
+            f" {served})"
+        )
+    pinned = parse_cpu_set(cpus, "--cpus") if cpus else ()
+
+    async def serve_forever(params: dict[str, object]) -> None:
+        server = await start_server(spec, chosen.service, params, cpus=pinned, port=port)
+        try:
+            consoles.out.print(
+                f"{server.spec.label} serving {service.name} (scenario {chosen.name}) on"
+                f" {server.address} (pid {server.pid})"
+            )
+            consoles.out.print(f"try: grpcurl -plaintext {server.address} list")
+            await server.child.process.wait()
+            raise UsageError(f"server exited with code {server.child.process.returncode}")
+        finally:
+            await server.stop()
+
+    try:
+        with ExitStack() as stack:
+            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
+            params = dict(chosen.server_params)
+            if service.prepare:
+                params = service.prepare(params, Path(workdir), stack)
+            asyncio.run(serve_forever(params))
+    except KeyboardInterrupt:
+        consoles.err.print("stopped")
+    return 0
+
+
+def show(results: Path, markdown: bool, consoles: Consoles) -> int:
+    """``grpcbench show``: saved results as tables (or markdown), nothing run."""
+    from grpcbench.model.results import load_run
+    from grpcbench.report.capacity import record_tables
+    from grpcbench.report.console import print_comparison_tables, print_summary
+    from grpcbench.report.markdown import run_to_markdown
+
+    record = load_run(results)
+    if markdown:
+        consoles.out.out(run_to_markdown(record), highlight=False)
+        return 0
+    named = record.options.describe_run()
+    consoles.err.print(
+        f"{results}: {escape(named) + ', ' if named else ''}{record.status}, started"
+        f" {record.started_at}",
+        highlight=False,
+    )
+    print_comparison_tables(consoles.out, record_tables(record))
+    if record.capacity is None:
+        print_summary(consoles.out, record.levels)
+    for failure in record.level_errors:
+        consoles.err.print(f"[yellow]not measured:[/] {escape(failure.describe())}")
+    return 0
+
+
+@dataclass(frozen=True)
+class CompareArgs:
+    baseline: Path
+    contender: Path
+    fail_on: str | None = None
+    alpha: float = 0.05
+    significance: bool = True  # --no-significance gates on thresholds alone
+    format: str = "text"  # text, markdown or json
+
+
+def compare(args: CompareArgs, consoles: Consoles) -> int:
+    """``grpcbench compare``: B / A per figure with its significance; 1 on a regression."""
+    from grpcbench.model.results import load_run
+    from grpcbench.report.compare import (
+        compare_runs,
+        parse_fail_on,
+        regressions,
+        to_json,
+        to_markdown,
+    )
+
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"bad --alpha {args.alpha}: a probability between 0 and 1")
+    if args.format not in ("text", "markdown", "json"):
+        raise UsageError(f"bad --format {args.format!r} (text, markdown or json)")
+    thresholds = parse_fail_on(args.fail_on) if args.fail_on else []
+    differences = compare_runs(load_run(args.baseline), load_run(args.contender), alpha=args.alpha)
+    if args.format == "json":
+        consoles.out.print_json(json.dumps(to_json(differences)))
+    elif args.format == "markdown":
+        consoles.out.out(to_markdown(differences), highlight=False)
+    else:
+        for difference in differences:
+            consoles.out.print(escape(difference.describe()), highlight=False, soft_wrap=True)
+    gate = regressions(differences, thresholds, require_significance=args.significance)
+    for line in gate.untestable:
+        consoles.err.print(
+            f"[yellow]not gated:[/] {escape(line)}: one run a side, so no run-to-run variance"
+            " to test (use --repeat, or --no-significance to gate on the threshold alone)"
+        )
+    for line in gate.failed:
+        consoles.err.print(f"[red]regression:[/] {escape(line)}")
+    return EXIT_REGRESSION if gate.failed else 0
+
+
+def report(
+    results: Path, html_path: Path | None, png: Path | None, svg: Path | None, consoles: Consoles
+) -> int:
+    """``grpcbench report``: charts and an offline HTML report from saved results."""
+    from grpcbench.model.results import load_run
+    from grpcbench.report.chart_kit import require_matplotlib
+    from grpcbench.report.charts import render_charts, write_images
+    from grpcbench.report.exporters import check_writable
+    from grpcbench.report.html import write_html
+
+    if not (html_path or png or svg):
+        raise UsageError("nothing to write: give --html FILE, --png DIR and/or --svg DIR")
+    require_matplotlib()
+    if html_path:
+        check_writable("--html", html_path)
+    record = load_run(results)
+    charts = render_charts(record)
+    if html_path:
+        write_html(record, html_path, charts)
+        consoles.err.print(f"wrote {html_path}", highlight=False)
+    for directory, fmt in ((png, "png"), (svg, "svg")):
+        if directory:
+            written = write_images(charts, directory, [fmt])
+            consoles.err.print(
+                f"wrote {len(written)} {fmt.upper()} charts to {directory}", highlight=False
+            )
+    return 0
+
+
+def list_servers(consoles: Consoles) -> int:
+    from grpcbench.base import defaults
+    from grpcbench.servers.kinds import KINDS
+
+    for info in KINDS.values():
+        options = ",".join(f"{k}={v}" for k, v in info.default_options)
+        modifiers = "[+uvloop]" if info.supports_uvloop else ""
+        syntax = f"{info.name}{modifiers}" + (f"[:{options}]" if options else "")
+        consoles.out.print(f"[bold]{syntax}[/]  {info.description}", highlight=False)
+    consoles.out.print(f"default set: {' '.join(defaults.SERVERS)}", highlight=False)
+    return 0
+
+
+def list_scenarios(as_json: bool, consoles: Consoles) -> int:
+    from grpcbench.model.scenario import load_scenario, scenario_files
+
+    found = {name: load_scenario(str(path)) for name, path in scenario_files().items()}
+    if as_json:
+        consoles.out.print_json(
+            json.dumps(
+                {n: {"description": s.description, "path": s.path} for n, s in found.items()}
+            )
+        )
+        return 0
+    for name, chosen in found.items():
+        consoles.out.print(
+            f"[bold]{name}[/]  {chosen.description}  ({chosen.path})", highlight=False
+        )
+        for variant, missing in unavailable_variants(chosen).items():
+            consoles.out.print(f"    variant {variant}: {missing}", highlight=False)
+    return 0
+
+
+def unavailable_variants(scenario: Scenario) -> dict[str, str]:
+    """Variant -> "not available on KINDS: why", for variants some server kinds cannot run."""
+    from grpcbench.servers.kinds import KINDS
+    from grpcbench.services.registry import load_service
+
+    service = load_service(scenario.service)
+    if service.unavailable is None:
+        return {}
+    found = {}
+    for variant in scenario.variants:
+        params = {**scenario.workload_params, **variant.params}
+        reasons = {kind: service.unavailable(kind, params) for kind in KINDS}
+        kinds = [kind for kind, reason in reasons.items() if reason]
+        if kinds:
+            found[variant.name] = f"not available on {', '.join(kinds)} ({reasons[kinds[0]]})"
+    return found

@@ -1,0 +1,203 @@
+"""pytest plugin: benchmark a server kind with grpcbench inside pytest-benchmark.
+
+Registered through the ``pytest11`` entry point, so installing grpcbench is
+enough. Two fixtures:
+
+- ``grpcbench``: starts servers (``grpcbench.server("grpclib+uvloop")``) that
+  are stopped after the test, and measures one level against one of them or a
+  running server (``grpcbench.load(server, concurrency=10, requests=2000)``,
+  ``grpcbench.load("127.0.0.1:50051", call="pkg.Svc/Method", data={...})``).
+- ``grpcbench_benchmark``: does both inside pytest-benchmark's ``benchmark``
+  fixture. pytest-benchmark's own statistics are the measured phase (seconds
+  per call; OPS = calls per second; rounds = repeats), so ``pytest-benchmark
+  compare`` and ``--benchmark-compare-fail`` work on the figure that matters;
+  grpcbench's other figures (percentiles, server CPU, verdict, ...) go into
+  ``extra_info``::
+
+      def test_my_server(grpcbench_benchmark):
+          level = grpcbench_benchmark("grpcio-aio", concurrency=10, requests=2000, rounds=3)
+          assert level.load.ok == 2000
+
+      def test_running_server(grpcbench_benchmark):
+          grpcbench_benchmark(target="127.0.0.1:50051", call="helloworld.Greeter/SayHello",
+                              data={"name": "x"}, concurrency=10)
+
+Every keyword is one of ``grpcbench run``'s options by its Python name
+(``requests``, ``timeout``, ``connections="pool:2"``, ``call``, ``proto``,
+``import_paths``, ``protoset``, ``data``, ``metadata``, ``cacert``, ``cname``,
+``service="package.module:ATTRIBUTE"``, ``client_stack``,
+``thresholds=("p99<20ms", "rps>=1000")`` - a breach fails the test -, ...). They become the
+same ``RunArgs`` the command line makes, checked by the same code, and the level
+is measured by the same ``Runner``, pre-flight call included: a wrong method or
+service is one clear failure, never thousands of failed calls counted as a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from grpcbench.base.errors import UsageError
+from grpcbench.model.results import LevelResult
+from grpcbench.report.figures import PERCENTILES
+from grpcbench.run.level_options import one_level_options
+from grpcbench.servers.launcher import RunningServer, start_server
+from grpcbench.servers.spec import parse_server_spec
+
+
+@dataclass(frozen=True)
+class RunningTarget:
+    """A server somebody else runs (``pid`` to measure its CPU and memory)."""
+
+    address: str
+    pid: int | None = None
+
+
+class GrpcbenchSession:
+    """Servers and levels for one test, on one event loop kept between calls."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.Runner()
+        self.servers: list[RunningServer] = []
+        self.services: dict[int, str] = {}  # id(server) -> the service it serves
+
+    def server(
+        self, spec: str, service: str = "hello", params: Mapping[str, Any] | None = None
+    ) -> RunningServer:
+        """A server kind started now and stopped after the test, on the server's CPU."""
+        from grpcbench.run.options import default_placement
+
+        server = self.loop.run(
+            start_server(
+                parse_server_spec(spec), service, params or {},
+                cpus=default_placement().server_cpus,
+            )
+        )  # fmt: skip
+        self.servers.append(server)
+        self.services[id(server)] = service
+        return server
+
+    def target(self, address: str, pid: int | None = None) -> RunningTarget:
+        return RunningTarget(address, pid)
+
+    def stop(self, server: RunningServer) -> None:
+        if server in self.servers:
+            self.servers.remove(server)
+        self.loop.run(server.stop())
+
+    def measure(self, spec: str | None = None, **given: Any) -> list[LevelResult]:
+        """One level, every repeat, through ``run``'s options and ``Runner``: a spec
+        (grpcbench starts it for each repeat) or ``target=HOST:PORT``."""
+        from grpcbench.model.thresholds import breaches
+        from grpcbench.run.runner import Runner
+
+        options = one_level_options(spec, **given)
+        runner = Runner(options)
+        try:
+            record = self.loop.run(runner.run())
+        except UsageError as error:  # one clear line, not grpcbench's traceback
+            pytest.fail(f"grpcbench: {error}", pytrace=False)
+        breached = breaches(record.levels, options.thresholds)
+        if breached:  # `run --threshold`'s exit 99, as a failed test
+            pytest.fail("grpcbench: " + "; ".join(b.describe() for b in breached), pytrace=False)
+        return list(record.levels)
+
+    def load(self, server: RunningServer | RunningTarget | str, **given: Any) -> LevelResult:
+        """One level against a server started here, a ``target()`` or "HOST:PORT"; its
+        CPU and RSS are measured when its pid is known."""
+        address = server if isinstance(server, str) else server.address
+        pid = None if isinstance(server, str) else server.pid
+        if isinstance(server, RunningServer):
+            given.setdefault("service", self.services.get(id(server), "hello"))
+        return self.measure(target=address, target_pid=pid, **given)[-1]
+
+    def close(self) -> None:
+        for server in self.servers:
+            self.loop.run(server.stop())
+        self.loop.close()
+
+
+def _rounded(micros: float | None) -> float | None:
+    return round(micros, 1) if micros is not None else None
+
+
+def extra_info(level: LevelResult) -> dict[str, Any]:
+    """The figures pytest-benchmark stores beside its own timing statistics."""
+    load, usage = level.load, level.server_usage
+    info: dict[str, Any] = {
+        "grpcbench_server": level.server,
+        "grpcbench_driver": level.driver,
+        "concurrency": level.concurrency,
+        "calls": load.count,
+        "ok": load.ok,
+        "statuses": load.statuses,
+        "requests_per_sec": round(load.rps, 2),
+        "latency_avg_ms": round(load.latency.mean_us / 1000, 3),
+        "generator_cpu_s": round(load.client_cpu_s, 4),
+        "generator_saturated": load.client_saturated,
+        "generator_cpu_us_per_call": _rounded(level.generator_cpu_us_per_call),
+        "verdict": level.verdict,
+    }
+    for name, percentile in PERCENTILES:  # latency_p50_ms ... latency_p99_9_ms
+        info[f"latency_{name.replace('.', '_')}_ms"] = load.latency.percentile_us(percentile) / 1000
+    if usage:
+        info["server_cpu_s"] = round(usage.cpu_s, 4)
+        info["server_cpu_saturation"] = round(usage.cpu_saturation, 3)
+        if level.server_cpu_us_per_call is not None:
+            info["server_cpu_us_per_call"] = _rounded(level.server_cpu_us_per_call)
+        info["server_peak_rss_bytes"] = usage.peak_rss_bytes
+    return info
+
+
+@pytest.fixture
+def grpcbench() -> Iterator[GrpcbenchSession]:
+    session = GrpcbenchSession()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+@pytest.fixture
+def grpcbench_benchmark(
+    request: pytest.FixtureRequest, grpcbench: GrpcbenchSession
+) -> Callable[..., LevelResult]:
+    """pytest-benchmark's ``benchmark`` with grpcbench's measured phase as its statistics.
+
+    Each round is one level (``rounds`` = repeats, each on a fresh server when
+    grpcbench starts it). pytest-benchmark would time a whole round - start-up
+    and warm-up included - so its timings are replaced by the measured phase's
+    seconds per call: its Min/Max/Mean/StdDev are seconds per call, its OPS is
+    calls per second (the harmonic mean over rounds), and
+    ``--benchmark-compare-fail`` gates on those."""
+    benchmark: Any = None
+    # Failed below, outside the handler, so the message stands alone.
+    with contextlib.suppress(pytest.FixtureLookupError):
+        benchmark = request.getfixturevalue("benchmark")
+    if benchmark is None:
+        pytest.fail(
+            "grpcbench_benchmark needs pytest-benchmark: pip install 'grpcbench[pytest]'",
+            pytrace=False,
+        )
+
+    def run(spec: str | None = None, **given: Any) -> LevelResult:
+        levels: list[LevelResult] = []
+
+        def rounds() -> None:
+            levels.extend(grpcbench.run.measure(spec, **given))
+
+        benchmark.pedantic(rounds, rounds=1, iterations=1)
+        benchmark.stats.stats.data[:] = [
+            lv.load.wall_s / lv.load.count for lv in levels if lv.load.count
+        ]
+        benchmark.extra_info.update(extra_info(levels[-1]))
+        benchmark.extra_info["rounds"] = [extra_info(level) for level in levels]
+        benchmark.extra_info["requests_per_sec_rounds"] = [round(lv.load.rps, 2) for lv in levels]
+        return levels[-1]
+
+    return run

@@ -1,0 +1,321 @@
+"""Plain data that crosses process boundaries: what to run and what was measured.
+
+A driver takes a ``LoadSpec`` (JSON-serialisable, so generator processes and
+cluster workers receive it) and returns a ``LoadResult``, which
+merges exactly with results of other processes running the same spec.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
+
+from grpcbench.model.intervals import IntervalFigures, merge_intervals
+from grpcbench.model.plan import LevelPlan, LoadSettings
+from grpcbench.observe.cpu_share import saturation
+from grpcbench.observe.timeline import Timeline
+from grpcbench.stats.histogram import LatencySummary, merge_summaries
+
+# A generator that used this share of its CPU budget (wall time x cores it
+# could use) was the bottleneck, not the server.
+SATURATION_THRESHOLD = 0.90
+# An open-loop generator whose p99 send delay exceeds this is behind its schedule.
+SCHEDULE_LAG_LIMIT_US = 10_000
+
+
+@dataclass(frozen=True)
+class Share:
+    """One generator's part of a level: what is split among processes and cluster
+    workers (everything else is the level's plan and the run's settings, whole)."""
+
+    concurrency: int  # closed loop: virtual users; open loop: cap on calls in flight
+    requests: int  # measured calls; 0 when the level is time-based
+    warmup_requests: int
+    connections: int  # pool size (0 per-request; users per-user; most idle for checkout)
+    rate: float = 0.0  # calls/s on a timetable (open loop); 0 = closed loop
+    index: int = 0  # this generator's place among the level's (request numbers stay unique)
+    of: int = 1
+
+    @classmethod
+    def whole(cls, plan: LevelPlan, settings: LoadSettings) -> Share:
+        """The whole level, for one generator."""
+        return cls(
+            concurrency=plan.concurrency,
+            requests=settings.requests,
+            warmup_requests=settings.warmup_requests,
+            connections=settings.connections_for(plan),
+            rate=plan.rate,
+        )
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """What one generator runs: the level's plan and the run's load settings as they
+    are (never copied field by field), its share of the level, and the calls."""
+
+    target: str  # host:port
+    service: str
+    plan: LevelPlan
+    settings: LoadSettings
+    share: Share
+    workload_params: dict[str, Any] = field(default_factory=dict)
+    # --call: the method call (rpc.call.MethodCall as JSON) replacing the service's
+    # workload; it may carry credentials, so a spec is never saved or printed.
+    call: dict[str, Any] | None = None
+    security: dict[str, Any] | None = None  # rpc.security.ChannelSecurity as JSON; None = plaintext
+
+    @classmethod
+    def for_level(
+        cls, target: str, service: str, plan: LevelPlan, settings: LoadSettings, **rest: Any
+    ) -> LoadSpec:
+        """The whole level for one generator (drivers split it: ``split_share``)."""
+        return cls(target, service, plan, settings, Share.whole(plan, settings), **rest)
+
+    @property
+    def connection_mode(self) -> str:
+        """ "pool", "per-request", "per-user" or "checkout" ("auto" is a pool)."""
+        mode = self.settings.connections.mode
+        return "pool" if mode == "auto" else mode
+
+    @property
+    def pool_policy(self) -> str:
+        return self.settings.connections.policy
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "service": self.service,
+            "plan": self.plan.to_json(),
+            "settings": self.settings.to_json(),
+            "share": asdict(self.share),
+            "workload_params": self.workload_params,
+            "call": self.call,
+            "security": self.security,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LoadSpec:
+        return cls(
+            target=data["target"],
+            service=data["service"],
+            plan=LevelPlan.from_json(data["plan"]),
+            settings=LoadSettings.from_json(data["settings"]),
+            share=Share(**data["share"]),
+            workload_params=dict(data.get("workload_params") or {}),
+            call=data.get("call"),
+            security=data.get("security"),
+        )
+
+
+@dataclass(frozen=True)
+class WorkerFigures:
+    """One cluster worker's share of a level (``--cluster``), kept beside the merged result."""
+
+    address: str
+    calls: int
+    wall_s: float
+    cpu_s: float
+    saturation: float  # share of its CPU budget used or lost to neighbours (1.0 = saturated)
+    # Its measured phase (Unix time, its own clock), statuses and latency (0: not known,
+    # from a file that predates them).
+    started_unix: float = 0.0
+    finished_unix: float = 0.0
+    statuses: dict[str, int] = field(default_factory=dict)
+    p50_us: int = 0
+    p99_us: int = 0
+
+    @property
+    def saturated(self) -> bool:
+        return self.saturation >= SATURATION_THRESHOLD
+
+
+@dataclass(frozen=True)
+class StreamSummary:
+    """Streaming (or multi-page) calls: how many messages and items came back, how fast."""
+
+    calls: int  # calls that returned statistics (completed streams)
+    messages: int
+    items: int
+    bytes: int
+    first_message: LatencySummary  # time to first message, per call
+    sent: int = 0  # request messages of client and bidi streams
+
+    def merge(self, other: StreamSummary) -> StreamSummary:
+        return StreamSummary(
+            calls=self.calls + other.calls,
+            messages=self.messages + other.messages,
+            items=self.items + other.items,
+            bytes=self.bytes + other.bytes,
+            first_message=self.first_message.merge(other.first_message),
+            sent=self.sent + other.sent,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["first_message"] = asdict(self.first_message)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StreamSummary:
+        return cls(**{**data, "first_message": LatencySummary.from_json(data["first_message"])})
+
+
+T = TypeVar("T")
+
+
+def _merge_optional(a: T | None, b: T | None, merge: Callable[[T, T], T]) -> T | None:
+    """Figures only some processes have: merged where both do, else whichever exists."""
+    if a is None or b is None:
+        return a if b is None else b
+    return merge(a, b)
+
+
+_SUMMARY_FIELDS = ("latency", "connect_latency", "service_latency", "schedule_lag")
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """What one or more generator processes measured for one level."""
+
+    driver: str
+    concurrency: int
+    connections: int
+    statuses: dict[str, int]  # gRPC status name -> calls, "OK" included
+    # Every finished call, OK or not (like ghz --count-errors). In an open loop,
+    # measured from each call's intended send time (coordinated omission corrected).
+    latency: LatencySummary
+    wall_s: float  # measured phase, first call start to last call end
+    client_cpu_s: float = 0.0
+    # Run-queue wait of the generator's threads, and the CPU other processes took
+    # from its CPUs meanwhile (set by the driver, which sees all its processes):
+    # the smaller is what it lost to neighbours (see cpu_share).
+    client_wait_s: float = 0.0
+    client_others_s: float = 0.0
+    processes: int = 1
+    # Cores the generator could use: 1 per built-in process (Python's GIL), the
+    # CPUs given to ghz (Go uses them all).
+    cpu_cores: float = 1.0
+    truncated: bool = False  # the level hit max_level_s before its request count
+    # Set when the latency histogram covers fewer calls than were counted (ghz
+    # keeps at most 1,000,000 per-call records).
+    latency_note: str = ""
+    connect_latency: LatencySummary | None = None  # per-request set-up times
+    rate: float = 0.0  # target calls/s of an open loop
+    service_latency: LatencySummary | None = None  # open loop: from actual send
+    schedule_lag: LatencySummary | None = None  # open loop: actual - intended send
+    stream: StreamSummary | None = None  # calls that reported messages and items
+    # The generator processes' memory (summed): when measuring began, and at the
+    # peak; flat over millions of calls, or the generator leaks (0: not measured).
+    client_rss_start_bytes: int = 0
+    client_peak_rss_bytes: int = 0
+    workers: tuple[WorkerFigures, ...] = ()  # --cluster: every worker's own figures
+    client_timeline: Timeline | None = None  # the generator's CPU % and RSS (summed)
+    # Failed calls by "Status: message" (ghz's errorDistribution), at most
+    # recorders.MAX_ERROR_MESSAGES distinct messages per generator.
+    errors: dict[str, int] = field(default_factory=dict)
+    # --interval: the measured phase as a time series (merged interval by interval).
+    intervals: tuple[IntervalFigures, ...] = ()
+
+    @property
+    def count(self) -> int:
+        return sum(self.statuses.values())
+
+    @property
+    def ok(self) -> int:
+        return self.statuses.get("OK", 0)
+
+    @property
+    def rps(self) -> float:
+        """Finished calls per second of the measured phase (ghz counts errors too)."""
+        return self.count / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def client_cpu_fraction(self) -> float:
+        """Share of the generator processes' CPU budget they used (1.0 = saturated)."""
+        budget = self.wall_s * self.cpu_cores
+        return self.client_cpu_s / budget if budget > 0 else 0.0
+
+    @property
+    def client_saturation(self) -> float:
+        """Share of its CPU budget the generator used or lost to neighbours (1.0 = saturated)."""
+        return saturation(
+            self.client_cpu_s, self.wall_s, self.cpu_cores, self.client_wait_s,
+            self.client_others_s,
+        )  # fmt: skip
+
+    @property
+    def client_saturated(self) -> bool:
+        return self.client_saturation >= SATURATION_THRESHOLD
+
+    @property
+    def behind_schedule(self) -> bool:
+        """An open loop that could not send its calls on time (see schedule_lag)."""
+        lag = self.schedule_lag
+        return bool(lag and lag.count and lag.percentile_us(99) > SCHEDULE_LAG_LIMIT_US)
+
+    def merge(self, other: LoadResult) -> LoadResult:
+        """Combine results of processes that ran side by side on the same level."""
+        return LoadResult(
+            driver=self.driver,
+            concurrency=self.concurrency + other.concurrency,
+            connections=self.connections + other.connections,
+            statuses=dict(Counter(self.statuses) + Counter(other.statuses)),
+            latency=merge_summaries([self.latency, other.latency]),
+            wall_s=max(self.wall_s, other.wall_s),
+            client_cpu_s=self.client_cpu_s + other.client_cpu_s,
+            client_wait_s=self.client_wait_s + other.client_wait_s,
+            client_others_s=self.client_others_s + other.client_others_s,
+            processes=self.processes + other.processes,
+            cpu_cores=self.cpu_cores + other.cpu_cores,
+            truncated=self.truncated or other.truncated,
+            latency_note="; ".join(n for n in (self.latency_note, other.latency_note) if n),
+            connect_latency=_merge_optional(
+                self.connect_latency, other.connect_latency, LatencySummary.merge
+            ),
+            rate=self.rate + other.rate,
+            service_latency=_merge_optional(
+                self.service_latency, other.service_latency, LatencySummary.merge
+            ),
+            schedule_lag=_merge_optional(
+                self.schedule_lag, other.schedule_lag, LatencySummary.merge
+            ),
+            stream=_merge_optional(self.stream, other.stream, StreamSummary.merge),
+            client_rss_start_bytes=self.client_rss_start_bytes + other.client_rss_start_bytes,
+            client_peak_rss_bytes=self.client_peak_rss_bytes + other.client_peak_rss_bytes,
+            workers=self.workers + other.workers,
+            client_timeline=_merge_optional(
+                self.client_timeline, other.client_timeline, Timeline.plus
+            ),
+            errors=dict(Counter(self.errors) + Counter(other.errors)),
+            intervals=merge_intervals(self.intervals, other.intervals),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in _SUMMARY_FIELDS:
+            summary = data[name]
+            data[name] = asdict(summary) if summary is not None else None
+        data["stream"] = self.stream.to_json() if self.stream else None
+        data["workers"] = [asdict(worker) for worker in self.workers]
+        data["client_timeline"] = self.client_timeline.to_json() if self.client_timeline else None
+        data["intervals"] = [figures.to_json() for figures in self.intervals]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LoadResult:
+        data = dict(data)
+        for name in _SUMMARY_FIELDS:
+            if data.get(name) is not None:
+                data[name] = LatencySummary.from_json(data[name])
+        if data.get("stream") is not None:
+            data["stream"] = StreamSummary.from_json(data["stream"])
+        data["workers"] = tuple(WorkerFigures(**worker) for worker in data.get("workers") or ())
+        timeline = data.get("client_timeline")
+        data["client_timeline"] = Timeline.from_json(timeline) if timeline else None
+        data["errors"] = {str(k): int(v) for k, v in (data.get("errors") or {}).items()}
+        data["intervals"] = tuple(
+            IntervalFigures.from_json(figures) for figures in data.get("intervals") or ()
+        )
+        return cls(**data)

@@ -1,0 +1,48 @@
+"""What is needed to reproduce (or distrust) a run: versions, machine, time."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections.abc import Collection
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from grpcbench import __version__
+from grpcbench.base.secrets import redact_argv
+
+PACKAGES = ("grpcio", "grpclib", "uvloop", "protobuf", "hdrhistogram", "psutil", "h2")
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def collect_metadata(secret_params: Collection[str] = ()) -> dict[str, Any]:
+    """``secret_params``: parameter names whose values the saved command line masks."""
+    return {
+        "grpcbench": __version__,
+        "python": sys.version.split()[0],
+        "python_implementation": platform.python_implementation(),
+        "packages": {name: package_version(name) for name in PACKAGES},
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "hostname": platform.node(),
+        "argv": redact_argv(sys.argv, secret_params),
+    }

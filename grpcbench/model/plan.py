@@ -1,0 +1,350 @@
+"""What one level is, how every level is loaded, and where things run: plain frozen data.
+
+Shared by the runner, the pytest plugin and the benchmarks, and saved with the
+results; it imports nothing of grpcbench but defaults, parsers, the connection
+strategy and the settings declarations, so any module may use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.util import find_spec
+from typing import Any, Literal
+
+from grpcbench.base import defaults
+from grpcbench.base.declarations import at_least, help_for, one_of, setting
+from grpcbench.base.declarations import check as check_settings
+from grpcbench.base.declarations import from_json as settings_from_json
+from grpcbench.base.declarations import to_json as settings_to_json
+from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import parse_duration, parse_size, parse_warmup
+from grpcbench.model.connections import ConnectionStrategy, parse_connection_strategy
+from grpcbench.model.schedule import RateSchedule, parse_rate_schedule
+
+Arrivals = Literal["uniform", "poisson"]
+ARRIVALS: tuple[Arrivals, ...] = ("uniform", "poisson")
+
+
+@dataclass(frozen=True)
+class LevelPlan:
+    """One level: a concurrency (or, open loop, a rate), maybe a swept channel count."""
+
+    concurrency: int  # closed loop: virtual users; open loop: cap on calls in flight
+    channels: int = 0  # 0 = not swept: the connection strategy decides
+    rate: float = 0.0  # 0 = closed loop
+    variant: str = ""  # the scenario's workload variant ("" when it has none)
+    connection: str = ""  # the connection strategy's label (auto, shared, pool:N, ...)
+    schedule: str = ""  # --rate-schedule as given: the rate ramps (``rate`` is its peak)
+
+    def describe(self) -> str:
+        """The name of a level in tables and messages: "concurrency 10", "rate 500/s", ..."""
+        if self.schedule:
+            text = parse_rate_schedule(self.schedule).describe()
+        elif self.rate:
+            text = f"rate {self.rate:g}/s"
+        else:
+            text = f"concurrency {self.concurrency}"
+        text += f", channels {self.channels}" if self.channels else ""
+        return text + (f", {self.variant}" if self.variant else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "concurrency": self.concurrency,
+            "channels": self.channels,
+            "rate": self.rate,
+            "variant": self.variant,
+            "connection": self.connection,
+            **({"schedule": self.schedule} if self.schedule else {}),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LevelPlan:
+        return cls(
+            concurrency=int(data["concurrency"]),
+            channels=int(data.get("channels", 0)),
+            rate=float(data.get("rate", 0.0)),
+            variant=str(data.get("variant", "")),
+            connection=str(data.get("connection", "")),
+            schedule=str(data.get("schedule", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Which CPUs the server and the load generator may run on (empty = anywhere)."""
+
+    server_cpus: tuple[int, ...] = ()
+    client_cpus: tuple[int, ...] = ()
+    chosen_backing_cpus: tuple[int, ...] = ()  # --backing-cpus; empty: the generator's
+
+    @property
+    def backing_cpus(self) -> tuple[int, ...]:
+        """Where embedded S3, MongoDB and PostgreSQL run: off the server's CPUs, on their
+        own (``--backing-cpus``) or beside the generator."""
+        return self.chosen_backing_cpus or self.client_cpus
+
+    def describe(self) -> str:
+        """In words, for headers and reports: "server on CPU 0, generator on CPU 1"."""
+
+        def cpus(values: tuple[int, ...]) -> str:
+            if not values:
+                return "any CPU"
+            return ("CPU " if len(values) == 1 else "CPUs ") + ",".join(map(str, values))
+
+        if self.chosen_backing_cpus:
+            return (
+                f"server on {cpus(self.server_cpus)}, generator on {cpus(self.client_cpus)},"
+                f" embedded backing services on {cpus(self.chosen_backing_cpus)}"
+            )
+        return (
+            f"server on {cpus(self.server_cpus)}, generator (and any embedded backing service)"
+            f" on {cpus(self.client_cpus)}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "server_cpus": list(self.server_cpus),
+            "client_cpus": list(self.client_cpus),
+            "backing_cpus": list(self.backing_cpus),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Placement:
+        client = tuple(int(c) for c in data.get("client_cpus") or ())
+        backing = tuple(int(c) for c in data.get("backing_cpus") or ())
+        return cls(
+            tuple(int(c) for c in data.get("server_cpus") or ()),
+            client,
+            backing if backing != client else (),
+        )
+
+
+_DEFAULT_WARMUP = parse_warmup(defaults.WARMUP)
+MIN_INTERVAL_S = 0.1  # --interval: each interval holds an HDR histogram (~200 KiB)
+# `run --help` panels of the settings' options.
+WHAT_TO_RUN = "What to run"
+LOAD_MODEL = "Load model"
+OUTPUT = "Output"
+
+
+def parse_positive_int(text: str, option: str) -> int:
+    if not text.strip().isdigit() or int(text) <= 0:
+        raise UsageError(f"bad {option} {text!r}: must be a positive integer")
+    return int(text)
+
+
+def available_loop(name: str) -> str:
+    """uvloop (less CPU per call) where it is installed; asyncio on request or without it."""
+    if name not in ("uvloop", "asyncio"):
+        raise UsageError(f"bad --client-loop {name!r}: uvloop or asyncio")
+    return "asyncio" if name == "uvloop" and find_spec("uvloop") is None else name
+
+
+def parse_interval(text: str) -> float:
+    off = text.strip() in ("off", "0")
+    return 0.0 if off else parse_duration(text, "--sample-interval")
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """How every level of a run is loaded: its size, warm-up, deadline and connections.
+
+    Each setting is declared once (``settings.setting``): its option (generated
+    into `run` by ``cli_options``), help, JSON name, what older results files
+    meant without it, and its check, which runs here, so the CLI, the pytest
+    plugin and the benchmarks obey the same rules."""
+
+    requests: int = setting(
+        defaults.REQUESTS, option="--requests", short="-n", metavar="N", panel=WHAT_TO_RUN,
+        json="requests", before=0, load=int, check=at_least(0),
+        parse=lambda text: parse_positive_int(text, "--requests"),
+        help="Measured calls per level and server. Default: the scenario's ({default}"
+        " unless it says otherwise).",
+    )  # fmt: skip
+    duration_s: float = setting(
+        0.0, option="--duration", short="-z", metavar="DURATION", panel=WHAT_TO_RUN,
+        json="duration_s", before=0.0, load=float, check=at_least(0),
+        parse=lambda text: parse_duration(text, "--duration"), default_text="none",
+        help="Measure each level for a time (10s, 500ms) instead of --requests.",
+    )  # fmt: skip
+    warmup_requests: int = setting(
+        _DEFAULT_WARMUP[0], option="--warmup", metavar="N|DURATION", panel=WHAT_TO_RUN,
+        json="warmup_requests", before=0, load=int, check=at_least(0),
+        parse=parse_warmup, sets=("warmup_requests", "warmup_s"), default_text=defaults.WARMUP,
+        help="Discarded warm-up per level: a call count (such as 200) or a time (such as"
+        " 2s). Default: the scenario's ({default} unless it says otherwise).",
+    )  # fmt: skip
+    warmup_s: float = setting(
+        _DEFAULT_WARMUP[1], option="--warmup", cli=False, json="warmup_s", before=0.0,
+        load=float, check=at_least(0), help="(the time form of --warmup)",
+    )  # fmt: skip
+    timeout_s: float = setting(
+        parse_duration(defaults.TIMEOUT, "timeout"), option="--timeout", short="-t",
+        metavar="DURATION", panel=WHAT_TO_RUN, json="timeout_s", load=float,
+        check=at_least(0, strict=True), parse=lambda text: parse_duration(text, "--timeout"),
+        default_text=defaults.TIMEOUT,
+        help="Per-call deadline, e.g. 20s. Default: the scenario's ({default} unless it says"
+        " otherwise).",
+    )  # fmt: skip
+    connections: ConnectionStrategy = setting(
+        default_factory=ConnectionStrategy, option="--connections", metavar="STRATEGY",
+        panel=LOAD_MODEL, json="connections", dump=lambda strategy: strategy.label,
+        load=lambda label: parse_connection_strategy(str(label)),
+        default_text=defaults.CONNECTIONS,
+        help="Client connections: auto (one per 50 concurrent calls), shared, N or pool:N"
+        " (round-robin per call), pool:N:least-busy, per-request (a new connection per"
+        " call; its set-up time is shown apart), per-user (one per virtual user, seed 003)"
+        " or checkout:N (check out per call, open one when none is idle, keep N; seed 001).",
+    )  # fmt: skip
+    arrivals: Arrivals = setting(
+        "uniform", option="--arrivals", metavar="uniform|poisson", panel=LOAD_MODEL,
+        json="arrivals", check=one_of(*ARRIVALS),
+        load=lambda value: "poisson" if value == "poisson" else "uniform",
+        parse=lambda value: value,  # checked as it is, not folded into uniform
+        help="Open-loop arrivals: uniform or poisson.",
+    )  # fmt: skip
+    rate_schedule: RateSchedule | None = setting(
+        None, option="--rate-schedule", metavar="step:...|line:...", panel=LOAD_MODEL,
+        json="rate_schedule", dump=lambda schedule: schedule.text if schedule else None,
+        load=lambda value: (
+            value
+            if isinstance(value, RateSchedule) or not value
+            else parse_rate_schedule(str(value))
+        ),
+        parse=parse_rate_schedule, default_text="none",
+        help="Open loop, one level whose rate ramps (ghz's --load-schedule, k6's stages):"
+        " step:start=500,step=500,every=5s,end=5000 or line:start=100,end=5000,over=60s."
+        " The level lasts the schedule; see it over time with --interval.",
+    )  # fmt: skip
+    interval_s: float = setting(
+        0.0, option="--interval", metavar="DURATION|off", panel=OUTPUT, json="interval_s",
+        before=0.0, load=float,
+        check=lambda value: None if value == 0 or value >= MIN_INTERVAL_S else (
+            f"must be off or at least {MIN_INTERVAL_S * 1000:g}ms"),
+        parse=lambda text: 0.0 if text.strip() in ("off", "0") else parse_duration(
+            text, "--interval"),
+        default_text="off",
+        help="Each level as a time series: achieved rate, p50, p99 and errors per interval"
+        " (1s), live in the terminal, in the JSON and as a chart.",
+    )  # fmt: skip
+    max_in_flight: int = setting(
+        defaults.MAX_IN_FLIGHT, option="--max-in-flight", metavar="N", panel=LOAD_MODEL,
+        json="max_in_flight", load=int, check=at_least(1),
+        parse=lambda text: parse_positive_int(text, "--max-in-flight"),
+        help="Open loop: most calls in flight at once.",
+    )  # fmt: skip
+    max_level_s: float = setting(
+        parse_duration(defaults.MAX_LEVEL, "max level"), option="--max-level",
+        metavar="DURATION", panel=LOAD_MODEL, json="max_level_s", load=float,
+        check=at_least(0, strict=True), parse=lambda text: parse_duration(text, "--max-level"),
+        default_text=defaults.MAX_LEVEL,
+        help="Hard time limit of one level's measurement (default {default}).",
+    )  # fmt: skip
+    connect_timeout_s: float = setting(
+        10.0, option="--connect-timeout", metavar="DURATION", panel=LOAD_MODEL,
+        json="connect_timeout_s", load=float, check=at_least(0, strict=True),
+        parse=lambda text: parse_duration(text, "--connect-timeout"), default_text="10s",
+        help="How long a connection may take to open (TCP, TLS and HTTP/2 settings).",
+    )  # fmt: skip
+    # ghz's channel flags (rpc.client_options.ClientOptions is what channels read).
+    authority: str = setting(
+        "", option="--authority", metavar="NAME", panel=LOAD_MODEL, json="authority", load=str,
+        default_text="the target's address",
+        help="The :authority the calls carry (an HTTP/2 virtual host), as ghz's --authority.",
+    )  # fmt: skip
+    keepalive_s: float = setting(
+        0.0, option="--keepalive", metavar="DURATION", panel=LOAD_MODEL, json="keepalive_s",
+        load=float, check=at_least(0), default_text="off",
+        parse=lambda text: parse_duration(text, "--keepalive"),
+        help="Send an HTTP/2 PING on every connection this often (ghz's --keepalive).",
+    )  # fmt: skip
+    gzip: bool = setting(
+        False, option="--enable-compression", short="-e", flag=True, panel=LOAD_MODEL,
+        json="gzip", load=bool, parse=lambda text: text.lower() in ("true", "1", "yes"),
+        default_text="off",
+        help="Compress every request message with gzip (grpc-encoding: gzip), as ghz's -e.",
+    )  # fmt: skip
+    max_recv_bytes: int = setting(
+        0, option="--max-recv-message-size", metavar="SIZE", panel=LOAD_MODEL,
+        json="max_recv_bytes", load=int, check=at_least(0), default_text="no limit",
+        parse=lambda text: parse_size(text, "--max-recv-message-size"),
+        help="A reply message larger than this ends its call ResourceExhausted (42 MB, 4 MiB).",
+    )  # fmt: skip
+    max_send_bytes: int = setting(
+        0, option="--max-send-message-size", metavar="SIZE", panel=LOAD_MODEL,
+        json="max_send_bytes", load=int, check=at_least(0), default_text="no limit",
+        parse=lambda text: parse_size(text, "--max-send-message-size"),
+        help="A request message larger than this fails its call ResourceExhausted, unsent.",
+    )  # fmt: skip
+    client_cpus: tuple[int, ...] = setting(
+        (), option="--client-cpus", cli=False, json="client_cpus", dump=list,
+        load=lambda cpus: tuple(int(c) for c in cpus or ()),
+        help="CPUs for the load generator, e.g. 1.",
+    )  # fmt: skip
+    client_loop: str = setting(
+        defaults.CLIENT_LOOP, option="--client-loop", metavar="uvloop|asyncio",
+        panel=LOAD_MODEL, json="client_loop", before="asyncio", load=str,
+        check=one_of("uvloop", "asyncio"), parse=available_loop,
+        help="The built-in generator's event loop: uvloop (less CPU per call) or asyncio.",
+    )  # fmt: skip
+    client_stack: str = setting(
+        defaults.CLIENT_STACK, option="--client-stack", metavar="|".join(defaults.CLIENT_STACKS),
+        panel=LOAD_MODEL, json="client_stack", before="grpcio", load=str,
+        check=one_of(*defaults.CLIENT_STACKS),
+        help="The built-in generator's gRPC client: wire (grpcbench's own HTTP/2 frames,"
+        " a few us of CPU per call) or grpcio (grpc.aio, the reference).",
+    )  # fmt: skip
+    cooldown_s: float = setting(
+        0.0, option="--cooldown", metavar="DURATION", panel=WHAT_TO_RUN, json="cooldown_s",
+        before=0.0, load=float, check=at_least(0), default_text="none",
+        parse=lambda text: parse_duration(text, "--cooldown"),
+        help="After each level's load, keep watching the server this long with no load:"
+        " the memory it holds after the burst (seed 004) and the CPU it still spends, in"
+        " the tables and the timeline.",
+    )  # fmt: skip
+    client_allocations: int = setting(
+        0, option="--client-allocations", metavar="N", panel=OUTPUT,
+        json="client_allocations", before=0, load=int, check=at_least(0), default_text="off",
+        parse=lambda text: parse_positive_int(text, "--client-allocations"),
+        help="After each level, N more calls, untimed, in a process of their own with"
+        " memray recording every allocation: the client's bytes and allocations per call"
+        " (Go's B/op and allocs/op; seed 000).",
+    )  # fmt: skip
+    # Timelines of CPU % and RSS (server, backing services, generator); 0 = none.
+    sample_interval_s: float = setting(
+        parse_duration(defaults.SAMPLE_INTERVAL, "sample interval"),
+        option="--sample-interval", metavar="DURATION|off", panel=OUTPUT,
+        json="sample_interval_s", before=0.0, load=float, check=at_least(0),
+        parse=parse_interval, default_text=defaults.SAMPLE_INTERVAL,
+        help="Sample CPU % and RSS of the server, backing services and generator this often"
+        " (timelines in the JSON and charts); off for none.",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+    def to_json(self) -> dict[str, Any]:
+        return settings_to_json(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LoadSettings:
+        """From a results file of any age (a setting it lacks reads as it meant then)."""
+        loaded: LoadSettings = settings_from_json(cls, data)
+        return loaded
+
+    @classmethod
+    def help(cls, name: str) -> str:
+        """A setting's help text, for the CLI."""
+        return help_for(cls, name)
+
+    def connections_for(self, plan: LevelPlan) -> int:
+        """Connections a level opens: the swept count, else the strategy's pool size."""
+        return plan.channels or self.connections.pool_size(plan.concurrency)
+
+    def connection_label(self, channels: int) -> str:
+        return f"pool:{channels}" if channels else self.connections.label
+
+    def describe(self) -> str:
+        """The size of a level, e.g. "5000 calls" or "10 s"."""
+        return f"{self.requests} calls" if self.requests else f"{self.duration_s:g} s"

@@ -1,0 +1,300 @@
+"""ghz's command line, as far as it is true: ghz's flags that `run` takes, and ghz's defaults.
+
+`grpcbench run` accepts a ghz command line with the binary name swapped for the
+flags listed in ``ACCEPTED`` (the README's table is this module's); every other
+ghz flag is refused by name with the reason in ``REFUSED``, never silently
+ignored. A ghz command line - a ``--call`` on the command line against a
+running server, with no scenario file - gets ghz's own defaults for what it
+does not give (``-c``, ``-n``/``-z``, ``--warmup``, ``--connections``): one
+level of 50 concurrent calls, 200 calls, no warm-up, one connection. Servers
+grpcbench starts keep the scenario's levels and sizes, --call or not.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from grpcbench.base.errors import UsageError
+from grpcbench.run.options import RunArgs
+
+# ghz's defaults (ghz --help, v0.120.0) for a run that names only a method.
+GHZ_CONCURRENCY = 50
+GHZ_TOTAL = 200
+GHZ_CONNECTIONS = "1"
+
+# ghz flag -> what it means here (the README lists these).
+ACCEPTED: dict[str, str] = {
+    "--proto, --protoset, --call, -i/--import-paths": "the same (a --proto path is also"
+    " looked up under the import paths, as ghz does)",
+    "-d/--data, -D/--data-file, -m/--metadata, -M/--metadata-file": "the same, template"
+    " actions included",
+    "--insecure, --cacert, --cert, --key, --cname, --skipTLS": "the same",
+    "-c/--concurrency, -n/--total, -z/--duration, -t/--timeout": "the same (-c also takes a"
+    " list of levels)",
+    "-x/--max-duration": "--max-level",
+    "-r/--rps": "--rate (open loop); with -c, -c caps the calls in flight",
+    "--connections": "the same: N connections, calls spread round-robin",
+    "--skipFirst": "--warmup N: the first N calls are not counted",
+    "--count-errors": "always on: failed calls count in every figure",
+    "--stream-call-count": "--stream-messages",
+    "--stream-interval, --stream-call-duration": "the same, for client and bidi streams",
+    "-b/--binary, -B/--binary-file": "the same: a serialized request (from standard input"
+    " or a file), checked against the schema",
+    "--reflect-metadata": "the same: metadata on the reflection requests",
+    "--cpus": "--client-processes: generator processes (ghz: Go threads)",
+    "--connect-timeout": "the same (default 10s)",
+    "--config": "the same: a JSON or TOML file of ghz's options; the command line wins",
+    "--authority, --keepalive, -e/--enable-compression": "the same, on both client stacks",
+    "--max-recv-message-size, --max-send-message-size": "the same: a larger message ends its"
+    " call ResourceExhausted",
+    "--name, --tags": "recorded in the results and shown in the header",
+    "-O/--format, -o/--output": "json and pretty (ghz's own JSON layout), csv, html;"
+    " without -O, -o writes grpcbench's JSON; ghz's text formats are refused (the tables"
+    " are printed)",
+    "--disable-template-functions, --disable-template-data": "accepted; data without {{"
+    " is sent as it is",
+    "--async": "accepted: with --rps the open loop never waits for replies; without it, -c"
+    " calls stay in flight, as ghz's async workers keep them",
+    "HOST:PORT (last argument)": "the same as --target",
+}
+REFUSED: dict[str, str] = {
+    "--load-schedule, --load-start, --load-end, --load-step, --load-step-duration,"
+    " --load-max-duration": "one ramp in one level: --rate-schedule"
+    " step:start=S,step=N,every=D,end=E or line:start=S,end=E,over=D (a list of levels:"
+    " --rate 100,200,400)",
+    "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
+    " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
+    " list: -c 10,20,40",
+    "--lb-strategy": "one target address, no load balancing between several",
+    "--stream-dynamic-messages": "not yet: a stream's messages are rendered once per call",
+    "--duration-stop": "grpcbench waits for calls in flight at the end of -z (ghz's wait)",
+    "--debug": "failures are one line; the traceback of a bug goes to a file",
+}
+OUTPUT_FORMATS = {
+    "json": "ghz-json", "pretty": "ghz-json", "csv": "csv", "html": "html", "grpcbench": "json",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GhzFlags:
+    """ghz's own flags as typed (None: not given)."""
+
+    rps: str | None = None
+    skip_first: int | None = None
+    max_duration: str | None = None
+    stream_call_count: int | None = None
+    cpus: int | None = None
+    output_format: str | None = None
+    name: str | None = None
+    tags: str | None = None
+    method_on_command_line: bool = False  # --call given here, not in a scenario file
+    scenario_given: bool = False
+    config: str | None = None  # --config: ghz's JSON or TOML file of options
+
+
+def _tags(text: str | None) -> dict[str, str]:
+    if not text:
+        return {}
+    try:
+        tags = json.loads(text)
+    except json.JSONDecodeError:
+        tags = None
+    if not isinstance(tags, dict):
+        raise UsageError(f'bad --tags {text!r}: a JSON object, e.g. \'{{"env": "ci"}}\'')
+    return {str(k): str(v) for k, v in tags.items()}
+
+
+# ghz config keys that change nothing here (see ACCEPTED), and the value of a refused
+# key that is ghz's default (a config file may spell defaults out).
+_NO_OPS = {"count-errors", "async", "disable-template-functions", "disable-template-data"}
+_DEFAULTS_OF_REFUSED = {"load-schedule": "const", "concurrency-schedule": "const"}
+_SETTINGS_KEYS = {
+    "total": "requests", "duration": "duration", "max-duration": "max_level",
+    "timeout": "timeout", "connect-timeout": "connect_timeout", "skipFirst": "warmup",
+    "connections": "connections", "authority": "authority", "keepalive": "keepalive",
+    "enable-compression": "enable_compression",
+    "max-recv-message-size": "max_recv_message_size",
+    "max-send-message-size": "max_send_message_size",
+}  # fmt: skip
+_CALL_KEYS = {
+    "proto": "proto", "protoset": "protoset", "call": "call", "data-file": "data_file",
+    "metadata-file": "metadata_file", "binary-file": "binary_file",
+    "stream-interval": "stream_interval", "stream-call-duration": "stream_call_duration",
+    "stream-call-count": "stream_messages",
+}  # fmt: skip
+_TLS_KEYS = {"cacert": "cacert", "cert": "cert", "key": "key", "cname": "cname"}
+
+
+def read_config(path: str) -> dict[str, object]:
+    """ghz's --config file: JSON or TOML, by its name's suffix, as ghz reads it."""
+    import tomllib
+    from pathlib import Path
+
+    file = Path(path)
+    if file.suffix not in (".json", ".toml"):
+        raise UsageError(f"--config {path}: a .json or .toml file (as ghz reads them)")
+    try:
+        text = file.read_text()
+        data = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
+    except OSError as error:
+        raise UsageError(f"--config {path}: {error.strerror or error}") from None
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+        raise UsageError(f"--config {path}: not valid {file.suffix[1:].upper()}: {error}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--config {path}: an object of ghz's options")
+    return data
+
+
+def refused_flags() -> dict[str, str]:
+    """Every refused ghz flag as typed ("-e", "--load-schedule") -> why."""
+    return {
+        flag.strip(): reason
+        for flags, reason in REFUSED.items()
+        for part in flags.split(",")
+        for flag in part.split("/")
+    }
+
+
+def _refused_reason(key: str) -> str | None:
+    """A config file's key (a flag's long name without dashes): why it is refused."""
+    return refused_flags().get(f"--{key}")
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def with_config(args: RunArgs, flags: GhzFlags) -> tuple[RunArgs, GhzFlags]:
+    """ghz's --config file under the command line: each option the command line left
+    unset takes the file's value; a key grpcbench refuses is refused, naming the file."""
+    if not flags.config:
+        return args, flags
+    config = read_config(flags.config)
+    settings = dict(args.settings)
+    call_changes: dict[str, object] = {}
+    tls_changes: dict[str, object] = {}
+    changes: dict[str, object] = {}
+    flag_changes: dict[str, object] = {}
+    for key, value in config.items():
+        if key in _NO_OPS or _DEFAULTS_OF_REFUSED.get(key) == value:
+            continue
+        if key in _SETTINGS_KEYS:
+            settings.setdefault(_SETTINGS_KEYS[key], _text(value))
+        elif key in _CALL_KEYS:
+            if getattr(args.call, _CALL_KEYS[key]) is None:
+                call_changes[_CALL_KEYS[key]] = value
+        elif key in _TLS_KEYS:
+            if getattr(args.call.security, _TLS_KEYS[key]) is None:
+                tls_changes[_TLS_KEYS[key]] = str(value)
+        elif key == "skipTLS":
+            tls_changes["skip_tls"] = bool(value) or args.call.security.skip_tls
+        elif key == "insecure":
+            changes["insecure"] = bool(value) or args.insecure
+        elif key == "import-paths":
+            if args.call.import_paths is None:
+                items = value if isinstance(value, list) else [value]
+                call_changes["import_paths"] = ",".join(str(v) for v in items)
+        elif key == "data":
+            if args.call.data is None and args.call.data_file is None:
+                call_changes["data"] = _text(value)
+        elif key in ("metadata", "reflect-metadata"):
+            field = key.replace("-", "_")
+            if not getattr(args.call, field):
+                text = _text(value)
+                call_changes[field] = (text,) if field == "metadata" else text
+        elif key == "concurrency":
+            changes["concurrency"] = args.concurrency or _text(value)
+        elif key == "host":
+            if not (args.target or args.address):
+                changes["address"] = str(value)
+        elif key == "output":
+            changes["output"] = args.output or Path(str(value))
+        elif key in ("rps", "cpus", "name", "tags", "format"):
+            name = {"format": "output_format"}.get(key, key)
+            if getattr(flags, name) is None:
+                flag_changes[name] = (
+                    int(str(value)) if key == "cpus" else
+                    _text(value) if key in ("rps", "tags") else value
+                )  # fmt: skip
+        else:
+            reason = _refused_reason(key)
+            if reason:
+                raise UsageError(f"--config {flags.config}: ghz's {key} is not supported: {reason}")
+            raise UsageError(f"--config {flags.config}: {key!r} is not one of ghz's options")
+    security = replace(args.call.security, **tls_changes)  # type: ignore[arg-type]
+    call = replace(args.call, **call_changes, security=security)  # type: ignore[arg-type]
+    args = replace(args, **changes, settings=settings, call=call)  # type: ignore[arg-type]
+    method = flags.method_on_command_line or "call" in config
+    flags = replace(flags, **flag_changes, method_on_command_line=method)  # type: ignore[arg-type]
+    return args, flags
+
+
+def apply(args: RunArgs, flags: GhzFlags) -> RunArgs:
+    """``args`` with ghz's flags mapped onto `run`'s options, and ghz's defaults."""
+    args, flags = with_config(args, flags)
+    settings = dict(args.settings)
+    changes: dict[str, object] = {}
+
+    def take(option: str, setting: str, value: object) -> None:
+        if setting in settings:
+            raise UsageError(f"{option} and --{setting.replace('_', '-')} say the same: give one")
+        settings[setting] = value
+
+    if flags.skip_first is not None:
+        take("--skipFirst", "warmup", str(flags.skip_first))
+    if flags.max_duration is not None:
+        take("-x/--max-duration", "max_level", flags.max_duration)
+    concurrency = args.concurrency
+    if flags.rps is not None:
+        if args.rate:
+            raise UsageError("--rps and --rate say the same: give one")
+        changes["rate"] = flags.rps
+        if concurrency:  # ghz: -c workers share the rate; here, the cap on calls in flight
+            if "," in concurrency:
+                raise UsageError("--rps with -c takes one -c: the cap on calls in flight")
+            take("-c with --rps", "max_in_flight", concurrency)
+            concurrency = None
+    if flags.cpus is not None:
+        if flags.cpus <= 0:
+            raise UsageError(f"bad --cpus {flags.cpus}: a positive integer")
+        changes["client_processes"] = str(flags.cpus)
+    call = args.call
+    if flags.stream_call_count is not None:
+        if call.stream_messages is not None:
+            raise UsageError("--stream-call-count and --stream-messages say the same: give one")
+        call = replace(call, stream_messages=flags.stream_call_count)
+    ghz_like = bool(args.address or args.target) and not args.servers  # a ghz command line
+    if flags.method_on_command_line and not flags.scenario_given and ghz_like:
+        if concurrency is None and not (args.rate or flags.rps):
+            concurrency = str(GHZ_CONCURRENCY)
+        if not {"requests", "n", "duration", "duration_s"} & set(settings):
+            settings["requests"] = str(GHZ_TOTAL)
+        if not {"warmup", "warmup_requests"} & set(settings):
+            settings["warmup"] = "0"
+        if "connections" not in settings:
+            settings["connections"] = GHZ_CONNECTIONS
+    exports = args.exports
+    output = args.output
+    if flags.output_format is not None:
+        chosen = OUTPUT_FORMATS.get(flags.output_format)
+        if chosen is None:
+            raise UsageError(
+                f"-O {flags.output_format}: grpcbench writes {', '.join(OUTPUT_FORMATS)}"
+                " (ghz's text formats are its tables: grpcbench prints its own)"
+            )
+        if output is None:
+            raise UsageError(f"-O {flags.output_format} needs -o PATH (the tables go to stdout)")
+        exports, output = (*exports, f"{chosen}={output}"), None
+    return replace(
+        args,
+        **changes,  # type: ignore[arg-type]
+        concurrency=concurrency,
+        settings=settings,
+        call=call,
+        exports=exports,
+        output=output,
+        name=flags.name or "",
+        tags=_tags(flags.tags),
+    )

@@ -1,0 +1,122 @@
+"""``run``'s options from Python keywords: one level, for the pytest plugin and the benchmarks.
+
+``run_args(spec, concurrency=10, requests=2000, call="pkg.Svc/Method", ...)``
+makes the same ``RunArgs`` the command line makes, each keyword being one of
+``run``'s options by its Python name (load settings by field or option name),
+so ``build_run_options`` checks them exactly as it checks the command line's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+from grpcbench.base.errors import UsageError
+from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.rpc.settings import CallArgs
+from grpcbench.run.options import RunArgs, RunOptions, build_run_options
+
+if TYPE_CHECKING:
+    from grpcbench.run.context import RunContext
+
+# Names the plugin took before it took run's: the same options.
+_ALIASES = {"driver": "load", "params": "server_params", "rounds": "repeat"}
+_TLS = tuple(f.name for f in fields(ChannelSecurity))
+_CALL = tuple(f.name for f in fields(CallArgs) if f.name != "security")
+# RunArgs fields a test does not give: set by the plugin, or output files.
+_NOT_GIVEN = {"settings", "call", "servers", "target", "address", "target_pid", "output",
+              "markdown", "csv", "report", "exports"}  # fmt: skip
+DEFAULT_CONCURRENCY = 10  # a scenario's list of levels is for `run`, not one assertion
+_RUN = tuple(f.name for f in fields(RunArgs) if f.name not in _NOT_GIVEN)
+
+
+def _listed(value: Any) -> str:
+    """10 or [2, 10] or "2,10" -> "2,10", as the command line takes lists."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Sequence):
+        return ",".join(str(item) for item in value)
+    return str(value)
+
+
+def _params(value: Mapping[str, Any] | Sequence[str]) -> tuple[str, ...]:
+    """{"users": 1000} -> ("users=1000",): the command line's KEY=VALUE."""
+    if isinstance(value, Mapping):
+        return tuple(f"{key}={json.dumps(item)}" for key, item in value.items())
+    return tuple(value)
+
+
+def _json_text(value: Any) -> Any:
+    return value if value is None or isinstance(value, str) else json.dumps(value)
+
+
+def run_args(
+    spec: str | None = None,
+    *,
+    target: str | None = None,
+    target_pid: int | None = None,
+    **given: Any,
+) -> RunArgs:
+    """The plugin's keywords as ``grpcbench run``'s options (one ``RunArgs``)."""
+    if (spec is None) == (target is None):
+        raise UsageError("grpcbench: give a server spec or target=HOST:PORT")
+    run: dict[str, Any] = {}
+    call: dict[str, Any] = {}
+    tls: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
+    for name, value in given.items():
+        name = _ALIASES.get(name, name)
+        if name in ("concurrency", "rate", "channels", "variants", "client_cpus", "server_cpus"):
+            run[name] = _listed(value)
+        elif name in ("server_params", "workload_params"):
+            run[name] = _params(value)
+        elif name == "client_processes":
+            run[name] = str(value)
+        elif name == "thresholds":  # one or several, as --threshold is repeated
+            run[name] = (value,) if isinstance(value, str) else tuple(value)
+        elif name in _RUN:
+            run[name] = value
+        elif name in ("data", "metadata"):
+            text = _json_text(value)
+            call[name] = (text,) if name == "metadata" else text
+        elif name == "import_paths":
+            call[name] = _listed(value)
+        elif name in _CALL:
+            call[name] = value
+        elif name in _TLS:
+            tls[name] = value
+        else:  # a load setting, or one clear error from its declarations
+            settings[name] = value
+    return RunArgs(
+        **run,
+        servers=(spec,) if spec else (),
+        target=target,
+        target_pid=target_pid,
+        settings=settings,
+        call=CallArgs(**call, security=ChannelSecurity(**tls)),
+    )
+
+
+def one_level_options(spec: str | None = None, **given: Any) -> RunOptions:
+    """``run``'s options for one level on one target (a test asserts on one result);
+    concurrency 10 unless a concurrency, a rate or a rate schedule is given."""
+    if not {"concurrency", "rate", "rate_schedule"} & set(given):
+        given["concurrency"] = DEFAULT_CONCURRENCY
+    options = build_run_options(run_args(spec, **given))
+    if len(options.levels) != 1 or len(options.targets) != 1 or len(options.drivers) != 1:
+        raise UsageError(
+            "grpcbench: one call measures one level of one server with one driver"
+            f" ({len(options.levels)} level(s), {len(options.targets)} server(s),"
+            f" {len(options.drivers)} driver(s) given)"
+        )
+    return options
+
+
+def level_context(target: str, **given: Any) -> RunContext:
+    """The ``RunContext`` of one level against ``target`` (HOST:PORT), for callers that
+    measure with drivers of their own (the benchmarks): ``context.measure_level``."""
+    from grpcbench.run.context import RunContext
+
+    return RunContext.build(one_level_options(target=target, **given))

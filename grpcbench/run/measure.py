@@ -1,0 +1,225 @@
+"""One level, measured: shared by the CLI runner, the pytest plugin and the benchmarks.
+
+``load_spec`` is the one place that turns load settings, a level plan and a
+target into the plain ``LoadSpec`` a driver runs; ``measure_level`` drives it
+and measures the target's process over the measured phase only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+
+from grpcbench.base.errors import UsageError
+from grpcbench.base.preparation import BackingProcess
+from grpcbench.load.allocations import measure_allocations
+from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
+from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.plan import LevelPlan, LoadSettings
+from grpcbench.model.results import LevelResult, now_iso
+from grpcbench.observe.monitor import ProcessMonitor, ProcessUsage
+from grpcbench.profile.model import Profile, ProfileSettings
+from grpcbench.profile.pyspy import Recorder
+from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.targets.base import Target
+
+
+def load_spec(
+    settings: LoadSettings,
+    plan: LevelPlan,
+    address: str,
+    service: str,
+    workload_params: Mapping[str, Any],
+    call: MethodCall | None = None,
+    security: ChannelSecurity | None = None,
+) -> LoadSpec:
+    return LoadSpec.for_level(
+        address,
+        service,
+        plan,
+        settings,
+        workload_params=dict(workload_params),
+        call=call.to_json() if call else None,
+        security=security.to_json() if security and security.tls else None,
+    )
+
+
+@dataclass(frozen=True)
+class CellRecorders:
+    """``--profile``'s recorders for one level: the server's, and (``--profile
+    generator``) one for the generator's processes, made once the driver knows them."""
+
+    server: Recorder | None = None
+    generator: Callable[[Sequence[int]], Recorder] | None = None
+
+
+@dataclass(frozen=True)
+class Monitored:
+    load: LoadResult
+    server: ProcessUsage | None = None
+    backing: dict[str, ProcessUsage] = field(default_factory=dict)
+    server_profile: Profile | None = None
+    generator_profile: Profile | None = None
+
+
+async def run_monitored(
+    driver: LoadDriver,
+    spec: LoadSpec,
+    server_pid: int | None,
+    on_progress: Callable[[int, int], None] = lambda done, errors: None,
+    backing: Sequence[BackingProcess] = (),
+    recorders: CellRecorders = CellRecorders(),
+    on_warning: Callable[[str], None] = lambda message: None,
+    on_interval: Callable[[IntervalFigures], None] | None = None,
+) -> Monitored:
+    """Drive one level; measure the server and the backing services over its measured
+    phase only.
+
+    The monitors start when the driver reports MEASUREMENT_STARTED (warm-up
+    excluded) and stop when the driver returns; without a pid there is no
+    server to measure (``--target`` without ``--target-pid``). The recorders
+    (``--profile``) sample the server, and the built-in generator's processes
+    (``generator_pids``), over the same window.
+    """
+    interval = spec.settings.sample_interval_s
+    monitor = ProcessMonitor(server_pid, sample_interval_s=interval) if server_pid else None
+    others: dict[str, ProcessMonitor] = {}
+    for service in backing:
+        with contextlib.suppress(psutil.Error):  # gone already: the level will say so
+            others[service.name] = ProcessMonitor(
+                service.pid, gil=service.gil, sample_interval_s=interval
+            )
+    measuring = False
+    active = [r for r in (recorders.server,) if r is not None]
+    generator_recorder: Recorder | None = None
+    starting: list[asyncio.Task[None]] = []
+
+    def progress(done: int, errors: int) -> None:
+        nonlocal measuring, generator_recorder
+        if done == MEASUREMENT_STARTED:
+            measuring = True
+            for watched in (monitor, *others.values()):
+                if watched:
+                    watched.start()
+            pids = tuple(getattr(driver, "generator_pids", ()))
+            if recorders.generator is not None and pids:
+                generator_recorder = recorders.generator(pids)
+                active.append(generator_recorder)
+            loop = asyncio.get_running_loop()
+            starting.extend(loop.create_task(recorder.start()) for recorder in active)
+        else:
+            on_progress(done, errors)
+
+    try:
+        if on_interval is not None and getattr(driver, "live_intervals", False):
+            load = await driver.run(spec, progress, on_interval=on_interval)  # type: ignore[call-arg]
+        else:
+            load = await driver.run(spec, progress)
+    finally:
+        profiles: dict[Recorder, Profile | None] = {}
+        if starting:
+            await asyncio.gather(*starting)
+            for recorder in active:
+                profiles[recorder] = await recorder.stop()
+                if recorder.failure:
+                    on_warning(f"--profile: py-spy wrote no samples to {recorder.path.name}:"
+                               f" {recorder.failure}")  # fmt: skip
+    if not measuring:
+        return Monitored(load)
+    usages = {name: watched.stop() for name, watched in others.items()}
+    return Monitored(
+        load,
+        await monitor.stop_after(spec.settings.cooldown_s) if monitor else None,
+        {name: usage for name, usage in usages.items() if usage is not None},
+        profiles.get(recorders.server) if recorders.server else None,
+        profiles.get(generator_recorder) if generator_recorder else None,
+    )
+
+
+async def measure_level(
+    driver: LoadDriver,
+    target: Target,
+    plan: LevelPlan,
+    settings: LoadSettings,
+    *,
+    scenario: str,
+    service: str,
+    workload_params: Mapping[str, Any],
+    repeat: int = 0,
+    on_progress: Callable[[int, int], None] = lambda done, errors: None,
+    backing: Sequence[BackingProcess] = (),
+    call: MethodCall | None = None,
+    security: ChannelSecurity | None = None,
+    expected: tuple[str, ...] = ("OK",),
+    profile: ProfileSettings | None = None,
+    on_warning: Callable[[str], None] = lambda message: None,
+    on_interval: Callable[[IntervalFigures], None] | None = None,
+) -> LevelResult:
+    """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs.
+    ``call`` replaces the service's workload (``--call``); ``security`` is TLS;
+    ``expected`` the statuses that count as success (--expect-status); ``profile``
+    samples the server with py-spy over the measured phase (--profile)."""
+    spec = load_spec(settings, plan, target.address, service, workload_params, call, security)
+    started_at = now_iso()
+    monitored = await run_monitored(
+        driver, spec, target.pid, on_progress, backing,
+        cell_recorders(profile, target, plan, repeat, settings.client_cpus), on_warning,
+        on_interval if settings.interval_s else None,
+    )  # fmt: skip
+    allocations = None
+    if settings.client_allocations and driver.name == "builtin":
+        try:
+            allocations = await measure_allocations(spec.to_json(), settings.client_allocations)
+        except UsageError as error:
+            on_warning(str(error))
+    return LevelResult(
+        scenario=scenario,
+        server=target.label,
+        plan=plan,
+        load=monitored.load,
+        server_usage=monitored.server,
+        started_at=started_at,
+        finished_at=now_iso(),
+        repeat=repeat,
+        backing_usage=monitored.backing,
+        expected=expected,
+        profile=monitored.server_profile.to_json() if monitored.server_profile else None,
+        generator_profile=(
+            monitored.generator_profile.to_json() if monitored.generator_profile else None
+        ),
+        client_allocations=allocations,
+    )
+
+
+def cell_recorders(
+    profile: ProfileSettings | None,
+    target: Target,
+    plan: LevelPlan,
+    repeat: int,
+    cpus: Sequence[int] = (),
+) -> CellRecorders:
+    """One level's recorders, their files named server-level-repeat (and .generator).
+    py-spy runs on ``cpus``, the generator's: an instrument, it must not take the
+    server's CPU (with no placement it runs where the kernel puts it)."""
+    if profile is None:
+        return CellRecorders()
+    cell = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", f"{target.label}-{plan.describe()}-r{repeat}")
+    server = (
+        Recorder(profile, (target.pid,), profile.directory / f"{cell}.folded", cpus)
+        if target.pid is not None
+        else None
+    )
+    generator = (
+        (lambda pids: Recorder(profile, pids, profile.directory / f"{cell}.generator.folded", cpus))
+        if profile.generator
+        else None
+    )
+    return CellRecorders(server, generator)

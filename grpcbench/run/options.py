@@ -1,0 +1,652 @@
+"""``RunOptions``: every choice of a run, validated, frozen, and saved with its results.
+
+The command line only collects raw values into ``RunArgs``; ``build_run_options``
+turns them into ``RunOptions`` (one clear ``UsageError`` per bad value), so the
+runner never sees raw input. The defaults come from ``defaults``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from grpcbench.base import defaults
+from grpcbench.base.declarations import parse_values
+from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import (
+    parse_cluster,
+    parse_cpu_set,
+    parse_duration,
+    parse_host_port,
+    parse_params,
+    parse_positive_float_list,
+    parse_positive_int_list,
+)
+from grpcbench.base.secrets import mask_params, redact
+from grpcbench.load.allocations import check_available
+from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
+from grpcbench.load.driver import DriverSettings
+from grpcbench.model.plan import LevelPlan, LoadSettings, Placement
+from grpcbench.model.results import RecordedOptions
+from grpcbench.model.scenario import Scenario, Variant, load_scenario
+from grpcbench.model.thresholds import Threshold, parse_threshold
+from grpcbench.profile.model import DEFAULT_RATE_HZ, ProfileSettings
+from grpcbench.report.exporters import Output, outputs_from
+from grpcbench.rpc.planned import PlannedCall, plan_call
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
+from grpcbench.rpc.settings import CallArgs
+from grpcbench.rpc.status_names import parse_statuses
+from grpcbench.servers.spec import parse_server_specs
+from grpcbench.services.base import ServiceDefinition
+from grpcbench.services.params import check_params, secret_names
+from grpcbench.services.registry import load_service
+from grpcbench.targets import TargetPlan, make_target_plan
+
+LOCALHOST = "127.0.0.1"
+# The shorthand field of a bundled server kind's servicer (for the error message).
+SERVICER_FIELDS = {
+    "grpcio": "register_grpcio",
+    "grpcio-aio": "register_aio",
+    "grpclib": "grpclib_handlers",
+}
+
+
+@dataclass(frozen=True)
+class RunArgs:
+    """``grpcbench run``'s options as typed on the command line (None = not given)."""
+
+    scenario: str = defaults.SCENARIO
+    servers: tuple[str, ...] = ()
+    concurrency: str | None = None
+    thresholds: tuple[str, ...] = ()  # --threshold, e.g. p99<20ms
+    profile: bool = False  # --profile: sample the servers with py-spy
+    profile_generator: bool = False  # --profile generator: the built-in generator too
+    profile_rate: int = DEFAULT_RATE_HZ
+    profile_native: bool = False
+    profile_idle: bool = False
+    # Load settings as given (field or option name -> command-line text, or a value
+    # from the pytest plugin); parsed by their declarations in plan.LoadSettings.
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    load: str = defaults.LOAD
+    ghz: str | None = None
+    channels: str | None = None
+    rate: str | None = None
+    client_processes: str = defaults.CLIENT_PROCESSES
+    repeat: int = defaults.REPEAT
+    variants: str | None = None
+    server_params: tuple[str, ...] = ()  # KEY=VALUE
+    workload_params: tuple[str, ...] = ()  # KEY=VALUE
+    # Options that are server params of the services that read them (objects).
+    s3_endpoint: str | None = None
+    s3_bucket: str | None = None
+    mongo_uri: str | None = None
+    mongo_driver: str | None = None
+    io_delay_ms: float | None = None
+    database: str | None = None  # --database: paginate-vs-stream's database
+    target: str | None = None
+    address: str | None = None  # ghz's positional HOST:PORT, the same as --target
+    insecure: bool = False  # ghz's --insecure: plaintext, which is the default anyway
+    target_pid: int | None = None
+    port: int = defaults.PORT
+    output: Path | None = None
+    markdown: Path | None = None
+    csv: Path | None = None
+    report: Path | None = None
+    exports: tuple[str, ...] = ()  # FORMAT=PATH, any registered exporter
+    pin: bool = True
+    server_cpus: str | None = None
+    client_cpus: str | None = None
+    backing_cpus: str | None = None  # --backing-cpus: embedded S3/MongoDB/PostgreSQL
+    start_timeout: str | None = None
+    server_per_level: bool | None = None  # None: the scenario's choice
+    service: str | None = None  # --service: a registered name or module:ATTRIBUTE
+    # --call and its companions, ghz's names (see rpc.settings).
+    call: CallArgs = field(default_factory=CallArgs)
+    max_error_rate: float | None = None  # None: a level fails when every call failed
+    cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
+    cluster_workers: int | None = None
+    bind: str | None = None  # --bind: where started servers listen (default 127.0.0.1)
+    dry_run: bool = False  # --dry-run: check everything, print the plan, start nothing
+    expect_status: str | None = None  # --expect-status: statuses that count as success
+    preflight: bool = True  # --no-preflight: skip the one call before the first level
+    name: str = ""  # --name (ghz's): recorded and shown
+    tags: Mapping[str, str] = field(default_factory=dict)  # --tags (ghz's), likewise
+    allow_plaintext_secrets: bool = False  # --allow-plaintext-secrets (--cluster tcp://)
+
+    def named_server_params(self) -> dict[str, Any]:
+        """Server params given through their own options (--io-delay-ms, ...)."""
+        named = {
+            "s3_endpoint": self.s3_endpoint,
+            "s3_bucket": self.s3_bucket,
+            "mongo_uri": self.mongo_uri,
+            "mongo_driver": self.mongo_driver,
+            "io_delay_ms": self.io_delay_ms,
+            "database": self.database,
+        }
+        return {key: value for key, value in named.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    scenario: Scenario  # with --server-param/--workload-param applied
+    targets: tuple[TargetPlan, ...]  # the columns: servers to start, or an external target
+    levels: tuple[LevelPlan, ...]  # every level of a column, in the order they run
+    load: LoadSettings
+    drivers: tuple[str, ...]
+    driver_settings: DriverSettings
+    placement: Placement
+    outputs: tuple[Output, ...] = ()
+    repeat: int = defaults.REPEAT  # every level this many times, in fresh server processes
+    port: int = defaults.PORT
+    start_timeout_s: float = defaults.START_TIMEOUT_S
+    server_per_level: bool = False  # a fresh server process for every level
+    call: PlannedCall | None = None  # --call: a method call instead of the service's workload
+    security: ChannelSecurity = PLAINTEXT  # how the client reaches the target
+    max_error_rate: float | None = None  # None: a level fails when every call failed
+    secret_params: frozenset[str] = frozenset()  # declared secret: masked when shown or saved
+    bind: str = LOCALHOST  # where the servers grpcbench starts listen (--bind)
+    # Statuses that count as success (--expect-status): an error path benchmarked on purpose.
+    expected_statuses: tuple[str, ...] = ("OK",)
+    preflight: bool = True  # one real call before the first level (--no-preflight: none)
+    name: str = ""  # --name: the run's name, recorded and shown
+    tags: Mapping[str, str] = field(default_factory=dict)  # --tags
+    thresholds: tuple[Threshold, ...] = ()  # --threshold: checked on every level (exit 99)
+    profile: ProfileSettings | None = None  # --profile: py-spy on every server it starts
+
+    def level_failure(self, statuses: Mapping[str, int]) -> str | None:
+        """Why a measured level does not count as a success, if it does not."""
+        count = sum(statuses.values())
+        failed = count - sum(statuses.get(status, 0) for status in self.expected_statuses)
+        listed = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "no call finished"
+        if count == 0 or failed == count:
+            if self.expected_statuses != ("OK",):
+                expected = ", ".join(self.expected_statuses)
+                return f"none of {count} calls ended {expected} (--expect-status): {listed}"
+            return f"all {count} calls failed ({listed})"
+        if self.max_error_rate is not None and failed / count > self.max_error_rate:
+            return (
+                f"{failed} of {count} calls failed ({failed / count:.1%}, over --max-error-rate"
+                f" {self.max_error_rate:g}: {listed})"
+            )
+        return None
+
+    def workload_params(self, plan: LevelPlan) -> dict[str, Any]:
+        """The scenario's workload params, overridden by the level's variant."""
+        params = dict(self.scenario.workload_params)
+        for variant in self.scenario.variants:
+            if variant.name == plan.variant:
+                params.update(variant.params)
+        return params
+
+    @property
+    def column_labels(self) -> tuple[str, ...]:
+        return tuple(target.label for target in self.targets)
+
+    def recorded(self) -> RecordedOptions:
+        """What is saved with the results."""
+        return RecordedOptions(
+            scenario=self.scenario.name,
+            service=self.scenario.service,
+            server_params=mask_params(dict(self.scenario.server_params), self.secret_params),
+            workload_params=mask_params(dict(self.scenario.workload_params), self.secret_params),
+            targets=self.column_labels,
+            drivers=self.drivers,
+            levels=self.levels,
+            load=self.load,
+            placement=self.placement,
+            client_processes=self.driver_settings.client_processes,
+            repeat=self.repeat,
+            call=self._recorded_call(),
+            name=self.name,
+            tags=dict(self.tags),
+            thresholds=tuple(t.text for t in self.thresholds),
+        )
+
+    def _recorded_call(self) -> dict[str, Any]:
+        """The call as saved: its data, never its metadata's values (credentials)."""
+        if self.call is None:
+            return {"security": self.security.describe()} if self.security.tls else {}
+        call = self.call
+        keys = list(json.loads(call.metadata)) if call.metadata.strip() else []
+        return {
+            "method": call.method,
+            "schema": call.schema_source,
+            "data": redact(call.data),
+            "metadata_keys": keys,
+            "stream_messages": call.stream_messages,
+            "security": self.security.describe(),
+        }
+
+
+def build_run_options(args: RunArgs) -> RunOptions:
+    """Every option checked, before anything starts."""
+    scenario, service = resolve_scenario(args)
+    call_settings = args.call.settings().over(scenario.call)
+    if args.insecure and call_settings.security.tls:
+        raise UsageError(
+            "--insecure (plaintext) contradicts the TLS options (--cacert, --cert, --key,"
+            " --cname, --skipTLS or the scenario's [tls])"
+        )
+    call = plan_call(call_settings)
+    if call is not None and not scenario.call.method:
+        # The tables are about the method called, not the scenario it replaced.
+        scenario = replace(scenario, name=call.method)
+    if args.max_error_rate is not None and not 0 <= args.max_error_rate < 1:
+        raise UsageError(
+            f"bad --max-error-rate {args.max_error_rate:g}: a share of calls from 0 to below 1"
+            " (0.01 = 1%)"
+        )
+    load = _load_settings(args, scenario)
+    drivers = _cluster_drivers(parse_drivers(args.load), args)
+    check_load_model(drivers, bool(args.rate or load.rate_schedule), load.connections)
+    placement = build_placement(args.pin, args.server_cpus, args.client_cpus, args.backing_cpus)
+    load = replace(load, client_cpus=placement.client_cpus)
+    if args.repeat <= 0:
+        raise UsageError(f"bad --repeat {args.repeat}: must be a positive integer")
+    if not 0 <= args.port < 65536:
+        raise UsageError(f"bad --port {args.port}")
+    options = RunOptions(
+        scenario=scenario,
+        targets=_targets(args, scenario),
+        levels=_levels(args, scenario, load),
+        load=load,
+        drivers=drivers,
+        driver_settings=DriverSettings(
+            client_processes=resolve_client_processes(args.client_processes, placement),
+            ghz=args.ghz,
+            cluster=parse_cluster(args.cluster) if args.cluster else None,
+            cluster_workers=args.cluster_workers,
+        ),
+        placement=placement,
+        outputs=outputs_from(
+            args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
+        ),
+        repeat=args.repeat,
+        port=args.port,
+        start_timeout_s=parse_duration(
+            args.start_timeout or defaults.START_TIMEOUT, "--start-timeout"
+        ),
+        server_per_level=(
+            scenario.server_per_level if args.server_per_level is None else args.server_per_level
+        ),
+        call=call,
+        security=call_settings.security,
+        max_error_rate=args.max_error_rate,
+        secret_params=secret_names(service.server_params, service.workload_params),
+        bind=_bind_address(args.bind),
+        expected_statuses=parse_statuses(args.expect_status) if args.expect_status else ("OK",),
+        preflight=args.preflight,
+        name=args.name,
+        tags=dict(args.tags),
+        thresholds=tuple(parse_threshold(text) for text in args.thresholds),
+        profile=_profile_settings(args),
+    )
+    _check_service(options, service)
+    _check_profiled_generator(options)
+    _check_client_allocations(options)
+    _check_workloads(options, service)
+    _check_secrets_stay_encrypted(options, args.allow_plaintext_secrets)
+    return options
+
+
+def _profile_settings(args: RunArgs) -> ProfileSettings | None:
+    """--profile: py-spy's settings, and the directory beside the results file (or a new
+    one in the current directory) where each cell's collapsed stacks go."""
+    if not args.profile:
+        return None
+    if not 1 <= args.profile_rate <= 10_000:
+        raise UsageError(f"bad --profile-rate {args.profile_rate}: 1 to 10000 samples/s")
+    if args.output:
+        directory = Path(args.output).with_suffix(".profiles")
+    else:
+        directory = Path(f"grpcbench-profiles-{time.strftime('%Y%m%d-%H%M%S')}")
+    return ProfileSettings(
+        directory.resolve(),
+        args.profile_rate,
+        args.profile_native,
+        args.profile_idle,
+        args.profile_generator,
+    )
+
+
+def _check_client_allocations(options: RunOptions) -> None:
+    """--client-allocations traces the built-in generator's workload here, with memray."""
+    if not options.load.client_allocations:
+        return
+    if "builtin" not in options.drivers:
+        raise UsageError(
+            "--client-allocations traces the built-in generator's calls here: with"
+            f" --load {','.join(options.drivers)} there is none (ghz is Go; --cluster's"
+            " generators run on the workers)"
+        )
+    check_available()
+
+
+def _check_profiled_generator(options: RunOptions) -> None:
+    """--profile generator samples the built-in generator's processes on this machine."""
+    if options.profile and options.profile.generator and "builtin" not in options.drivers:
+        raise UsageError(
+            "--profile generator samples the built-in generator's processes here: with"
+            f" --load {','.join(options.drivers)} there are none (ghz is Go; --cluster's"
+            " generators run on the workers)"
+        )
+
+
+def _check_secrets_stay_encrypted(options: RunOptions, allowed: bool) -> None:
+    """Each cluster worker receives the call - metadata values and the client key
+    included - through the scheduler: over tcp:// that is plaintext on the network."""
+    cluster = options.driver_settings.cluster or ""
+    if not cluster.startswith("tcp://") or allowed:
+        return
+    secrets = []
+    if options.call is not None and json.loads(options.call.metadata or "{}"):
+        secrets.append("the metadata (-m/-M)")
+    if options.security.key:
+        secrets.append("the client key (--key)")
+    if secrets:
+        raise UsageError(
+            f"--cluster {cluster} would send {' and '.join(secrets)} to its workers in"
+            " plaintext: use a tls:// scheduler (Dask's security settings), or"
+            " --allow-plaintext-secrets on a network you trust"
+        )
+
+
+def _cluster_drivers(drivers: tuple[str, ...], args: RunArgs) -> tuple[str, ...]:
+    """With --cluster the built-in engine runs on the cluster's workers (driver dask)."""
+    if args.cluster_workers is not None and (not args.cluster or args.cluster_workers <= 0):
+        raise UsageError("--cluster-workers N needs --cluster and a positive N")
+    if not args.cluster:
+        return drivers
+    if "builtin" not in drivers:
+        raise UsageError(
+            "--cluster runs the built-in engine on the cluster: keep builtin in --load"
+        )
+    return tuple("dask" if name == "builtin" else name for name in drivers)
+
+
+def _bind_address(text: str | None) -> str:
+    """127.0.0.1 unless the user explicitly asks for another address (``--bind``)."""
+    if text is None:
+        return LOCALHOST
+    address = text.strip()
+    if address in ("0.0.0.0", "::", ""):
+        raise UsageError(
+            f"--bind {text!r}: give the address remote workers will dial (this machine's IP),"
+            " not a wildcard"
+        )
+    try:
+        socket.getaddrinfo(address, None)
+    except OSError:
+        raise UsageError(f"--bind {text!r}: not an address of this machine") from None
+    return address
+
+
+def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
+    """The service serves every kind asked for, and something makes the requests."""
+    started = [t.server_kind for t in options.targets if t.server_kind]
+    if started and options.security.tls:
+        raise UsageError(
+            "the TLS options (--cacert, --cert, --key, --cname, --skipTLS) are for --target:"
+            " the servers grpcbench starts speak plaintext"
+        )
+    if started and not service.name:
+        raise UsageError(
+            f"scenario {options.scenario.name} names no service to serve: give --target"
+            " HOST:PORT, or --service module:ATTRIBUTE with your servicers"
+        )
+    served = service.kinds_served()
+    for kind in started:
+        if kind not in served:
+            has = ", ".join(served) or "none"
+            raise UsageError(
+                f"service {service.name} has no servicer for server kind {kind}"
+                f" (servicers[{kind!r}]"
+                + (f" or {SERVICER_FIELDS[kind]}" if kind in SERVICER_FIELDS else "")
+                + f" is not set; it serves: {has})"
+            )
+    if options.call is None and service.workload is None:
+        raise UsageError(
+            f"service {service.name or '(none)'} has no client workload: give --call"
+            " package.Service/Method (and -d JSON)"
+        )
+
+
+def resolve_scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
+    """The scenario with its overrides, every param checked by the service that reads it."""
+    chosen = load_scenario(args.scenario)
+    if args.service is not None and args.service != chosen.service:
+        # The scenario's params and variants are its own service's, not this one's.
+        chosen = replace(
+            chosen, service=args.service, server_params={}, workload_params={}, variants=(),
+            default_variants=(),
+        )  # fmt: skip
+    service = load_service(chosen.service)  # fail here, not inside a server process
+    owner = f"service {chosen.service} (scenario {chosen.name})"
+    declared = service.server_params
+    for name, value in args.named_server_params().items():
+        option = "--" + name.replace("_", "-")
+        if declared is None:
+            continue
+        if name not in declared:
+            raise UsageError(
+                f"{option} does not apply to scenario {chosen.name}"
+                f" (its service {chosen.service} has no {name} parameter)"
+            )
+        try:
+            declared[name].check(name, value)
+        except UsageError as error:
+            if declared[name].validate is not None:  # its own words
+                raise UsageError(str(error)) from None
+            raise UsageError(
+                f"bad {option} {redact(value) if isinstance(value, str) else value!r}:"
+                f" expected {declared[name].describe()}"
+            ) from None
+    server = {
+        **chosen.server_params,
+        **parse_params(list(args.server_params), "--server-param"),
+        **args.named_server_params(),
+    }
+    workload = {
+        **chosen.workload_params,
+        **parse_params(list(args.workload_params), "--workload-param"),
+    }
+    variants = tuple(
+        Variant(v.name, check_params(owner, f"workload param of variant {v.name}",
+                                     service.workload_params, v.params))
+        for v in choose_variants(chosen, args.variants)
+    )  # fmt: skip
+    server = check_params(owner, "server param", declared, server)
+    chosen = replace(
+        chosen,
+        server_params=service.complete_params(server) if service.complete_params else server,
+        workload_params=check_params(owner, "workload param", service.workload_params, workload),
+        variants=variants,
+    )
+    return chosen, service
+
+
+def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
+    """The scenario's size, warm-up and deadline, then what was given, through the
+    settings' declarations (the same for the command line and the pytest plugin)."""
+    given = parse_values(LoadSettings, {k: v for k, v in args.settings.items() if v is not None})
+    if "requests" in given and given.get("duration_s"):
+        raise UsageError("give either --requests or --duration, not both")
+    scenario_values = parse_values(
+        LoadSettings,
+        {
+            "requests": scenario.requests,
+            "warmup": scenario.warmup,
+            "timeout": scenario.timeout,
+            "client_loop": defaults.CLIENT_LOOP,  # uvloop where it is installed
+        },
+    )
+    values = {**scenario_values, **given}
+    schedule = values.get("rate_schedule")
+    if schedule is not None:  # the level lasts the schedule
+        if "requests" in given or given.get("duration_s"):
+            raise UsageError(
+                f"--rate-schedule sets the level's length ({schedule.duration_s:g} s):"
+                " drop --requests/--duration"
+            )
+        values["duration_s"] = schedule.duration_s
+        max_level = values.get("max_level_s", LoadSettings().max_level_s)
+        if schedule.duration_s > max_level:
+            raise UsageError(
+                f"--rate-schedule lasts {schedule.duration_s:g} s, longer than --max-level"
+                f" ({max_level:g} s): raise --max-level"
+            )
+    if values.get("duration_s"):
+        values["requests"] = 0
+    return LoadSettings(**values)
+
+
+def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[LevelPlan, ...]:
+    """Every level of a column: loads x swept channel counts x variants."""
+    channel_counts = parse_positive_int_list(args.channels, "--channels") if args.channels else ()
+    if channel_counts and load.connections.mode != "auto":
+        raise UsageError("--channels sweeps pool sizes; do not combine it with --connections")
+    rates = parse_positive_float_list(args.rate, "--rate") if args.rate else ()
+    schedule = load.rate_schedule
+    if schedule is not None and (rates or args.concurrency is not None):
+        raise UsageError(
+            "--rate-schedule is the level's rate: drop --rate/--concurrency (cap calls in"
+            " flight with --max-in-flight)"
+        )
+    if schedule is not None:
+        rates = (schedule.peak,)
+    if rates and load.connections.mode == "per-user":
+        raise UsageError("--connections per-user gives each virtual user a connection: a closed"
+                         " loop; an open loop (--rate) has no users")  # fmt: skip
+    if rates and args.concurrency is not None:
+        raise UsageError(
+            "--rate replaces --concurrency (open loop); cap calls in flight with --max-in-flight"
+        )
+    concurrency = (
+        parse_positive_int_list(args.concurrency, "concurrency")
+        if args.concurrency is not None
+        else scenario.concurrency
+    )
+    loads = (
+        [(load.max_in_flight, rate) for rate in rates]
+        if rates
+        else [(level, 0.0) for level in concurrency]
+    )
+    variants = [variant.name for variant in scenario.variants] or [""]
+    return tuple(
+        LevelPlan(
+            level,
+            channels,
+            rate,
+            variant,
+            load.connection_label(channels),
+            schedule.text if schedule else "",
+        )  # fmt: skip
+        for level, rate in loads
+        for channels in channel_counts or (0,)
+        for variant in variants
+    )
+
+
+def _target_address(args: RunArgs) -> str | None:
+    """``--target HOST:PORT`` or, as in ghz, the address as the last argument."""
+    if args.target and args.address and args.target != args.address:
+        raise UsageError(f"two targets: --target {args.target} and {args.address}; give one")
+    return args.target or args.address
+
+
+def _targets(args: RunArgs, scenario: Scenario) -> tuple[TargetPlan, ...]:
+    address = _target_address(args)
+    if address:
+        parse_host_port(address)
+        if args.servers:
+            raise UsageError(
+                "--target benchmarks an existing server; do not combine with --servers"
+            )
+        if args.target_pid is not None and not psutil.pid_exists(args.target_pid):
+            raise UsageError(f"--target-pid {args.target_pid}: no such process")
+        return (make_target_plan("external", address=address, pid=args.target_pid),)
+    if args.target_pid:
+        raise UsageError("--target-pid needs --target")
+    specs = parse_server_specs(list(args.servers or scenario.servers))
+    return tuple(make_target_plan("server", spec=spec) for spec in specs)
+
+
+def _check_workloads(options: RunOptions, service: ServiceDefinition) -> None:
+    """Every driver and every level's workload checked now, not when the level is reached."""
+    if not options.targets or not options.levels:
+        raise UsageError("nothing to run: no server and no level")
+    for plan in options.levels:
+        params = options.workload_params(plan)
+        for name in options.drivers:  # e.g. ghz cannot follow page tokens: say so now
+            if options.call is None:  # every driver sends a --call
+                check_workload(name, options.scenario.service, params)
+        if service.check_level and any(t.kind == "server" for t in options.targets):
+            service.check_level(options.scenario.server_params, params, plan.concurrency)
+
+
+def choose_variants(scenario: Scenario, names: str | None) -> tuple[Variant, ...]:
+    """--variants, else the scenario's default list, else all of its variants."""
+    if not names:
+        if scenario.default_variants:
+            return tuple(v for v in scenario.variants if v.name in scenario.default_variants)
+        return scenario.variants
+    known = {variant.name: variant for variant in scenario.variants}
+    chosen = []
+    for name in (n.strip() for n in names.split(",")):
+        if name not in known:
+            listed = ", ".join(known) or "none"
+            raise UsageError(f"unknown variant {name!r} of {scenario.name} (variants: {listed})")
+        chosen.append(known[name])
+    return tuple(chosen)
+
+
+def default_placement() -> Placement:
+    """Server on the first allowed CPU, generator on the others (if there are others)."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return Placement((), ())
+    if len(cpus) < 2:
+        return Placement((), ())
+    return Placement((cpus[0],), tuple(cpus[1:]))
+
+
+def build_placement(
+    pin: bool, server_cpus: str | None, client_cpus: str | None, backing_cpus: str | None = None
+) -> Placement:
+    if not pin:
+        if server_cpus or client_cpus or backing_cpus:
+            raise UsageError(
+                "--no-pin cannot be combined with --server-cpus/--client-cpus/--backing-cpus"
+            )
+        return Placement((), ())
+    default = default_placement()
+    placement = Placement(
+        parse_cpu_set(server_cpus, "--server-cpus") if server_cpus else default.server_cpus,
+        parse_cpu_set(client_cpus, "--client-cpus") if client_cpus else default.client_cpus,
+        parse_cpu_set(backing_cpus, "--backing-cpus") if backing_cpus else (),
+    )
+    if hasattr(os, "sched_getaffinity"):
+        allowed = os.sched_getaffinity(0)
+        used = placement.server_cpus + placement.client_cpus + placement.backing_cpus
+        bad = sorted(set(used) - allowed)
+        if bad:
+            raise UsageError(f"CPU {bad[0]} is not available (allowed: {sorted(allowed)})")
+    return placement
+
+
+def resolve_client_processes(text: str, placement: Placement) -> int:
+    """``auto``: one generator process per client CPU (each is one Python thread)."""
+    if text.strip() == "auto":
+        return max(1, len(placement.client_cpus) or (os.cpu_count() or 2) // 2)
+    if not text.strip().isdigit() or int(text) <= 0:
+        raise UsageError(f"bad --client-processes {text!r}: a positive integer or auto")
+    return int(text)

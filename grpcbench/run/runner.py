@@ -1,0 +1,276 @@
+"""The runner: for each target, open it, drive every level with every driver, close it.
+
+Servers run one after another (never two at once, so they do not compete for
+the machine), each in a fresh process for all its levels (or for each level,
+with ``--server-per-level``). Results are exported
+after every level, so Ctrl-C or a failure keeps what was measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from grpcbench.base.errors import DriverError, ServerStartError, UsageError
+from grpcbench.base.parsing import parse_host_port
+from grpcbench.base.preparation import PreparationThread
+from grpcbench.load.catalogue import make_driver
+from grpcbench.load.driver import LoadDriver, close_driver
+from grpcbench.load.engine import make_workload
+from grpcbench.model.events import RunEvents
+from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.metadata import collect_metadata
+from grpcbench.model.plan import LevelPlan
+from grpcbench.model.results import LevelError, LevelResult, RunRecord, RunStatus
+from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.client_options import ClientOptions
+from grpcbench.rpc.planned import resolve_call
+from grpcbench.rpc.preflight import preflight
+from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.run.context import RunContext
+from grpcbench.run.measure import load_spec
+from grpcbench.run.options import RunOptions
+from grpcbench.targets import Target, TargetContext, TargetPlan
+from grpcbench.targets.probe import HERE, Probe
+
+
+def preflight_here(
+    address: str, security: ChannelSecurity, spec_json: dict[str, Any], what: str,
+    timeout_s: float, expected: tuple[str, ...], client: ClientOptions,
+) -> None:  # fmt: skip
+    """The pre-flight call, plain and synchronous, where the probe runs it (here or a
+    cluster worker): the level's own workload, built from its spec."""
+    workload = make_workload(LoadSpec.from_json(spec_json))
+    asyncio.run(preflight(address, security, workload, what, timeout_s, expected, client))
+
+
+class Runner:
+    def __init__(self, options: RunOptions, events: RunEvents | None = None) -> None:
+        """Everything that can fail before the first server starts fails here."""
+        if options.profile is not None:  # py-spy may attach here, before anything starts
+            from grpcbench.profile.pyspy import check_attach
+
+            check_attach()
+        self.context = RunContext.build(options, events)
+        self.options = options
+        self.events = self.context.events
+        self.exports = self.context.exports
+        self.record = RunRecord(
+            options=options.recorded(), metadata=collect_metadata(options.secret_params)
+        )
+        self.server_params: dict[str, Any] = dict(options.scenario.server_params)
+        self.service = self.context.service
+        self.drivers: list[LoadDriver] = []
+        try:
+            for name in options.drivers:
+                self.drivers.append(make_driver(name, options.driver_settings))
+            for driver in self.drivers:  # a cluster's remote workers cannot dial loopback
+                check = getattr(driver, "check_reach", None)
+                if check is not None:
+                    for host in self._target_hosts():
+                        check(host)
+        except BaseException:  # e.g. ghz missing after a cluster started: stop the cluster
+            for driver in self.drivers:
+                close_driver(driver)
+            raise
+        # Per target (see _preflight): how it is reached, and the --call resolved for it.
+        self.security: ChannelSecurity = options.security
+        self.method_call: MethodCall | None = None
+        # Where target checks run: a remote cluster's worker, else here (targets.probe).
+        probes = [getattr(driver, "probe", None) for driver in self.drivers]
+        self.probe: Probe = next((probe for probe in probes if probe is not None), HERE)
+
+    def _target_hosts(self) -> set[str]:
+        """The hosts the generators dial: --bind for started servers, --target's."""
+        hosts = set()
+        for plan in self.options.targets:
+            address = getattr(plan, "address", None)
+            hosts.add(parse_host_port(address)[0] if address else self.options.bind)
+        return hosts
+
+    def export(self) -> None:
+        """Rewrite the files that follow the run level by level."""
+        self.exports.after_level(self.record)
+
+    async def run(self) -> RunRecord:
+        # Backing services and data live as long as the run, errors and Ctrl-C included.
+        with ExitStack() as stack:
+            for driver in self.drivers:  # a cluster's client and processes, last out
+                stack.callback(close_driver, driver)
+            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
+            return await self._run(Path(workdir), stack)
+
+    async def _prepare(self, workdir: Path, stack: ExitStack) -> None:
+        """Let the service build its data and backing services once, for every server kind.
+
+        In a thread that lives as long as the run (see ``preparation``), so Ctrl-C
+        stops it at once and its children stay tied to a live thread."""
+        needs_servers = any(target.kind == "server" for target in self.options.targets)
+        prepare = self.service.prepare
+        if prepare and needs_servers:
+            params = self.server_params
+            # Backing services keep off the server's CPU (the context's preparation
+            # runs them on the generator's CPUs, if pinned).
+            thread = PreparationThread(
+                self.context.preparation, lambda: prepare(params, workdir, stack)
+            )
+            stack.callback(thread.release)  # first in, so last out: after the services stop
+            self.server_params = await thread.run()
+        if self.service.workload_context:
+            self.context.workload_context.update(self.service.workload_context(self.server_params))
+
+    async def _run(self, workdir: Path, stack: ExitStack) -> RunRecord:
+        for driver in self.drivers:  # e.g. a cluster's workers that waste threads
+            for note in getattr(driver, "notes", ()):
+                self.events.warning(note)
+        try:
+            await self._prepare(workdir, stack)
+            context = TargetContext(
+                service=self.options.scenario.service,
+                server_params=self.server_params,
+                server_cpus=self.options.placement.server_cpus,
+                port=self.options.port,
+                start_timeout_s=self.options.start_timeout_s,
+                security=self.options.security,
+                host=self.options.bind,
+                probe=self.probe,
+            )
+            # Repeats outermost: drift over time then hits every server alike.
+            for repeat in range(self.options.repeat):
+                for plan in self.options.targets:
+                    await self._run_target(plan, context, repeat)
+        except asyncio.CancelledError:
+            self._finish("interrupted")
+            raise
+        except UsageError as error:
+            self._finish("failed", str(error))
+            raise
+        except Exception as error:  # a bug: keep what was measured, then let it surface
+            self._finish("failed", f"internal error: {type(error).__name__}: {error}")
+            raise
+        if self.record.level_errors:
+            failures = self.record.level_errors
+            message = (
+                f"{len(failures)} level(s) could not be measured; first: {failures[0].describe()}"
+            )
+            self._finish("failed", message)
+            # A server that never started is exit 3, as when it was the only one.
+            if any(failure.plan is None for failure in failures):
+                raise ServerStartError(message)
+            raise DriverError(message)
+        self._finish("complete")
+        return self.record
+
+    def _finish(self, status: RunStatus, error: str | None = None) -> None:
+        self.record.finish(status, error)
+        self.export()
+
+    async def _run_target(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
+        """One column; a server that cannot start is an error of that column only.
+
+        With ``server_per_level`` every level gets a fresh server, so its peak
+        memory is its own and not what earlier levels left behind."""
+        levels = self.options.levels
+        batches = [(level,) for level in levels] if self.options.server_per_level else [levels]
+        for batch in batches:
+            self.events.server_starting(plan.label)
+            try:
+                async with plan.open(context) as target:
+                    self.events.server_ready(target.label, target.address, target.pid)
+                    await self._preflight(target, plan.server_kind is None)
+                    alive = await self._run_levels(target, batch, repeat, plan.server_kind)
+                    if not alive and not self.options.server_per_level:
+                        return  # its other levels were skipped
+            except ServerStartError as error:
+                failure = LevelError(plan.label, "", None, f"did not start: {error}")
+                self.record.level_errors.append(failure)
+                self.export()
+                self.events.warning(failure.describe())
+                return
+
+    async def _preflight(self, target: Target, external: bool) -> None:
+        """The target's TLS settings and the --call's schema for it, then one real call
+        when grpcbench does not know the server's code (a --call, or an external
+        target): a wrong method, missing credentials or a TLS mismatch stops the
+        run here with one line (PreflightError), instead of measuring failures."""
+        options = self.options
+        self.security = target.security
+        if options.call is not None:  # reflection, from where the load will come
+            resolved = await self.probe(resolve_call, options.call, target.address, self.security)
+            self.method_call = MethodCall.from_json(resolved)
+        if not (external or options.call is not None) or not options.preflight:
+            return
+        first = options.levels[0]
+        spec = load_spec(
+            options.load, first, target.address, options.scenario.service,
+            self.context.workload_params(first),
+            self.method_call, self.security,
+        )  # fmt: skip
+        what = options.call.method if options.call else f"the {options.scenario.service} workload"
+        await self.probe(
+            preflight_here, target.address, self.security, spec.to_json(), what,
+            options.load.timeout_s, options.expected_statuses, ClientOptions.of(options.load),
+        )  # fmt: skip
+
+    async def _run_levels(
+        self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None
+    ) -> bool:
+        """False when the target died (its other levels are skipped)."""
+        for plan in levels:
+            if self._unavailable(target, plan, kind, repeat):
+                continue
+            for driver in self.drivers:
+                try:
+                    level = await self._run_level(target, driver, plan, repeat)
+                except DriverError as error:
+                    self._level_failed(target, driver.name, plan, str(error))
+                    continue
+                # Measured, but (nearly) nothing worked: not a success.
+                failed = self.options.level_failure(level.load.statuses)
+                if failed:
+                    self._level_failed(target, driver.name, plan, failed)
+                failure = target.failure()
+                if failure:
+                    self._level_failed(
+                        target, driver.name, plan,
+                        failure if self.options.server_per_level
+                        else f"{failure}; its other levels were skipped",
+                    )  # fmt: skip
+                    return False
+        return True
+
+    def _unavailable(self, target: Target, plan: LevelPlan, kind: str | None, repeat: int) -> bool:
+        """A level this server kind cannot run is reported as such, never run as another."""
+        check = self.service.unavailable
+        reason = check(kind, self.options.workload_params(plan)) if check and kind else None
+        if reason is None:
+            return False
+        if repeat == 0:
+            entry = LevelError(target.label, "", plan, reason)
+            self.record.unavailable.append(entry)
+            self.export()
+            self.events.warning(entry.describe())
+        return True
+
+    def _level_failed(self, target: Target, driver: str, plan: LevelPlan, message: str) -> None:
+        error = LevelError(target.label, driver, plan, message)
+        self.record.level_errors.append(error)
+        self.export()
+        self.events.warning(f"{error.describe()}")
+
+    async def _run_level(
+        self, target: Target, driver: LoadDriver, plan: LevelPlan, repeat: int
+    ) -> LevelResult:
+        options = self.options
+        # total is 0 for time-based levels: the progress bar is then indeterminate.
+        self.events.level_started(target.label, driver.name, plan.describe(), options.load.requests)
+        level = await self.context.measure_level(
+            driver, target, plan, repeat=repeat, call=self.method_call, security=self.security
+        )
+        self.record.levels.append(level)
+        self.export()
+        self.events.level_finished(level)
+        return level
