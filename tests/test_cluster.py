@@ -308,7 +308,8 @@ def test_a_cancelled_level_stops_its_load_on_the_worker() -> None:
 
 def test_secrets_do_not_cross_a_plaintext_scheduler() -> None:
     from grpcbench.rpc.settings import CallArgs
-    from grpcbench.run.options import RunArgs, build_run_options
+    from grpcbench.run.arguments import RunArgs
+    from grpcbench.run.options import build_run_options
 
     def options(cluster: str, allowed: bool = False) -> object:
         return build_run_options(RunArgs(

@@ -477,7 +477,7 @@ def test_a_bug_still_ends_with_tables_saved_results_and_one_line(
 
     from grpcbench.base.errors import InternalError
     from grpcbench.cli import commands
-    from grpcbench.run.options import RunArgs
+    from grpcbench.run.arguments import RunArgs
     from grpcbench.run.runner import Runner
 
     async def broken(self: Runner, *args: object) -> None:
@@ -487,9 +487,7 @@ def test_a_bug_still_ends_with_tables_saved_results_and_one_line(
     out = tmp_path / "r.json"
     consoles = commands.Consoles(Console(file=open(os.devnull, "w")), Console(stderr=True))  # noqa: SIM115
     with pytest.raises(InternalError, match="a deliberate bug.*traceback is in") as caught:
-        commands.run_benchmark(
-            RunArgs(load="fake", servers=("grpclib",), output=out), None, consoles
-        )
+        commands.run_benchmark(RunArgs(load="fake", servers=("grpclib",), output=out), consoles)
     assert caught.value.exit_code == 70
     data = json.loads(out.read_text())
     assert data["status"] == "failed" and "a deliberate bug" in data["error"]

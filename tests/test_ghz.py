@@ -152,7 +152,8 @@ def test_failing_ghz_keeps_other_results(tmp_path: Path) -> None:
 
 
 def test_ghz_refuses_workloads_it_cannot_run_before_anything_starts() -> None:
-    from grpcbench.run.options import RunArgs, build_run_options
+    from grpcbench.run.arguments import RunArgs
+    from grpcbench.run.options import build_run_options
 
     with pytest.raises(UsageError, match="ghz cannot page through ListUsers"):
         build_run_options(RunArgs(scenario="paginate-vs-stream", load="builtin,ghz"))

@@ -19,8 +19,9 @@ from grpcbench.load.open_loop import timetable
 from grpcbench.model.connections import parse_connection_strategy
 from grpcbench.model.load_result import LoadResult
 from grpcbench.model.plan import LoadSettings
+from grpcbench.run.arguments import RunArgs
 from grpcbench.run.measure import load_spec
-from grpcbench.run.options import RunArgs, build_run_options
+from grpcbench.run.options import build_run_options
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from tests.conftest import GRPCBENCH

@@ -386,7 +386,8 @@ def test_a_kind_the_service_cannot_serve_is_one_line(tmp_path: Path) -> None:
 def test_max_error_rate_rule() -> None:
     from dataclasses import replace
 
-    from grpcbench.run.options import RunArgs, build_run_options
+    from grpcbench.run.arguments import RunArgs
+    from grpcbench.run.options import build_run_options
 
     options = build_run_options(RunArgs(load="fake", concurrency="2"))
     assert options.level_failure({"OK": 10}) is None

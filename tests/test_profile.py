@@ -16,7 +16,8 @@ from grpcbench.profile.differential import differential
 from grpcbench.profile.flame import box_names, flame_tree
 from grpcbench.profile.speedscope import write_speedscope
 from grpcbench.profile.stacks import function_of, top_functions
-from grpcbench.run.options import RunArgs, build_run_options
+from grpcbench.run.arguments import RunArgs
+from grpcbench.run.options import build_run_options
 
 GRPCBENCH = [sys.executable, "-P", "-m", "grpcbench"]
 

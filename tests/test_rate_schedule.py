@@ -12,7 +12,8 @@ import pytest
 from grpcbench.base.errors import UsageError
 from grpcbench.model.intervals import IntervalFigures, IntervalRecorder, finish, merge_intervals
 from grpcbench.model.schedule import parse_rate_schedule, schedule_timetable
-from grpcbench.run.options import RunArgs, build_run_options
+from grpcbench.run.arguments import RunArgs
+from grpcbench.run.options import build_run_options
 from grpcbench.stats.histogram import LatencySummary
 from tests.conftest import GRPCBENCH
 

@@ -118,6 +118,38 @@ def test_saved_command_lines_mask_metadata_and_secret_params() -> None:
     assert f"authorization={MASK}" in shown and "delay_ms=5" in shown
 
 
+def test_every_option_declared_secret_is_masked_on_the_saved_command_line() -> None:
+    """The secret options come from their declarations (run.arguments), so an option
+    declared secret cannot be forgotten here: --reflect-metadata, --key and URIs whose
+    password holds "/" or "@" included, in every spelling."""
+    from grpcbench.run.arguments import secret_options
+
+    assert {"--reflect-metadata", "--key", "--database", "-m"} <= secret_options()
+    argv = [
+        "grpcbench", "run", "--reflect-metadata", '{"authorization": "R1"}', "--key=R2.pem",
+        "--database", "postgresql://bench:TOP/R3@host/db", "--mongo-uri=mongodb://u:R4@x@h/",
+        "-mauthorization=R5", "-d", '{"name": "kept"}',
+    ]  # fmt: skip
+    shown = " ".join(redact_argv(argv, (), secret_options()))
+    for secret in ("R1", "R2", "R3", "R4", "R5"):
+        assert secret not in shown
+    assert "postgresql://bench:***@host/db" in shown and '{"name": "kept"}' in shown
+
+
+def test_redaction_reads_a_long_text_once() -> None:
+    """A 10 MB request of letters (a regex anchored on a scheme was quadratic in it: 32 KB
+    took 2.4 s) is redacted in one pass; a password is found anywhere in it."""
+    import time
+
+    from grpcbench.base.secrets import redact
+
+    letters = "a" * 10_000_000
+    started = time.process_time()
+    shown = redact(f"{letters} mongodb://u:R6@h/ {letters}://x")
+    assert "R6" not in shown and len(shown) == 2 * len(letters) + len(" mongodb://u:***@h/ ://x")
+    assert time.process_time() - started < 20  # linear: ~0.1 s; quadratic: hours
+
+
 def test_a_scenario_names_the_call_and_tls_relative_to_its_file(tmp_path: Path) -> None:
     (tmp_path / "api.toml").write_text(
         'name = "api"\n'

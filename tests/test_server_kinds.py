@@ -34,7 +34,8 @@ def test_a_shorthand_that_is_set_wins_so_replace_changes_it() -> None:
 
 
 def test_a_fake_kind_is_one_module_plus_one_entry(monkeypatch: pytest.MonkeyPatch) -> None:
-    from grpcbench.run.options import RunArgs, build_run_options
+    from grpcbench.run.arguments import RunArgs
+    from grpcbench.run.options import build_run_options
 
     monkeypatch.setitem(
         kinds.KINDS,

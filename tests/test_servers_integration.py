@@ -12,8 +12,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpcbench.base.defaults import SERVERS as DEFAULT_SERVERS
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.load.driver import MEASUREMENT_STARTED
+from grpcbench.run.arguments import RunArgs
 from grpcbench.run.measure import run_monitored
-from grpcbench.run.options import RunArgs, build_run_options
+from grpcbench.run.options import build_run_options
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from tests.support.factories import make_spec

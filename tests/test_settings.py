@@ -4,6 +4,7 @@ older files' meaning and check, and everything else reads them from there."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
 import pytest
@@ -11,9 +12,12 @@ from typer.testing import CliRunner
 
 from grpcbench.base.declarations import declared, from_json, help_for, setting, to_json
 from grpcbench.base.errors import UsageError
+from grpcbench.model import load_result
 from grpcbench.model.connections import parse_connection_strategy
+from grpcbench.model.load_result import LoadSpec, Share
 from grpcbench.model.plan import LoadSettings
 from grpcbench.model.schedule import parse_rate_schedule
+from grpcbench.run.arguments import RunArgs
 
 NOT_DEFAULT = LoadSettings(
     requests=7, duration_s=1.5, warmup_requests=3, warmup_s=0.5, timeout_s=2.0,
@@ -144,7 +148,7 @@ def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
     monkeypatch.setattr(options, "LoadSettings", WithFake)  # the one class options builds
     made: list[options.RunOptions] = []
 
-    def run_benchmark(args: options.RunArgs, flags: object, consoles: object) -> int:
+    def run_benchmark(args: RunArgs, consoles: object) -> int:
         made.append(options.build_run_options(args))
         return 0
 
@@ -161,3 +165,49 @@ def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
     assert bad.exit_code == 2 and "bad --fake-knob 0: must be positive" in bad.output
     plugin = pytest_plugin.one_level_options("grpclib", load="fake", concurrency=2, fake_knob=7)
     assert plugin.load.fake_knob == 7  # type: ignore[attr-defined]
+    # A Dask worker (or a generator process) gets the level as LoadSpec's JSON.
+    monkeypatch.setattr(load_result, "LoadSettings", WithFake)
+    spec = LoadSpec("127.0.0.1:1", "hello", plugin.levels[0], plugin.load, Share(2, 10, 0, 1))
+    on_worker = LoadSpec.from_json(json.loads(json.dumps(spec.to_json())))
+    assert on_worker.settings.fake_knob == 7  # type: ignore[attr-defined]
+
+
+def test_a_fake_run_option_reaches_the_cli_the_plugin_and_the_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A `run` option that is not a load setting is one declaration on RunArgs, with
+    nothing else edited: `run --help` shows it in its panel, what is typed reaches the
+    RunArgs the command gets, the plugin takes it by name, and declared secret, it is
+    masked on a saved command line."""
+    import typer
+
+    from grpcbench.base import panels
+    from grpcbench.base.declarations import option, secret_option_names
+    from grpcbench.cli import app as cli
+    from grpcbench.cli import commands
+    from grpcbench.cli.declared_options import arguments_options, settings_options
+    from grpcbench.run import level_options
+
+    @dataclasses.dataclass(frozen=True)
+    class WithFakeOption(RunArgs):
+        fake_token: str | None = option(
+            None, "--fake-token", help="An option the tests made up.", panel=panels.OUTPUT,
+            secret=True,
+        )  # fmt: skip
+
+    got: list[RunArgs] = []
+    monkeypatch.setattr(commands, "run_benchmark", lambda args, consoles: got.append(args) or 0)
+    raw_run = cli.run.__wrapped__.__wrapped__  # type: ignore[attr-defined]
+    app = typer.Typer()
+    app.command()(settings_options(LoadSettings)(arguments_options(WithFakeOption)(raw_run)))
+    shown = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    assert "--fake-token" in shown and "An option the tests made up." in shown
+    result = CliRunner().invoke(app, ["--load", "fake", "--fake-token", "s3cret", "-c", "2"])
+    assert result.exit_code == 0, result.output
+    assert isinstance(got[0], WithFakeOption) and got[0].fake_token == "s3cret"
+    assert got[0].concurrency == "2" and got[0].load == "fake"
+    monkeypatch.setattr(level_options, "RunArgs", WithFakeOption)
+    made = level_options.run_args("grpclib", fake_token="t", concurrency=2)
+    assert isinstance(made, WithFakeOption) and made.fake_token == "t"
+    assert "--fake-token" in secret_option_names(WithFakeOption)
+    assert "--fake-token" not in secret_option_names(RunArgs)

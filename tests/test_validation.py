@@ -10,7 +10,8 @@ import pytest
 
 from grpcbench.base.errors import UsageError
 from grpcbench.report.exporters import Exports, Output
-from grpcbench.run.options import RunArgs, build_run_options
+from grpcbench.run.arguments import RunArgs
+from grpcbench.run.options import build_run_options
 from tests.conftest import GRPCBENCH
 
 
@@ -153,7 +154,8 @@ def test_server_per_level_starts_a_fresh_server_for_each_level(tmp_path: Path) -
 def test_a_service_given_on_its_own_drops_the_scenarios_params() -> None:
     """--service replaces the scenario's service: hello's `name` is not the new one's
     workload param (a service declaring its own params used to be refused)."""
-    from grpcbench.run.options import RunArgs, build_run_options
+    from grpcbench.run.arguments import RunArgs
+    from grpcbench.run.options import build_run_options
 
     options = build_run_options(
         RunArgs(service="tests.support.services:CLIENT_BURNER", load="fake", concurrency="2")

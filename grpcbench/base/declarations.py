@@ -163,3 +163,114 @@ def at_least(minimum: float, strict: bool = False) -> Callable[[Any], str | None
 
 def one_of(*choices: str) -> Callable[[Any], str | None]:
     return lambda value: None if value in choices else " or ".join(choices)
+
+
+# Command-line options of a run that are not load settings: declared once on the
+# dataclass field that holds them (``run.arguments.RunArgs`` and the groups it holds),
+# so `run`'s and `capacity`'s parameters, the pytest plugin's keywords and the
+# masking of secrets on a saved command line all come from one declaration.
+
+
+@dataclass(frozen=True)
+class OptionInfo:
+    names: tuple[str, ...]  # ("--output", "-o"), or ("--pin/--no-pin",); () = from the field
+    help: str
+    panel: str = ""  # the `run --help` panel
+    # Its value can carry a credential (request metadata, a key, a URI with a password):
+    # masked on the saved command line and wherever it is shown.
+    secret: bool = False
+    metavar: str | None = None
+
+
+def option(
+    default: Any = _UNSET,
+    *names: str,
+    help: str,  # noqa: A002 - the option's help, as Typer names it
+    panel: str = "",
+    secret: bool = False,
+    metavar: str | None = None,
+) -> Any:
+    """A dataclass field that is a command-line option (see ``OptionInfo``)."""
+    info = OptionInfo(names, help, panel, secret, metavar)
+    return field(default=default, metadata={"option": info})
+
+
+def group(cls: type) -> Any:
+    """A dataclass field holding another dataclass of options (the call's, TLS's)."""
+    return field(default_factory=cls, metadata={"options": cls})
+
+
+@dataclass(frozen=True)
+class DeclaredOption:
+    """One option found by ``declared_options``: where it sits and what it says."""
+
+    path: tuple[str, ...]  # field names from the outer dataclass down to it
+    info: OptionInfo
+    hint: Any  # the field's resolved type
+    default: Any
+
+    @property
+    def name(self) -> str:
+        """Its keyword: the field's name, unique among a command's options."""
+        return self.path[-1]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.info.names or ("--" + self.name.replace("_", "-"),)
+
+    @property
+    def repeatable(self) -> bool:
+        return getattr(self.hint, "__origin__", None) is tuple
+
+
+def declared_options(cls: type, _path: tuple[str, ...] = ()) -> list[DeclaredOption]:
+    """Every option of ``cls`` and of the groups it holds, in declaration order."""
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    found: list[DeclaredOption] = []
+    for spec in dataclasses.fields(cls):
+        if "options" in spec.metadata:
+            found += declared_options(spec.metadata["options"], (*_path, spec.name))
+        elif "option" in spec.metadata:
+            default = _default(spec)
+            found.append(DeclaredOption((*_path, spec.name), spec.metadata["option"],
+                                        hints[spec.name], default))  # fmt: skip
+    names = [option.name for option in found]
+    assert len(names) == len(set(names)), f"{cls.__name__}: two options named alike"
+    return found
+
+
+def build_declared(cls: type, given: Mapping[str, Any]) -> Any:
+    """``cls`` made from options by keyword (``declared_options``'s names), each group
+    made from its own; a list given for a repeatable option becomes a tuple, and an
+    unknown keyword is one clear error."""
+    options = {option.name: option for option in declared_options(cls)}
+    unknown = sorted(set(given) - set(options))
+    if unknown:
+        raise UsageError(f"unknown option(s) {', '.join(unknown)}")
+    nested: dict[tuple[str, ...], dict[str, Any]] = {(): {}}
+    for name, value in given.items():
+        option = options[name]
+        if option.repeatable:
+            value = () if value is None else tuple(value)
+        nested.setdefault(option.path[:-1], {})[name] = value
+    return _made(cls, (), nested)
+
+
+def _made(cls: type, path: tuple[str, ...], nested: dict[tuple[str, ...], dict[str, Any]]) -> Any:
+    values = dict(nested.get(path, {}))
+    for spec in dataclasses.fields(cls):
+        if "options" in spec.metadata:
+            values[spec.name] = _made(spec.metadata["options"], (*path, spec.name), nested)
+    return cls(**values)
+
+
+def secret_option_names(cls: type) -> frozenset[str]:
+    """Every spelling of every option declared secret (for masking a command line)."""
+    return frozenset(
+        name.split("/")[0]
+        for option in declared_options(cls)
+        if option.info.secret
+        for name in option.names
+    )

@@ -22,14 +22,14 @@ from rich.markup import escape
 
 from grpcbench.base import interrupts
 from grpcbench.base.errors import InternalError, UsageError
-from grpcbench.run.options import RunArgs, RunOptions, build_run_options
+from grpcbench.run.arguments import RunArgs
+from grpcbench.run.options import RunOptions, build_run_options
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from grpcbench.capacity.record import CapacitySettings
     from grpcbench.cli.console_events import ConsoleEvents
-    from grpcbench.run.ghz_compat import GhzFlags
     from grpcbench.run.runner import Runner
 from grpcbench.model.scenario import Scenario
 
@@ -44,7 +44,7 @@ class Consoles:
     err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
 
 
-def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> int:
+def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     """``grpcbench run``: ghz's own flags mapped (``ghz_compat``), every option built and
     checked, then run, print and write the results."""
     from grpcbench.cli.console_events import ConsoleEvents
@@ -53,7 +53,7 @@ def run_benchmark(args: RunArgs, flags: GhzFlags | None, consoles: Consoles) -> 
     from grpcbench.run.ghz_compat import apply
     from grpcbench.run.runner import Runner
 
-    options = build_run_options(apply(args, flags) if flags is not None else args)
+    options = build_run_options(apply(args))
     if args.dry_run:
         return print_plan(options, consoles)
     err = consoles.err
@@ -168,9 +168,7 @@ def capacity_settings(args: CapacityArgs) -> CapacitySettings:
     )  # fmt: skip
 
 
-def capacity(
-    args: RunArgs, flags: GhzFlags | None, search: CapacityArgs, consoles: Consoles
-) -> int:
+def capacity(args: RunArgs, search: CapacityArgs, consoles: Consoles) -> int:
     """``grpcbench capacity``: `run`'s options built and checked as `run` checks them, the
     search on every server kind, its tables, and the results file."""
     from grpcbench.cli.console_events import ConsoleEvents
@@ -180,7 +178,7 @@ def capacity(
     from grpcbench.run.ghz_compat import apply
 
     settings = capacity_settings(search)
-    options = build_run_options(apply(args, flags) if flags is not None else args)
+    options = build_run_options(apply(args))
     if args.dry_run:
         check_capacity_options(options)
         print_plan(probe_options(options, settings), consoles)

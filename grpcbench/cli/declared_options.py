@@ -5,7 +5,9 @@ A setting declared in ``plan.LoadSettings`` (``settings.setting``) becomes a
 edit here or in ``cli``: ``settings_options`` adds one Typer parameter per
 declaration to the command's signature and hands the command what was typed as
 one ``settings`` mapping (field name -> text), which ``options`` parses through
-the same declarations.
+the same declarations. `run`'s other options are declared on ``run.arguments.RunArgs``
+(``base.declarations.option``): ``arguments_options`` adds theirs and hands the
+command one ``RunArgs``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from typing import Annotated, Any
 
 import typer
 
-from grpcbench.base.declarations import declared, default_text, help_for
+from grpcbench.base.declarations import (
+    DeclaredOption,
+    build_declared,
+    declared,
+    declared_options,
+    default_text,
+    help_for,
+)
 
 PREFIX = "setting_"  # generated parameters' names, apart from the command's own
 
@@ -81,41 +90,58 @@ def settings_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., 
     return decorate
 
 
-def borrow_parameters(
-    source: Callable[..., Any], exclude: tuple[str, ...] = ()
+def arguments_options(
+    cls: type, exclude: tuple[str, ...] = ()
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a command every option of ``source`` (another command, undecorated) but
-    ``exclude`` and those it declares itself; the command receives them as one
-    ``borrowed`` mapping (parameter name -> value), its own by name. `capacity`
-    takes `run`'s options this way, so the two cannot drift apart.
-
-    Stack it under ``settings_options``: the command's last parameter stays ``settings``."""
+    """Decorate a Typer command with a parameter ``args: cls``: it gets one option per
+    option declared on ``cls`` and its groups (``base.declarations.option``) but
+    ``exclude``, and receives what was typed as one ``cls`` (the excluded at their
+    defaults). `run` and `capacity` take `run`'s options this way, so the two cannot
+    drift apart and a new option is one declaration."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         hints = typing.get_type_hints(command, include_extras=True)
-        source_hints = typing.get_type_hints(source, include_extras=True)
         signature = inspect.signature(command, eval_str=True)
-        own = [p for p in signature.parameters.values() if p.name not in ("borrowed", "settings")]
-        taken = {p.name for p in own} | set(exclude) | {"settings"}
-        borrowed = [
-            p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=source_hints[p.name])
-            for p in inspect.signature(source, eval_str=True).parameters.values()
-            if p.name not in taken
+        own = [p for p in signature.parameters.values() if p.name != "args"]
+        taken = {p.name for p in own}
+        options = [
+            o for o in declared_options(cls) if o.name not in exclude and o.name not in taken
         ]
-        settings = signature.parameters["settings"].replace(kind=inspect.Parameter.KEYWORD_ONLY)
-        names = [p.name for p in borrowed]
+        generated = [_parameter(o) for o in options]
+        names = [o.name for o in options]
 
         @functools.wraps(command)
-        def with_borrowed(**kwargs: Any) -> Any:
+        def with_arguments(*args: Any, **kwargs: Any) -> Any:
             given = {name: kwargs.pop(name) for name in names}
-            return command(borrowed=given, **kwargs)
+            return command(*args, args=build_declared(cls, given), **kwargs)
 
-        parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
-        with_borrowed.__signature__ = inspect.Signature([*parameters, *borrowed, settings])  # type: ignore[attr-defined]
-        hints.pop("borrowed", None)
-        with_borrowed.__annotations__ = {
-            **{p.name: source_hints[p.name] for p in borrowed}, **hints
-        }  # fmt: skip
-        return with_borrowed
+        hints.pop("args", None)
+        hints.update({p.name: p.annotation for p in generated})
+        keyword = [p for p in own if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        positional = [p for p in own if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+        with_arguments.__signature__ = inspect.Signature([*positional, *generated, *keyword])  # type: ignore[attr-defined]
+        with_arguments.__annotations__ = hints
+        return with_arguments
 
     return decorate
+
+
+def _parameter(option: DeclaredOption) -> inspect.Parameter:
+    """A declared option as the keyword-only Typer parameter that takes it."""
+    names = option.names
+    hint: Any = option.hint
+    default = option.default
+    if option.repeatable:  # repeated on the command line: a list, None when not given
+        hint, default = typing.Optional[list[str]], None  # noqa: UP045 - for Typer
+    elif hint is bool and default is True and "/" not in names[0]:
+        names = (f"{names[0]}/--no-{names[0].removeprefix('--')}", *names[1:])
+    info = option.info
+    declared = typer.Option(
+        *names, help=info.help, rich_help_panel=info.panel or None, metavar=info.metavar
+    )
+    return inspect.Parameter(
+        option.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=default,
+        annotation=Annotated[hint, declared],
+    )

@@ -33,8 +33,11 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def collect_metadata(secret_params: Collection[str] = ()) -> dict[str, Any]:
-    """``secret_params``: parameter names whose values the saved command line masks."""
+def collect_metadata(
+    secret_params: Collection[str] = (), secret_options: Collection[str] = ()
+) -> dict[str, Any]:
+    """``secret_params``: parameter names whose values the saved command line masks;
+    ``secret_options``: every spelling of an option declared secret, likewise."""
     return {
         "grpcbench": __version__,
         "python": sys.version.split()[0],
@@ -44,5 +47,5 @@ def collect_metadata(secret_params: Collection[str] = ()) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "cpu_model": cpu_model(),
         "hostname": platform.node(),
-        "argv": redact_argv(sys.argv, secret_params),
+        "argv": redact_argv(sys.argv, secret_params, secret_options),
     }

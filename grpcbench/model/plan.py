@@ -18,6 +18,7 @@ from grpcbench.base.declarations import check as check_settings
 from grpcbench.base.declarations import from_json as settings_from_json
 from grpcbench.base.declarations import to_json as settings_to_json
 from grpcbench.base.errors import UsageError
+from grpcbench.base.panels import LOAD_MODEL, OUTPUT, WHAT_TO_RUN
 from grpcbench.base.parsing import parse_duration, parse_size, parse_warmup
 from grpcbench.model.connections import ConnectionStrategy, parse_connection_strategy
 from grpcbench.model.schedule import RateSchedule, parse_rate_schedule
@@ -122,10 +123,6 @@ class Placement:
 
 _DEFAULT_WARMUP = parse_warmup(defaults.WARMUP)
 MIN_INTERVAL_S = 0.1  # --interval: each interval holds an HDR histogram (~200 KiB)
-# `run --help` panels of the settings' options.
-WHAT_TO_RUN = "What to run"
-LOAD_MODEL = "Load model"
-OUTPUT = "Output"
 
 
 def parse_positive_int(text: str, option: str) -> int:

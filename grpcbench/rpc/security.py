@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grpcbench.base import panels
+from grpcbench.base.declarations import option as declared_option
 from grpcbench.base.errors import UsageError
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
@@ -37,11 +39,24 @@ PROBE_TIMEOUT_S = 3.0
 class ChannelSecurity:
     """TLS settings as given (paths), plus what ``resolve`` read from them."""
 
-    cacert: str | None = None
-    cert: str | None = None
-    key: str | None = None
-    cname: str | None = None
-    skip_tls: bool = False
+    cacert: str | None = declared_option(
+        None, help=("Trusted root certificates (PEM) to check the target's."), panel=panels.TLS
+    )
+    cert: str | None = declared_option(
+        None, help=("Client certificate (PEM), with --key."), panel=panels.TLS
+    )
+    key: str | None = declared_option(
+        None, help=("The client certificate's private key (PEM)."), panel=panels.TLS, secret=True
+    )
+    cname: str | None = declared_option(
+        None, help=("Server name to expect in its certificate."), panel=panels.TLS
+    )
+    skip_tls: bool = declared_option(
+        False,
+        "--skipTLS",
+        help=("TLS without checking the server's certificate."),
+        panel=panels.TLS,
+    )
     # Filled by ``resolve``: PEM texts, so generator processes need not read files.
     root_pem: str | None = None
     cert_pem: str | None = None

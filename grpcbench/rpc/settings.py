@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grpcbench.base import panels
+from grpcbench.base.declarations import group, option
 from grpcbench.base.errors import UsageError
 from grpcbench.rpc.security import ChannelSecurity
 
@@ -53,23 +55,97 @@ class CallSettings:
 
 @dataclass(frozen=True)
 class CallArgs:
-    """The command line's --call options, raw (files not read yet)."""
+    """The command line's --call options, raw (files not read yet), each declared once:
+    its option, help and panel (``base.declarations.option``)."""
 
-    call: str | None = None
-    proto: str | None = None
-    import_paths: str | None = None  # comma-separated, as ghz's -i
-    protoset: str | None = None
-    data: str | None = None
-    data_file: str | None = None
-    metadata: tuple[str, ...] = ()  # KEY=VALUE or JSON objects
-    metadata_file: str | None = None
-    stream_messages: int | None = None
-    security: ChannelSecurity = field(default_factory=ChannelSecurity)
-    binary_file: str | None = None  # -B: a serialized request message
-    binary_stdin: bool = False  # -b: the serialized request on standard input
-    stream_interval: str | None = None  # --stream-interval, e.g. 100ms
-    stream_call_duration: str | None = None  # --stream-call-duration, e.g. 2s
-    reflect_metadata: str | None = None  # --reflect-metadata: a JSON object
+    call: str | None = option(
+        None,
+        help=(
+            "Call this method instead of the service's workload: package.Service/Method "
+            "(or package.Service.Method). Schema from --proto, --protoset or reflection."
+        ),
+        panel=panels.CALL,
+    )
+    proto: str | None = option(
+        None, help=("The .proto of --call (needs grpcbench[proto])."), panel=panels.CALL
+    )
+    import_paths: str | None = option(
+        None,
+        "--import-paths",
+        "-i",
+        help=("Comma-separated import paths of --proto."),
+        panel=panels.CALL,
+    )
+    protoset: str | None = option(
+        None, help=("A compiled FileDescriptorSet holding --call's method."), panel=panels.CALL
+    )
+    data: str | None = option(
+        None,
+        "--data",
+        "-d",
+        help=(
+            "The request as JSON; a list is cycled per call, or is a client stream's "
+            "messages. ghz's template actions work: {{.RequestNumber}}, {{newUUID}}, ..."
+        ),
+        panel=panels.CALL,
+    )
+    data_file: str | None = option(
+        None, "--data-file", "-D", help=("The request JSON from a file."), panel=panels.CALL
+    )
+    metadata: tuple[str, ...] = option(
+        (),
+        "--metadata",
+        "-m",
+        help=(
+            "Request metadata, KEY=VALUE (repeatable) or a JSON object as in ghz. Values "
+            "are never printed or saved."
+        ),
+        panel=panels.CALL,
+        secret=True,
+    )
+    metadata_file: str | None = option(
+        None,
+        "--metadata-file",
+        "-M",
+        help=("Request metadata as a JSON object in a file."),
+        panel=panels.CALL,
+    )
+    stream_messages: int | None = option(
+        None,
+        help=("Client and bidi streams: messages sent per call (default: the -d list's)."),
+        panel=panels.CALL,
+    )
+    security: ChannelSecurity = group(ChannelSecurity)
+    binary_file: str | None = option(
+        None,
+        "--binary-file",
+        "-B",
+        help=("The request as a serialized protobuf message in a file (ghz's -B)."),
+        panel=panels.CALL,
+    )
+    binary_stdin: bool = option(
+        False,
+        "--binary",
+        "-b",
+        help=("The request as a serialized protobuf message on standard input (ghz's -b)."),
+        panel=panels.CALL,
+    )
+    stream_interval: str | None = option(
+        None,
+        help=("Client and bidi streams: a pause between messages sent, e.g. 100ms."),
+        panel=panels.CALL,
+    )
+    stream_call_duration: str | None = option(
+        None,
+        help=("Client and bidi streams: stop sending (half-close) once a stream is this old."),
+        panel=panels.CALL,
+    )
+    reflect_metadata: str | None = option(
+        None,
+        help=("Metadata for the reflection requests, a JSON object (ghz's)."),
+        panel=panels.CALL,
+        secret=True,
+    )
 
     def settings(self) -> CallSettings:
         """With -D and -M read (a UsageError names a file that cannot be read)."""

@@ -13,11 +13,12 @@ grpcbench starts keep the scenario's levels and sizes, --call or not.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from grpcbench.base import defaults
 from grpcbench.base.errors import UsageError
-from grpcbench.run.options import RunArgs
+from grpcbench.run.arguments import RunArgs
 
 # ghz's defaults (ghz --help, v0.120.0) for a run that names only a method.
 GHZ_CONCURRENCY = 50
@@ -75,23 +76,6 @@ REFUSED: dict[str, str] = {
 OUTPUT_FORMATS = {
     "json": "ghz-json", "pretty": "ghz-json", "csv": "csv", "html": "html", "grpcbench": "json",
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class GhzFlags:
-    """ghz's own flags as typed (None: not given)."""
-
-    rps: str | None = None
-    skip_first: int | None = None
-    max_duration: str | None = None
-    stream_call_count: int | None = None
-    cpus: int | None = None
-    output_format: str | None = None
-    name: str | None = None
-    tags: str | None = None
-    method_on_command_line: bool = False  # --call given here, not in a scenario file
-    scenario_given: bool = False
-    config: str | None = None  # --config: ghz's JSON or TOML file of options
 
 
 def _tags(text: str | None) -> dict[str, str]:
@@ -157,6 +141,10 @@ def refused_flags() -> dict[str, str]:
     }
 
 
+# ghz's config keys whose GhzFlags field is named otherwise.
+_FLAG_FIELDS = {"format": "output_format", "name": "run_name", "tags": "tags_json"}
+
+
 def _refused_reason(key: str) -> str | None:
     """A config file's key (a flag's long name without dashes): why it is refused."""
     return refused_flags().get(f"--{key}")
@@ -166,11 +154,13 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def with_config(args: RunArgs, flags: GhzFlags) -> tuple[RunArgs, GhzFlags]:
+def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
     """ghz's --config file under the command line: each option the command line left
-    unset takes the file's value; a key grpcbench refuses is refused, naming the file."""
+    unset takes the file's value; a key grpcbench refuses is refused, naming the file.
+    Also: whether the file names the method (``call``)."""
+    flags = args.ghz_flags
     if not flags.config:
-        return args, flags
+        return args, False
     config = read_config(flags.config)
     settings = dict(args.settings)
     call_changes: dict[str, object] = {}
@@ -212,7 +202,7 @@ def with_config(args: RunArgs, flags: GhzFlags) -> tuple[RunArgs, GhzFlags]:
         elif key == "output":
             changes["output"] = args.output or Path(str(value))
         elif key in ("rps", "cpus", "name", "tags", "format"):
-            name = {"format": "output_format"}.get(key, key)
+            name = _FLAG_FIELDS.get(key, key)
             if getattr(flags, name) is None:
                 flag_changes[name] = (
                     int(str(value)) if key == "cpus" else
@@ -226,14 +216,17 @@ def with_config(args: RunArgs, flags: GhzFlags) -> tuple[RunArgs, GhzFlags]:
     security = replace(args.call.security, **tls_changes)  # type: ignore[arg-type]
     call = replace(args.call, **call_changes, security=security)  # type: ignore[arg-type]
     args = replace(args, **changes, settings=settings, call=call)  # type: ignore[arg-type]
-    method = flags.method_on_command_line or "call" in config
-    flags = replace(flags, **flag_changes, method_on_command_line=method)  # type: ignore[arg-type]
-    return args, flags
+    flags = replace(flags, **flag_changes)  # type: ignore[arg-type]
+    return replace(args, ghz_flags=flags), "call" in config
 
 
-def apply(args: RunArgs, flags: GhzFlags) -> RunArgs:
-    """``args`` with ghz's flags mapped onto `run`'s options, and ghz's defaults."""
-    args, flags = with_config(args, flags)
+def apply(args: RunArgs) -> RunArgs:
+    """``args`` with ghz's flags mapped onto `run`'s options, and ghz's defaults (on a
+    ghz command line: a method given here or in --config, no scenario, a target)."""
+    method_on_command_line = args.call.call is not None
+    scenario_given = args.scenario != defaults.SCENARIO
+    args, method_in_config = with_config(args)
+    flags = args.ghz_flags
     settings = dict(args.settings)
     changes: dict[str, object] = {}
 
@@ -266,7 +259,7 @@ def apply(args: RunArgs, flags: GhzFlags) -> RunArgs:
             raise UsageError("--stream-call-count and --stream-messages say the same: give one")
         call = replace(call, stream_messages=flags.stream_call_count)
     ghz_like = bool(args.address or args.target) and not args.servers  # a ghz command line
-    if flags.method_on_command_line and not flags.scenario_given and ghz_like:
+    if (method_on_command_line or method_in_config) and not scenario_given and ghz_like:
         if concurrency is None and not (args.rate or flags.rps):
             concurrency = str(GHZ_CONCURRENCY)
         if not {"requests", "n", "duration", "duration_s"} & set(settings):
@@ -295,6 +288,6 @@ def apply(args: RunArgs, flags: GhzFlags) -> RunArgs:
         call=call,
         exports=exports,
         output=output,
-        name=flags.name or "",
-        tags=_tags(flags.tags),
+        name=flags.run_name or "",
+        tags=_tags(flags.tags_json),
     )

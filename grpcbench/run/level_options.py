@@ -10,26 +10,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from grpcbench.base.declarations import build_declared, declared_options
 from grpcbench.base.errors import UsageError
-from grpcbench.rpc.security import ChannelSecurity
-from grpcbench.rpc.settings import CallArgs
-from grpcbench.run.options import RunArgs, RunOptions, build_run_options
+from grpcbench.run.arguments import GhzFlags, RunArgs
+from grpcbench.run.options import RunOptions, build_run_options
 
 if TYPE_CHECKING:
     from grpcbench.run.context import RunContext
 
 # Names the plugin took before it took run's: the same options.
 _ALIASES = {"driver": "load", "params": "server_params", "rounds": "repeat"}
-_TLS = tuple(f.name for f in fields(ChannelSecurity))
-_CALL = tuple(f.name for f in fields(CallArgs) if f.name != "security")
-# RunArgs fields a test does not give: set by the plugin, or output files.
-_NOT_GIVEN = {"settings", "call", "servers", "target", "address", "target_pid", "output",
-              "markdown", "csv", "report", "exports"}  # fmt: skip
+# Options a test does not give: set by the plugin (the spec or target), output files,
+# and ghz's own flags (ghz's spellings of options the plugin takes by their names).
+_NOT_GIVEN = {"servers", "target", "target_pid", "output", "markdown", "csv", "report",
+              "exports"}  # fmt: skip
 DEFAULT_CONCURRENCY = 10  # a scenario's list of levels is for `run`, not one assertion
-_RUN = tuple(f.name for f in fields(RunArgs) if f.name not in _NOT_GIVEN)
 
 
 def _listed(value: Any) -> str:
@@ -62,41 +60,38 @@ def run_args(
     """The plugin's keywords as ``grpcbench run``'s options (one ``RunArgs``)."""
     if (spec is None) == (target is None):
         raise UsageError("grpcbench: give a server spec or target=HOST:PORT")
-    run: dict[str, Any] = {}
-    call: dict[str, Any] = {}
-    tls: dict[str, Any] = {}
+    ghz_flags = {option.name for option in declared_options(GhzFlags)}
+    known = {option.name for option in declared_options(RunArgs)} - _NOT_GIVEN - ghz_flags
+    options: dict[str, Any] = {}
     settings: dict[str, Any] = {}
     for name, value in given.items():
         name = _ALIASES.get(name, name)
         if name in ("concurrency", "rate", "channels", "variants", "client_cpus", "server_cpus"):
-            run[name] = _listed(value)
+            options[name] = _listed(value)
         elif name in ("server_params", "workload_params"):
-            run[name] = _params(value)
+            options[name] = _params(value)
         elif name == "client_processes":
-            run[name] = str(value)
-        elif name == "thresholds":  # one or several, as --threshold is repeated
-            run[name] = (value,) if isinstance(value, str) else tuple(value)
-        elif name in _RUN:
-            run[name] = value
-        elif name in ("data", "metadata"):
-            text = _json_text(value)
-            call[name] = (text,) if name == "metadata" else text
+            options[name] = str(value)
+        elif name in ("thresholds", "metadata"):  # one or several, as the option repeats
+            options[name] = (_json_text(value),) if not _several(value) else tuple(value)
+        elif name == "data":
+            options[name] = _json_text(value)
         elif name == "import_paths":
-            call[name] = _listed(value)
-        elif name in _CALL:
-            call[name] = value
-        elif name in _TLS:
-            tls[name] = value
+            options[name] = _listed(value)
+        elif name in known:
+            options[name] = value
         else:  # a load setting, or one clear error from its declarations
             settings[name] = value
-    return RunArgs(
-        **run,
-        servers=(spec,) if spec else (),
-        target=target,
-        target_pid=target_pid,
+    made = build_declared(RunArgs, options)
+    return replace(
+        made, servers=(spec,) if spec else (), target=target, target_pid=target_pid,
         settings=settings,
-        call=CallArgs(**call, security=ChannelSecurity(**tls)),
-    )
+    )  # fmt: skip
+
+
+def _several(value: Any) -> bool:
+    """A list or tuple of texts (several thresholds), not one value or a JSON object."""
+    return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
 
 
 def one_level_options(spec: str | None = None, **given: Any) -> RunOptions:

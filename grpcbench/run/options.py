@@ -38,12 +38,12 @@ from grpcbench.model.plan import LevelPlan, LoadSettings, Placement
 from grpcbench.model.results import RecordedOptions
 from grpcbench.model.scenario import Scenario, Variant, load_scenario
 from grpcbench.model.thresholds import Threshold, parse_threshold
-from grpcbench.profile.model import DEFAULT_RATE_HZ, ProfileSettings
+from grpcbench.profile.model import ProfileSettings
 from grpcbench.report.exporters import Output, outputs_from
 from grpcbench.rpc.planned import PlannedCall, plan_call
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
-from grpcbench.rpc.settings import CallArgs
 from grpcbench.rpc.status_names import parse_statuses
+from grpcbench.run.arguments import RunArgs
 from grpcbench.servers.spec import parse_server_specs
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import check_params, secret_names
@@ -57,81 +57,6 @@ SERVICER_FIELDS = {
     "grpcio-aio": "register_aio",
     "grpclib": "grpclib_handlers",
 }
-
-
-@dataclass(frozen=True)
-class RunArgs:
-    """``grpcbench run``'s options as typed on the command line (None = not given)."""
-
-    scenario: str = defaults.SCENARIO
-    servers: tuple[str, ...] = ()
-    concurrency: str | None = None
-    thresholds: tuple[str, ...] = ()  # --threshold, e.g. p99<20ms
-    profile: bool = False  # --profile: sample the servers with py-spy
-    profile_generator: bool = False  # --profile generator: the built-in generator too
-    profile_rate: int = DEFAULT_RATE_HZ
-    profile_native: bool = False
-    profile_idle: bool = False
-    # Load settings as given (field or option name -> command-line text, or a value
-    # from the pytest plugin); parsed by their declarations in plan.LoadSettings.
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    load: str = defaults.LOAD
-    ghz: str | None = None
-    channels: str | None = None
-    rate: str | None = None
-    client_processes: str = defaults.CLIENT_PROCESSES
-    repeat: int = defaults.REPEAT
-    variants: str | None = None
-    server_params: tuple[str, ...] = ()  # KEY=VALUE
-    workload_params: tuple[str, ...] = ()  # KEY=VALUE
-    # Options that are server params of the services that read them (objects).
-    s3_endpoint: str | None = None
-    s3_bucket: str | None = None
-    mongo_uri: str | None = None
-    mongo_driver: str | None = None
-    io_delay_ms: float | None = None
-    database: str | None = None  # --database: paginate-vs-stream's database
-    target: str | None = None
-    address: str | None = None  # ghz's positional HOST:PORT, the same as --target
-    insecure: bool = False  # ghz's --insecure: plaintext, which is the default anyway
-    target_pid: int | None = None
-    port: int = defaults.PORT
-    output: Path | None = None
-    markdown: Path | None = None
-    csv: Path | None = None
-    report: Path | None = None
-    exports: tuple[str, ...] = ()  # FORMAT=PATH, any registered exporter
-    pin: bool = True
-    server_cpus: str | None = None
-    client_cpus: str | None = None
-    backing_cpus: str | None = None  # --backing-cpus: embedded S3/MongoDB/PostgreSQL
-    start_timeout: str | None = None
-    server_per_level: bool | None = None  # None: the scenario's choice
-    service: str | None = None  # --service: a registered name or module:ATTRIBUTE
-    # --call and its companions, ghz's names (see rpc.settings).
-    call: CallArgs = field(default_factory=CallArgs)
-    max_error_rate: float | None = None  # None: a level fails when every call failed
-    cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
-    cluster_workers: int | None = None
-    bind: str | None = None  # --bind: where started servers listen (default 127.0.0.1)
-    dry_run: bool = False  # --dry-run: check everything, print the plan, start nothing
-    expect_status: str | None = None  # --expect-status: statuses that count as success
-    preflight: bool = True  # --no-preflight: skip the one call before the first level
-    name: str = ""  # --name (ghz's): recorded and shown
-    tags: Mapping[str, str] = field(default_factory=dict)  # --tags (ghz's), likewise
-    allow_plaintext_secrets: bool = False  # --allow-plaintext-secrets (--cluster tcp://)
-
-    def named_server_params(self) -> dict[str, Any]:
-        """Server params given through their own options (--io-delay-ms, ...)."""
-        named = {
-            "s3_endpoint": self.s3_endpoint,
-            "s3_bucket": self.s3_bucket,
-            "mongo_uri": self.mongo_uri,
-            "mongo_driver": self.mongo_driver,
-            "io_delay_ms": self.io_delay_ms,
-            "database": self.database,
-        }
-        return {key: value for key, value in named.items() if value is not None}
 
 
 @dataclass(frozen=True)

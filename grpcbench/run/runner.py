@@ -30,6 +30,7 @@ from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.planned import resolve_call
 from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
 from grpcbench.run.measure import load_spec
 from grpcbench.run.options import RunOptions
@@ -59,7 +60,8 @@ class Runner:
         self.events = self.context.events
         self.exports = self.context.exports
         self.record = RunRecord(
-            options=options.recorded(), metadata=collect_metadata(options.secret_params)
+            options=options.recorded(),
+            metadata=collect_metadata(options.secret_params, secret_options()),
         )
         self.server_params: dict[str, Any] = dict(options.scenario.server_params)
         self.service = self.context.service

@@ -1,0 +1,394 @@
+"""``grpcbench run``'s options as typed, each declared once on the field that holds it.
+
+A field declared with ``base.declarations.option`` carries its option's names,
+help and panel; ``group`` fields hold the call's options (``rpc.settings.CallArgs``,
+with TLS's) and ghz's own flags. From these declarations come `run`'s and
+`capacity`'s parameters (``cli.declared_options``), the pytest plugin's keywords
+(``run.level_options``) and which options are masked on a saved command line, so
+a new option is one declaration plus the code that reads it. Load settings are
+declared the same way in ``model.plan.LoadSettings`` and arrive here as text
+(``settings``); ``run.options.build_run_options`` checks everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grpcbench.base import defaults, panels
+from grpcbench.base.declarations import group, option, secret_option_names
+from grpcbench.model.plan import LoadSettings
+from grpcbench.rpc.settings import CallArgs
+
+SPEC_HELP = (
+    "Server kinds to compare, as specs KIND[+uvloop][:key=value,...] - e.g. grpcio:workers=10,"
+    " grpclib+uvloop, grpcio-aio. Repeat the option or separate specs with spaces or ';'."
+    f" Default: the scenario's list ({' '.join(defaults.SERVERS)})."
+)
+
+
+@dataclass(frozen=True)
+class GhzFlags:
+    """ghz's own flags as typed (None: not given); ``run.ghz_compat`` maps them onto
+    `run`'s options."""
+
+    rps: str | None = option(None, "--rps", "-r", help="ghz's --rps: --rate.", panel=panels.GHZ)
+    skip_first: int | None = option(
+        None, "--skipFirst", help=("ghz's: --warmup N."), panel=panels.GHZ
+    )
+    max_duration: str | None = option(
+        None, "--max-duration", "-x", help=("ghz's: --max-level."), panel=panels.GHZ
+    )
+    stream_call_count: int | None = option(None, help="ghz's: --stream-messages.", panel=panels.GHZ)
+    cpus: int | None = option(None, help="ghz's: --client-processes N.", panel=panels.GHZ)
+    config: str | None = option(
+        None, help=("ghz's JSON or TOML file of options; the command line wins."), panel=panels.GHZ
+    )
+    output_format: str | None = option(
+        None,
+        "--format",
+        "-O",
+        help=("With -o: json (ghz's own JSON layout), csv, html or grpcbench (its JSON)."),
+        panel=panels.GHZ,
+    )
+    run_name: str | None = option(
+        None, "--name", help=("A name for the run, recorded and shown."), panel=panels.GHZ
+    )
+    tags_json: str | None = option(
+        None,
+        "--tags",
+        help=('Tags as a JSON object (\'{"env": "ci"}\'), recorded and shown.'),
+        panel=panels.GHZ,
+    )
+    asynchronous: bool = option(
+        False, "--async", help=("ghz's: accepted (see docs)."), panel=panels.GHZ
+    )
+    count_errors: bool = option(
+        False,
+        help=("ghz's: always on here (failed calls count in every figure)."),
+        panel=panels.GHZ,
+    )
+    disable_template_functions: bool = option(False, help="ghz's: accepted.", panel=panels.GHZ)
+    disable_template_data: bool = option(False, help="ghz's: accepted.", panel=panels.GHZ)
+
+
+@dataclass(frozen=True)
+class RunArgs:
+    """``grpcbench run``'s options as typed on the command line (None = not given)."""
+
+    scenario: str = option(
+        defaults.SCENARIO, help=("Scenario name or path to a .toml file."), panel=panels.WHAT_TO_RUN
+    )
+    servers: tuple[str, ...] = option(
+        (), "--servers", "-s", help=SPEC_HELP, panel=panels.WHAT_TO_RUN
+    )
+    concurrency: str | None = option(
+        None,
+        "--concurrency",
+        "-c",
+        help="Comma-separated levels, e.g. 2,10,25,50. Default: the scenario's"
+        f" ({','.join(map(str, defaults.CONCURRENCY))} unless it says otherwise).",
+        panel=panels.WHAT_TO_RUN,
+    )
+    load: str = option(
+        defaults.LOAD,
+        help=(
+            "Load driver(s), comma-separated: builtin, ghz (the Go tool), or fake "
+            "(synthetic, for tests). builtin,ghz runs both on the same servers and "
+            "levels, side by side."
+        ),
+        panel=panels.LOAD_MODEL,
+    )
+    ghz: str | None = option(
+        None, help=("Path to the ghz binary (default: from PATH)."), panel=panels.LOAD_MODEL
+    )
+    channels: str | None = option(
+        None,
+        help=("Sweep the number of client connections, e.g. 1,10,15,20 (one level per count)."),
+        panel=panels.LOAD_MODEL,
+    )
+    rate: str | None = option(
+        None,
+        help=(
+            "Open loop: calls/s on a timetable instead of --concurrency; a list sweeps "
+            "(500,1000,2000). Latency counts from each call's intended send time."
+        ),
+        panel=panels.LOAD_MODEL,
+    )
+    profile: bool = option(
+        False,
+        help=(
+            "Sample every server grpcbench starts (or --target-pid) with py-spy during "
+            "each level's measured phase: collapsed stacks per cell beside the results, "
+            "the top functions after the tables (extra: grpcbench[profile])."
+        ),
+        panel=panels.OUTPUT,
+    )
+    profile_generator: bool = option(
+        False,
+        help=(
+            "--profile: the built-in generator's processes too, in their own cells (also "
+            "spelled --profile generator)."
+        ),
+        panel=panels.OUTPUT,
+    )
+    profile_rate: int = option(100, help="--profile's samples per second.", panel=panels.OUTPUT)
+    profile_native: bool = option(
+        False, help=("--profile: C frames too (grpcio's core)."), panel=panels.OUTPUT
+    )
+    profile_idle: bool = option(
+        False, help=("--profile: idle threads' samples too."), panel=panels.OUTPUT
+    )
+    thresholds: tuple[str, ...] = option(
+        (),
+        "--threshold",
+        help=(
+            "Pass/fail on every level, k6's way: p99<20ms, avg<=5ms, rps>=5000, "
+            "errors<0.1% (repeatable). A breach is named under its table and in the "
+            "summary, and the run exits 99 after saving everything."
+        ),
+        panel=panels.WHAT_TO_RUN,
+    )
+    repeat: int = option(
+        defaults.REPEAT,
+        help=(
+            "Run every level N times, each in fresh server processes; tables show mean ± "
+            "standard deviation and flag spreads over 10%."
+        ),
+        panel=panels.WHAT_TO_RUN,
+    )
+    variants: str | None = option(
+        None,
+        help=("Run only these of the scenario's workload variants (comma-separated)."),
+        panel=panels.WHAT_TO_RUN,
+    )
+    server_params: tuple[str, ...] = option(
+        (),
+        "--server-param",
+        help=(
+            "Override a server param of the scenario, KEY=VALUE (repeatable), e.g. users=1000000."
+        ),
+        panel=panels.WHAT_TO_RUN,
+    )
+    workload_params: tuple[str, ...] = option(
+        (),
+        "--workload-param",
+        help=("Override a workload param of the scenario, KEY=VALUE, e.g. keyword=e."),
+        panel=panels.WHAT_TO_RUN,
+    )
+    s3_endpoint: str | None = option(
+        None,
+        help=("Use this S3 (or MinIO) instead of the embedded moto server."),
+        panel=panels.BACKING_SERVICES,
+        secret=True,
+    )
+    s3_bucket: str | None = option(
+        None, help=("Bucket for --s3-endpoint."), panel=panels.BACKING_SERVICES
+    )
+    mongo_uri: str | None = option(
+        None,
+        help=("Use this MongoDB instead of the embedded mongo-java-server."),
+        panel=panels.BACKING_SERVICES,
+        secret=True,
+    )
+    mongo_driver: str | None = option(
+        None,
+        help=("Async servers' MongoDB driver: pymongo (AsyncMongoClient) or motor."),
+        panel=panels.BACKING_SERVICES,
+    )
+    io_delay_ms: float | None = option(
+        None,
+        help=("Simulated upstream round trip before each S3 call, in ms."),
+        panel=panels.BACKING_SERVICES,
+    )
+    database: str | None = option(
+        None,
+        help=(
+            "paginate-vs-stream's database: postgresql (embedded, the default with the "
+            "database extra), sqlite, or your own postgresql://USER@HOST:PORT/DB or "
+            "mysql://USER@HOST:PORT/DB (passwords from PGPASSWORD or the URL, never "
+            "shown)."
+        ),
+        panel=panels.BACKING_SERVICES,
+        secret=True,
+    )
+    client_processes: str = option(
+        defaults.CLIENT_PROCESSES,
+        help=("Built-in generator processes per level, results merged; auto = one per client CPU."),
+        panel=panels.LOAD_MODEL,
+    )
+    target: str | None = option(
+        None, help=("Benchmark an already running server at HOST:PORT."), panel=panels.TARGET
+    )
+    target_pid: int | None = option(
+        None,
+        help=("With --target: pid of that server, to measure its CPU and memory."),
+        panel=panels.TARGET,
+    )
+    port: int = option(
+        defaults.PORT,
+        help=("Port for the servers grpcbench starts (0 = any free port)."),
+        panel=panels.TARGET,
+    )
+    output: Path | None = option(
+        None,
+        "--output",
+        "-o",
+        help=("Write versioned JSON results here (after every level); with -O, that format."),
+        panel=panels.OUTPUT,
+    )
+    markdown: Path | None = option(
+        None, help=("Write the tables as markdown here (after every level)."), panel=panels.OUTPUT
+    )
+    csv: Path | None = option(
+        None,
+        help=("Write one CSV row per level, server, driver and repeat here."),
+        panel=panels.OUTPUT,
+    )
+    report: Path | None = option(
+        None,
+        help=("Write a self-contained HTML report (tables + charts) here."),
+        panel=panels.OUTPUT,
+    )
+    exports: tuple[str, ...] = option(
+        (),
+        "--export",
+        help=(
+            "Write FORMAT=PATH (repeatable) with any registered exporter: json, markdown,"
+            " csv, html."
+        ),
+        panel=panels.OUTPUT,
+    )
+    pin: bool = option(
+        True,
+        help=("Pin the server and the generator to different CPUs (default when >1 CPU)."),
+        panel=panels.PLACEMENT,
+    )
+    server_cpus: str | None = option(
+        None, help=("CPUs for the server, e.g. 0 or 0-1."), panel=panels.PLACEMENT
+    )
+    client_cpus: str | None = option(
+        None, help=LoadSettings.help("client_cpus"), panel=panels.PLACEMENT
+    )
+    backing_cpus: str | None = option(
+        None,
+        help=("CPUs for the embedded S3, MongoDB and PostgreSQL (default: the generator's)."),
+        panel=panels.PLACEMENT,
+    )
+    server_per_level: bool | None = option(
+        None,
+        "--server-per-level/--server-per-column",
+        help=(
+            "A fresh server process for every level, so each level's memory is its own "
+            "(default: the scenario's choice; watch does)."
+        ),
+        panel=panels.TARGET,
+    )
+    start_timeout: str | None = option(
+        None,
+        help="How long a server may take to start and answer SERVING"
+        f" (default {defaults.START_TIMEOUT}).",
+        panel=panels.TARGET,
+    )
+    service: str | None = option(
+        None,
+        help=(
+            "The service to serve and load: a registered name or your own "
+            "module:ATTRIBUTE (a ServiceDefinition; found in the current directory too)."
+        ),
+        panel=panels.WHAT_TO_RUN,
+    )
+    max_error_rate: float | None = option(
+        None,
+        help=(
+            "A level whose share of failed calls exceeds this (0.01 = 1%) fails the run "
+            "(exit 4). Default: only a level whose every call failed."
+        ),
+        panel=panels.WHAT_TO_RUN,
+    )
+    cluster: str | None = option(
+        None,
+        help=(
+            "Run the built-in generator on Dask distributed workers: local:N (a "
+            "LocalCluster of N processes here) or tcp://SCHEDULER:8786 (pip install "
+            "'grpcbench\\[cluster]')."
+        ),
+        panel=panels.LOAD_MODEL,
+    )
+    cluster_workers: int | None = option(
+        None, help=("With --cluster: use N of its workers (default all)."), panel=panels.LOAD_MODEL
+    )
+    allow_plaintext_secrets: bool = option(
+        False,
+        help=(
+            "With --cluster tcp://: send metadata values and the client key to the "
+            "workers anyway (unencrypted; tls:// schedulers need no permission)."
+        ),
+        panel=panels.LOAD_MODEL,
+    )
+    bind: str | None = option(
+        None,
+        help=(
+            "Servers grpcbench starts listen on this address instead of 127.0.0.1, so "
+            "remote cluster workers can reach them. Anyone who can reach it can call "
+            "them."
+        ),
+        panel=panels.TARGET,
+    )
+    insecure: bool = option(
+        False,
+        help=("Plaintext, as ghz spells it (the default here; refused with TLS options)."),
+        panel=panels.TLS,
+    )
+    expect_status: str | None = option(
+        None,
+        help=(
+            "Statuses that count as success, e.g. Unavailable or "
+            "PermissionDenied,NotFound (names or numbers), to benchmark an error path: "
+            "the pre-flight call accepts them and only other statuses fail a level. "
+            "Default: OK."
+        ),
+        panel=panels.CALL,
+    )
+    preflight: bool = option(
+        True,
+        "--preflight/--no-preflight",
+        help=(
+            "One real call before the first level, so a wrong method or credentials stop "
+            "the run at once instead of measuring failures."
+        ),
+        panel=panels.CALL,
+    )
+    dry_run: bool = option(
+        False,
+        help=("Check every option, file and output path, print the plan, start nothing."),
+        panel=panels.WHAT_TO_RUN,
+    )
+    call: CallArgs = group(CallArgs)  # --call and its companions, ghz's names
+    ghz_flags: GhzFlags = group(GhzFlags)
+    # Given otherwise than by a declared option:
+    address: str | None = None  # ghz's positional HOST:PORT, the same as --target
+    # Load settings as given (field or option name -> command-line text, or a value
+    # from the pytest plugin); parsed by their declarations in model.plan.LoadSettings.
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    name: str = ""  # --name (ghz's), once ghz_compat has read it: recorded and shown
+    tags: Mapping[str, str] = field(default_factory=dict)  # --tags (ghz's), likewise
+
+    def named_server_params(self) -> dict[str, Any]:
+        """Server params given through their own options (--io-delay-ms, ...)."""
+        named = {
+            "s3_endpoint": self.s3_endpoint,
+            "s3_bucket": self.s3_bucket,
+            "mongo_uri": self.mongo_uri,
+            "mongo_driver": self.mongo_driver,
+            "io_delay_ms": self.io_delay_ms,
+            "database": self.database,
+        }
+        return {key: value for key, value in named.items() if value is not None}
+
+
+def secret_options() -> frozenset[str]:
+    """Every spelling of an option whose value may carry a credential."""
+    return secret_option_names(RunArgs)
