@@ -50,6 +50,30 @@ def test_bad_input_is_one_clear_line(args: list[str], fragment: str) -> None:
     assert_one_line_error(grpcbench("run", *args), fragment)
 
 
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ("raise RuntimeError('no config here')", "raised RuntimeError: no config here"),
+        ("def broken(:\n    pass", "a syntax error at"),
+        ("import sys\nsys.exit(3)", "called sys.exit(3)"),
+    ],
+)
+@pytest.mark.parametrize("command", [["run", "--dry-run"], ["capacity", "--slo", "p99<=1s",
+                                                            "--dry-run"]])  # fmt: skip
+def test_a_service_module_that_fails_at_import_is_one_line(
+    tmp_path: Path, body: str, fragment: str, command: list[str]
+) -> None:
+    """A user's --service module that raises, has a syntax error or exits as it is
+    imported: one line naming what happened, exit 2, never a traceback or its exit code."""
+    (tmp_path / "mysvc.py").write_text(body + "\n")
+    result = subprocess.run(
+        [*GRPCBENCH, *command, "--service", "mysvc:SERVICE", "--load", "fake"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert_one_line_error(result, "cannot load service 'mysvc:SERVICE'", fragment)
+
+
 def test_unreachable_target() -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))

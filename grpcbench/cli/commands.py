@@ -77,16 +77,15 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         highlight=False,
     )
 
-    thresholds = [t.text for t in options.thresholds]
-
     def print_results() -> None:
         record = runner.record
-        print_tables(consoles.out, record.levels, record.unavailable, thresholds)
+        print_tables(consoles.out, record.levels, record.unavailable, options.thresholds)
         print_summary(consoles.out, record.levels)
         for breach in breaches(record.levels, options.thresholds):
             consoles.out.print(f"  [red]✗[/] {escape(breach.describe())}", highlight=False)
 
     code = run_to_end(runner, events, print_results, err)
+    # The levels are final now; the tables above judged the same ones.
     if code == 0 and breaches(runner.record.levels, options.thresholds):
         err.print(f"[red]thresholds breached[/]: exit {EXIT_BREACHED}", highlight=False)
         return EXIT_BREACHED

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +31,11 @@ RunStatus = Literal["running", "complete", "interrupted", "failed"]
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def unexpected_calls(statuses: Mapping[str, int], expected: Collection[str]) -> int:
+    """Calls that ended with a status not in ``expected`` (a level's failures)."""
+    return sum(statuses.values()) - sum(statuses.get(status, 0) for status in expected)
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,7 @@ class LevelResult:
     @property
     def unexpected(self) -> int:
         """Calls that ended with a status not in ``expected``: the level's failures."""
-        return self.load.count - sum(self.load.statuses.get(s, 0) for s in self.expected)
+        return unexpected_calls(self.load.statuses, self.expected)
 
     @property
     def driver(self) -> str:

@@ -16,6 +16,7 @@ from grpcbench.capacity.probe import achieved_rate, error_rate
 from grpcbench.capacity.record import STEP_DOWNS, CapacityRecord, Confirmed, Found
 from grpcbench.capacity.slo import parse_slo
 from grpcbench.model.results import LevelResult, RunRecord
+from grpcbench.model.thresholds import parse_threshold
 from grpcbench.report.profiles import profile_tables
 from grpcbench.report.table import ComparisonTable, build_tables
 
@@ -175,6 +176,6 @@ def record_tables(run: RunRecord) -> list[ComparisonTable]:
     """The tables any exporter prints for a results file: a capacity run's own, else one
     per level (``build_tables``)."""
     tables = capacity_tables(run) or build_tables(
-        run.levels, run.unavailable, run.options.thresholds
+        run.levels, run.unavailable, [parse_threshold(t) for t in run.options.thresholds]
     )
     return tables + profile_tables(run.levels)

@@ -16,6 +16,7 @@ from rich.padding import Padding
 from rich.table import Table
 
 from grpcbench.model.results import LevelError, LevelResult
+from grpcbench.model.thresholds import Threshold
 from grpcbench.report.profiles import profile_tables
 from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable, build_tables
@@ -75,7 +76,7 @@ def print_tables(
     console: Console,
     levels: list[LevelResult],
     unavailable: Sequence[LevelError] = (),
-    thresholds: Sequence[str] = (),
+    thresholds: Sequence[Threshold] = (),
 ) -> None:
     tables = build_tables(levels, unavailable, thresholds) + profile_tables(levels)
     print_comparison_tables(console, tables)

@@ -23,7 +23,7 @@ from grpcbench.base.units import (
 from grpcbench.model.load_result import StreamSummary
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelError, LevelResult
-from grpcbench.model.thresholds import breaches, parse_threshold
+from grpcbench.model.thresholds import Threshold, breaches
 from grpcbench.model.verdict import Verdict, judge, note
 from grpcbench.observe.monitor import ProcessUsage
 from grpcbench.report.driver_notes import DRIVER_NOTES
@@ -501,13 +501,12 @@ def group_levels(levels: Iterable[LevelResult]) -> list[LevelGroup]:
 def build_tables(
     levels: Iterable[LevelResult],
     unavailable: Iterable[LevelError] = (),
-    thresholds: Sequence[str] = (),
+    thresholds: Sequence[Threshold] = (),
 ) -> list[ComparisonTable]:
     """One table per level, servers (and drivers) side by side; a server kind that
     cannot run the level gets a note instead of a column, a breached ``--threshold``
     a note of its own."""
     skipped = list(unavailable)
-    checked = [parse_threshold(text) for text in thresholds]
     tables = []
     for group in group_levels(levels):
         columns = list(group.columns)
@@ -529,7 +528,7 @@ def build_tables(
                     + [
                         f"{WARNING} {breach.describe()}"
                         for column in columns
-                        for breach in breaches(column, checked)
+                        for breach in breaches(column, thresholds)
                     ]
                     + _notes(columns, list(group.labels))
                 ),

@@ -35,7 +35,7 @@ from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
 from grpcbench.load.driver import DriverSettings
 from grpcbench.model.plan import LevelPlan, LoadSettings, Placement
-from grpcbench.model.results import RecordedOptions
+from grpcbench.model.results import RecordedOptions, unexpected_calls
 from grpcbench.model.scenario import Scenario, Variant, load_scenario
 from grpcbench.model.thresholds import Threshold, parse_threshold
 from grpcbench.profile.model import ProfileSettings
@@ -89,7 +89,7 @@ class RunOptions:
     def level_failure(self, statuses: Mapping[str, int]) -> str | None:
         """Why a measured level does not count as a success, if it does not."""
         count = sum(statuses.values())
-        failed = count - sum(statuses.get(status, 0) for status in self.expected_statuses)
+        failed = unexpected_calls(statuses, self.expected_statuses)
         listed = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "no call finished"
         if count == 0 or failed == count:
             if self.expected_statuses != ("OK",):

@@ -10,6 +10,7 @@ shadow an installed dependency.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -40,8 +41,13 @@ def available_services() -> dict[str, str]:
     return found
 
 
+@functools.cache
 def load_service(name: str) -> ServiceDefinition:
-    """A registered name, or ``package.module:ATTRIBUTE`` for an unregistered service."""
+    """A registered name, or ``package.module:ATTRIBUTE`` for an unregistered service.
+
+    Looked up once per process, whoever asks (the options' check, the run's context,
+    each started target): a user's module is imported once, and its import-time
+    side effects happen once. A failed lookup is not kept: it raises each time."""
     if not name:
         return NO_SERVICE
     services = available_services()
@@ -56,6 +62,19 @@ def load_service(name: str) -> ServiceDefinition:
         service = getattr(module, attribute)
     except (ImportError, AttributeError) as error:
         raise UsageError(f"cannot load service {name!r} from {reference}: {error}") from None
+    except SyntaxError as error:
+        where = f"{error.filename}:{error.lineno}" if error.filename else reference
+        raise UsageError(f"cannot load service {name!r}: a syntax error at {where}") from None
+    except SystemExit as error:
+        raise UsageError(
+            f"cannot load service {name!r}: {module_name} called sys.exit({error.code!r})"
+            " as it was imported"
+        ) from None
+    except Exception as error:  # noqa: BLE001 - a user's module may raise anything
+        raise UsageError(
+            f"cannot load service {name!r}: importing {module_name} raised"
+            f" {type(error).__name__}: {error}"
+        ) from None
     if not isinstance(service, ServiceDefinition):
         raise UsageError(f"service {name!r} ({reference}) is not a ServiceDefinition")
     return service
