@@ -1,7 +1,7 @@
 """The ``grpcbench`` command line: options in, one call to ``commands`` out.
 
 Each command function only turns its options into arguments and calls one
-function of ``grpcbench.cli.commands``. Every expected failure is a ``UsageError``
+function of ``grpcbench.cli.commands``. Every expected failure is a ``OneLineError``
 and ends as one line on stderr with its exit code (see README, "Errors and
 lifecycle"); Ctrl-C stops all children, keeps the partial results and exits 130.
 """
@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grpcbench.base import defaults, interrupts, panels
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError
 from grpcbench.base.secrets import redact
 from grpcbench.cli import commands
 from grpcbench.cli.declared_options import arguments_options, settings_options
@@ -46,10 +46,10 @@ stderr = Console(stderr=True, soft_wrap=True)
 
 
 def _call(command: Callable[..., int], *args: object) -> None:
-    """Run one command; a ``UsageError`` becomes one line and its exit code."""
+    """Run one command; a ``OneLineError`` becomes one line and its exit code."""
     try:
         code = command(*args, commands.Consoles(stdout, stderr))
-    except UsageError as error:
+    except OneLineError as error:
         message = escape(redact(str(error)))
         stderr.print(f"[bold red]grpcbench: error:[/] {message}", highlight=False)
         raise typer.Exit(error.exit_code) from None

@@ -1,7 +1,7 @@
 """What each ``grpcbench`` command does, once its options are parsed.
 
 ``cli`` only turns command-line options into arguments and calls one function
-here. Expected failures raise ``UsageError`` (the CLI prints one line and
+here. Expected failures raise a ``OneLineError`` (the CLI prints one line and
 exits with its code); a function returns the exit code of a run that ended.
 """
 
@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from grpcbench.base import interrupts
-from grpcbench.base.errors import InternalError, UsageError
+from grpcbench.base.errors import InternalError, OneLineError, UsageError
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.options import RunOptions, build_run_options
 
@@ -96,15 +96,15 @@ def run_to_end(
     runner: Runner, events: ConsoleEvents, print_results: Callable[[], None], err: Console
 ) -> int:
     """Run, then print and write what was measured whatever happened: Ctrl-C (the exit
-    code of the signal), a usage error (raised after), a bug (its traceback to a file)."""
-    error: UsageError | None = None
+    code of the signal), a one-line error (raised after), a bug (its traceback to a file)."""
+    error: OneLineError | None = None
     interrupted = False
     try:
         with events:
             asyncio.run(runner.run())
     except KeyboardInterrupt:
         interrupted = True
-    except UsageError as caught:
+    except OneLineError as caught:
         error = caught
     except Exception as bug:  # keep the tables and the results; the traceback goes to a file
         error = _internal_error(bug)

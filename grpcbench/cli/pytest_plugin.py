@@ -42,7 +42,7 @@ from typing import Any
 
 import pytest
 
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError
 from grpcbench.model.results import LevelResult
 from grpcbench.report.figures import PERCENTILES
 from grpcbench.run.level_options import one_level_options
@@ -100,7 +100,7 @@ class GrpcbenchSession:
         runner = Runner(options)
         try:
             record = self.loop.run(runner.run())
-        except UsageError as error:  # one clear line, not grpcbench's traceback
+        except OneLineError as error:  # one clear line, not grpcbench's traceback
             pytest.fail(f"grpcbench: {error}", pytrace=False)
         breached = breaches(record.levels, options.thresholds)
         if breached:  # `run --threshold`'s exit 99, as a failed test

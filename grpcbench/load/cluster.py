@@ -36,7 +36,7 @@ from typing import Any
 
 from grpcbench import __version__
 from grpcbench.base.child_setup import pin_to
-from grpcbench.base.errors import DriverError, UsageError
+from grpcbench.base.errors import DriverError, OneLineError, UsageError
 from grpcbench.load.builtin import cap_cpu_budget, split_spec
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.shared_calls import SharedCalls, pool_plan
@@ -354,7 +354,7 @@ class ClusterDriver:
             self.addresses = await asyncio.to_thread(self._choose_workers, self.wanted)
         except DriverError:
             raise
-        except UsageError as error:  # too few workers now: this level's error, not the run's
+        except OneLineError as error:  # too few workers now: this level's error, not the run's
             raise DriverError(str(error)) from None
         neighbours = NeighbourMeter(spec.settings.client_cpus)
         parts = split_spec(spec, len(self.addresses))
@@ -485,7 +485,7 @@ class WorkerProbe:
         )  # fmt: skip
         try:
             return await asyncio.to_thread(future.result, PROBE_TIMEOUT_S)
-        except UsageError:
+        except OneLineError:
             raise  # the check's own line (PreflightError and its exit code included)
         except Exception as error:  # noqa: BLE001 - Dask's, or a bug in the check
             reason = " ".join(str(error).split())

@@ -19,7 +19,7 @@ import sys
 from typing import Any, TextIO
 
 from grpcbench.base.child_setup import setup_child
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError
 from grpcbench.model.load_result import LoadSpec
 
 
@@ -54,7 +54,7 @@ def main() -> None:
             ),
             use_uvloop=spec.settings.client_loop == "uvloop",
         )
-    except UsageError as error:
+    except OneLineError as error:
         emit("error", message=str(error))
         sys.exit(2)
     emit("result", result=result.to_json())

@@ -1,8 +1,9 @@
 """What one level is, how every level is loaded, and where things run: plain frozen data.
 
 Shared by the runner, the pytest plugin and the benchmarks, and saved with the
-results; it imports nothing of grpcbench but defaults, parsers, the connection
-strategy and the settings declarations, so any module may use it.
+results; it imports only the ``base`` layer (defaults, parsers, declarations) and
+its own layer's connection strategies and rate schedules, so any module above
+the model may use it.
 """
 
 from __future__ import annotations
@@ -191,8 +192,8 @@ class LoadSettings:
         default_text=defaults.CONNECTIONS,
         help="Client connections: auto (one per 50 concurrent calls), shared, N or pool:N"
         " (round-robin per call), pool:N:least-busy, per-request (a new connection per"
-        " call; its set-up time is shown apart), per-user (one per virtual user, seed 003)"
-        " or checkout:N (check out per call, open one when none is idle, keep N; seed 001).",
+        " call; its set-up time is shown apart), per-user (one per virtual user)"
+        " or checkout:N (check out per call, open one when none is idle, keep N).",
     )  # fmt: skip
     arrivals: Arrivals = setting(
         "uniform", option="--arrivals", metavar="uniform|poisson", panel=LOAD_MODEL,
@@ -297,7 +298,7 @@ class LoadSettings:
         before=0.0, load=float, check=at_least(0), default_text="none",
         parse=lambda text: parse_duration(text, "--cooldown"),
         help="After each level's load, keep watching the server this long with no load:"
-        " the memory it holds after the burst (seed 004) and the CPU it still spends, in"
+        " the memory it holds after the burst and the CPU it still spends, in"
         " the tables and the timeline.",
     )  # fmt: skip
     client_allocations: int = setting(
@@ -306,7 +307,7 @@ class LoadSettings:
         parse=lambda text: parse_positive_int(text, "--client-allocations"),
         help="After each level, N more calls, untimed, in a process of their own with"
         " memray recording every allocation: the client's bytes and allocations per call"
-        " (Go's B/op and allocs/op; seed 000).",
+        " (Go's B/op and allocs/op).",
     )  # fmt: skip
     # Timelines of CPU % and RSS (server, backing services, generator); 0 = none.
     sample_interval_s: float = setting(

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.secrets import redact, redact_all
 from grpcbench.model.allocations import ClientAllocations
 from grpcbench.model.load_result import LoadResult
@@ -50,7 +50,8 @@ class LevelResult:
     started_at: str
     finished_at: str
     repeat: int = 0  # which of the --repeat runs (0-based); each in fresh server processes
-    # Backing services the run started (embedded S3, MongoDB), measured like the server.
+    # Backing services the run started (embedded S3, MongoDB, PostgreSQL), measured like
+    # the server.
     backing_usage: dict[str, ProcessUsage] = field(default_factory=dict)
     # The statuses that count as success (--expect-status; OK unless told otherwise).
     expected: tuple[str, ...] = ("OK",)
@@ -380,7 +381,7 @@ def load_run(path: Path) -> RunRecord:
         if not isinstance(data, dict):
             raise TypeError(f"expected a JSON object, found {type(data).__name__}")
         record = RunRecord.from_json(upgrade(data))
-    except UsageError as error:
+    except OneLineError as error:
         raise UsageError(f"cannot read results file {path}: {error}") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as error:
         reason = f"{type(error).__name__}: {error}" if isinstance(error, KeyError) else error

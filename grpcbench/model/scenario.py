@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grpcbench.base import defaults
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.parsing import parse_duration, parse_warmup
 from grpcbench.base.resources import data_dirs
 from grpcbench.rpc.security import ChannelSecurity
@@ -89,7 +89,7 @@ def load_scenario(name_or_path: str) -> Scenario:
         raise UsageError(f"cannot read scenario file {path}: {error}") from None
     try:
         return parse_scenario(data, path)
-    except UsageError as error:
+    except OneLineError as error:
         raise UsageError(f"invalid scenario file {path}: {error}") from None
 
 

@@ -15,8 +15,8 @@ shares its CPU. Then:
 - **both saturated**: both at their limit. The server's CPU was saturated, so
   the figure is close to its capacity, but the generator may have held it
   back a little: cross-check with a second client (``--load builtin,ghz``).
-- **backing-bound**: a backing service grpcbench started (the embedded S3 or
-  MongoDB, measured like the server) is saturated while the server is not:
+- **backing-bound**: a backing service grpcbench started (the embedded S3,
+  MongoDB or PostgreSQL, measured like the server) is saturated while the server is not:
   the figure is that service's limit.
 - **neither**: neither side is busy, so the figure is bound by latency (few
   calls in flight) or by a wait (a sleep, a remote backing service).

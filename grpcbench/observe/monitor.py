@@ -2,11 +2,13 @@
 
 CPU is the user+system time (all threads) during the measured phase of the
 server process and of its child processes (``grpcio:processes=N`` forks
-workers). Peak RSS on Linux is the kernel's high-water mark (VmHWM) of each
-process, reset at the start of each level through /proc/PID/clear_refs, so it
-is the peak of that level and not of start-up; for several processes it is the
-sum of their peaks (an upper bound of their peak together). Where VmHWM cannot
-be reset it falls back to sampling the summed RSS every 50 ms.
+workers). Peak RSS of one process on Linux is the kernel's high-water mark
+(VmHWM), reset at the start of each level through /proc/PID/clear_refs, so it
+is the peak of that level and not of start-up. A tree of several processes is
+sampled instead: its PSS summed every 0.25 s, so pages they share (a forked
+server's code, a database's buffers) count once ("sampled pss"); summed VmHWM
+peaks would count them once per process. Where VmHWM cannot be reset, one
+process's RSS is sampled every 50 ms ("sampled").
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError
 from grpcbench.capacity.record import CapacityRecord
 from grpcbench.model.results import LevelResult, RunRecord
 from grpcbench.model.verdict import judge
@@ -345,7 +345,7 @@ def render_charts(record: RunRecord) -> list[Chart]:
 def _usl_fits(levels: list[LevelResult]) -> dict[str, UslFit]:
     try:
         return usl_fits(levels)
-    except UsageError:  # no scipy: the summary says so; the chart shows the points alone
+    except OneLineError:  # no scipy: the summary says so; the chart shows the points alone
         return {}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError
 from grpcbench.model.results import LevelResult
 from grpcbench.stats.usl import MIN_LEVELS, UslFit, fit_usl
 
@@ -46,5 +46,5 @@ def usl_lines(levels: Iterable[LevelResult]) -> list[str]:
     """One summary line per fitted series; one line saying why when scipy is missing."""
     try:
         return [f"{label}: {fit.describe()}" for label, fit in usl_fits(levels).items()]
-    except UsageError as missing:
+    except OneLineError as missing:
         return [f"no scalability fit: {missing}"]

@@ -87,11 +87,13 @@ class CapacityRunner(Runner):
         self.capacity = CapacityRecord(settings)
         # (server, rate) -> the levels of its confirmations, shared by the SLOs.
         self._confirmations: dict[tuple[str, float], list[int] | None] = {}
-        first = self.options.levels[-1]
+        # Every level asked for shares its variant and connection; take them from one.
+        template = self.options.levels[-1]
         # The closed-loop probe runs at the highest concurrency asked for (the ceiling).
-        self.ceiling_plan = replace(first, concurrency=max(p.concurrency for p in options.levels))
+        highest = max(p.concurrency for p in options.levels)
+        self.ceiling_plan = replace(template, concurrency=highest)
         self.open_plan = LevelPlan(
-            self.options.load.max_in_flight, 0, 0.0, first.variant, first.connection
+            self.options.load.max_in_flight, 0, 0.0, template.variant, template.connection
         )
 
     def export(self) -> None:

@@ -1,8 +1,7 @@
 """``RunContext``: what one run shares, built once (locust's ``Environment``).
 
-The runner used to keep this in module globals (the backing services in
-``preparation``) and look the service up again wherever it needed it. Now a run
-holds one context: the resolved service definition, the CPU placement, its
+A run holds one context, never module globals: the resolved service definition
+(``load_service`` looks a service up once per process), the CPU placement, its
 ``Preparation`` (backing services and their CPUs, what an interrupt kills),
 its events and its exports. ``RunContext.build`` is the one way to make it.
 """

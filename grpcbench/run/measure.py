@@ -16,7 +16,7 @@ from typing import Any
 
 import psutil
 
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError
 from grpcbench.base.preparation import BackingProcess
 from grpcbench.load.allocations import measure_allocations
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
@@ -178,7 +178,7 @@ async def measure_level(
     if settings.client_allocations and driver.name == "builtin":
         try:
             allocations = await measure_allocations(spec.to_json(), settings.client_allocations)
-        except UsageError as error:
+        except OneLineError as error:
             on_warning(str(error))
     return LevelResult(
         scenario=scenario,

@@ -20,7 +20,7 @@ import psutil
 
 from grpcbench.base import defaults
 from grpcbench.base.declarations import parse_values
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.parsing import (
     parse_cluster,
     parse_cpu_set,
@@ -367,7 +367,7 @@ def resolve_scenario(args: RunArgs) -> tuple[Scenario, ServiceDefinition]:
             )
         try:
             declared[name].check(name, value)
-        except UsageError as error:
+        except OneLineError as error:
             if declared[name].validate is not None:  # its own words
                 raise UsageError(str(error)) from None
             raise UsageError(

@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from grpcbench.base.errors import DriverError, ServerStartError, UsageError
+from grpcbench.base.errors import DriverError, OneLineError, ServerStartError
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
 from grpcbench.load.catalogue import make_driver
@@ -147,7 +147,7 @@ class Runner:
         except asyncio.CancelledError:
             self._finish("interrupted")
             raise
-        except UsageError as error:
+        except OneLineError as error:
             self._finish("failed", str(error))
             raise
         except Exception as error:  # a bug: keep what was measured, then let it surface

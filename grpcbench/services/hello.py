@@ -157,13 +157,13 @@ SERVICE = ServiceDefinition(
     workload=SayHelloWorkload,
     json_request=_json_request,
     server_params={
-        "delay_ms": Param(float, "each call waits this long in the handler (seed 001)", minimum=0),
+        "delay_ms": Param(float, "each call waits this long in the handler", minimum=0),
     },
     workload_params={
         "name": Param(str, "the HelloRequest's name"),
         "size": Param(
             int,
-            "the request's serialized size in bytes (seed 003: 581)",
+            "the request's serialized size in bytes (581: a typical small request)",
             minimum=0,
             validate=lambda size: name_for_size(int(size)),
         ),

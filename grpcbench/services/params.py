@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError, UsageError
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def check_params(
             raise UsageError(f"unknown {where} {name!r} of {owner} (known: {known})")
         try:
             checked[name] = declared[name].check(name, value)
-        except UsageError as error:
+        except OneLineError as error:
             raise UsageError(f"{where} of {owner}: {error}") from None
     return checked
 

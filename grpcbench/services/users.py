@@ -425,7 +425,7 @@ SERVICE = ServiceDefinition(
             validate=check_database,
         ),  # fmt: skip
         "db_delay_ms": Param(
-            float, "a networked database's round trip before every query (seed 000)", minimum=0
+            float, "a networked database's round trip before every query", minimum=0
         ),
     },
     workload_params={

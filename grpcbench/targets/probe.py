@@ -6,7 +6,7 @@ With generators on this machine that is here; with ``--cluster tcp://...`` it
 is a worker, because the machine running grpcbench may not reach the target at
 all (a laptop that reaches the scheduler through a port-forward). A probe runs
 one plain, picklable function there and returns its result or raises its error
-(a ``UsageError`` keeps its class and line).
+(a ``OneLineError`` keeps its class and line).
 """
 
 from __future__ import annotations
