@@ -11,7 +11,7 @@ import pytest
 
 from grpcbench.base.errors import UsageError
 from grpcbench.model.intervals import IntervalFigures, IntervalRecorder, finish, merge_intervals
-from grpcbench.model.schedule import parse_rate_schedule, schedule_timetable
+from grpcbench.model.schedule import pacer_timetable, parse_rate_schedule
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.options import build_run_options
 from grpcbench.stats.histogram import LatencySummary
@@ -22,7 +22,7 @@ def test_a_step_schedule_offers_each_steps_rate_for_its_time() -> None:
     schedule = parse_rate_schedule("step:start=500,step=500,every=5s,end=5000")
     assert (schedule.steps, schedule.duration_s, schedule.peak) == (10, 50.0, 5000.0)
     assert [schedule.rate_at(t) for t in (0, 4.99, 5, 49.9, 60)] == [500, 500, 1000, 5000, 5000]
-    times = list(itertools.takewhile(lambda t: t < 50, schedule_timetable(schedule, "uniform")))
+    times = list(itertools.takewhile(lambda t: t < 50, pacer_timetable(schedule, "uniform")))
     per_step = [sum(1 for t in times if 5 * k <= t < 5 * (k + 1)) for k in range(10)]
     assert per_step == [2500 * (k + 1) for k in range(10)]  # exactly rate x 5 s each
     assert schedule.expected_calls(50) == sum(per_step)
@@ -40,7 +40,7 @@ def test_a_line_schedule_and_a_step_down() -> None:
 def test_poisson_arrivals_follow_the_ramp() -> None:
     schedule = parse_rate_schedule("line:start=1000,end=3000,over=10s")
     times = list(
-        itertools.takewhile(lambda t: t < 10, schedule_timetable(schedule, "poisson", seed=7))
+        itertools.takewhile(lambda t: t < 10, pacer_timetable(schedule, "poisson", seed=7))
     )
     first, last = sum(1 for t in times if t < 1), sum(1 for t in times if t >= 9)
     assert first == pytest.approx(1100, rel=0.1) and last == pytest.approx(2900, rel=0.1)
@@ -157,3 +157,27 @@ def test_a_ramp_runs_on_its_timetable_and_shows_over_time(tmp_path: Path) -> Non
     assert "2.5-3.0 s: 300 req/s of 300/s offered" in done.stderr
     # The chart over time is in the report, beside the CPU/RSS timeline.
     assert "Rate and latency over time" in (tmp_path / "r.html").read_text()
+
+
+def test_every_pacer_paces_an_open_loop_the_same_way() -> None:
+    """A constant rate is a pacer like a schedule: the open loop, the offered rate and a
+    level's name ask any of them the same questions."""
+    from grpcbench.model.plan import LevelPlan
+    from grpcbench.model.schedule import ConstantRate, mean_rate
+
+    pacers = [
+        ConstantRate(100.0),
+        parse_rate_schedule("step:start=10,step=10,every=1s,end=30"),
+        parse_rate_schedule("line:start=10,end=50,over=2s"),
+    ]
+    for pacer in pacers:
+        times = list(itertools.islice(pacer_timetable(pacer, "uniform"), 50))
+        assert times == [pacer.time_of(n) for n in range(50)]
+        assert all(abs(pacer.expected_calls(t) - n) < 1e-6 for n, t in enumerate(times))
+        assert pacer.scaled(0.5).peak == pacer.peak / 2
+        assert pacer.rate_at(0.5) <= pacer.peak
+    assert mean_rate(pacers[0]) == 100.0 and pacers[0].duration_s == 0
+    assert mean_rate(pacers[1]) == 20.0 and mean_rate(pacers[2]) == 30.0
+    assert LevelPlan(1, rate=250.0).describe() == "rate 250/s"
+    assert LevelPlan(1, rate=30.0, schedule=pacers[1].text).pacer() == pacers[1]
+    assert LevelPlan(4).pacer() is None

@@ -17,14 +17,14 @@ import time
 from collections.abc import Callable
 
 from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
-from grpcbench.load.fast_calls import FastUnaryCalls
 from grpcbench.load.open_loop import spec_timetable
 from grpcbench.load.recorders import LevelRecorders
+from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.load_result import LoadSpec
 from grpcbench.wire import status
 from grpcbench.wire.connection import WireStream
 
-MIN_TIMER_S = 0.001  # the shortest timer the open loop sets (see fast_open_loop_phase)
+MIN_TIMER_S = 0.001  # the shortest timer the open loop sets (see wire_open_loop_phase)
 
 status_name = status.name  # the recorded name of a wire status code
 
@@ -33,7 +33,7 @@ class _Issuer:
     """Builds and sends one call's stream on the channel it picks."""
 
     def __init__(
-        self, calls: FastUnaryCalls, timeout_s: float, on_done: Callable[[WireStream], None]
+        self, calls: WireUnaryCalls, timeout_s: float, on_done: Callable[[WireStream], None]
     ) -> None:
         self.calls = calls
         self.channels = calls.channels
@@ -109,8 +109,8 @@ async def _finish(
         issuer.cancel_all()
 
 
-async def fast_closed_loop_phase(
-    calls: FastUnaryCalls,
+async def wire_closed_loop_phase(
+    calls: WireUnaryCalls,
     spec: LoadSpec,
     budget: Budget,
     recorders: LevelRecorders | None,
@@ -158,8 +158,8 @@ async def fast_closed_loop_phase(
             ticker.cancel()
 
 
-async def fast_open_loop_phase(
-    calls: FastUnaryCalls,
+async def wire_open_loop_phase(
+    calls: WireUnaryCalls,
     spec: LoadSpec,
     budget: Budget,
     recorders: LevelRecorders | None,

@@ -209,7 +209,7 @@ async def call_source(
     """The callable every user of a level calls, per the connection strategy.
 
     On the wire stack, a workload with a ``unary_plan`` over pooled or per-user
-    connections yields ``load.callback_loops.FastUnaryCalls``, which the engine runs on
+    connections yields ``load.wire_calls.WireUnaryCalls``, which the engine runs on
     its callback loops."""
     dialer = Dialer.of(spec)
     if spec.connection_mode == "per-request":
@@ -240,9 +240,9 @@ async def call_source(
         fast = dialer.stack == "wire" and plan is not None and not dialer.client.max_send_bytes
         unary = plan() if fast and plan is not None else None
         if unary is not None:
-            from grpcbench.load.fast_calls import FastUnaryCalls
+            from grpcbench.load.wire_calls import WireUnaryCalls
 
-            yield FastUnaryCalls(
+            yield WireUnaryCalls(
                 channels, unary, per_user=spec.connection_mode == "per-user",
                 least_busy=spec.pool_policy == "least-busy",
             )  # fmt: skip

@@ -12,15 +12,17 @@ import os
 import resource
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from grpcbench.base.errors import UsageError
-from grpcbench.load.callback_loops import fast_closed_loop_phase, fast_open_loop_phase
+from grpcbench.load.callback_loops import wire_closed_loop_phase, wire_open_loop_phase
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
-from grpcbench.load.fast_calls import FastUnaryCalls
-from grpcbench.load.open_loop import open_loop_phase, share_schedule
+from grpcbench.load.open_loop import open_loop_phase, share_pacer
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.shared_calls import SharedCalls
+from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.intervals import (
     IntervalFigures,
     IntervalRecorder,
@@ -36,22 +38,47 @@ from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 
 
-async def _phase(
+class PhaseLoop(Protocol):
+    """One phase (warm-up or measured) of a level's calls: every loop has this shape."""
+
+    def __call__(
+        self,
+        call: Any,
+        spec: LoadSpec,
+        budget: Budget,
+        measure: LevelRecorders | None,
+        on_progress: Callable[[int], None] | None,
+    ) -> Awaitable[None]: ...
+
+
+@dataclass(frozen=True)
+class Loops:
+    """A call source's closed loop (virtual users) and open loop (a timetable)."""
+
+    closed: PhaseLoop
+    open: PhaseLoop
+
+    def for_spec(self, spec: LoadSpec) -> PhaseLoop:
+        return self.open if spec.share.rate else self.closed
+
+
+# Awaitable calls run on the coroutine loops; a source with loops of its own is listed
+# here by its type (the wire stack's callback loops for plain unary workloads).
+COROUTINE_LOOPS = Loops(closed=closed_loop_phase, open=open_loop_phase)
+OWN_LOOPS: dict[type, Loops] = {
+    WireUnaryCalls: Loops(closed=wire_closed_loop_phase, open=wire_open_loop_phase),
+}
+
+
+def _phase(
     call: CallFunction,
     spec: LoadSpec,
     budget: Budget,
     measure: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
-) -> None:
-    if isinstance(call, FastUnaryCalls):  # the wire stack's callback loops
-        if spec.share.rate:
-            await fast_open_loop_phase(call, spec, budget, measure, on_progress)
-        else:
-            await fast_closed_loop_phase(call, spec, budget, measure, on_progress)
-    elif spec.share.rate:
-        await open_loop_phase(call, spec, budget, measure, on_progress)
-    else:
-        await closed_loop_phase(call, spec, budget, measure, on_progress)
+) -> Awaitable[None]:
+    loop = OWN_LOOPS.get(type(call), COROUTINE_LOOPS).for_spec(spec)
+    return loop(call, spec, budget, measure, on_progress)
 
 
 def make_workload(spec: LoadSpec) -> Workload:
@@ -159,9 +186,7 @@ def _offered(spec: LoadSpec, intervals: tuple[IntervalFigures, ...]) -> tuple[In
     """An open loop's intervals with the rate its timetable offered in each."""
     if not spec.share.rate:
         return intervals
-    schedule = share_schedule(spec)
-    rate = spec.share.rate
-    return with_offered(intervals, schedule.expected_calls if schedule else lambda t: rate * t)
+    return with_offered(intervals, share_pacer(spec).expected_calls)
 
 
 def current_rss_bytes() -> int:

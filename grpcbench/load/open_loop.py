@@ -13,7 +13,6 @@ Beside it: the service time (from the actual send) and the schedule lag
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Callable, Iterator
 
@@ -21,38 +20,28 @@ from grpcbench.load.calls import call_status
 from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.model.load_result import LoadSpec
-from grpcbench.model.schedule import RateSchedule, schedule_timetable
+from grpcbench.model.schedule import ConstantRate, Pacer, pacer_timetable
 from grpcbench.services.base import CallFunction
 
 # Do not sleep for less than this: fire every call that is due instead.
 MIN_SLEEP_S = 0.0005
 
 
-def share_schedule(spec: LoadSpec) -> RateSchedule | None:
-    """This generator's part of ``--rate-schedule``: the schedule at its share of the
-    rate (``share.rate`` is its share of the schedule's peak)."""
-    schedule = spec.settings.rate_schedule
-    return schedule.scaled(spec.share.rate / schedule.peak) if schedule else None
+def share_pacer(spec: LoadSpec) -> Pacer:
+    """This generator's pace: the level's (``--rate`` or ``--rate-schedule``) at its
+    share of the rate (``share.rate`` is its share of the pacer's peak)."""
+    pacer: Pacer = spec.settings.rate_schedule or ConstantRate(spec.share.rate)
+    return pacer.scaled(spec.share.rate / pacer.peak)
 
 
 def spec_timetable(spec: LoadSpec) -> Iterator[float]:
-    """A level's timetable: constant at its rate, or on its rate schedule."""
-    schedule = share_schedule(spec)
-    if schedule is not None:
-        return schedule_timetable(schedule, spec.settings.arrivals)
-    return timetable(spec.share.rate, spec.settings.arrivals)
+    """This generator's intended send times (each process draws its own Poisson gaps)."""
+    return pacer_timetable(share_pacer(spec), spec.settings.arrivals)
 
 
 def timetable(rate: float, arrivals: str, seed: int | None = None) -> Iterator[float]:
-    """Intended send times in seconds from the start of the phase (seed: for tests;
-    by default each generator process draws its own Poisson gaps)."""
-    rng = random.Random(seed)
-    offset = 0.0
-    index = 0
-    while True:
-        yield offset
-        index += 1
-        offset = index / rate if arrivals == "uniform" else offset + rng.expovariate(rate)
+    """Intended send times in seconds from the start of the phase at a constant rate."""
+    return pacer_timetable(ConstantRate(rate), arrivals, seed)
 
 
 async def open_loop_phase(

@@ -22,7 +22,7 @@ from grpcbench.base.errors import UsageError
 from grpcbench.base.panels import LOAD_MODEL, OUTPUT, WHAT_TO_RUN
 from grpcbench.base.parsing import parse_duration, parse_size, parse_warmup
 from grpcbench.model.connections import ConnectionStrategy, parse_connection_strategy
-from grpcbench.model.schedule import RateSchedule, parse_rate_schedule
+from grpcbench.model.schedule import ConstantRate, Pacer, RateSchedule, parse_rate_schedule
 
 Arrivals = Literal["uniform", "poisson"]
 ARRIVALS: tuple[Arrivals, ...] = ("uniform", "poisson")
@@ -39,14 +39,16 @@ class LevelPlan:
     connection: str = ""  # the connection strategy's label (auto, shared, pool:N, ...)
     schedule: str = ""  # --rate-schedule as given: the rate ramps (``rate`` is its peak)
 
+    def pacer(self) -> Pacer | None:
+        """An open loop's pace (its rate, or its schedule); None for a closed loop."""
+        if self.schedule:
+            return parse_rate_schedule(self.schedule)
+        return ConstantRate(self.rate) if self.rate else None
+
     def describe(self) -> str:
         """The name of a level in tables and messages: "concurrency 10", "rate 500/s", ..."""
-        if self.schedule:
-            text = parse_rate_schedule(self.schedule).describe()
-        elif self.rate:
-            text = f"rate {self.rate:g}/s"
-        else:
-            text = f"concurrency {self.concurrency}"
+        pacer = self.pacer()
+        text = pacer.describe() if pacer else f"concurrency {self.concurrency}"
         text += f", channels {self.channels}" if self.channels else ""
         return text + (f", {self.variant}" if self.variant else "")
 

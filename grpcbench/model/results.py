@@ -22,7 +22,7 @@ from grpcbench.model.allocations import ClientAllocations
 from grpcbench.model.load_result import LoadResult
 from grpcbench.model.plan import LevelPlan, LoadSettings, Placement
 from grpcbench.model.results_format import FORMAT_VERSION, upgrade
-from grpcbench.model.schedule import parse_rate_schedule
+from grpcbench.model.schedule import mean_rate
 from grpcbench.model.verdict import Verdict, judge
 from grpcbench.observe.monitor import ProcessUsage
 
@@ -99,10 +99,8 @@ class LevelResult:
     def offered_rate(self) -> float:
         """Calls/s an open loop's timetable offered, on average over a rate schedule
         (0: a closed loop)."""
-        if self.plan.schedule:
-            schedule = parse_rate_schedule(self.plan.schedule)
-            return schedule.expected_calls(schedule.duration_s) / schedule.duration_s
-        return self.load.rate
+        pacer = self.plan.pacer()
+        return mean_rate(pacer) if pacer and pacer.duration_s else self.load.rate
 
     @property
     def server_cpu_us_per_call(self) -> float | None:

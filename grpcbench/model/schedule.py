@@ -6,7 +6,9 @@ ghz's ``--load-schedule step|line`` and k6's stages, as one level:
   ... up to 5000/s for its 5 s (10 steps, 50 s); a negative step steps down;
 - ``line:start=100,end=5000,over=60s``: from 100/s to 5000/s linearly over 60 s.
 
-The timetable follows the schedule exactly: call n is due when the expected
+Every open loop is paced by a ``Pacer`` (ghz's interface): ``ConstantRate`` for
+``--rate``, ``StepSchedule`` and ``LineSchedule`` for a schedule. The timetable
+follows the pacer exactly: call n is due when the expected
 number of calls so far, the rate's integral, reaches n (uniform arrivals), or
 reaches the n-th point of a unit-rate Poisson process (poisson arrivals: an
 inhomogeneous Poisson process by time rescaling). Each generator process or
@@ -19,70 +21,163 @@ import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Protocol
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.parsing import parse_duration
 
-ScheduleKind = Literal["step", "line"]
 EXAMPLES = "step:start=500,step=500,every=5s,end=5000 or line:start=100,end=5000,over=60s"
 
 
+class Pacer(Protocol):
+    """When an open loop's calls are due (ghz's ``Pacer``): a constant rate, or a rate
+    schedule. The open loop, its offered-rate figures and a level's name ask a pacer,
+    never which kind it is."""
+
+    @property
+    def peak(self) -> float:
+        """The highest rate, calls/s."""
+        ...
+
+    @property
+    def duration_s(self) -> float:
+        """How long its rate changes; 0 for a constant rate (as long as the level)."""
+        ...
+
+    def rate_at(self, t: float) -> float:
+        """The rate due at ``t`` seconds, calls/s (past the end, the last rate)."""
+        ...
+
+    def expected_calls(self, t: float) -> float:
+        """Calls due by ``t`` seconds: the rate's integral (past the end, the last rate)."""
+        ...
+
+    def time_of(self, calls: float) -> float:
+        """When ``calls`` calls are due: the inverse of ``expected_calls``."""
+        ...
+
+    def scaled(self, factor: float) -> Pacer:
+        """The same pace at ``factor`` of the rate (a generator's share)."""
+        ...
+
+    def describe(self) -> str: ...
+
+
 @dataclass(frozen=True)
-class RateSchedule:
-    kind: ScheduleKind
-    start: float  # calls/s at the start
-    end: float  # calls/s at the end (step: the last step's rate)
-    step: float = 0.0  # step: the change per step
-    every_s: float = 0.0  # step: how long each step lasts
-    over_s: float = 0.0  # line: how long the ramp lasts
+class ConstantRate:
+    """``--rate R``: R calls/s for the whole level."""
+
+    rate: float
+
+    @property
+    def peak(self) -> float:
+        return self.rate
+
+    @property
+    def duration_s(self) -> float:
+        return 0.0
+
+    def rate_at(self, t: float) -> float:
+        return self.rate
+
+    def expected_calls(self, t: float) -> float:
+        return self.rate * max(t, 0.0)
+
+    def time_of(self, calls: float) -> float:
+        return calls / self.rate
+
+    def scaled(self, factor: float) -> ConstantRate:
+        return ConstantRate(self.rate * factor)
+
+    def describe(self) -> str:
+        return f"rate {self.rate:g}/s"
+
+
+@dataclass(frozen=True)
+class StepSchedule:
+    """``step:start=500,step=500,every=5s,end=5000``: each rate for ``every_s``."""
+
+    start: float  # calls/s of the first step
+    end: float  # calls/s of the last step
+    step: float  # the change per step (negative: steps down)
+    every_s: float  # how long each step lasts
     text: str = ""  # as given, for tables and the JSON
 
     @property
     def steps(self) -> int:
-        return int(round((self.end - self.start) / self.step)) + 1 if self.kind == "step" else 0
-
-    @property
-    def duration_s(self) -> float:
-        return self.steps * self.every_s if self.kind == "step" else self.over_s
+        return int(round((self.end - self.start) / self.step)) + 1
 
     @property
     def peak(self) -> float:
         return max(self.start, self.end)
 
+    @property
+    def duration_s(self) -> float:
+        return self.steps * self.every_s
+
     def rate_at(self, t: float) -> float:
-        """The scheduled rate at ``t`` seconds; past the end, the last rate."""
-        if self.kind == "step":
-            index = min(int(t // self.every_s), self.steps - 1) if t > 0 else 0
-            return self.start + index * self.step
-        return self.start + (self.end - self.start) * min(max(t, 0.0), self.over_s) / self.over_s
+        index = min(int(t // self.every_s), self.steps - 1) if t > 0 else 0
+        return self.start + index * self.step
 
     def expected_calls(self, t: float) -> float:
-        """Calls due by ``t`` seconds: the rate's integral (past the end, the last rate)."""
         t = max(t, 0.0)
-        if self.kind == "step":
-            full = min(int(t // self.every_s), self.steps - 1)
-            done = sum(self.start + i * self.step for i in range(full)) * self.every_s
-            return done + (self.start + full * self.step) * (t - full * self.every_s)
-        slope = (self.end - self.start) / self.over_s
+        full = min(int(t // self.every_s), self.steps - 1)
+        done = sum(self.start + i * self.step for i in range(full)) * self.every_s
+        return done + (self.start + full * self.step) * (t - full * self.every_s)
+
+    def time_of(self, calls: float) -> float:
+        elapsed = 0.0
+        for index in range(self.steps):
+            rate = self.start + index * self.step
+            in_step = rate * self.every_s
+            if calls <= in_step or index == self.steps - 1:
+                return elapsed + calls / rate
+            calls -= in_step
+            elapsed += self.every_s
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def scaled(self, factor: float) -> StepSchedule:
+        return replace(self, start=self.start * factor, end=self.end * factor,
+                       step=self.step * factor)  # fmt: skip
+
+    def describe(self) -> str:
+        return (
+            f"ramp {self.start:g}/s to {self.end:g}/s in {self.steps} steps of {self.every_s:g} s"
+        )
+
+
+@dataclass(frozen=True)
+class LineSchedule:
+    """``line:start=100,end=5000,over=60s``: from one rate to another, linearly."""
+
+    start: float
+    end: float
+    over_s: float  # how long the ramp lasts
+    text: str = ""
+
+    @property
+    def peak(self) -> float:
+        return max(self.start, self.end)
+
+    @property
+    def duration_s(self) -> float:
+        return self.over_s
+
+    @property
+    def _slope(self) -> float:
+        return (self.end - self.start) / self.over_s
+
+    def rate_at(self, t: float) -> float:
+        return self.start + self._slope * min(max(t, 0.0), self.over_s)
+
+    def expected_calls(self, t: float) -> float:
+        t = max(t, 0.0)
         ramp_t = min(t, self.over_s)
-        ramp = self.start * ramp_t + slope * ramp_t**2 / 2
+        ramp = self.start * ramp_t + self._slope * ramp_t**2 / 2
         return ramp + self.end * max(0.0, t - self.over_s)
 
     def time_of(self, calls: float) -> float:
-        """When ``calls`` calls are expected to have been due: the inverse of the rate's
-        integral (past the end, the last rate goes on)."""
-        if self.kind == "step":
-            elapsed = 0.0
-            for index in range(self.steps):
-                rate = self.start + index * self.step
-                in_step = rate * self.every_s
-                if calls <= in_step or index == self.steps - 1:
-                    return elapsed + calls / rate
-                calls -= in_step
-                elapsed += self.every_s
-            raise AssertionError("unreachable")  # pragma: no cover
-        slope = (self.end - self.start) / self.over_s
+        slope = self._slope
         ramp = self.start * self.over_s + slope * self.over_s**2 / 2
         if calls > ramp:
             return self.over_s + (calls - ramp) / self.end
@@ -91,28 +186,32 @@ class RateSchedule:
         # start*t + slope*t^2/2 = calls, the root that starts at 0
         return (-self.start + math.sqrt(self.start**2 + 2 * slope * calls)) / slope
 
-    def scaled(self, factor: float) -> RateSchedule:
-        """The same schedule at ``factor`` of the rate (a generator's share)."""
-        return replace(self, start=self.start * factor, end=self.end * factor,
-                       step=self.step * factor)  # fmt: skip
+    def scaled(self, factor: float) -> LineSchedule:
+        return replace(self, start=self.start * factor, end=self.end * factor)
 
     def describe(self) -> str:
-        if self.kind == "step":
-            return (
-                f"ramp {self.start:g}/s to {self.end:g}/s in {self.steps} steps of"
-                f" {self.every_s:g} s"
-            )
         return f"ramp {self.start:g}/s to {self.end:g}/s over {self.over_s:g} s"
 
 
-def schedule_timetable(
-    schedule: RateSchedule, arrivals: str, seed: int | None = None
-) -> Iterator[float]:
-    """Intended send times (seconds from the phase's start) on ``schedule``."""
+# ``--rate-schedule``: a pacer whose rate changes as the level runs.
+RateSchedule = StepSchedule | LineSchedule
+
+
+def mean_rate(pacer: Pacer) -> float:
+    """Calls/s offered on average over the pacer's changing part (a constant: its rate)."""
+    if not pacer.duration_s:
+        return pacer.peak
+    return pacer.expected_calls(pacer.duration_s) / pacer.duration_s
+
+
+def pacer_timetable(pacer: Pacer, arrivals: str, seed: int | None = None) -> Iterator[float]:
+    """Intended send times (seconds from the phase's start) at ``pacer``'s pace: call n
+    is due when n calls are expected (uniform), or at the n-th point of a unit-rate
+    Poisson process mapped through the pacer (poisson: time rescaling)."""
     rng = random.Random(seed)
     expected = 0.0
     while True:
-        yield schedule.time_of(expected)
+        yield pacer.time_of(expected)
         expected = expected + 1 if arrivals == "uniform" else expected + rng.expovariate(1.0)
 
 
@@ -149,7 +248,7 @@ def parse_rate_schedule(text: str) -> RateSchedule:
         over = parse_duration(fields["over"], "--rate-schedule over")
         if over <= 0:
             raise UsageError(f"bad --rate-schedule {text!r}: over must be longer than 0")
-        return RateSchedule("line", start, end, over_s=over, text=text.strip())
+        return LineSchedule(start, end, over_s=over, text=text.strip())
     step = rate("step")
     every = parse_duration(fields["every"], "--rate-schedule every")
     if every <= 0:
@@ -162,4 +261,4 @@ def parse_rate_schedule(text: str) -> RateSchedule:
     steps = (end - start) / step
     if abs(steps - round(steps)) > 1e-9:
         raise UsageError(f"bad --rate-schedule {text!r}: end must be start plus whole steps")
-    return RateSchedule("step", start, end, step=step, every_s=every, text=text.strip())
+    return StepSchedule(start, end, step=step, every_s=every, text=text.strip())

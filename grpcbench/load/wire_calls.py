@@ -12,7 +12,7 @@ from grpcbench.services.base import CallStats, Metadata, UnaryPlan
 from grpcbench.wire.channel import WireChannel
 
 
-class FastUnaryCalls:
+class WireUnaryCalls:
     """The channels of a level and the plan: the callback loops run these.
 
     Also a ``CallFunction`` (awaitable, one call), for code that only knows those."""
