@@ -189,7 +189,7 @@ def grpcbench_benchmark(
         levels: list[LevelResult] = []
 
         def rounds() -> None:
-            levels.extend(grpcbench.run.measure(spec, **given))
+            levels.extend(grpcbench.measure(spec, **given))
 
         benchmark.pedantic(rounds, rounds=1, iterations=1)
         benchmark.stats.stats.data[:] = [
