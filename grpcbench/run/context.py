@@ -12,15 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from grpcbench.base.errors import OneLineError
 from grpcbench.base.preparation import Preparation
+from grpcbench.load.allocations import measure_allocations
 from grpcbench.load.driver import LoadDriver
 from grpcbench.model.events import NullEvents, RunEvents
 from grpcbench.model.plan import LevelPlan, Placement
-from grpcbench.model.results import LevelResult
+from grpcbench.model.results import LevelResult, now_iso
 from grpcbench.report.exporters import Exports
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.security import ChannelSecurity
-from grpcbench.run.measure import measure_level
+from grpcbench.run.measure import cell_recorders, load_spec, run_monitored
 from grpcbench.run.options import RunOptions
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.registry import load_service
@@ -64,25 +66,41 @@ class RunContext:
     ) -> LevelResult:
         """One level of this run, as every caller measures it: the run's load settings,
         the level's workload params, the backing services' usage, progress as events.
-        ``call`` and ``security`` are the --call and TLS resolved for ``target``."""
-        options = self.options
-        return await measure_level(
-            driver,
-            target,
-            plan,
-            options.load,
+        ``call`` and ``security`` are the --call and TLS resolved for ``target``; the
+        server is measured over the measured phase only (``measure.run_monitored``)."""
+        options, settings = self.options, self.options.load
+        spec = load_spec(
+            settings, plan, target.address, options.scenario.service,
+            self.workload_params(plan), call, security,
+        )  # fmt: skip
+        started_at = now_iso()
+        monitored = await run_monitored(
+            driver, spec, target.pid, self.events.level_progress, tuple(self.preparation.backing),
+            cell_recorders(options.profile, target, plan, repeat, settings.client_cpus),
+            self.events.warning, self.events.level_interval if settings.interval_s else None,
+        )  # fmt: skip
+        allocations = None
+        if settings.client_allocations and driver.name == "builtin":
+            try:
+                allocations = await measure_allocations(spec.to_json(), settings.client_allocations)
+            except OneLineError as error:
+                self.events.warning(str(error))
+        return LevelResult(
             scenario=options.scenario.name,
-            service=options.scenario.service,
-            workload_params=self.workload_params(plan),
+            server=target.label,
+            plan=plan,
+            load=monitored.load,
+            server_usage=monitored.server,
+            started_at=started_at,
+            finished_at=now_iso(),
             repeat=repeat,
-            on_progress=self.events.level_progress,
-            backing=tuple(self.preparation.backing),
-            call=call,
-            security=security,
+            backing_usage=monitored.backing,
             expected=options.expected_statuses,
-            profile=options.profile,
-            on_warning=self.events.warning,
-            on_interval=self.events.level_interval,
+            profile=monitored.server_profile.to_json() if monitored.server_profile else None,
+            generator_profile=(
+                monitored.generator_profile.to_json() if monitored.generator_profile else None
+            ),
+            client_allocations=allocations,
         )
 
     def workload_params(self, plan: LevelPlan) -> Mapping[str, Any]:

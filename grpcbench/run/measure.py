@@ -1,8 +1,9 @@
 """One level, measured: shared by the CLI runner, the pytest plugin and the benchmarks.
 
 ``load_spec`` is the one place that turns load settings, a level plan and a
-target into the plain ``LoadSpec`` a driver runs; ``measure_level`` drives it
-and measures the target's process over the measured phase only.
+target into the plain ``LoadSpec`` a driver runs; ``run_monitored`` drives it
+and measures the target's process over the measured phase only. A run's
+``RunContext.measure_level`` puts them together.
 """
 
 from __future__ import annotations
@@ -16,14 +17,11 @@ from typing import Any
 
 import psutil
 
-from grpcbench.base.errors import OneLineError
 from grpcbench.base.preparation import BackingProcess
-from grpcbench.load.allocations import measure_allocations
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
 from grpcbench.model.intervals import IntervalFigures
 from grpcbench.model.load_result import LoadResult, LoadSpec
 from grpcbench.model.plan import LevelPlan, LoadSettings
-from grpcbench.model.results import LevelResult, now_iso
 from grpcbench.observe.monitor import ProcessMonitor, ProcessUsage
 from grpcbench.profile.model import Profile, ProfileSettings
 from grpcbench.profile.pyspy import Recorder
@@ -141,61 +139,6 @@ async def run_monitored(
         {name: usage for name, usage in usages.items() if usage is not None},
         profiles.get(recorders.server) if recorders.server else None,
         profiles.get(generator_recorder) if generator_recorder else None,
-    )
-
-
-async def measure_level(
-    driver: LoadDriver,
-    target: Target,
-    plan: LevelPlan,
-    settings: LoadSettings,
-    *,
-    scenario: str,
-    service: str,
-    workload_params: Mapping[str, Any],
-    repeat: int = 0,
-    on_progress: Callable[[int, int], None] = lambda done, errors: None,
-    backing: Sequence[BackingProcess] = (),
-    call: MethodCall | None = None,
-    security: ChannelSecurity | None = None,
-    expected: tuple[str, ...] = ("OK",),
-    profile: ProfileSettings | None = None,
-    on_warning: Callable[[str], None] = lambda message: None,
-    on_interval: Callable[[IntervalFigures], None] | None = None,
-) -> LevelResult:
-    """Run ``plan`` against ``target`` with ``driver``; the result carries all it needs.
-    ``call`` replaces the service's workload (``--call``); ``security`` is TLS;
-    ``expected`` the statuses that count as success (--expect-status); ``profile``
-    samples the server with py-spy over the measured phase (--profile)."""
-    spec = load_spec(settings, plan, target.address, service, workload_params, call, security)
-    started_at = now_iso()
-    monitored = await run_monitored(
-        driver, spec, target.pid, on_progress, backing,
-        cell_recorders(profile, target, plan, repeat, settings.client_cpus), on_warning,
-        on_interval if settings.interval_s else None,
-    )  # fmt: skip
-    allocations = None
-    if settings.client_allocations and driver.name == "builtin":
-        try:
-            allocations = await measure_allocations(spec.to_json(), settings.client_allocations)
-        except OneLineError as error:
-            on_warning(str(error))
-    return LevelResult(
-        scenario=scenario,
-        server=target.label,
-        plan=plan,
-        load=monitored.load,
-        server_usage=monitored.server,
-        started_at=started_at,
-        finished_at=now_iso(),
-        repeat=repeat,
-        backing_usage=monitored.backing,
-        expected=expected,
-        profile=monitored.server_profile.to_json() if monitored.server_profile else None,
-        generator_profile=(
-            monitored.generator_profile.to_json() if monitored.generator_profile else None
-        ),
-        client_allocations=allocations,
     )
 
 
