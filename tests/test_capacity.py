@@ -113,15 +113,16 @@ def test_a_missed_confirmation_steps_down_to_a_rate_already_passed() -> None:
     on the same server because of where its step down landed."""
     from grpcbench.capacity.probe import Judgement
     from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Probe
-    from grpcbench.run.capacity_runner import CapacityRunner
+    from grpcbench.run.capacity_runner import CapacitySearch
 
     loose = parse_slo("p99<=2s")
-    runner = CapacityRunner.__new__(CapacityRunner)
+    runner = CapacitySearch.__new__(CapacitySearch)
     runner.settings = CapacitySettings(slos=(loose,))
     runner.capacity = CapacityRecord(runner.settings)
     outcomes = {0: "pass", 1: "pass", 2: "fail", 3: "pass"}
     runner._judge = lambda level, slo: Judgement(outcomes[level], "")  # type: ignore[method-assign]
-    runner.record = type("Record", (), {"levels": list(outcomes)})()  # type: ignore[assignment]
+    record = type("Record", (), {"levels": list(outcomes)})()
+    runner._runner = type("Runner", (), {"record": record})()  # type: ignore[assignment]
     probed = [("a", 196.0), ("b", 199.0), ("a", 199.0), ("a", 150.0)]
     for index, (server, rate) in enumerate(probed):
         runner.capacity.probes.append(Probe(index, server, "search", rate))
@@ -138,10 +139,10 @@ def test_a_rate_confirmed_under_a_tight_slo_is_confirmed_under_the_loose_one() -
     search's capacity, one with a miss, or another server's is not credited."""
     from grpcbench.capacity.probe import Judgement
     from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Found, Probe
-    from grpcbench.run.capacity_runner import CapacityRunner
+    from grpcbench.run.capacity_runner import CapacitySearch
 
     loose, tight = parse_slo("p99<=2s"), parse_slo("p99<=25ms")
-    runner = CapacityRunner.__new__(CapacityRunner)
+    runner = CapacitySearch.__new__(CapacitySearch)
     runner.settings = CapacitySettings(slos=(loose, tight), confirmations=3)
     runner.capacity = CapacityRecord(runner.settings)
     runner.export = lambda: None  # type: ignore[method-assign]
@@ -186,19 +187,22 @@ def test_a_miss_far_below_the_closed_loop_is_measured_again(stalled: float, retr
 
     from grpcbench.capacity.probe import Judgement
     from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Probe
-    from grpcbench.run.capacity_runner import CapacityRunner
+    from grpcbench.run.capacity_runner import CapacitySearch
 
     slo = parse_slo("p99<=10ms")
-    runner = CapacityRunner.__new__(CapacityRunner)
+    runner = CapacitySearch.__new__(CapacitySearch)
     runner.settings = CapacitySettings(slos=(slo,))
     runner.capacity = CapacityRecord(runner.settings)
     levels: list[SimpleNamespace] = []
-    runner.record = SimpleNamespace(levels=levels)  # type: ignore[assignment]
-    runner.events = SimpleNamespace(server_ready=lambda *_: None)  # type: ignore[assignment]
-    runner.open_plan = runner.ceiling_plan = LevelPlan(50, 0, 0.0)
 
     async def no_wait(*_: object, **__: object) -> None:
         return None
+
+    runner._runner = SimpleNamespace(  # type: ignore[assignment]
+        record=SimpleNamespace(levels=levels), preflight=no_wait,
+        events=SimpleNamespace(server_ready=lambda *_: None),
+    )  # fmt: skip
+    runner.open_plan = runner.ceiling_plan = LevelPlan(50, 0, 0.0)
 
     async def probe(target: object, plan: LevelPlan, phase: str, repeat: int = 0) -> int:
         rate = plan.rate or 0.0
@@ -211,7 +215,7 @@ def test_a_miss_far_below_the_closed_loop_is_measured_again(stalled: float, retr
     def judge(level: SimpleNamespace, _: object) -> Judgement:
         return Judgement("fail" if level.stall or level.rate > 900 else "pass", "")
 
-    runner._preflight = runner._settle = no_wait  # type: ignore[method-assign]
+    runner._settle = no_wait  # type: ignore[method-assign]
     runner._probe = probe  # type: ignore[method-assign]
     runner._judge = judge  # type: ignore[method-assign]
     runner.export = lambda: None  # type: ignore[method-assign]

@@ -173,7 +173,7 @@ def capacity(args: RunArgs, search: CapacityArgs, consoles: Consoles) -> int:
     from grpcbench.cli.console_events import ConsoleEvents
     from grpcbench.report.capacity import record_tables
     from grpcbench.report.console import print_comparison_tables
-    from grpcbench.run.capacity_runner import CapacityRunner, check_capacity_options, probe_options
+    from grpcbench.run.capacity_runner import CapacitySearch, check_capacity_options, probe_options
     from grpcbench.run.ghz_compat import apply
 
     settings = capacity_settings(search)
@@ -187,7 +187,7 @@ def capacity(args: RunArgs, search: CapacityArgs, consoles: Consoles) -> int:
         return 0
     err = consoles.err
     events = ConsoleEvents(err, len(options.targets), 0)
-    runner = CapacityRunner(options, settings, events)
+    runner = CapacitySearch(options, settings).runner(events)
     err.print(
         f"capacity: scenario [bold]{escape(options.scenario.name)}[/], {len(options.targets)}"
         f" server(s), SLO {escape(' | '.join(slo.text for slo in settings.slos))}, errors <="

@@ -1,7 +1,9 @@
 """Drives the search on every server kind: ceiling probe, search, confirmation.
 
-The same ``Runner`` as `run` (its RunContext, preparation, pre-flight, target
-plans and drivers), with the per-column work replaced: for each column, one
+``CapacitySearch`` is what a ``Runner`` does with each column in ``capacity``
+(``runner.Columns``): the same runner as `run` (its RunContext, preparation,
+pre-flight, target plans and drivers) composed with the search, through the
+runner's public steps (open, preflight, measure, column_failed). For each column, one
 server for a closed-loop probe that estimates the ceiling and the search's
 open-loop probes (every SLO's search reuses a rate already probed; a miss far below
 the closed loop's rate is measured once more), then each
@@ -13,7 +15,6 @@ what was measured.
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 
 from grpcbench.base.errors import DriverError, ServerStartError, UsageError
@@ -31,7 +32,7 @@ from grpcbench.capacity.slo import Slo
 from grpcbench.load.catalogue import check_load_model, driver_info
 from grpcbench.model.events import RunEvents
 from grpcbench.model.plan import LevelPlan
-from grpcbench.model.results import LevelError, LevelResult
+from grpcbench.model.results import LevelResult, RunRecord
 from grpcbench.run.options import RunOptions
 from grpcbench.run.runner import Runner
 from grpcbench.run.settle import LIMIT_S, wait_until_idle
@@ -77,33 +78,53 @@ def check_capacity_options(options: RunOptions) -> None:
         raise UsageError("capacity chooses its probes' rates: drop --rate-schedule")
 
 
-class CapacityRunner(Runner):
-    def __init__(
-        self, options: RunOptions, settings: CapacitySettings, events: RunEvents | None = None
-    ) -> None:
+class CapacitySearch:
+    """The search's state and steps for every column of one ``capacity`` run."""
+
+    def __init__(self, options: RunOptions, settings: CapacitySettings) -> None:
         check_capacity_options(options)
-        super().__init__(probe_options(options, settings), events)
+        self.options = probe_options(options, settings)  # the runner's options
         self.settings = settings
         self.capacity = CapacityRecord(settings)
         # (server, rate) -> the levels of its confirmations, shared by the SLOs.
         self._confirmations: dict[tuple[str, float], list[int] | None] = {}
         # Every level asked for shares its variant and connection; take them from one.
-        template = self.options.levels[-1]
+        template = options.levels[-1]
         # The closed-loop probe runs at the highest concurrency asked for (the ceiling).
         highest = max(p.concurrency for p in options.levels)
         self.ceiling_plan = replace(template, concurrency=highest)
         self.open_plan = LevelPlan(
-            self.options.load.max_in_flight, 0, 0.0, template.variant, template.connection
+            options.load.max_in_flight, 0, 0.0, template.variant, template.connection
         )
+        self._runner: Runner | None = None
+
+    def runner(self, events: RunEvents | None = None) -> Runner:
+        """The runner that runs this search on every column (made once)."""
+        if self._runner is None:
+            self._runner = Runner(self.options, events, columns=self)
+        return self._runner
+
+    @property
+    def run(self) -> Runner:
+        assert self._runner is not None, "make the runner first: CapacitySearch.runner()"
+        return self._runner
+
+    @property
+    def record(self) -> RunRecord:
+        return self.run.record
+
+    def annotate(self, record: RunRecord) -> None:
+        record.capacity = self.capacity.to_json()
 
     def export(self) -> None:
-        self.record.capacity = self.capacity.to_json()
-        super().export()
+        self.run.export()
 
-    async def _run_target(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
+    async def run_column(
+        self, runner: Runner, plan: TargetPlan, context: TargetContext, repeat: int
+    ) -> None:
         searches: dict[str, RateSearch] = {}
         try:
-            async with self._opened(plan, context) as target:
+            async with runner.open(plan, context) as target:
                 searches = await self._search(target)
         except ServerStartError as error:
             self._column_failed(plan.label, f"did not start: {error}")
@@ -210,15 +231,8 @@ class CapacityRunner(Runner):
     def _probe_at(self, index: int) -> Probe:
         return next(p for p in self.capacity.probes if p.level == index)
 
-    def _opened(
-        self, plan: TargetPlan, context: TargetContext
-    ) -> AbstractAsyncContextManager[Target]:
-        self.events.server_starting(plan.label)
-        return plan.open(context)
-
     async def _search(self, target: Target) -> dict[str, RateSearch]:
-        self.events.server_ready(target.label, target.address, target.pid)
-        await self._preflight(target, external=target.pid is None)
+        await self.run.preflight(target, external=target.pid is None)
         ceiling = self.record.levels[await self._probe(target, self.ceiling_plan, "ceiling")]
         # What the server answered as expected: a server that refuses most calls fast
         # (a rate limiter) must not make the search start at its refusal rate.
@@ -262,7 +276,7 @@ class CapacityRunner(Runner):
             return
         _, idle = await wait_until_idle(target.pid)
         if not idle:
-            self.events.warning(
+            self.run.events.warning(
                 f"{target.label}: still busy {LIMIT_S:g} s after the last probe (a backlog"
                 " it has not drained); probing anyway"
             )
@@ -273,9 +287,8 @@ class CapacityRunner(Runner):
         """One probe at ``rate`` on a fresh server, judged for every SLO: its level's
         index (None when the server failed)."""
         try:
-            async with self._opened(plan, context) as target:
-                self.events.server_ready(target.label, target.address, target.pid)
-                await self._preflight(target, external=target.pid is None)
+            async with self.run.open(plan, context) as target:
+                await self.run.preflight(target, external=target.pid is None)
                 index = await self._probe(
                     target, replace(self.open_plan, rate=rate), "confirm", repeat=run
                 )
@@ -291,19 +304,16 @@ class CapacityRunner(Runner):
 
     async def _probe(self, target: Target, plan: LevelPlan, phase: Phase, repeat: int = 0) -> int:
         """Measure one probe on ``target``; its index among the record's levels."""
-        driver = self.drivers[0]
-        self.events.level_started(target.label, driver.name, f"{phase} {plan.describe()}", 0)
+        runner = self.run
         try:
-            level = await self.context.measure_level(
-                driver, target, plan, repeat=repeat, call=self.method_call, security=self.security
+            await runner.measure(
+                target, runner.drivers[0], plan, repeat, label=f"{phase} {plan.describe()}"
             )
         except DriverError as error:
             raise TargetDied(f"{phase} probe at {plan.describe()}: {error}") from None
-        self.record.levels.append(level)
         index = len(self.record.levels) - 1
         self.capacity.probes.append(Probe(index, target.label, phase, plan.rate))
         self.export()
-        self.events.level_finished(level)
         failure = target.failure()
         if failure:
             raise TargetDied(failure)
@@ -321,7 +331,4 @@ class CapacityRunner(Runner):
 
     def _column_failed(self, label: str, message: str, plan: LevelPlan | None = None) -> None:
         """A column that could not finish (``plan`` None: its server never started)."""
-        failure = LevelError(label, self.drivers[0].name, plan, message)
-        self.record.level_errors.append(failure)
-        self.export()
-        self.events.warning(failure.describe())
+        self.run.column_failed(label, self.run.drivers[0].name, plan, message)

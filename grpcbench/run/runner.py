@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from contextlib import ExitStack
+from contextlib import AbstractAsyncContextManager, ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from grpcbench.base.errors import DriverError, OneLineError, ServerStartError
 from grpcbench.base.parsing import parse_host_port
@@ -48,9 +48,30 @@ def preflight_here(
     asyncio.run(preflight(address, security, workload, what, timeout_s, expected, client))
 
 
+class Columns(Protocol):
+    """What a run does with each column (a target: a server kind, or a running server).
+    `run` measures every level on it (the ``Runner``'s own); ``capacity`` searches its
+    rate (``run.capacity_runner.CapacitySearch``). Composed into a ``Runner``, it uses
+    the runner's public steps: ``open``, ``preflight``, ``measure``, ``column_failed``."""
+
+    async def run_column(
+        self, runner: Runner, plan: TargetPlan, context: TargetContext, repeat: int
+    ) -> None: ...
+
+    def annotate(self, record: RunRecord) -> None:
+        """Add what this kind of run records to ``record`` before it is written."""
+        ...
+
+
 class Runner:
-    def __init__(self, options: RunOptions, events: RunEvents | None = None) -> None:
-        """Everything that can fail before the first server starts fails here."""
+    def __init__(
+        self,
+        options: RunOptions,
+        events: RunEvents | None = None,
+        columns: Columns | None = None,
+    ) -> None:
+        """Everything that can fail before the first server starts fails here.
+        ``columns``: what each column runs (default: every level, `run`'s)."""
         if options.profile is not None:  # py-spy may attach here, before anything starts
             from grpcbench.profile.pyspy import check_attach
 
@@ -59,6 +80,7 @@ class Runner:
         self.options = options
         self.events = self.context.events
         self.exports = self.context.exports
+        self.columns = columns
         self.record = RunRecord(
             options=options.recorded(),
             metadata=collect_metadata(options.secret_params, secret_options()),
@@ -95,6 +117,8 @@ class Runner:
 
     def export(self) -> None:
         """Rewrite the files that follow the run level by level."""
+        if self.columns is not None:
+            self.columns.annotate(self.record)
         self.exports.after_level(self.record)
 
     async def run(self) -> RunRecord:
@@ -171,6 +195,17 @@ class Runner:
         self.export()
 
     async def _run_target(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
+        if self.columns is not None:
+            await self.columns.run_column(self, plan, context, repeat)
+        else:
+            await self._run_every_level(plan, context, repeat)
+
+    def open(self, plan: TargetPlan, context: TargetContext) -> AbstractAsyncContextManager[Target]:
+        """Open ``plan``'s target (start its server), said as events."""
+        self.events.server_starting(plan.label)
+        return plan.open(context)
+
+    async def _run_every_level(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
         """One column; a server that cannot start is an error of that column only.
 
         With ``server_per_level`` every level gets a fresh server, so its peak
@@ -178,27 +213,23 @@ class Runner:
         levels = self.options.levels
         batches = [(level,) for level in levels] if self.options.server_per_level else [levels]
         for batch in batches:
-            self.events.server_starting(plan.label)
             try:
-                async with plan.open(context) as target:
-                    self.events.server_ready(target.label, target.address, target.pid)
-                    await self._preflight(target, plan.server_kind is None)
+                async with self.open(plan, context) as target:
+                    await self.preflight(target, plan.server_kind is None)
                     alive = await self._run_levels(target, batch, repeat, plan.server_kind)
                     if not alive and not self.options.server_per_level:
                         return  # its other levels were skipped
             except ServerStartError as error:
-                failure = LevelError(plan.label, "", None, f"did not start: {error}")
-                self.record.level_errors.append(failure)
-                self.export()
-                self.events.warning(failure.describe())
+                self.column_failed(plan.label, "", None, f"did not start: {error}")
                 return
 
-    async def _preflight(self, target: Target, external: bool) -> None:
-        """The target's TLS settings and the --call's schema for it, then one real call
+    async def preflight(self, target: Target, external: bool) -> None:
+        """The target is ready; its TLS settings and the --call's schema for it, then one real call
         when grpcbench does not know the server's code (a --call, or an external
         target): a wrong method, missing credentials or a TLS mismatch stops the
         run here with one line (PreflightError), instead of measuring failures."""
         options = self.options
+        self.events.server_ready(target.label, target.address, target.pid)
         self.security = target.security
         if options.call is not None:  # reflection, from where the load will come
             resolved = await self.probe(resolve_call, options.call, target.address, self.security)
@@ -258,17 +289,30 @@ class Runner:
         return True
 
     def _level_failed(self, target: Target, driver: str, plan: LevelPlan, message: str) -> None:
-        error = LevelError(target.label, driver, plan, message)
+        self.column_failed(target.label, driver, plan, message)
+
+    def column_failed(self, label: str, driver: str, plan: LevelPlan | None, message: str) -> None:
+        """A level (or, ``plan`` None, a whole column) that failed: recorded, said."""
+        error = LevelError(label, driver, plan, message)
         self.record.level_errors.append(error)
         self.export()
-        self.events.warning(f"{error.describe()}")
+        self.events.warning(error.describe())
 
     async def _run_level(
         self, target: Target, driver: LoadDriver, plan: LevelPlan, repeat: int
     ) -> LevelResult:
+        return await self.measure(target, driver, plan, repeat)
+
+    async def measure(
+        self, target: Target, driver: LoadDriver, plan: LevelPlan, repeat: int = 0, label: str = ""
+    ) -> LevelResult:
+        """Measure one level on ``target`` and add it to the record (written at once):
+        ``label`` names it in progress (default: the plan's name)."""
         options = self.options
         # total is 0 for time-based levels: the progress bar is then indeterminate.
-        self.events.level_started(target.label, driver.name, plan.describe(), options.load.requests)
+        self.events.level_started(
+            target.label, driver.name, label or plan.describe(), options.load.requests
+        )
         level = await self.context.measure_level(
             driver, target, plan, repeat=repeat, call=self.method_call, security=self.security
         )
