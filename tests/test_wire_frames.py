@@ -14,13 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grpcbench.wire import frames, status
-from grpcbench.wire.connection import Connection, WireStream
+from grpcbench.wire.connection import Connection
 from grpcbench.wire.headers import (
     ReplyHeaderDecoder,
     RequestEncoder,
     encode_fields,
     request_fields,
 )
+from grpcbench.wire.stream import WireStream
 
 frame_values = st.tuples(
     st.integers(0, 12),  # type (some unknown)

@@ -22,7 +22,7 @@ from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.load_result import LoadSpec
 from grpcbench.wire import status
-from grpcbench.wire.connection import WireStream
+from grpcbench.wire.stream import WireStream
 
 MIN_TIMER_S = 0.001  # the shortest timer the open loop sets (see wire_open_loop_phase)
 

@@ -33,13 +33,14 @@ from grpcbench.base.parsing import parse_host_port
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.wire import status
-from grpcbench.wire.connection import Connection, WireStream, finish, message_prefix
+from grpcbench.wire.connection import Connection
 from grpcbench.wire.headers import (
     RequestFields,
     encode_fields,
     metadata_fields,
     request_fields,
 )
+from grpcbench.wire.stream import WireStream, finish, message_prefix
 
 CONNECT_TIMEOUT_S = 10.0  # ghz's default dial timeout (--connect-timeout)
 BACKOFF_S = (0.05, 0.1, 0.2, 0.5, 1.0)

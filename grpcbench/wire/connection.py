@@ -4,9 +4,10 @@ Everything is a callback: a call is a ``WireStream`` whose ``on_done`` runs
 once, with ``status`` and ``message`` set, when the call ends for any reason
 (trailers, RST_STREAM, GOAWAY, deadline, connection loss). No coroutine,
 task or timer exists per call, which is what makes the transport cheap:
-- deadlines: one sweep timer per connection (every ``SWEEP_S``) walks the open
-  streams oldest first, and stops at the first live one when every call has
-  the same timeout (the common case);
+- deadlines: one timer per connection, due at the earliest deadline of its
+  calls (``deadlines``);
+- reply messages: cut from DATA frames, a message that spans frames joined once
+  when whole (``messages``);
 - writes: frames are appended to a list that is flushed once per loop
   iteration, so the calls a batch of replies starts leave in one ``write``;
 - flow control: request bodies go out within the peer's connection and stream
@@ -17,114 +18,26 @@ task or timer exists per call, which is what makes the transport cheap:
   the pending ones) go back to the channel to be sent on a new connection
   (once; then Unavailable), so none is lost; stream-id exhaustion does the same.
 
-Statuses follow gRPC's PROTOCOL-HTTP2.md: RST_STREAM codes and HTTP statuses
-are mapped as grpc maps them (``status``); a connection the peer breaks ends
-every call on it with Unavailable and the reason.
+A call is a ``stream.WireStream``. Statuses follow gRPC's PROTOCOL-HTTP2.md:
+RST_STREAM codes and HTTP statuses are mapped as grpc maps them (``status``); a
+connection the peer breaks ends every call on it with Unavailable and the reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-import zlib
 from collections import deque
-from collections.abc import Callable
-from typing import Any, Protocol
 
-from grpcbench.wire import frames, status
+from grpcbench.wire import frames, messages, status
+from grpcbench.wire.deadlines import Deadlines
 from grpcbench.wire.frames import ConnectionError_
-from grpcbench.wire.headers import (
-    MAX_HEADER_LIST_SIZE,
-    HeaderInfo,
-    ReplyHeaderDecoder,
-    RequestEncoder,
-    RequestFields,
-)
+from grpcbench.wire.headers import MAX_HEADER_LIST_SIZE, ReplyHeaderDecoder, RequestEncoder
+from grpcbench.wire.stream import StreamOwner, WireStream, finish
 
 # What we advertise: large receive windows (a benchmark reads at once), no push.
 STREAM_WINDOW = 8 << 20
 CONNECTION_WINDOW = 32 << 20
-SWEEP_S = 0.01  # deadline resolution
-# A compressed reply is decoded for these grpc-encoding values; others end the call.
-_DECOMPRESS: dict[bytes, Callable[[bytes], bytes]] = {
-    b"gzip": lambda data: zlib.decompress(data, 16 + zlib.MAX_WBITS),
-    b"deflate": zlib.decompress,
-    b"identity": lambda data: data,
-}
-
-
-class StreamOwner(Protocol):
-    """The channel a connection belongs to."""
-
-    def resend(self, streams: list[WireStream]) -> None:
-        """Calls this connection will not carry (GOAWAY, exhausted ids): send them elsewhere."""
-
-    def connection_closed(self, connection: Connection) -> None: ...
-
-
-class WireStream:
-    """One call: what to send, what came back, and the callback that ends it."""
-
-    __slots__ = (
-        "id", "request", "body", "end", "on_message", "on_done", "on_headers", "deadline",
-        "started", "send_window", "unsent", "unsent_end", "recv_used", "buffer", "headers_seen",
-        "http_status", "encoding", "status", "message", "messages", "bytes", "done",
-        "retryable", "initial_metadata", "trailing_metadata", "tag", "lane", "local_closed",
-        "connection", "first_at",
-    )  # fmt: skip
-
-    def __init__(
-        self,
-        request: RequestFields,
-        body: bytes,
-        end: bool,
-        on_done: Callable[[WireStream], None],
-        deadline: float,
-        on_message: Callable[[bytes], None] | None = None,
-    ) -> None:
-        self.id = 0
-        self.request = request  # the request's header fields (encoded as the stream opens)
-        self.body = body  # length-prefixed request messages sent with the headers
-        self.end = end  # whether the body ends the request (END_STREAM)
-        self.on_done = on_done
-        self.on_message = on_message
-        self.on_headers: Callable[[WireStream], None] | None = None
-        self.deadline = deadline  # a time.monotonic() value (not loop.time(): see _sweep)
-        self.started = 0  # for the caller's timing
-        self.send_window = 0
-        self.unsent = b""
-        self.unsent_end = False
-        self.recv_used = 0
-        self.buffer = b""
-        self.headers_seen = False
-        self.http_status = 0
-        self.encoding = b""
-        self.status = -1
-        self.message = ""
-        self.messages = 0
-        self.bytes = 0  # reply message bytes (without the 5-byte prefixes; inflated if compressed)
-        self.first_at = 0.0  # time.perf_counter() when the first reply message was complete
-        self.done = False
-        self.retryable = end  # a whole request that was never processed may be sent again
-        self.initial_metadata: HeaderInfo | None = None
-        self.trailing_metadata: HeaderInfo | None = None
-        self.tag: Any = None  # the caller's
-        self.lane = 0  # the caller's: which of its channels carries the call
-        self.local_closed = False  # END_STREAM sent
-        self.connection: Connection | None = None  # the one it was opened on
-
-
-def finish(stream: WireStream, code: int, message: str = "") -> None:
-    """End a call once; later events for it are ignored."""
-    if stream.done:
-        return
-    stream.done = True
-    stream.status = code
-    stream.message = message
-    stream.on_done(stream)
-
-
 # HEADERS with END_HEADERS and neither PADDED nor PRIORITY: no CONTINUATION, no stripping.
 _PLAIN_HEADERS_MASK = frames.END_HEADERS | frames.PADDED | frames.PRIORITY_FLAG
 _PREFIXES: dict[tuple[int, int, int], bytes] = {}
@@ -139,10 +52,6 @@ def _prefix(kind: int, flags: int, length: int) -> bytes:
             _PREFIXES.clear()
         prefix = _PREFIXES[key] = frames.frame_prefix(kind, flags, length)
     return prefix
-
-
-def message_prefix(length: int, compressed: bool = False) -> bytes:
-    return (b"\x01" if compressed else b"\x00") + length.to_bytes(4, "big")
 
 
 class Connection(asyncio.Protocol):
@@ -171,8 +80,11 @@ class Connection(asyncio.Protocol):
         self.closed = False
         self.close_reason = ""
         self.continuing: tuple[int, int, list[bytes]] | None = None
-        self.sweeper: asyncio.TimerHandle | None = None
-        self.uniform_timeout: float | None = None  # None: not known yet; -1: mixed
+        self.deadlines = Deadlines(
+            self.loop,
+            lambda: (self.streams.values(), self.pending),
+            lambda stream: self.cancel(stream, status.DEADLINE_EXCEEDED, "Deadline Exceeded"),
+        )
         self.goaway_code: int | None = None
         # The owner's client options (rpc.client_options): a reply message size limit
         # (0: none) and a keepalive PING interval (0: none).
@@ -247,7 +159,7 @@ class Connection(asyncio.Protocol):
             return
         if len(self.streams) >= self.max_streams:
             self.pending.append(stream)
-            self._arm_sweeper()
+            self.deadlines.watch(stream)
             return
         self._open(stream)
 
@@ -290,8 +202,7 @@ class Connection(asyncio.Protocol):
         self._write(out)
         if stream.unsent:
             self._send_unsent(stream)
-        if self.sweeper is None:
-            self._arm_sweeper()
+        self.deadlines.watch(stream)
 
     def _header_frames(self, stream_id: int, block: bytes, end: bool) -> bytes:
         size = self.peer_frame
@@ -310,26 +221,38 @@ class Connection(asyncio.Protocol):
             stream.body += data
             stream.end = end
             return
-        stream.unsent += data
+        stream.unsent = stream.unsent[stream.unsent_at :] + data if stream.unsent else data
+        stream.unsent_at = 0
         stream.unsent_end = end
         self._send_unsent(stream)
 
     def _send_unsent(self, stream: WireStream) -> None:
+        """What the windows allow of ``stream.unsent``, frame by frame; each frame's
+        bytes are copied once (the rest stays where it is, past ``unsent_at``)."""
         sid = stream.id
         out = []
-        while stream.unsent:
-            size = min(len(stream.unsent), stream.send_window, self.send_window, self.peer_frame)
+        unsent = stream.unsent
+        at = stream.unsent_at
+        left = len(unsent) - at
+        while left:
+            size = min(left, stream.send_window, self.send_window, self.peer_frame)
             if size <= 0:
                 if stream not in self.blocked:
                     self.blocked.append(stream)
                 break
-            chunk, stream.unsent = stream.unsent[:size], stream.unsent[size:]
+            chunk = unsent[at : at + size]
+            at += size
+            left -= size
             stream.send_window -= size
             self.send_window -= size
-            last = not stream.unsent and stream.unsent_end
+            last = not left and stream.unsent_end
             out.append(frames.frame(frames.DATA, frames.END_STREAM if last else 0, sid, chunk))
             stream.local_closed = last
-        if not stream.unsent and stream.unsent_end and not stream.local_closed:
+        if left:
+            stream.unsent_at = at
+        else:
+            stream.unsent, stream.unsent_at = b"", 0
+        if not left and stream.unsent_end and not stream.local_closed:
             out.append(frames.frame(frames.DATA, frames.END_STREAM, sid))
             stream.local_closed = True
         if out:
@@ -377,64 +300,16 @@ class Connection(asyncio.Protocol):
                 self._write(frames.window_update(stream_id, stream.recv_used))
                 stream.recv_used = 0
         if payload:
-            if stream.buffer:
-                payload = stream.buffer + payload
-                stream.buffer = b""
-            self._messages(stream, payload)
+            data = messages.take(stream, payload)
+            if data is not None:
+                problem = messages.read(stream, data, self.max_recv)
+                if problem is not None:
+                    self.cancel(stream, *problem)
         if end and not stream.done:
             self._ended(stream)
             if not stream.done:
                 finish(stream, status.INTERNAL, "the server ended the stream without trailers")
             self._after_close()
-
-    def _messages(self, stream: WireStream, data: bytes) -> None:
-        """Cut gRPC messages (5-byte prefix + body) out of the stream's bytes."""
-        position = 0
-        size = len(data)
-        on_message = stream.on_message
-        while size - position >= 5:
-            length = int.from_bytes(data[position + 1 : position + 5], "big")
-            if self.max_recv and length > self.max_recv:  # --max-recv-message-size
-                self.cancel(
-                    stream, status.RESOURCE_EXHAUSTED,
-                    f"received message larger than max ({length} vs. {self.max_recv})",
-                )  # fmt: skip
-                return
-            end = position + 5 + length
-            if end > size:
-                break
-            if data[position]:
-                message = self._decompress(stream, data[position + 5 : end])
-                if message is None:
-                    return
-                length = len(message)
-            else:
-                message = data[position + 5 : end] if on_message is not None else b""
-            if not stream.messages:
-                stream.first_at = time.perf_counter()
-            stream.messages += 1
-            stream.bytes += length
-            if on_message is not None:
-                on_message(message)
-            position = end
-        if position < size:
-            stream.buffer = data[position:]
-
-    def _decompress(self, stream: WireStream, data: bytes) -> bytes | None:
-        decompress = _DECOMPRESS.get(stream.encoding)
-        if decompress is None:
-            encoding = stream.encoding.decode("latin-1") or "none named"
-            self.cancel(
-                stream, status.INTERNAL,
-                f"a compressed reply (grpc-encoding {encoding}) that grpcbench cannot decode",
-            )  # fmt: skip
-            return None
-        try:
-            return decompress(data)
-        except zlib.error as error:
-            reason = f"a compressed reply that does not inflate: {error}"
-            self.cancel(stream, status.INTERNAL, reason)
-            return None
 
     def _headers(self, flags: int, stream_id: int, payload: bytes) -> None:
         if stream_id == 0:
@@ -502,7 +377,7 @@ class Connection(asyncio.Protocol):
                 code, message = status.from_http_status(http), f"HTTP status {http}"
             else:
                 code, message = status.UNKNOWN, "the server's trailers have no grpc-status"
-        elif code == status.OK and stream.buffer:
+        elif code == status.OK and stream.have:
             code, message = status.INTERNAL, "the stream ended inside a message"
         finish(stream, code, message)
 
@@ -675,33 +550,8 @@ class Connection(asyncio.Protocol):
     # --- deadlines ------------------------------------------------------------------
 
     def note_timeout(self, timeout_s: float) -> None:
-        """Calls with one timeout expire in the order they started (the sweep stops early)."""
-        if self.uniform_timeout is None:
-            self.uniform_timeout = timeout_s
-        elif self.uniform_timeout != timeout_s:
-            self.uniform_timeout = -1.0
-
-    def _arm_sweeper(self) -> None:
-        if self.sweeper is None and not self.closed:
-            self.sweeper = self.loop.call_later(SWEEP_S, self._sweep)
-
-    def _sweep(self) -> None:
-        # time.monotonic(), not loop.time(): uvloop's is cached per iteration and cut to
-        # milliseconds, so a deadline set from it could expire up to a millisecond early.
-        self.sweeper = None
-        now = time.monotonic()
-        ordered = self.uniform_timeout is not None and self.uniform_timeout >= 0
-        expired = []
-        for stream in self.streams.values():
-            if stream.deadline <= now:
-                expired.append(stream)
-            elif ordered:
-                break
-        expired.extend(stream for stream in self.pending if stream.deadline <= now)
-        for stream in expired:
-            self.cancel(stream, status.DEADLINE_EXCEEDED, "deadline exceeded")
-        if self.streams or self.pending:
-            self._arm_sweeper()
+        """Calls with one timeout expire in the order they started (``deadlines``)."""
+        self.deadlines.note_timeout(timeout_s)
 
     # --- out and teardown -------------------------------------------------------------
 
@@ -745,9 +595,7 @@ class Connection(asyncio.Protocol):
         first = not self.closed or self.streams or self.pending
         self.closed = True
         self.close_reason = self.close_reason or reason
-        if self.sweeper is not None:
-            self.sweeper.cancel()
-            self.sweeper = None
+        self.deadlines.cancel()
         if self.pinger is not None:
             self.pinger.cancel()
             self.pinger = None

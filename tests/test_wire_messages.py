@@ -1,0 +1,139 @@
+"""Reply messages and deadlines on the wire transport, against a scripted peer in memory.
+
+- messages are delivered whole and in order however DATA frames cut them, and a
+  message that spans frames is joined once, when its last piece arrives (no copy
+  of the bytes so far per frame: that was quadratic in the message's size);
+- a connection's one deadline timer is due at its earliest deadline, whatever the
+  order calls start in, and ends exactly the calls whose deadline passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+import hpack
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grpcbench.wire import frames, messages, status
+from grpcbench.wire.connection import Connection
+from grpcbench.wire.headers import request_fields
+from grpcbench.wire.stream import WireStream
+
+
+class _Transport:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
+
+
+def _connection() -> Connection:
+    connection = Connection()
+    connection.connection_made(_Transport())  # type: ignore[arg-type]
+    connection._settings([])
+    return connection
+
+
+def _stream(got: list[bytes], ended: list[WireStream], deadline: float = math.inf) -> WireStream:
+    return WireStream(
+        request_fields("/a.B/C", "127.0.0.1:1", "http", None), b"\x00" * 5, True,
+        ended.append, deadline, on_message=got.append,
+    )  # fmt: skip
+
+
+def _reply(bodies: list[bytes], cuts: list[int]) -> list[bytes]:
+    """The reply's frames on stream 1: headers, the messages cut into DATA frames of
+    the sizes in ``cuts`` (cycled), trailers."""
+    encoder = hpack.Encoder()
+    data = b"".join(b"\x00" + len(body).to_bytes(4, "big") + body for body in bodies)
+    head = encoder.encode([(":status", "200"), ("content-type", "application/grpc")])
+    out = [frames.frame(frames.HEADERS, frames.END_HEADERS, 1, head)]
+    position, turn = 0, 0
+    while position < len(data):
+        size = cuts[turn % len(cuts)]
+        out.append(frames.frame(frames.DATA, 0, 1, data[position : position + size]))
+        position, turn = position + size, turn + 1
+    end = frames.END_HEADERS | frames.END_STREAM
+    out.append(frames.frame(frames.HEADERS, end, 1, encoder.encode([("grpc-status", "0")])))
+    return out
+
+
+@given(
+    st.lists(st.binary(max_size=3000), min_size=1, max_size=6),
+    st.lists(st.integers(1, frames.DEFAULT_MAX_FRAME_SIZE), min_size=1, max_size=8),
+)
+def test_messages_arrive_whole_however_frames_cut_them(
+    bodies: list[bytes], cuts: list[int]
+) -> None:
+    async def run() -> tuple[list[bytes], list[WireStream]]:
+        connection, got, ended = _connection(), [], []  # type: ignore[var-annotated]
+        connection.start(_stream(got, ended))
+        for chunk in _reply(bodies, cuts):
+            connection.data_received(chunk)
+        return got, ended
+
+    got, ended = asyncio.run(run())
+    assert got == bodies
+    assert [s.status for s in ended] == [status.OK] and ended[0].messages == len(bodies)
+
+
+def test_a_large_message_is_joined_once_when_whole() -> None:
+    """An 8 MiB reply in 16 KiB frames: every frame but the last is only held."""
+    body = bytes(range(256)) * (8 << 12)
+    joins: list[int] = []
+    take = messages.take
+
+    def counting_take(stream: WireStream, payload: bytes) -> bytes | None:
+        data = take(stream, payload)
+        if data is not None and data is not payload:
+            joins.append(len(data))
+        return data
+
+    async def run() -> tuple[list[bytes], list[WireStream]]:
+        connection, got, ended = _connection(), [], []  # type: ignore[var-annotated]
+        connection.start(_stream(got, ended))
+        messages.take = counting_take  # type: ignore[assignment]
+        try:
+            for chunk in _reply([body], [frames.DEFAULT_MAX_FRAME_SIZE]):
+                connection.data_received(chunk)
+        finally:
+            messages.take = take  # type: ignore[assignment]
+        return got, ended
+
+    got, ended = asyncio.run(run())
+    assert got == [body] and ended[0].status == status.OK
+    assert joins == [len(body) + 5]  # one join, of the whole message
+
+
+def test_the_deadline_timer_is_due_at_the_earliest_deadline() -> None:
+    """Calls with mixed timeouts, opened latest-deadline first: the timer is due at the
+    earliest; when it fires it ends only the calls past their deadline, and is set
+    again for the next one."""
+
+    async def run() -> tuple[list[str], list[float]]:
+        connection = _connection()
+        now = time.monotonic()
+        ended: list[WireStream] = []
+        streams = [_stream([], ended, now + offset) for offset in (5.0, 0.02, 0.01, 60.0)]
+        for stream, timeout in zip(streams, (5.0, 0.02, 0.01, 60.0), strict=True):
+            connection.note_timeout(timeout)
+            connection.start(stream)
+        dues = [connection.deadlines.due - now]
+        await asyncio.sleep(0.2)  # both short deadlines passed; the timer fired
+        dues.append(connection.deadlines.due - now)
+        connection.abort()
+        return [f"{s.deadline - now:g} {s.message}" for s in ended[:2]], dues
+
+    expired, dues = asyncio.run(run())
+    assert expired == ["0.01 Deadline Exceeded", "0.02 Deadline Exceeded"]
+    assert [round(due, 6) for due in dues] == [0.01, 5.0]
