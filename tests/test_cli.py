@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import GRPCBENCH, write_scenario
+from tests.conftest import GRPCBENCH, REPO, write_scenario
 
 
 def grpcbench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -44,10 +44,45 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: 
         (["--target", "localhost"], "expected HOST:PORT"),
         (["--server-cpus", "x"], "bad --server-cpus"),
         (["--server-cpus", "999"], "not available"),
+        # The parser's own errors: the same one line, exit 2, not a framed box.
+        (["--repeat", "many"], "Invalid value for '--repeat'"),
+        (["--no-such-option"], "No such option: --no-such-option"),
+        (["-c"], "Option '-c' requires an argument"),
     ],
 )
 def test_bad_input_is_one_clear_line(args: list[str], fragment: str) -> None:
-    assert_one_line_error(grpcbench("run", *args), fragment)
+    result = grpcbench("run", *args)
+    assert_one_line_error(result, fragment)
+    assert result.returncode == 2 and result.stderr.startswith("grpcbench: error:")
+    assert "╭" not in result.stderr
+
+
+HELLO_PROTO = "protos/grpcbench/proto/helloworld.proto"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["-D", "{latin1}"], "cannot read -D"),
+        (["-M", "{latin1}"], "cannot read -M"),
+        (["-d", "[" * 5000 + "]" * 5000], "nested too deeply"),
+        (["-d", '{"name":' * 3000 + "1" + "}" * 3000], "nested too deeply"),
+    ],
+)
+def test_hostile_request_data_is_one_clear_line(
+    args: list[str], fragment: str, tmp_path: Path
+) -> None:
+    """Files that are not UTF-8 and JSON nested thousands deep: one line and exit 2."""
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(b'{"name": "caf\xe9"}')
+    args = [arg.replace("{latin1}", str(latin1)) for arg in args]
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "127.0.0.1:1", "--call", "helloworld.Greeter/SayHello",
+         "--proto", HELLO_PROTO, "--dry-run", *args],
+        capture_output=True, text=True, timeout=120, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert_one_line_error(result, fragment)
 
 
 @pytest.mark.parametrize(

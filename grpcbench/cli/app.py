@@ -35,6 +35,10 @@ app = typer.Typer(
     help="Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by side.",
 )
 
+# The parser's errors (click's, whichever click Typer runs on): reported as one line.
+ClickException: type[Exception] = next(
+    kind for kind in typer.BadParameter.__mro__ if kind.__name__ == "ClickException"
+)
 RUN_DEFAULTS = RunArgs()  # what `run` takes is declared on RunArgs (run.arguments)
 # `run`'s options that `capacity` decides itself: it searches the rate, starts a
 # fresh server per confirmation, and judges probes by its SLOs and error budget.
@@ -319,7 +323,18 @@ def main() -> None:
     sys.argv[:] = profile_scope_spelled(sys.argv)
     interrupts.install()
     try:
-        app()
-    except KeyboardInterrupt:  # before a run started, or in a command that is not a run
+        code = app(standalone_mode=False)
+    except ClickException as error:  # the parser's: a missing value, an unknown option
+        stderr.print(
+            f"[bold red]grpcbench: error:[/] {escape(redact(error.format_message()))}"  # type: ignore[attr-defined]
+            " (see --help)",
+            highlight=False,
+        )
+        sys.exit(error.exit_code)  # type: ignore[attr-defined]
+    except (
+        KeyboardInterrupt,
+        typer.Abort,
+    ):  # before a run started, or in a command that is not a run
         stderr.print("[yellow]interrupted[/]")
         sys.exit(interrupts.exit_code())
+    sys.exit(code if isinstance(code, int) else 0)

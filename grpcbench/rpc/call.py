@@ -96,6 +96,8 @@ def _json(text: str, what: str) -> Any:
         return json.loads(text)
     except ValueError as error:
         raise UsageError(f"{what} is not valid JSON: {error}") from None
+    except RecursionError:
+        raise UsageError(f"{what} is nested too deeply to be a request") from None
 
 
 def metadata_pairs(value: Any, what: str) -> Metadata:
@@ -198,15 +200,24 @@ class CallMessages:
         self.next_number = saved
 
 
+def read_utf8(path: str, option: str) -> str:
+    """A text file an option names, or one line saying why it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot read {option} {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"cannot read {option} {path}: not UTF-8 text (byte {error.start}: {error.reason})"
+        ) from None
+
+
 def read_data(data: str | None, data_file: str | None) -> str:
     """``-d JSON`` or ``-D FILE`` (ghz's options) -> the data text; ``{}`` without either."""
     if data is not None and data_file is not None:
         raise UsageError("give either -d/--data or -D/--data-file, not both")
     if data_file is not None:
-        try:
-            return Path(data_file).read_text(encoding="utf-8")
-        except OSError as error:
-            raise UsageError(f"cannot read -D {data_file}: {error.strerror or error}") from None
+        return read_utf8(data_file, "-D")
     return data if data is not None else "{}"
 
 
@@ -216,10 +227,7 @@ def read_metadata(items: Sequence[str], metadata_file: str | None) -> str:
     Later entries win; the values stay untouched (template actions included)."""
     merged: dict[str, Any] = {}
     if metadata_file is not None:
-        try:
-            text = Path(metadata_file).read_text(encoding="utf-8")
-        except OSError as error:
-            raise UsageError(f"cannot read -M {metadata_file}: {error.strerror or error}") from None
+        text = read_utf8(metadata_file, "-M")
         value = _json(text, f"-M {os.path.basename(metadata_file)}")
         metadata_pairs(value, "-M")
         merged.update(value)
