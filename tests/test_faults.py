@@ -151,10 +151,11 @@ def _run_until(
 
 @pytest.mark.integration
 @pytest.mark.parametrize("seed", range(6))
-def test_sigint_and_sigterm_at_random_moments(tmp_path: Path, seed: int) -> None:
-    """Start-up, warm-up, measurement, a server's stop: 130 or 143, partial results kept."""
+def test_sigint_sigterm_and_sighup_at_random_moments(tmp_path: Path, seed: int) -> None:
+    """Start-up, warm-up, measurement, a server's stop: 130, 143 or 129 (SIGHUP: the
+    terminal closed), partial results kept."""
     rng = random.Random(seed)
-    sig = (signal.SIGINT, signal.SIGTERM)[seed % 2]
+    sig = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)[seed % 3]
     moment = rng.uniform(0.3, 5.0)
     out = tmp_path / "r.json"
     sent = False
@@ -182,7 +183,8 @@ def test_sigint_and_sigterm_at_random_moments(tmp_path: Path, seed: int) -> None
         # are complete.
         assert json.loads(out.read_text())["status"] == "complete"
     else:
-        assert process.returncode == (130 if sig == signal.SIGINT else 143), stderr
+        expected = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}[sig]
+        assert process.returncode == expected, stderr
         if out.exists():  # the run had started: what it measured is on disk
             data = json.loads(out.read_text())
             # "complete": every level was measured and saved before the signal, which
