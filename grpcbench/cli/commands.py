@@ -112,6 +112,9 @@ def run_to_end(
     if runner.record.levels:
         for path in runner.exports.at_end(runner.record):
             err.print(f"wrote {path}", highlight=False)
+    unwritten = list(runner.exports.failed.values())
+    if unwritten and not interrupted and error is None:
+        error = UsageError("; ".join(unwritten))
     if interrupted:
         err.print("[yellow]interrupted[/]: all child processes stopped; partial results kept.")
         return interrupts.exit_code()

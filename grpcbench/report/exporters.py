@@ -9,8 +9,10 @@ before anything starts. Adding a format is one module plus one entry below
 
 from __future__ import annotations
 
+import os
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grpcbench.base.errors import UsageError
@@ -72,9 +74,15 @@ def outputs_from(exports: tuple[str, ...] = (), **paths: Path | None) -> tuple[O
 
 
 def check_writable(option: str, path: Path) -> None:
-    """Fail now, not after a whole level, if ``path`` cannot be written."""
+    """Fail now, not after a whole level, if ``path`` cannot be written. Results are
+    written to a temporary file renamed over ``path``, so an existing ``path`` must be
+    a regular file: a device (/dev/null, /dev/full) or a pipe would be replaced."""
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a directory")
+    if path.exists() and not path.is_file():
+        raise UsageError(
+            f"{option} {path}: not a regular file (a device, pipe or socket); results go to a file"
+        )
     parent = path.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -87,10 +95,21 @@ def check_writable(option: str, path: Path) -> None:
 
 
 class Exports:
-    """The outputs of one run: checked up front, written after levels and at the end."""
+    """The outputs of one run: checked up front, written after levels and at the end.
+
+    An output path that is a symlink is written through: its target gets the file,
+    the link stays. An output that cannot be written mid-run (the disk filled, it
+    turned read-only) does not stop the run: it is said once, the others are
+    written, and ``at_end`` reports it."""
 
     def __init__(self, outputs: tuple[Output, ...]) -> None:
-        self.outputs = outputs
+        self.outputs = tuple(
+            replace(output, path=Path(os.path.realpath(output.path)))
+            if output.path.is_symlink() else output
+            for output in outputs
+        )  # fmt: skip
+        self.failed: dict[Path, str] = {}  # output path -> why it could not be written
+        self.on_failure: Callable[[str], None] = lambda message: None
 
     def check(self) -> None:
         """Extras present and every destination writable, before anything starts."""
@@ -109,10 +128,20 @@ class Exports:
     def after_level(self, record: RunRecord) -> None:
         for output in self.outputs:
             if output.info.after_each_level:
-                load_reference(output.info.writer)(record, output.path)
+                self._write(output, record)
 
     def at_end(self, record: RunRecord) -> list[Path]:
-        """Every output, final; returns what was written."""
-        for output in self.outputs:
+        """Every output, final; returns what was written (``failed`` holds the rest)."""
+        return [output.path for output in self.outputs if self._write(output, record)]
+
+    def _write(self, output: Output, record: RunRecord) -> bool:
+        try:
             load_reference(output.info.writer)(record, output.path)
-        return [output.path for output in self.outputs]
+        except OSError as error:
+            reason = f"cannot write {output.info.option} {output.path}: {error.strerror or error}"
+            if output.path not in self.failed:
+                self.on_failure(reason + " (the run goes on)")
+            self.failed[output.path] = reason
+            return False
+        self.failed.pop(output.path, None)
+        return True

@@ -45,12 +45,14 @@ class RunContext:
         """Everything a run shares; output paths are checked here, before anything starts."""
         exports = Exports(options.outputs)
         exports.check()
+        events = events or NullEvents()
+        exports.on_failure = events.warning
         return cls(
             options=options,
             service=load_service(options.scenario.service),
             placement=options.placement,
             preparation=Preparation(backing_cpus=options.placement.backing_cpus),
-            events=events or NullEvents(),
+            events=events,
             exports=exports,
         )
 

@@ -1,0 +1,72 @@
+"""Where results are written: never over a device or pipe, through a symlink to its
+target, and a destination that fails mid-run (a full disk) does not stop the run."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from grpcbench.base.errors import UsageError
+from grpcbench.model.results import RunRecord
+from grpcbench.report import exporters
+from grpcbench.report.exporters import Exports, Output, check_writable
+from tests.conftest import GRPCBENCH
+
+
+def test_a_device_or_a_pipe_is_never_replaced(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (Path("/dev/null"), Path("/dev/full"), fifo):
+        with pytest.raises(UsageError, match="not a regular file"):
+            check_writable("--output", path)
+    assert Path("/dev/full").is_char_device() and fifo.is_fifo()
+
+
+def test_output_on_dev_full_is_one_line_before_anything_starts() -> None:
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "--load", "fake", "-s", "grpclib", "-o", "/dev/full", "--dry-run"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "grpcbench: error: --output /dev/full: not a regular file (a device, pipe or socket);"
+        " results go to a file"
+    ]
+
+
+def test_a_symlink_is_written_through(tmp_path: Path) -> None:
+    target = tmp_path / "target.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    (output,) = Exports((Output("json", link),)).outputs
+    assert output.path == target.resolve()
+
+
+def test_an_output_that_fails_mid_run_is_said_once_and_the_others_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full, fine = tmp_path / "full.json", tmp_path / "fine.md"
+    written: list[Path] = []
+
+    def writer(record: RunRecord, path: Path) -> None:
+        if path == full:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(path)
+
+    monkeypatch.setattr(exporters, "load_reference", lambda reference: writer)
+    exports = Exports((Output("json", full), Output("markdown", fine)))
+    said: list[str] = []
+    exports.on_failure = said.append
+    record = RunRecord.__new__(RunRecord)
+    for _ in range(3):  # three levels
+        exports.after_level(record)
+    assert exports.at_end(record) == [fine]
+    assert said == [f"cannot write --output {full}: No space left on device (the run goes on)"]
+    assert list(exports.failed.values()) == [
+        f"cannot write --output {full}: No space left on device"
+    ]
+    assert written.count(fine) == 4
