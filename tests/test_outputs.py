@@ -4,6 +4,7 @@ target, and a destination that fails mid-run (a full disk) does not stop the run
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -70,3 +71,30 @@ def test_an_output_that_fails_mid_run_is_said_once_and_the_others_are_written(
         f"cannot write --output {full}: No space left on device"
     ]
     assert written.count(fine) == 4
+
+
+def test_standard_output_is_treated_as_a_unix_tool_treats_it(tmp_path: Path) -> None:
+    """A reader that went away (``| head -1``): quiet, 141 as SIGPIPE would give, and the
+    results file still written; one that cannot take more (/dev/full): one line, 2."""
+    out = tmp_path / "r.json"
+    run = subprocess.Popen(
+        [*GRPCBENCH, "run", "--load", "fake", "-s", "grpclib", "-c", "2", "-n", "10",
+         "--no-pin", "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert run.stdout is not None and run.stderr is not None
+    run.stdout.readline()
+    run.stdout.close()
+    stderr = run.stderr.read()
+    assert run.wait(timeout=120) == 141, stderr
+    assert "Traceback" not in stderr and "error" not in stderr
+    assert json.loads(out.read_text())["status"] == "complete"
+    with open("/dev/full", "w") as full:
+        listed = subprocess.run(
+            [*GRPCBENCH, "scenarios"], stdout=full, stderr=subprocess.PIPE, text=True,
+            timeout=60, check=False,
+        )  # fmt: skip
+    assert listed.returncode == 2
+    assert listed.stderr.strip().splitlines() == [
+        "grpcbench: error: cannot write the output: No space left on device"
+    ]

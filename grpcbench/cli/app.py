@@ -8,6 +8,7 @@ lifecycle"); Ctrl-C stops all children, keeps the partial results and exits 130.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -44,15 +45,37 @@ RUN_DEFAULTS = RunArgs()  # what `run` takes is declared on RunArgs (run.argumen
 # fresh server per confirmation, and judges probes by its SLOs and error budget.
 CAPACITY_DECIDES = ("rate", "server_per_level", "thresholds", "repeat", "max_error_rate")
 
+class _Stdout(Console):
+    """Rich's console, but a closed pipe is raised (rich would exit 1 at once), so a run
+    still writes its files and the CLI exits as SIGPIPE would (``_call``)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "standard output was closed")
+
+
 # Piped output (files, CI logs) gets a wide console so tables are not squeezed.
-stdout = Console() if sys.stdout.isatty() else Console(width=240)
+stdout = _Stdout() if sys.stdout.isatty() else _Stdout(width=240)
 stderr = Console(stderr=True, soft_wrap=True)
 
 
 def _call(command: Callable[..., int], *args: object) -> None:
-    """Run one command; a ``OneLineError`` becomes one line and its exit code."""
+    """Run one command; a ``OneLineError`` becomes one line and its exit code. Standard
+    output is treated as a Unix tool treats it: a reader that went away (``| head -1``)
+    ends the command quietly with 141, as SIGPIPE would; one that cannot take more
+    (/dev/full) is one line and exit 2."""
     try:
         code = command(*args, commands.Consoles(stdout, stderr))
+    except BrokenPipeError:
+        _quiet_stdout()
+        raise typer.Exit(commands.EXIT_PIPE_CLOSED) from None
+    except OSError as error:
+        if error.errno not in commands.OUTPUT_ERRNOS:
+            raise
+        _quiet_stdout()
+        reason = error.strerror or str(error)
+        stderr.print(f"[bold red]grpcbench: error:[/] cannot write the output: {reason}")
+        raise typer.Exit(2) from None
     except OneLineError as error:
         message = escape(redact(str(error)))
         stderr.print(f"[bold red]grpcbench: error:[/] {message}", highlight=False)
@@ -61,6 +84,13 @@ def _call(command: Callable[..., int], *args: object) -> None:
         stderr.print("[yellow]interrupted[/]")
         raise typer.Exit(interrupts.exit_code()) from None
     raise typer.Exit(code)
+
+
+def _quiet_stdout() -> None:
+    """Standard output is gone: the interpreter's last flush must not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _version(value: bool) -> None:

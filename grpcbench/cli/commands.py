@@ -8,6 +8,7 @@ exits with its code); a function returns the exit code of a run that ended.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sys
 import tempfile
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 from grpcbench.model.scenario import Scenario
 
 EXIT_REGRESSION = 1  # compare --fail-on found a regression
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE: standard output's reader went away (| head -1)
+# Standard output cannot take more (/dev/full, a disk or tty gone): one line, exit 2.
+OUTPUT_ERRNOS = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EBADF)
 
 
 @dataclass
@@ -108,10 +112,18 @@ def run_to_end(
         error = caught
     except Exception as bug:  # keep the tables and the results; the traceback goes to a file
         error = _internal_error(bug)
-    print_results()
+    stdout_failure: OSError | None = None
+    try:
+        print_results()
+    except OSError as failure:  # the tables could not be printed: the files still are
+        if not isinstance(failure, BrokenPipeError) and failure.errno not in OUTPUT_ERRNOS:
+            raise
+        stdout_failure = failure
     if runner.record.levels:
         for path in runner.exports.at_end(runner.record):
             err.print(f"wrote {path}", highlight=False)
+    if stdout_failure is not None and not interrupted and error is None:
+        raise stdout_failure  # the CLI says it in one line (or, a closed pipe, quietly)
     unwritten = list(runner.exports.failed.values())
     if unwritten and not interrupted and error is None:
         error = UsageError("; ".join(unwritten))
