@@ -1,5 +1,7 @@
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -154,3 +156,25 @@ def test_corrupt_histogram_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text(json.dumps(raw))
     with pytest.raises(UsageError, match="cannot read results file"):
         load_run(path).levels[0].load.latency.percentile_us(50)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda level: level["load"].update(statuses={"OK": -5}), "status 'OK' has count -5"),
+        (lambda level: level["load"].update(statuses={"OK": "many"}), "has count 'many'"),
+        (lambda level: level.update(server=None), "server is None, not a name"),
+        (lambda level: level.update(server=""), "server is '', not a name"),
+        (lambda level: level["load"].update(wall_s=-1.0), "wall_s is -1.0"),
+    ],
+)
+def test_a_mistyped_level_is_refused_not_rendered(
+    tmp_path: Path, change: Any, message: str
+) -> None:
+    """Negative counts would render negative req/s, a null server a column "None"."""
+    raw = json.loads((FIXTURES / "with_errors.json").read_text())
+    change(raw["levels"][0])
+    path = tmp_path / "mistyped.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(UsageError, match=re.escape(message)):
+        load_run(path)

@@ -145,7 +145,7 @@ class LevelResult:
         usage = data.get("server_usage")
         return cls(
             scenario=str(data["scenario"]),
-            server=str(data["server"]),
+            server=_name(data["server"], "server"),
             plan=LevelPlan.from_json(data["plan"]),
             load=LoadResult.from_json(data["load"]),
             server_usage=ProcessUsage.from_json(usage) if usage else None,
@@ -379,6 +379,8 @@ def load_run(path: Path) -> RunRecord:
         if not isinstance(data, dict):
             raise TypeError(f"expected a JSON object, found {type(data).__name__}")
         record = RunRecord.from_json(upgrade(data))
+        for number, level in enumerate(record.levels, 1):
+            _check_level(level, number)
     except OneLineError as error:
         raise UsageError(f"cannot read results file {path}: {error}") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as error:
@@ -386,6 +388,26 @@ def load_run(path: Path) -> RunRecord:
         raise UsageError(f"cannot read results file {path}: {reason}") from None
     record.levels[:] = [_profiles_found(level, path) for level in record.levels]
     return record
+
+
+def _name(value: Any, field: str) -> str:
+    """A name a results file must give as text (``str(None)`` would make "None")."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{field} is {value!r}, not a name")
+    return value
+
+
+def _check_level(level: LevelResult, number: int) -> None:
+    """A level whose fields have the wrong kind or an impossible value (a negative count,
+    no server name) is refused, not rendered as negative req/s or a column "None"."""
+    load = level.load
+    for name, count in load.statuses.items():
+        if not isinstance(name, str) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"level {number}: status {name!r} has count {count!r}")
+    for figure in ("wall_s", "client_cpu_s"):
+        value = getattr(load, figure)
+        if not isinstance(value, int | float) or not value >= 0:
+            raise ValueError(f"level {number}: {figure} is {value!r}")
 
 
 def _profiles_found(level: LevelResult, path: Path) -> LevelResult:
