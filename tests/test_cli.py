@@ -67,12 +67,19 @@ HELLO_PROTO = "protos/grpcbench/proto/helloworld.proto"
         (["-M", "{latin1}"], "cannot read -M"),
         (["-d", "[" * 5000 + "]" * 5000], "nested too deeply"),
         (["-d", '{"name":' * 3000 + "1" + "}" * 3000], "nested too deeply"),
+        # Metadata grpc refuses to send: refused before any load, on both stacks.
+        (["-m", "my key=1"], "cannot be a metadata key"),
+        (["-m", ":authority=elsewhere"], "pseudo-headers cannot be a metadata key"),
+        (["-m", "x=caf\u00e9"], "cannot carry"),
+        (["-m", "x=a\r\nInjected: 1"], "cannot carry"),
+        (["-m", "x=1", "--client-stack", "grpcio", "-m", "Bad Key=1"], "cannot be a metadata"),
     ],
 )
 def test_hostile_request_data_is_one_clear_line(
     args: list[str], fragment: str, tmp_path: Path
 ) -> None:
-    """Files that are not UTF-8 and JSON nested thousands deep: one line and exit 2."""
+    """Files that are not UTF-8, JSON nested thousands deep and metadata gRPC cannot
+    carry: one line and exit 2."""
     latin1 = tmp_path / "latin1.json"
     latin1.write_bytes(b'{"name": "caf\xe9"}')
     args = [arg.replace("{latin1}", str(latin1)) for arg in args]

@@ -108,10 +108,32 @@ def metadata_pairs(value: Any, what: str) -> Metadata:
     for key, item in value.items():
         if not isinstance(item, str | int | float | bool) or not key:
             raise UsageError(f"{what}: the value of {key!r} must be a string")
-        name = key.lower()  # gRPC metadata keys are lower case
+        name = key.lower()  # gRPC metadata keys are lower case (ghz lowercases them too)
         text = str(item)
+        _check_metadata(name, text, what)
         pairs.append((name, text.encode() if name.endswith("-bin") else text))
     return tuple(pairs)
+
+
+# gRPC's PROTOCOL-HTTP2.md: a key is lower-case letters, digits, "_", "-" and "."; a
+# value printable ASCII (space included) unless the key ends in -bin (any bytes).
+_METADATA_KEY = re.compile(r"[0-9a-z_.-]+")
+_METADATA_VALUE = re.compile(r"[\x20-\x7e]*")
+
+
+def _check_metadata(name: str, value: str, what: str) -> None:
+    """Metadata grpc would refuse to send is refused here, before any load, on both
+    client stacks (grpc crashed the generator; wire sent it)."""
+    if not _METADATA_KEY.fullmatch(name):
+        shown = ":authority and other pseudo-headers" if name.startswith(":") else repr(name)
+        raise UsageError(
+            f"{what}: {shown} cannot be a metadata key (letters, digits, '_', '-', '.')"
+        )
+    if not name.endswith("-bin") and not _METADATA_VALUE.fullmatch(value):
+        raise UsageError(
+            f"{what}: the value of {name!r} holds a character gRPC metadata cannot carry"
+            " (printable ASCII only; a key ending in -bin carries any bytes)"
+        )
 
 
 class CallMessages:
