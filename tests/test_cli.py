@@ -48,6 +48,22 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: 
         (["--repeat", "many"], "Invalid value for '--repeat'"),
         (["--no-such-option"], "No such option: --no-such-option"),
         (["-c"], "Option '-c' requires an argument"),
+        # A scheduler's address is checked at once, not after Dask's connect timeout.
+        (["--cluster", "TCP://127.0.0.1:8786"], "(lower case)"),
+        (["--cluster", "foo://127.0.0.1:1"], "starts with tcp://, tls://"),
+        (["--cluster", "tls://127.0.0.1:8786", "--dry-run"], "needs Dask's TLS settings"),
+        (
+            [
+                "--cluster",
+                "ws://127.0.0.1:8786",
+                "-m",
+                "authorization=x",
+                "--call",
+                "helloworld.Greeter/SayHello",
+                "--dry-run",
+            ],
+            "to its workers in plaintext",
+        ),  # fmt: skip
     ],
 )
 def test_bad_input_is_one_clear_line(args: list[str], fragment: str) -> None:

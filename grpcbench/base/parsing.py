@@ -130,6 +130,11 @@ def parse_params(items: list[str], what: str) -> dict[str, Any]:
     return params
 
 
+# Dask's comms a scheduler listens on; tls:// and wss:// are the encrypted ones.
+CLUSTER_SCHEMES = ("tcp", "tls", "ws", "wss")
+ENCRYPTED_CLUSTER_SCHEMES = ("tls", "wss")
+
+
 def parse_cluster(text: str) -> str:
     """``local:N`` or a scheduler address (``tcp://host:port``, ``tls://...``)."""
     value = text.strip()
@@ -138,8 +143,14 @@ def parse_cluster(text: str) -> str:
         if not count.isdigit() or int(count) <= 0:
             raise UsageError(f"bad --cluster {text!r}: local:N needs a positive N")
         return value
-    if "://" in value and value.rpartition(":")[2].isdigit():
+    scheme, sep, rest = value.partition("://")
+    if sep and scheme in CLUSTER_SCHEMES and rest.rpartition(":")[2].isdigit():
         return value
+    if sep and scheme not in CLUSTER_SCHEMES:
+        raise UsageError(
+            f"bad --cluster {text!r}: a Dask scheduler's address starts with"
+            f" {', '.join(s + '://' for s in CLUSTER_SCHEMES)} (lower case)"
+        )
     raise UsageError(
         f"bad --cluster {text!r}: local:N (a LocalCluster here) or a scheduler address"
         " such as tcp://SCHEDULER:8786"

@@ -45,6 +45,7 @@ RUN_DEFAULTS = RunArgs()  # what `run` takes is declared on RunArgs (run.argumen
 # fresh server per confirmation, and judges probes by its SLOs and error budget.
 CAPACITY_DECIDES = ("rate", "server_per_level", "thresholds", "repeat", "max_error_rate")
 
+
 class _Stdout(Console):
     """Rich's console, but a closed pipe is raised (rich would exit 1 at once), so a run
     still writes its files and the CLI exits as SIGPIPE would (``_call``)."""

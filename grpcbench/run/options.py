@@ -22,6 +22,7 @@ from grpcbench.base import defaults
 from grpcbench.base.declarations import parse_values
 from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.parsing import (
+    ENCRYPTED_CLUSTER_SCHEMES,
     parse_cluster,
     parse_cpu_set,
     parse_duration,
@@ -267,9 +268,14 @@ def _check_profiled_generator(options: RunOptions) -> None:
 
 def _check_secrets_stay_encrypted(options: RunOptions, allowed: bool) -> None:
     """Each cluster worker receives the call - metadata values and the client key
-    included - through the scheduler: over tcp:// that is plaintext on the network."""
+    included - through the scheduler: over tcp:// or ws:// that is plaintext on the
+    network, so only tls:// and wss:// carry them unless the user allows it. An
+    encrypted scheme without Dask's TLS settings is refused here, naming them."""
     cluster = options.driver_settings.cluster or ""
-    if not cluster.startswith("tcp://") or allowed:
+    scheme = cluster.partition("://")[0] if "://" in cluster else ""
+    if scheme in ENCRYPTED_CLUSTER_SCHEMES:
+        _check_dask_tls(cluster)
+    if not scheme or scheme in ENCRYPTED_CLUSTER_SCHEMES or allowed:
         return
     secrets = []
     if options.call is not None and json.loads(options.call.metadata or "{}"):
@@ -279,8 +285,31 @@ def _check_secrets_stay_encrypted(options: RunOptions, allowed: bool) -> None:
     if secrets:
         raise UsageError(
             f"--cluster {cluster} would send {' and '.join(secrets)} to its workers in"
-            " plaintext: use a tls:// scheduler (Dask's security settings), or"
+            " plaintext: use a tls:// or wss:// scheduler (Dask's security settings), or"
             " --allow-plaintext-secrets on a network you trust"
+        )
+
+
+def _check_dask_tls(cluster: str) -> None:
+    """A tls:// or wss:// scheduler needs the client's certificate, key and CA from
+    Dask's configuration; without them Dask fails after a long connect timeout."""
+    try:
+        import dask.config
+    except ImportError:
+        return  # the cluster extra's own one-line message comes from the driver
+    tls = dask.config.get("distributed.comm.tls", default={}) or {}
+    client = tls.get("client") or {}
+    missing = [
+        env for env, value in (
+            ("DASK_DISTRIBUTED__COMM__TLS__CA_FILE", tls.get("ca-file")),
+            ("DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT", client.get("cert")),
+            ("DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY", client.get("key")),
+        ) if not value
+    ]  # fmt: skip
+    if missing:
+        raise UsageError(
+            f"--cluster {cluster} needs Dask's TLS settings for this client: set"
+            f" {', '.join(missing)} (or distributed.comm.tls.* in Dask's configuration)"
         )
 
 
