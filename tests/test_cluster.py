@@ -317,10 +317,17 @@ def test_secrets_do_not_cross_a_plaintext_scheduler() -> None:
             call=CallArgs(call="helloworld.Greeter/SayHello", metadata=("authorization=x",)),
         ))  # fmt: skip
 
-    with pytest.raises(UsageError, match="in plaintext: use a tls:// scheduler"):
-        options("tcp://10.0.0.5:8786")
-    assert options("tcp://10.0.0.5:8786", allowed=True)
-    assert options("tls://10.0.0.5:8786")
+    for plaintext in ("tcp://10.0.0.5:8786", "ws://10.0.0.5:8786"):
+        with pytest.raises(UsageError, match="in plaintext: use a tls:// or wss:// scheduler"):
+            options(plaintext)
+        assert options(plaintext, allowed=True)
+    with pytest.raises(UsageError, match="needs Dask's TLS settings.*CLIENT__KEY"):
+        options("tls://10.0.0.5:8786")
+    import dask.config
+
+    client = {"cert": "client.pem", "key": "client.key"}
+    with dask.config.set({"distributed.comm.tls": {"ca-file": "ca.pem", "client": client}}):
+        assert options("tls://10.0.0.5:8786") and options("wss://10.0.0.5:8786")
 
 
 def test_workers_with_several_threads_are_named_before_the_first_level() -> None:
