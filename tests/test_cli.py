@@ -38,7 +38,7 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: 
         (["--concurrency", ""], "bad concurrency list"),
         (["--requests", "0"], "bad --requests"),
         (["--duration", "soon"], "bad --duration"),
-        (["--timeout", "0s"], "bad --timeout"),
+        (["--timeout", "-1s"], "bad --timeout"),
         (["--load", "wrk"], "unknown load driver"),
         (["--scenario", "nope"], "unknown scenario 'nope'"),
         (["--target", "localhost"], "expected HOST:PORT"),

@@ -27,7 +27,7 @@ def test_duration(text: str, seconds: float) -> None:
     assert parse_duration(text, "d") == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["", "abc", "0s", "-1s", "10 h"])
+@pytest.mark.parametrize("text", ["", "abc", "0s", "-1s", "10 hours"])
 def test_duration_rejects(text: str) -> None:
     with pytest.raises(UsageError):
         parse_duration(text, "d")

@@ -79,7 +79,7 @@ def test_a_bad_schedule_is_one_line(text: str, message: str) -> None:
          "drop --rate/--concurrency"),
         (RunArgs(settings={"rate_schedule": "line:start=1,end=2,over=1s", "requests": "10"}),
          "drop --requests/--duration"),
-        (RunArgs(settings={"rate_schedule": "line:start=1,end=2,over=400s"}),
+        (RunArgs(settings={"rate_schedule": "line:start=1,end=2,over=400s", "max_level": "5m"}),
          "raise --max-level"),
         (RunArgs(load="ghz", settings={"rate_schedule": "line:start=1,end=2,over=1s"}),
          "--rate or --rate-schedule"),

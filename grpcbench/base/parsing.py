@@ -12,8 +12,15 @@ from typing import Any
 
 from grpcbench.base.errors import UsageError
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*$")
-_UNIT_SECONDS = {None: 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "min": 60.0}
+# A bare number of seconds, or Go's time.ParseDuration form as ghz takes it: one or
+# more number-unit pairs (1m30s, 1.5h, 200us), plus "min".
+_BARE_SECONDS = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*$")
+_GO_DURATION = re.compile(r"^(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|min|m|h))+$")
+_GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|min|m|h)")
+_UNIT_SECONDS = {
+    "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
+    "min": 60.0, "h": 3600.0,
+}  # fmt: skip
 
 
 def parse_positive_int_list(text: str, what: str) -> tuple[int, ...]:
@@ -46,14 +53,27 @@ def parse_positive_float_list(text: str, what: str) -> tuple[float, ...]:
 
 
 def parse_duration(text: str, what: str) -> float:
-    """``"10s"``, ``"500ms"``, ``"2m"`` or a bare number of seconds -> seconds (> 0)."""
-    match = _DURATION.match(text)
-    if not match:
-        raise UsageError(f"bad {what} {text!r}: expected a duration such as 10s, 500ms or 2m")
-    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    if seconds <= 0:
+    """``"10s"``, ``"500ms"``, ``"1m30s"``, ``"200us"``, ``"1.5h"`` (Go's form, as ghz
+    takes it) or a bare number of seconds -> seconds (> 0)."""
+    seconds = duration_seconds(text)
+    if seconds is None:
+        raise UsageError(
+            f"bad {what} {text!r}: expected a duration such as 10s, 500ms, 1m30s or 200us"
+        )
+    if not seconds > 0 or seconds == float("inf"):
         raise UsageError(f"bad {what} {text!r}: must be greater than zero")
     return seconds
+
+
+def duration_seconds(text: str) -> float | None:
+    """A duration's seconds (0 allowed), or None when ``text`` is not one."""
+    bare = _BARE_SECONDS.match(text)
+    if bare:
+        return float(bare.group(1))
+    compact = text.strip().replace(" ", "")
+    if not _GO_DURATION.match(compact):
+        return None
+    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _GO_PART.findall(compact))
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)

@@ -20,7 +20,7 @@ from grpcbench.base.declarations import from_json as settings_from_json
 from grpcbench.base.declarations import to_json as settings_to_json
 from grpcbench.base.errors import UsageError
 from grpcbench.base.panels import LOAD_MODEL, OUTPUT, WHAT_TO_RUN
-from grpcbench.base.parsing import parse_duration, parse_size, parse_warmup
+from grpcbench.base.parsing import duration_seconds, parse_duration, parse_size, parse_warmup
 from grpcbench.model.connections import ConnectionStrategy, parse_connection_strategy
 from grpcbench.model.schedule import ConstantRate, Pacer, RateSchedule, parse_rate_schedule
 
@@ -128,6 +128,16 @@ _DEFAULT_WARMUP = parse_warmup(defaults.WARMUP)
 MIN_INTERVAL_S = 0.1  # --interval: each interval holds an HDR histogram (~200 KiB)
 
 
+NO_TIMEOUT = 0.0  # -t 0, ghz's "no timeout": replaced by the level's time limit
+
+
+def parse_timeout(text: str) -> float:
+    """``--timeout``: a duration, or 0 for none (ghz's -t 0)."""
+    if duration_seconds(text) == 0:
+        return NO_TIMEOUT
+    return parse_duration(text, "--timeout")
+
+
 def parse_positive_int(text: str, option: str) -> int:
     if not text.strip().isdigit() or int(text) <= 0:
         raise UsageError(f"bad {option} {text!r}: must be a positive integer")
@@ -182,9 +192,9 @@ class LoadSettings:
     timeout_s: float = setting(
         parse_duration(defaults.TIMEOUT, "timeout"), option="--timeout", short="-t",
         metavar="DURATION", panel=WHAT_TO_RUN, json="timeout_s", load=float,
-        check=at_least(0, strict=True), parse=lambda text: parse_duration(text, "--timeout"),
-        default_text=defaults.TIMEOUT,
-        help="Per-call deadline, e.g. 20s. Default: the scenario's ({default} unless it says"
+        check=at_least(0, strict=True), parse=parse_timeout, default_text=defaults.TIMEOUT,
+        help="Per-call deadline, e.g. 20s; 0 (ghz's: none) lets a call take the level's"
+        " time limit (--max-level). Default: the scenario's ({default} unless it says"
         " otherwise).",
     )  # fmt: skip
     connections: ConnectionStrategy = setting(

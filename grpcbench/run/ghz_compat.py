@@ -34,10 +34,12 @@ ACCEPTED: dict[str, str] = {
     "--insecure, --cacert, --cert, --key, --cname, --skipTLS": "the same",
     "-c/--concurrency, -n/--total, -z/--duration, -t/--timeout": "the same (-c also takes a"
     " list of levels)",
-    "-x/--max-duration": "--max-level",
+    "-x/--max-duration": "--duration, and -n is ignored: what ghz's binary does (its docs"
+    " say -n is respected)",
     "-r/--rps": "--rate (open loop); with -c, -c caps the calls in flight",
     "--connections": "the same: N connections, calls spread round-robin",
-    "--skipFirst": "--warmup N: the first N calls are not counted",
+    "--skipFirst": "--warmup N: the first N of -n's calls are not counted (-n 300"
+    " --skipFirst 100: 300 calls, 200 reported)",
     "--count-errors": "always on: failed calls count in every figure",
     "--stream-call-count": "--stream-messages",
     "--stream-interval, --stream-call-duration": "the same, for client and bidi streams",
@@ -95,8 +97,8 @@ def _tags(text: str | None) -> dict[str, str]:
 _NO_OPS = {"count-errors", "async", "disable-template-functions", "disable-template-data"}
 _DEFAULTS_OF_REFUSED = {"load-schedule": "const", "concurrency-schedule": "const"}
 _SETTINGS_KEYS = {
-    "total": "requests", "duration": "duration", "max-duration": "max_level",
-    "timeout": "timeout", "connect-timeout": "connect_timeout", "skipFirst": "warmup",
+    "total": "requests", "duration": "duration",
+    "timeout": "timeout", "connect-timeout": "connect_timeout",
     "connections": "connections", "authority": "authority", "keepalive": "keepalive",
     "enable-compression": "enable_compression",
     "max-recv-message-size": "max_recv_message_size",
@@ -142,7 +144,10 @@ def refused_flags() -> dict[str, str]:
 
 
 # ghz's config keys whose GhzFlags field is named otherwise.
-_FLAG_FIELDS = {"format": "output_format", "name": "run_name", "tags": "tags_json"}
+_FLAG_FIELDS = {
+    "format": "output_format", "name": "run_name", "tags": "tags_json",
+    "max-duration": "max_duration", "skipFirst": "skip_first",
+}  # fmt: skip
 
 
 def _refused_reason(key: str) -> str | None:
@@ -201,12 +206,12 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
                 changes["address"] = str(value)
         elif key == "output":
             changes["output"] = args.output or Path(str(value))
-        elif key in ("rps", "cpus", "name", "tags", "format"):
+        elif key in ("rps", "cpus", "name", "tags", "format", "max-duration", "skipFirst"):
             name = _FLAG_FIELDS.get(key, key)
             if getattr(flags, name) is None:
                 flag_changes[name] = (
-                    int(str(value)) if key == "cpus" else
-                    _text(value) if key in ("rps", "tags") else value
+                    int(str(value)) if key in ("cpus", "skipFirst") else
+                    _text(value) if key in ("rps", "tags", "max-duration") else value
                 )  # fmt: skip
         else:
             reason = _refused_reason(key)
@@ -218,6 +223,16 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
     args = replace(args, **changes, settings=settings, call=call)  # type: ignore[arg-type]
     flags = replace(flags, **flag_changes)  # type: ignore[arg-type]
     return replace(args, ghz_flags=flags), "call" in config
+
+
+def _check_connections(connections: str, concurrency: str | None) -> None:
+    """ghz refuses more connections than concurrent calls; so does a ghz command line here."""
+    count = connections.removeprefix("pool:")
+    if count.isdigit() and concurrency and concurrency.isdigit() and int(count) > int(concurrency):
+        raise UsageError(
+            f"--connections {count} with -c {concurrency}: ghz refuses more connections than"
+            " concurrent calls (number of connections cannot be greater than concurrency)"
+        )
 
 
 def apply(args: RunArgs) -> RunArgs:
@@ -238,7 +253,11 @@ def apply(args: RunArgs) -> RunArgs:
     if flags.skip_first is not None:
         take("--skipFirst", "warmup", str(flags.skip_first))
     if flags.max_duration is not None:
-        take("-x/--max-duration", "max_level", flags.max_duration)
+        # ghz's binary runs for -x and then ignores -n (main.go: cfg.Z = cfg.X), whatever
+        # its docs say; grpcbench follows the binary, so ghz's own command lines and
+        # config examples run as long and as many calls here.
+        settings.pop("requests", None)
+        settings["duration"] = flags.max_duration
     concurrency = args.concurrency
     if flags.rps is not None:
         if args.rate:
@@ -260,14 +279,23 @@ def apply(args: RunArgs) -> RunArgs:
         call = replace(call, stream_messages=flags.stream_call_count)
     ghz_like = bool(args.address or args.target) and not args.servers  # a ghz command line
     if (method_on_command_line or method_in_config) and not scenario_given and ghz_like:
-        if concurrency is None and not (args.rate or flags.rps):
+        if concurrency is None and not (args.rate or flags.rps or "rate_schedule" in settings):
             concurrency = str(GHZ_CONCURRENCY)
-        if not {"requests", "n", "duration", "duration_s"} & set(settings):
+        if not {"requests", "n", "duration", "duration_s", "rate_schedule"} & set(settings):
             settings["requests"] = str(GHZ_TOTAL)
         if not {"warmup", "warmup_requests"} & set(settings):
             settings["warmup"] = "0"
         if "connections" not in settings:
             settings["connections"] = GHZ_CONNECTIONS
+        _check_connections(str(settings["connections"]), concurrency)
+    if flags.skip_first is not None and str(settings.get("requests", "")).isdigit():
+        # ghz's -n counts the skipped calls: -n 300 --skipFirst 100 makes 300, reports 200.
+        total = int(str(settings["requests"]))
+        if flags.skip_first >= total:
+            raise UsageError(
+                f"--skipFirst {flags.skip_first} skips every one of the {total} calls (-n)"
+            )
+        settings["requests"] = str(total - flags.skip_first)
     exports = args.exports
     output = args.output
     if flags.output_format is not None:

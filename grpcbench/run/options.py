@@ -35,7 +35,7 @@ from grpcbench.base.secrets import mask_params, redact
 from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
 from grpcbench.load.driver import DriverSettings
-from grpcbench.model.plan import LevelPlan, LoadSettings, Placement
+from grpcbench.model.plan import NO_TIMEOUT, LevelPlan, LoadSettings, Placement
 from grpcbench.model.results import RecordedOptions, unexpected_calls
 from grpcbench.model.scenario import Scenario, Variant, load_scenario
 from grpcbench.model.thresholds import Threshold, parse_threshold
@@ -451,15 +451,27 @@ def _load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
                 " drop --requests/--duration"
             )
         values["duration_s"] = schedule.duration_s
-        max_level = values.get("max_level_s", LoadSettings().max_level_s)
-        if schedule.duration_s > max_level:
-            raise UsageError(
-                f"--rate-schedule lasts {schedule.duration_s:g} s, longer than --max-level"
-                f" ({max_level:g} s): raise --max-level"
-            )
     if values.get("duration_s"):
         values["requests"] = 0
+        _level_runs_its_duration(values, "max_level_s" in given, schedule is not None)
+    if values.get("timeout_s") == NO_TIMEOUT:  # -t 0: a call may take the whole level
+        values["timeout_s"] = values.get("max_level_s", LoadSettings().max_level_s)
     return LoadSettings(**values)
+
+
+def _level_runs_its_duration(values: dict[str, Any], limit_given: bool, schedule: bool) -> None:
+    """A level given a time (-z, a rate schedule) runs that time: the level's time limit
+    (--max-level, 300 s unless given) rises to it, or, given shorter, is refused."""
+    duration = values["duration_s"]
+    limit = values.get("max_level_s", LoadSettings().max_level_s)
+    if duration <= limit:
+        return
+    if limit_given:
+        what = "--rate-schedule lasts" if schedule else "--duration is"
+        raise UsageError(
+            f"{what} {duration:g} s, longer than --max-level ({limit:g} s): raise --max-level"
+        )
+    values["max_level_s"] = duration
 
 
 def _levels(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[LevelPlan, ...]:
