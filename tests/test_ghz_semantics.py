@@ -85,3 +85,41 @@ def test_a_duration_past_the_default_level_limit_runs_it() -> None:
     assert (options.load.duration_s, options.load.max_level_s) == (360.0, 360.0)
     with pytest.raises(UsageError, match="longer than --max-level"):
         ghz_line({"duration": "6m", "max_level": "5m"}, rps="5")
+
+
+def test_template_values_are_ghzs() -> None:
+    """Short service and message names, RFC 3339 to the second with Z, Sprig's random
+    functions; --disable-template-data sends actions as they are, and
+    --disable-template-functions refuses a function (ghz: function not defined)."""
+    import re
+
+    from grpcbench.rpc.templates import MethodNames, Template, call_fields
+
+    names = MethodNames(
+        "helloworld.Greeter/SayHello", "helloworld.HelloRequest", "helloworld.HelloReply",
+        False, False,
+    )  # fmt: skip
+    fields = call_fields(names, "g0c0", 7)
+    assert (fields["ServiceName"], fields["InputName"], fields["OutputName"]) == (
+        "Greeter", "HelloRequest", "HelloReply",
+    )  # fmt: skip
+    assert fields["FullyQualifiedName"] == "helloworld.Greeter.SayHello"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", fields["Timestamp"])
+    rendered = Template('{"a":"{{randAlphaNum 8}}","b":"{{randNumeric 4}}"}').render(fields)
+    assert re.fullmatch(r'\{"a":"[A-Za-z0-9]{8}","b":"[0-9]{4}"\}', rendered)
+    literal = '{"name":"{{.RequestNumber}} {{newUUID}}"}'
+    assert Template(literal, "off").render(fields) == literal
+    assert Template('{"n":"{{.RequestNumber}}"}', "no-functions").render(fields) == '{"n":"7"}'
+    with pytest.raises(UsageError, match="function 'newUUID' not defined"):
+        Template(literal, "no-functions")
+
+
+def test_the_disable_template_flags_reach_the_call() -> None:
+    options = ghz_line(disable_template_data=True)
+    assert options.call is not None and options.call.templates == "off"
+    functions_off = ghz_line(disable_template_functions=True).call
+    assert functions_off is not None and functions_off.templates == "no-functions"
+    call = CallArgs(call="helloworld.Greeter/SayHello", proto=PROTO, data='{"name":"{{newUUID}}"}')
+    flags = GhzFlags(disable_template_functions=True)
+    with pytest.raises(UsageError, match="not defined"):
+        build_run_options(apply(RunArgs(address="127.0.0.1:50051", call=call, ghz_flags=flags)))

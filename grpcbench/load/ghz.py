@@ -115,6 +115,10 @@ def _method_call(spec: LoadSpec, workdir: Path) -> list[str]:
         f"--data-file={data}",
         f"--metadata-file={metadata}",
     ]
+    if call.templates == "off":
+        argv.append("--disable-template-data")
+    elif call.templates == "no-functions":
+        argv.append("--disable-template-functions")
     if call.stream_messages:
         argv.append(f"--stream-call-count={call.stream_messages}")
     if call.stream_interval_s:

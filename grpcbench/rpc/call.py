@@ -26,7 +26,7 @@ from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
 from grpcbench.rpc.schema import MethodSchema
-from grpcbench.rpc.templates import MethodNames, Template, call_fields
+from grpcbench.rpc.templates import MethodNames, Template, TemplateUse, call_fields
 
 Metadata = tuple[tuple[str, str | bytes], ...]
 
@@ -40,11 +40,13 @@ class MethodCall:
     stream_messages: int = 0  # client/bidi streams: messages per call; 0 = the data list's
     stream_interval_s: float = 0.0  # client/bidi streams: a pause between messages sent
     stream_duration_s: float = 0.0  # client/bidi streams: stop sending after this long
+    templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
 
     @classmethod
     def build(
         cls, schema: MethodSchema, data: str, metadata: str, stream_messages: int = 0,
         stream_interval_s: float = 0.0, stream_duration_s: float = 0.0,
+        templates: TemplateUse = "all",
     ) -> MethodCall:  # fmt: skip
         call = cls(
             schema.call,
@@ -54,6 +56,7 @@ class MethodCall:
             stream_messages,
             stream_interval_s,
             stream_duration_s,
+            templates,
         )
         # The schema at hand, so ``call.schema`` does not decode and build it again.
         call.__dict__["schema"] = schema
@@ -154,8 +157,8 @@ class CallMessages:
             method.server_streaming,
         )
         self.streams = method.client_streaming
-        self.data = Template(call.data)
-        self.metadata_template = Template(call.metadata)
+        self.data = Template(call.data, call.templates)
+        self.metadata_template = Template(call.metadata, call.templates)
         self.next_number = index
         self.step = count
         self.fixed_messages = self._messages(self.data.text) if self.data.fixed else None

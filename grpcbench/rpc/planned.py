@@ -21,6 +21,7 @@ from grpcbench.rpc.schema import (
 )
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.rpc.settings import CallSettings
+from grpcbench.rpc.templates import TemplateUse
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class PlannedCall:
     stream_interval_s: float = 0.0
     stream_duration_s: float = 0.0
     reflect_metadata: str = "{}"  # JSON object sent with the reflection requests
+    templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
         """The call for this target: its schema from reflection if need be."""
@@ -66,7 +68,7 @@ class PlannedCall:
         data = self.data if self.binary is None else _binary_as_json(schema, self.binary)
         call = MethodCall.build(
             schema, data, self.metadata, self.stream_messages, self.stream_interval_s,
-            self.stream_duration_s,
+            self.stream_duration_s, self.templates,
         )  # fmt: skip
         CallMessages(call).check()
         return call
@@ -122,7 +124,7 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
     planned = PlannedCall(
         method, source, descriptor_set, settings.data or "{}", settings.metadata or "{}",
         stream_messages, settings.binary, settings.stream_interval_s, settings.stream_duration_s,
-        settings.reflect_metadata or "{}",
+        settings.reflect_metadata or "{}", settings.templates,
     )  # fmt: skip
     if descriptor_set is not None:  # else checked when reflection gives the schema
         planned.checked(descriptor_set)

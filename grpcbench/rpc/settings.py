@@ -14,6 +14,7 @@ from grpcbench.base import panels
 from grpcbench.base.declarations import group, option
 from grpcbench.base.errors import UsageError
 from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.rpc.templates import TemplateUse
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class CallSettings:
     stream_interval_s: float = 0.0  # --stream-interval: a pause between stream messages
     stream_duration_s: float = 0.0  # --stream-call-duration: a stream's sending time limit
     reflect_metadata: str | None = None  # --reflect-metadata: JSON object for reflection
+    templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
 
     def over(self, base: CallSettings) -> CallSettings:
         """These settings where given, ``base``'s (a scenario file's) elsewhere."""
@@ -50,6 +52,7 @@ class CallSettings:
             stream_interval_s=self.stream_interval_s or base.stream_interval_s,
             stream_duration_s=self.stream_duration_s or base.stream_duration_s,
             reflect_metadata=self.reflect_metadata or base.reflect_metadata,
+            templates=self.templates,
         )
 
 
@@ -147,6 +150,9 @@ class CallArgs:
         secret=True,
     )
 
+    # Set from ghz's --disable-template-functions/-data (run.ghz_compat), not an option.
+    templates: TemplateUse = "all"
+
     def settings(self) -> CallSettings:
         """With -D and -M read (a UsageError names a file that cannot be read)."""
         from grpcbench.rpc.call import read_data, read_metadata
@@ -170,6 +176,7 @@ class CallArgs:
             reflect_metadata=(
                 read_metadata((self.reflect_metadata,), None) if self.reflect_metadata else None
             ),
+            templates=self.templates,
         )
 
     def _binary(self) -> bytes | None:

@@ -7,8 +7,14 @@ the fields ``{{.WorkerID}}``, ``{{.RequestNumber}}``, ``{{.FullyQualifiedName}}`
 ``{{.IsClientStreaming}}``, ``{{.IsServerStreaming}}``, ``{{.Timestamp}}``,
 ``{{.TimestampUnix}}``, ``{{.TimestampUnixMilli}}``, ``{{.TimestampUnixNano}}``,
 ``{{.UUID}}``, and the functions ``{{newUUID}}``, ``{{randomString N}}`` and
-``{{randomInt MIN MAX}}``. Anything else is refused before the run, naming
-what is supported, rather than sent as literal text.
+``{{randomInt MIN MAX}}``, with Sprig's random ones that ghz's docs name
+(``{{randAlphaNum N}}``, ``{{randAlpha N}}``, ``{{randNumeric N}}``,
+``{{randAscii N}}``, ``{{uuidv4}}``). Anything else is refused before the run,
+naming what is supported, rather than sent as literal text. The values are
+ghz's: ``.ServiceName``, ``.InputName`` and ``.OutputName`` are short names,
+``.Timestamp`` is RFC 3339 to the second. ghz's ``--disable-template-data``
+sends the text as it is (``templates="off"``); ``--disable-template-functions``
+keeps the data fields and refuses every function (``"no-functions"``).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from grpcbench.base.errors import UsageError
 
@@ -32,8 +38,16 @@ FIELDS = (
     "TimestampUnixMilli", "TimestampUnixNano", "UUID",
 )  # fmt: skip
 SUPPORTED = (
-    ", ".join("." + name for name in FIELDS) + ", newUUID, randomString N, randomInt MIN MAX"
+    ", ".join("." + name for name in FIELDS) + ", newUUID, randomString N, randomInt MIN MAX,"
+    " randAlphaNum N, randAlpha N, randNumeric N, randAscii N, uuidv4"
 )
+TemplateUse = Literal["all", "no-functions", "off"]
+_SPRIG_CHARSETS = {
+    "randAlphaNum": string.ascii_letters + string.digits,
+    "randAlpha": string.ascii_letters,
+    "randNumeric": string.digits,
+    "randAscii": "".join(chr(c) for c in range(32, 127)),
+}
 _LETTERS = string.ascii_letters + string.digits
 
 
@@ -64,12 +78,15 @@ def call_fields(names: MethodNames, worker_id: str, request_number: int) -> dict
         "RequestNumber": str(request_number),
         "FullyQualifiedName": f"{service}.{method}",
         "MethodName": method,
-        "ServiceName": service,
-        "InputName": names.input_name,
-        "OutputName": names.output_name,
+        "ServiceName": service.rpartition(".")[2],  # ghz: the descriptor's short name
+        "InputName": names.input_name.rpartition(".")[2],
+        "OutputName": names.output_name.rpartition(".")[2],
         "IsClientStreaming": _go(names.client_streaming),
         "IsServerStreaming": _go(names.server_streaming),
-        "Timestamp": datetime.fromtimestamp(now_ns / 1e9, UTC).isoformat(),
+        # Go's time.RFC3339: to the second, Z for UTC.
+        "Timestamp": datetime.fromtimestamp(now_ns // 1_000_000_000, UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
         "TimestampUnix": str(now_ns // 1_000_000_000),
         "TimestampUnixMilli": str(now_ns // 1_000_000),
         "TimestampUnixNano": str(now_ns),
@@ -95,13 +112,18 @@ def _integer(text: str, action: str) -> int:
         ) from None
 
 
-def _compile_action(action: str) -> Piece:
+def _compile_action(action: str, templates: TemplateUse) -> Piece:
     words = action.split()
     if len(words) == 1 and words[0].startswith("."):
         name = words[0][1:]
         if name in FIELDS:
             return lambda data: data[name]
-    elif words == ["newUUID"]:
+    elif templates == "no-functions":
+        raise UsageError(
+            f"template action {{{{{action}}}}}: function {words[0]!r} not defined"
+            " (--disable-template-functions: only the data fields, such as .RequestNumber)"
+        )
+    elif words == ["newUUID"] or words == ["uuidv4"]:
         return lambda data: str(uuid.uuid4())
     elif len(words) == 2 and words[0] == "randomString":
         length = _integer(words[1], action)
@@ -111,19 +133,24 @@ def _compile_action(action: str) -> Piece:
         if high <= low:
             raise UsageError(f"bad template action {{{{{action}}}}}: MAX must exceed MIN")
         return lambda data: str(random.randrange(low, high))
+    elif len(words) == 2 and words[0] in _SPRIG_CHARSETS:
+        count, charset = _integer(words[1], action), _SPRIG_CHARSETS[words[0]]
+        return lambda data: "".join(random.choices(charset, k=count))
     raise UsageError(f"unsupported template action {{{{{action}}}}} (supported: {SUPPORTED})")
 
 
 class Template:
     """A text with ghz template actions, compiled once, rendered per call."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, templates: TemplateUse = "all") -> None:
+        """``templates``: "off" sends ``text`` as it is (ghz's --disable-template-data)."""
         self.text = text
         self.pieces: list[str | Piece] = []
         position = 0
-        for match in _ACTION.finditer(text):
+        actions = () if templates == "off" else _ACTION.finditer(text)
+        for match in actions:
             self.pieces.append(text[position : match.start()])
-            self.pieces.append(_compile_action(match.group(1)))
+            self.pieces.append(_compile_action(match.group(1), templates))
             position = match.end()
         self.pieces.append(text[position:])
         self.fixed = len(self.pieces) == 1

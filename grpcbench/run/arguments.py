@@ -70,8 +70,14 @@ class GhzFlags:
         help=("ghz's: always on here (failed calls count in every figure)."),
         panel=panels.GHZ,
     )
-    disable_template_functions: bool = option(False, help="ghz's: accepted.", panel=panels.GHZ)
-    disable_template_data: bool = option(False, help="ghz's: accepted.", panel=panels.GHZ)
+    disable_template_functions: bool = option(
+        False,
+        help="ghz's: -d and -m keep their data fields; a function is refused.",
+        panel=panels.GHZ,
+    )
+    disable_template_data: bool = option(
+        False, help="ghz's: -d and -m are sent as they are, {{ }} included.", panel=panels.GHZ
+    )
 
 
 @dataclass(frozen=True)

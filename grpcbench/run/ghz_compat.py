@@ -56,8 +56,8 @@ ACCEPTED: dict[str, str] = {
     "-O/--format, -o/--output": "json and pretty (ghz's own JSON layout), csv, html;"
     " without -O, -o writes grpcbench's JSON; ghz's text formats are refused (the tables"
     " are printed)",
-    "--disable-template-functions, --disable-template-data": "accepted; data without {{"
-    " is sent as it is",
+    "--disable-template-functions, --disable-template-data": "the same: -d and -m without"
+    " their template functions (a function is refused), or sent as they are",
     "--async": "accepted: with --rps the open loop never waits for replies; without it, -c"
     " calls stay in flight, as ghz's async workers keep them",
     "HOST:PORT (last argument)": "the same as --target",
@@ -94,7 +94,7 @@ def _tags(text: str | None) -> dict[str, str]:
 
 # ghz config keys that change nothing here (see ACCEPTED), and the value of a refused
 # key that is ghz's default (a config file may spell defaults out).
-_NO_OPS = {"count-errors", "async", "disable-template-functions", "disable-template-data"}
+_NO_OPS = {"count-errors", "async"}
 _DEFAULTS_OF_REFUSED = {"load-schedule": "const", "concurrency-schedule": "const"}
 _SETTINGS_KEYS = {
     "total": "requests", "duration": "duration",
@@ -206,6 +206,9 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
                 changes["address"] = str(value)
         elif key == "output":
             changes["output"] = args.output or Path(str(value))
+        elif key in ("disable-template-functions", "disable-template-data"):
+            name = key.replace("-", "_")
+            flag_changes[name] = bool(value) or getattr(flags, name)
         elif key in ("rps", "cpus", "name", "tags", "format", "max-duration", "skipFirst"):
             name = _FLAG_FIELDS.get(key, key)
             if getattr(flags, name) is None:
@@ -273,6 +276,10 @@ def apply(args: RunArgs) -> RunArgs:
             raise UsageError(f"bad --cpus {flags.cpus}: a positive integer")
         changes["client_processes"] = str(flags.cpus)
     call = args.call
+    if flags.disable_template_data:  # ghz sends -d/-m as they are, actions included
+        call = replace(call, templates="off")
+    elif flags.disable_template_functions:  # the data fields only; a function fails
+        call = replace(call, templates="no-functions")
     if flags.stream_call_count is not None:
         if call.stream_messages is not None:
             raise UsageError("--stream-call-count and --stream-messages say the same: give one")
