@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from grpcbench.base.errors import UsageError
-from grpcbench.capacity.probe import judge
+from grpcbench.capacity.probe import achieved_rate, judge
 from grpcbench.capacity.search import RateSearch
 from grpcbench.capacity.slo import parse_slo
 from grpcbench.model.plan import LevelPlan
@@ -105,6 +106,15 @@ def test_the_judge_blames_the_right_side() -> None:
     slow_but_keeping_up = replace(_probe(500), load=replace(_probe(500).load, wall_s=1.5))
     assert judge(slow_but_keeping_up, parse_slo("p99<=1s"), 0.001, 1.0).outcome == "pass"
     assert short.outcome == "fail" and "of 100/s scheduled" in short.reason
+
+
+def test_the_achieved_rate_is_what_was_completed_in_the_windows_second_half() -> None:
+    """A server behind its offered rate is credited with what it completed, however
+    much its latency grew; one that keeps up with a long latency is not penalised."""
+    behind = replace(_probe(254), load=replace(_probe(254).load, window_calls=(180, 366)))
+    assert achieved_rate(behind, 2.0) == 186.0  # (366 - 180) calls in the last second
+    keeping_up = replace(_probe(900), load=replace(_probe(900).load, window_calls=(10, 110)))
+    assert achieved_rate(keeping_up, 2.0) == 100.0
 
 
 def test_a_missed_confirmation_steps_down_to_a_rate_already_passed() -> None:
@@ -276,6 +286,13 @@ def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path) -> None:
     assert "capacity under p99<=2s" in done.stdout and "probes of grpcio:workers=4" in done.stdout
     results = tmp_path / "capacity.json"
     assert len(load_run(results).levels) == len(probes)
+    # What each open-loop probe achieved is what the server completed: never above its
+    # physical ceiling (a 235/s probe reported 211/s on this 200/s server), counted by
+    # the generator in the second half of the timetable's window.
+    for probe in load_run(results).levels:
+        if probe.rate:
+            assert len(probe.load.window_calls) == 2
+            assert achieved_rate(probe, 2.0) <= 200 * 1.04, (probe.rate, probe.load.window_calls)
     shown = subprocess.run([*GRPCBENCH, "show", str(results)], capture_output=True, text=True,
                            check=False)  # fmt: skip
     assert shown.returncode == 0 and "capacity under p99<=2s" in shown.stdout

@@ -145,6 +145,8 @@ async def run_level(
             cutter = asyncio.create_task(
                 cut_every_interval(measure.window, lambda f: live(_offered(spec, (f,))[0]))
             )
+        window_calls: list[int] = []
+        snapshots = _count_finished_at(spec, measure, wall_start, window_calls)
         try:
             await _phase(
                 call, spec, budget, measure, lambda done: on_progress(done, measure.failed)
@@ -152,6 +154,8 @@ async def run_level(
         finally:
             if cutter is not None:
                 cutter.cancel()
+            for snapshot in snapshots:
+                snapshot.cancel()
         wall_s = time.perf_counter() - wall_start
         intervals = _offered(spec, finish(measure.window)) if measure.window else ()
         cpu_s = time.process_time() - cpu_start
@@ -179,7 +183,25 @@ async def run_level(
         client_timeline=timeline.timeline() if timeline else None,
         errors=dict(measure.errors),
         intervals=intervals,
+        window_calls=tuple(window_calls) if len(window_calls) == 2 else (),
     )
+
+
+def _count_finished_at(
+    spec: LoadSpec, measure: LevelRecorders, start: float, counts: list[int]
+) -> list[asyncio.TimerHandle]:
+    """A timed open loop: the calls finished at the middle and at the end of its
+    timetable, appended to ``counts`` as the loop reaches those moments."""
+    duration = spec.settings.duration_s
+    if not (spec.share.rate and duration):
+        return []
+    loop = asyncio.get_running_loop()
+    offset = loop.time() - time.perf_counter()  # the phase's start on the loop's clock
+
+    def snapshot() -> None:
+        counts.append(sum(measure.statuses.values()))
+
+    return [loop.call_at(start + offset + at, snapshot) for at in (duration / 2, duration)]
 
 
 def _offered(spec: LoadSpec, intervals: tuple[IntervalFigures, ...]) -> tuple[IntervalFigures, ...]:

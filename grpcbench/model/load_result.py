@@ -217,6 +217,10 @@ class LoadResult:
     errors: dict[str, int] = field(default_factory=dict)
     # --interval: the measured phase as a time series (merged interval by interval).
     intervals: tuple[IntervalFigures, ...] = ()
+    # A timed open loop: calls finished by the middle and by the end of its timetable
+    # (summed over processes), so the rate the server completed is measured in the
+    # second half of the window, whatever the latency (capacity.probe.achieved_rate).
+    window_calls: tuple[int, ...] = ()
 
     @property
     def count(self) -> int:
@@ -290,6 +294,11 @@ class LoadResult:
             ),
             errors=dict(Counter(self.errors) + Counter(other.errors)),
             intervals=merge_intervals(self.intervals, other.intervals),
+            window_calls=(
+                tuple(a + b for a, b in zip(self.window_calls, other.window_calls, strict=True))
+                if self.window_calls and other.window_calls
+                else ()
+            ),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -301,6 +310,7 @@ class LoadResult:
         data["workers"] = [asdict(worker) for worker in self.workers]
         data["client_timeline"] = self.client_timeline.to_json() if self.client_timeline else None
         data["intervals"] = [figures.to_json() for figures in self.intervals]
+        data["window_calls"] = list(self.window_calls)
         return data
 
     @classmethod
@@ -318,4 +328,5 @@ class LoadResult:
         data["intervals"] = tuple(
             IntervalFigures.from_json(figures) for figures in data.get("intervals") or ()
         )
+        data["window_calls"] = tuple(int(n) for n in data.get("window_calls") or ())
         return cls(**data)
