@@ -8,6 +8,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -385,3 +386,31 @@ def test_bad_capacity_options_are_one_line(argv: list[str], fragment: str) -> No
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert fragment in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_chart_tells_an_unconfirmed_capacity_from_a_confirmed_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A confirmed capacity is a filled star; an unconfirmed one a hollow star whose
+    legend says so (they looked the same)."""
+    from grpcbench.capacity.record import CapacityRecord
+    from grpcbench.report import capacity_chart
+    from grpcbench.report.chart_kit import pyplot
+
+    figures: list[Any] = []
+    monkeypatch.setattr(
+        capacity_chart, "finish_chart", lambda plt, figure, *_: figures.append(figure)
+    )
+    results = Path(__file__).resolve().parents[1] / "docs" / "results" / "capacity.json"
+    run = load_run(results)
+    record = CapacityRecord.from_json(run.capacity or {})
+    first = record.found[0]
+    record.found[0] = replace(first, confirmed=None)
+    capacity_chart.capacity_chart(pyplot(), run, record)
+    (axes,) = figures[0].axes
+    stars = {line.get_label(): line for line in axes.get_lines() if line.get_marker() == "*"}
+    hollow = f"{first.server} capacity ({first.slo}): {first.capacity:,.0f}/s (unconfirmed)"
+    assert stars[hollow].get_markerfacecolor() == "none"
+    filled = [line for label, line in stars.items() if label != hollow]
+    assert filled and all(line.get_markerfacecolor() != "none" for line in filled)
+    assert all("(unconfirmed)" not in label for label in stars if label != hollow)

@@ -2,7 +2,8 @@
 
 Offered rate on x; p99 (solid) and p50 (dashed) of each search probe on a
 log y, counted from the intended send time; each SLO's limits drawn as
-horizontal lines, and each capacity marked with a star on its p99 (its confirmations' mean).
+horizontal lines, and each capacity marked with a star on its p99 (its confirmations' mean):
+filled when confirmed on fresh servers, hollow (and said in the legend) when not.
 """
 
 from __future__ import annotations
@@ -34,9 +35,14 @@ def capacity_chart(plt: Any, run: RunRecord, record: CapacityRecord) -> Chart:
             )
             if found.server == server and found.reported is not None and at:
                 mark = sum(lv.load.latency.percentile_us(99) for lv in at) / len(at) / 1000
-                label = f"{server} capacity ({found.slo}): {found.reported:,.0f}/s"
+                confirmed = found.confirmed is not None
+                label = f"{server} capacity ({found.slo}): {found.reported:,.0f}/s" + (
+                    "" if confirmed else " (unconfirmed)"
+                )
+                color = line.get_color()
                 axes.plot([found.reported], [mark],
-                          marker="*", markersize=14, color=line.get_color(), linestyle="none",
+                          marker="*", markersize=14, color=color, linestyle="none",
+                          markerfacecolor=color if confirmed else "none",
                           label=label)  # fmt: skip
     for slo in record.settings.slos:
         for objective in slo.objectives:
