@@ -498,3 +498,126 @@ def test_a_header_block_over_max_frame_size_goes_out_in_continuations() -> None:
 async def _ok(call: Any) -> str:
     await call
     return "OK"
+
+
+# --- grpc's answer at each edge (issue: wire must give the status grpc gives) ---------
+
+
+@pytest.mark.parametrize("value", ["abc", "", "-3", "4294967296"])
+def test_a_malformed_grpc_status_is_internal_as_in_grpc(value: str) -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(peer.headers(stream_id, [*OK_HEADERS, ("grpc-status", value)], end=True))
+
+    assert codes(run(lambda: call_all(script, calls=2))) == Counter({"INTERNAL": 2})
+
+
+@pytest.mark.parametrize("replies", [0, 2])
+def test_a_unary_reply_without_one_message_is_internal_on_both_paths(replies: int) -> None:
+    """OK with no message, or with two: Internal on the awaitable API and on the callback
+    loops the engine runs unary workloads on (they said OK there)."""
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(peer.headers(stream_id, OK_HEADERS))
+            for _ in range(replies):
+                peer.send(frames.frame(frames.DATA, 0, stream_id, grpc_message(b"hi")))
+            peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
+
+    assert codes(run(lambda: call_all(script, calls=3))) == Counter({"INTERNAL": 3})
+
+    async def main() -> Any:
+        async with raw_server(script) as address:
+            spec = make_spec(target=address, service="hello", concurrency=2, requests=20)
+            return await run_level(spec, lambda: None, lambda done, errors: None)
+
+    assert run(main).statuses == {"Internal": 20}
+
+
+def test_a_server_reset_after_the_deadline_is_deadline_exceeded() -> None:
+    """grpc-go resets with CANCEL when its deadline fires: past the call's own deadline
+    grpc says DeadlineExceeded, and so does wire (it said Cancelled)."""
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            await asyncio.sleep(0.06)
+            peer.send(frames.rst_stream(stream_id, frames.CANCEL))
+
+    assert codes(run(lambda: call_all(script, calls=2, timeout=0.05))) == Counter(
+        {"DEADLINE_EXCEEDED": 2}
+    )
+
+
+def test_the_size_limit_is_checked_on_the_inflated_reply() -> None:
+    """A reply whose compressed size fits --max-recv-message-size but whose message
+    does not: ResourceExhausted, as grpc checks the decompressed size."""
+    big = b"x" * 4000
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(peer.headers(stream_id, [*OK_HEADERS, ("grpc-encoding", "gzip")]))
+            packed = gzip.compress(big)
+            peer.send(frames.frame(frames.DATA, 0, stream_id, grpc_message(packed, True)))
+            peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
+
+    async def main() -> Counter[str]:
+        from grpcbench.rpc.client_options import ClientOptions
+
+        async with raw_server(script) as address:
+            channel = WireChannel(address, client=ClientOptions(max_recv_bytes=1000))
+            try:
+                return await statuses(channel, 2)
+            finally:
+                await channel.close()
+
+    result = run(main)
+    assert result == Counter({
+        "RESOURCE_EXHAUSTED: Stream removed (CLIENT: Received message larger than max"
+        " (4000 vs. 1000))": 2
+    })  # fmt: skip
+
+
+def test_requests_say_which_compressions_they_accept_as_grpc_does() -> None:
+    seen: list[str] = []
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, headers, _ = await peer.request()
+            seen.append(dict(headers).get("grpc-accept-encoding", ""))
+            peer.reply(stream_id, b"hi")
+
+    assert run(lambda: call_all(script, calls=2)) == Counter({"OK": 2})
+    assert seen == ["identity,deflate,gzip"] * 2
+
+
+def test_goaway_too_many_pings_halves_the_keepalive_rate() -> None:
+    """gRFC A8: a server that refuses our pings (grpc-go's ENHANCE_YOUR_CALM
+    too_many_pings) is pinged half as often from then on."""
+    from grpcbench.rpc.client_options import ClientOptions
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        stream_id, _, _ = await peer.request()
+        peer.send(frames.goaway(stream_id, frames.ENHANCE_YOUR_CALM, b"too_many_pings"))
+        peer.reply(stream_id, b"hi")
+        await asyncio.sleep(1)
+
+    async def main() -> tuple[str, float]:
+        async with raw_server(script) as address:
+            channel = WireChannel(address, client=ClientOptions(keepalive_s=10.0))
+            try:
+                reply = await channel.unary_unary(SAY)(b"x", timeout=2.0)
+                return reply, channel.keepalive_s
+            finally:
+                await channel.close()
+
+    assert run(main) == (b"hi", 20.0)

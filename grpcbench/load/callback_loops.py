@@ -22,7 +22,7 @@ from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.load_result import LoadSpec
 from grpcbench.wire import status
-from grpcbench.wire.stream import WireStream
+from grpcbench.wire.stream import WireStream, unary_outcome
 
 MIN_TIMER_S = 0.001  # the shortest timer the open loop sets (see wire_open_loop_phase)
 
@@ -139,7 +139,8 @@ async def wire_closed_loop_phase(
         budget.in_flight -= 1
         budget.done += 1
         if record is not None:
-            record(status_name(stream.status), elapsed_us, None, stream.message)
+            code, message = unary_outcome(stream)
+            record(status_name(code), elapsed_us, None, message)
         next_call(stream.tag)
 
     issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
@@ -189,9 +190,8 @@ async def wire_open_loop_phase(
         budget.done += 1
         intended = intended_of.pop(stream.tag)
         if recorders is not None:
-            recorders.record_call(
-                status_name(stream.status), (done - intended) // 1000, None, stream.message
-            )
+            code, message = unary_outcome(stream)
+            recorders.record_call(status_name(code), (done - intended) // 1000, None, message)
             recorders.service.record((done - stream.started) // 1000)
             recorders.lag.record((stream.started - intended) // 1000)
         if state["sending"]:

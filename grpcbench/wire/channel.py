@@ -40,7 +40,7 @@ from grpcbench.wire.headers import (
     metadata_fields,
     request_fields,
 )
-from grpcbench.wire.stream import WireStream, finish, message_prefix
+from grpcbench.wire.stream import EXTRA_REPLY, NO_REPLY, WireStream, finish, message_prefix
 
 CONNECT_TIMEOUT_S = 10.0  # ghz's default dial timeout (--connect-timeout)
 BACKOFF_S = (0.05, 0.1, 0.2, 0.5, 1.0)
@@ -285,7 +285,7 @@ class WireChannel:
         if self.max_send and len(message) > self.max_send:
             raise grpc.aio.AioRpcError(
                 grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.aio.Metadata(), grpc.aio.Metadata(),
-                f"trying to send message larger than max ({len(message)} vs. {self.max_send})",
+                f"CLIENT: Sent message larger than max ({len(message)} vs. {self.max_send})",
             )  # fmt: skip
         if self.client.gzip:
             compressed = gzip.compress(message)
@@ -439,12 +439,12 @@ class UnaryUnary(_Method):
         if reply is None:
             raise grpc.aio.AioRpcError(
                 grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(),
-                "the server sent no reply to a unary call",
+                NO_REPLY,
             )  # fmt: skip
         if await replies.next(self.channel) is not None:
             raise grpc.aio.AioRpcError(
                 grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(),
-                "the server sent more than one reply to a unary call",
+                EXTRA_REPLY,
             )  # fmt: skip
         return self.deserialize(reply)
 

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
+from typing import Any
 
 from grpcbench.wire import frames, messages, status
 from grpcbench.wire.deadlines import Deadlines
@@ -38,6 +40,7 @@ from grpcbench.wire.stream import StreamOwner, WireStream, finish
 # What we advertise: large receive windows (a benchmark reads at once), no push.
 STREAM_WINDOW = 8 << 20
 CONNECTION_WINDOW = 32 << 20
+MAX_PINGS_WITHOUT_DATA = 2  # grpc's grpc.http2.max_pings_without_data default
 # HEADERS with END_HEADERS and neither PADDED nor PRIORITY: no CONTINUATION, no stripping.
 _PLAIN_HEADERS_MASK = frames.END_HEADERS | frames.PADDED | frames.PRIORITY_FLAG
 _PREFIXES: dict[tuple[int, int, int], bytes] = {}
@@ -91,6 +94,7 @@ class Connection(asyncio.Protocol):
         self.max_recv: int = getattr(owner, "max_recv_bytes", 0)
         self.keepalive_s: float = getattr(owner, "keepalive_s", 0.0)
         self.pinger: asyncio.TimerHandle | None = None
+        self.pings_without_data = 0  # keepalive PINGs since we last sent HEADERS or DATA
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
@@ -111,11 +115,15 @@ class Connection(asyncio.Protocol):
             self.pinger = self.loop.call_later(self.keepalive_s, self._keepalive)
 
     def _keepalive(self) -> None:
-        """--keepalive: a PING every interval while the connection is open (grpc's
-        keepalive_time); the peer's ACK needs no answer."""
+        """--keepalive: a PING every interval, throttled as grpc throttles it (gRFC A8):
+        only while calls are open (no keepalive_permit_without_calls), and at most
+        ``MAX_PINGS_WITHOUT_DATA`` before we send data again; grpc-go's default policy
+        answers more with GOAWAY too_many_pings. The peer's ACK needs no answer."""
         if self.closed:
             return
-        self._write(frames.frame(frames.PING, 0, 0, b"grpcbnch"))
+        if self.streams and self.pings_without_data < MAX_PINGS_WITHOUT_DATA:
+            self._write(frames.frame(frames.PING, 0, 0, b"grpcbnch"))
+            self.pings_without_data += 1
         self.pinger = self.loop.call_later(self.keepalive_s, self._keepalive)
 
     def data_received(self, data: bytes) -> None:
@@ -170,6 +178,7 @@ class Connection(asyncio.Protocol):
             self.start(stream)
             return
         self.next_id = stream_id + 2
+        self.pings_without_data = 0  # HEADERS go out: keepalive may ping again
         stream.id = stream_id
         stream.connection = self
         stream.send_window = self.peer_window
@@ -256,6 +265,7 @@ class Connection(asyncio.Protocol):
             out.append(frames.frame(frames.DATA, frames.END_STREAM, sid))
             stream.local_closed = True
         if out:
+            self.pings_without_data = 0
             self._write(b"".join(out))
 
     def cancel(self, stream: WireStream, code: int, message: str) -> None:
@@ -499,6 +509,10 @@ class Connection(asyncio.Protocol):
             stream.retryable = False  # never processed: send it again, once
             stream.id = 0
             self.owner.resend([stream])
+        elif code == frames.CANCEL and time.monotonic() >= stream.deadline:
+            # The server's deadline fired (grpc-go resets with CANCEL): past the call's
+            # own deadline grpc reports it as the deadline, and so does this.
+            finish(stream, status.DEADLINE_EXCEEDED, "Deadline Exceeded")
         else:
             finish(stream, status.from_rst_stream(code), f"RST_STREAM with error code {code}")
         self._after_close()
@@ -506,6 +520,12 @@ class Connection(asyncio.Protocol):
     def _goaway(self, last: int, code: int, debug: str) -> None:
         """No new streams here; the ones above ``last`` were not processed: resend them."""
         self.goaway_code = code
+        if code == frames.ENHANCE_YOUR_CALM and "too_many_pings" in debug and self.owner:
+            # gRFC A8: the server's policy refused our pings; ping half as often from
+            # now on (the owner's next connections read it).
+            owner: Any = self.owner
+            if getattr(owner, "keepalive_s", 0.0):
+                owner.keepalive_s *= 2
         unprocessed = [s for sid, s in list(self.streams.items()) if sid > last]
         for stream in unprocessed:
             del self.streams[stream.id]

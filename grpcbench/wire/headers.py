@@ -93,6 +93,9 @@ def request_fields(
         (":authority", authority),
         ("content-type", "application/grpc"),
         ("te", "trailers"),
+        # What grpc sends: a server that picks compression per call (grpc-go's
+        # SetSendCompressor) compresses for wire calls as it does for grpc's.
+        ("grpc-accept-encoding", "identity,deflate,gzip"),
         ("user-agent", USER_AGENT),
     ]
     if timeout_s is not None:

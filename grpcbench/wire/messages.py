@@ -50,10 +50,7 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
     while size - position >= 5:
         length = int.from_bytes(data[position + 1 : position + 5], "big")
         if max_recv and length > max_recv:  # --max-recv-message-size
-            return (
-                status.RESOURCE_EXHAUSTED,
-                f"received message larger than max ({length} vs. {max_recv})",
-            )
+            return too_large(length, max_recv)
         end = position + 5 + length
         if end > size:
             break
@@ -63,6 +60,8 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
                 return inflated
             message = inflated
             length = len(message)
+            if max_recv and length > max_recv:  # grpc checks the inflated size too
+                return too_large(length, max_recv)
         else:
             message = data[position + 5 : end] if on_message is not None else b""
         if not stream.messages:
@@ -78,6 +77,15 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
         stream.have = len(rest)
         stream.wanted = 5 + int.from_bytes(rest[1:5], "big") if len(rest) >= 5 else 0
     return None
+
+
+def too_large(length: int, max_recv: int) -> Problem:
+    """grpc's own status and words for a reply over --max-recv-message-size (grpc
+    1.85's text, so the two client stacks' error tables match)."""
+    return (
+        status.RESOURCE_EXHAUSTED,
+        f"Stream removed (CLIENT: Received message larger than max ({length} vs. {max_recv}))",
+    )
 
 
 def _inflate(stream: WireStream, data: bytes) -> bytes | Problem:

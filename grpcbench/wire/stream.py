@@ -97,5 +97,17 @@ def finish(stream: WireStream, code: int, message: str = "") -> None:
     stream.on_done(stream)
 
 
+NO_REPLY = "the server sent no reply to a unary call"
+EXTRA_REPLY = "the server sent more than one reply to a unary call"
+
+
+def unary_outcome(stream: WireStream) -> tuple[int, str]:
+    """A unary call's status and message: OK needs exactly one reply, else Internal,
+    on the callback loops as on the awaitable API (both read it here)."""
+    if stream.status == 0 and stream.messages != 1:
+        return 13, NO_REPLY if stream.messages == 0 else EXTRA_REPLY  # INTERNAL
+    return stream.status, stream.message
+
+
 def message_prefix(length: int, compressed: bool = False) -> bytes:
     return (b"\x01" if compressed else b"\x00") + length.to_bytes(4, "big")
