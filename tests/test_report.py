@@ -218,3 +218,20 @@ def test_variant_ratios_leave_out_levels_with_failed_calls() -> None:
     (line,) = variant_ratios(levels)
     assert "stream-fetch-1 2.00x" in line and "stream-fetch-10" not in line
     assert variant_ratios([replace(levels[0], load=levels[2].load), levels[1]]) == []
+
+
+def test_the_headline_rate_counts_served_calls_and_names_the_failed_ones() -> None:
+    """A target that died answers Unavailable in microseconds: those calls are not its
+    rate. The summary ranks by calls served and gives the failed calls their own rate."""
+    from dataclasses import replace
+
+    from grpcbench.report.summary import summary_lines
+
+    dying = level("dying", statuses={"OK": 100, "Unavailable": 900})
+    dying = replace(dying, load=replace(dying.load, wall_s=1.0))
+    steady = level("steady", statuses={"OK": 400})
+    steady = replace(steady, load=replace(steady.load, wall_s=1.0))
+    (line,) = summary_lines([dying, steady])
+    assert "most req/s steady (400 req/s served" in line
+    (alone,) = summary_lines([dying])
+    assert "dying (100 req/s served, and 900 failed calls/s" in alone
