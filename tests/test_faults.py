@@ -11,6 +11,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -560,3 +561,61 @@ def test_missing_s3_credentials_are_named_as_such(tmp_path: Path) -> None:
             "--s3-endpoint", f"http://127.0.0.1:{port}", env={**env, "HOME": str(tmp_path)},
         )  # fmt: skip
     _assert_clean_failure(result, 2, "no S3 credentials")
+
+
+@pytest.mark.integration
+def test_a_killed_worker_of_a_forked_server_fails_its_level(tmp_path: Path) -> None:
+    """kill -9 of one of grpcio:processes=2's workers: the server is not whole, so its
+    level fails (exit 4) naming the worker; it went unnoticed (exit 0, complete)."""
+    out = tmp_path / "r.json"
+    killed: list[int] = []
+
+    def at(process: subprocess.Popen[str], elapsed: float) -> bool:
+        if elapsed < 3.0:
+            return False
+        server = next(iter(psutil.Process(process.pid).children()), None)
+        workers = server.children() if server is not None else []
+        if not workers:
+            return False
+        killed.append(workers[0].pid)
+        workers[0].kill()
+        return True
+
+    process, seen, _, stderr = _run_until(
+        ["run", "-s", "grpcio:workers=2,processes=2", "-c", "2", "--duration", "6s",
+         "--warmup", "200ms", "--no-pin", "--output", str(out)],
+        at,
+    )  # fmt: skip
+    assert killed and process.returncode == 4, stderr
+    data = json.loads(out.read_text())
+    (error,) = data["level_errors"]
+    assert f"server worker process {killed[0]} exited with code -9" in error["message"]
+    assert "Traceback" not in stderr
+    _assert_gone(seen)
+
+
+@pytest.mark.integration
+def test_two_forked_servers_cannot_share_a_port() -> None:
+    """processes=2 binds with SO_REUSEPORT; a second such server on the same --port
+    would bind too and split the first one's load: it is refused, as without processes."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    first = subprocess.Popen(
+        [*GRPCBENCH, "serve", "grpcio:workers=2,processes=2", "--port", port],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert first.stdout is not None
+        deadline = time.monotonic() + 30
+        while "serving" not in (line := first.stdout.readline()) and time.monotonic() < deadline:
+            assert line, first.stderr.read() if first.stderr else ""
+        second = subprocess.run(
+            [*GRPCBENCH, "serve", "grpcio:workers=2,processes=2", "--port", port],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert second.returncode == 3, second.stderr
+        assert f"port {port} on 127.0.0.1 is in use" in second.stderr
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=30)

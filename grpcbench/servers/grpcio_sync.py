@@ -105,10 +105,28 @@ def _worker(
     server.stop(grace=STOP_GRACE_SECONDS).wait()
 
 
+WATCH_S = 0.2  # how often the main process checks that every worker still runs
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """A port other processes hold, with SO_REUSEPORT too (another run's workers), is
+    refused: binding it without SO_REUSEPORT fails where they listen. With it, two runs
+    would both bind and measure each other's load."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.bind((host, port))
+    except OSError as error:
+        raise bind_error(host, port, error) from None
+    finally:
+        probe.close()
+
+
 def serve_processes(
     service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
 ) -> None:
     stop = _sigterm_event()
+    if port:
+        _check_port_free(host, port)
     # Reserve the port with SO_REUSEPORT, so the workers can all bind it and an
     # address already used by someone else fails here, with a clear message.
     reservation = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -134,7 +152,12 @@ def serve_processes(
                 if not worker.is_alive():
                     raise SystemExit(f"server worker process exited with code {worker.exitcode}")
         announce_ready(int(address.rpartition(":")[2]))
-        stop.wait()
+        while not stop.wait(WATCH_S):
+            for worker, _ in workers:
+                if not worker.is_alive():  # one worker killed: the server is not whole
+                    raise SystemExit(
+                        f"server worker process {worker.pid} exited with code {worker.exitcode}"
+                    )
     finally:
         for worker, _ in workers:
             if worker.is_alive():
