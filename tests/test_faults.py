@@ -619,3 +619,31 @@ def test_two_forked_servers_cannot_share_a_port() -> None:
     finally:
         first.send_signal(signal.SIGINT)
         first.wait(timeout=30)
+
+
+@pytest.mark.integration
+def test_ctrl_c_during_the_cooldown_keeps_the_measured_level(tmp_path: Path) -> None:
+    """The level was measured before its --cooldown: Ctrl-C then keeps it (with the
+    cooldown as far as it got) and ends the run interrupted; it was discarded."""
+    out = tmp_path / "r.json"
+
+    def at(process: subprocess.Popen[str], elapsed: float) -> bool:
+        if out.exists() and json.loads(out.read_text() or "{}").get("levels") == []:
+            return False  # the first write is the empty record
+        if elapsed >= 8.0:
+            process.send_signal(signal.SIGINT)
+            return True
+        return False
+
+    process, seen, _, stderr = _run_until(
+        ["run", "-s", "grpclib", "-c", "2", "-n", "300", "--warmup", "0", "--cooldown", "30s",
+         "--no-pin", "--output", str(out)],
+        at,
+    )  # fmt: skip
+    assert process.returncode == 130, stderr
+    data = json.loads(out.read_text())
+    assert data["status"] == "interrupted"
+    (level,) = data["levels"]
+    assert sum(level["load"]["statuses"].values()) == 300
+    assert 0 < level["server_usage"]["cooldown_s"] < 30
+    _assert_gone(seen)

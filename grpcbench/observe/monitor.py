@@ -152,6 +152,9 @@ class ProcessMonitor:
         self._most_processes = 1
         self._sampled_peak = 0
         self._sampler: asyncio.Task[None] | None = None
+        # Ctrl-C came during the cooldown: the usage so far is returned, and whoever
+        # called ``stop_after`` ends the level as interrupted once it is kept.
+        self.interrupted = False
 
     def _refresh(self) -> list[psutil.Process]:
         """The tree as it is now (a database starts a process per connection)."""
@@ -225,7 +228,12 @@ class ProcessMonitor:
         if usage is None or cooldown_s <= 0:
             return usage
         cpu_before = self._cpu()
-        await asyncio.sleep(cooldown_s)
+        started = time.perf_counter()
+        try:
+            await asyncio.sleep(cooldown_s)
+        except asyncio.CancelledError:  # Ctrl-C: the level was measured; keep it
+            self.interrupted = True
+            cooldown_s = time.perf_counter() - started
         alive = self.root.is_running()
         cpu = self._cpu() - cpu_before if alive else 0.0
         rss = self._rss() if alive else 0

@@ -8,6 +8,7 @@ its events and its exports. ``RunContext.build`` is the one way to make it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from grpcbench.model.results import LevelResult, now_iso
 from grpcbench.report.exporters import Exports
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.security import ChannelSecurity
-from grpcbench.run.measure import cell_recorders, load_spec, run_monitored
+from grpcbench.run.measure import LevelInterrupted, cell_recorders, load_spec, run_monitored
 from grpcbench.run.options import RunOptions
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.registry import load_service
@@ -82,12 +83,15 @@ class RunContext:
             self.events.warning, self.events.level_interval if settings.interval_s else None,
         )  # fmt: skip
         allocations = None
-        if settings.client_allocations and driver.name == "builtin":
+        interrupted = monitored.interrupted
+        if settings.client_allocations and driver.name == "builtin" and not interrupted:
             try:
                 allocations = await measure_allocations(spec.to_json(), settings.client_allocations)
             except OneLineError as error:
                 self.events.warning(str(error))
-        return LevelResult(
+            except asyncio.CancelledError:  # Ctrl-C in the allocation pass: keep the level
+                interrupted = True
+        level = LevelResult(
             scenario=options.scenario.name,
             server=target.label,
             plan=plan,
@@ -104,6 +108,9 @@ class RunContext:
             ),
             client_allocations=allocations,
         )
+        if interrupted:
+            raise LevelInterrupted(level)
+        return level
 
     def workload_params(self, plan: LevelPlan) -> Mapping[str, Any]:
         return {**self.workload_context, **self.options.workload_params(plan)}

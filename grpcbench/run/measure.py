@@ -22,6 +22,7 @@ from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
 from grpcbench.model.intervals import IntervalFigures
 from grpcbench.model.load_result import LoadResult, LoadSpec
 from grpcbench.model.plan import LevelPlan, LoadSettings
+from grpcbench.model.results import LevelResult
 from grpcbench.observe.monitor import ProcessMonitor, ProcessUsage
 from grpcbench.profile.model import Profile, ProfileSettings
 from grpcbench.profile.pyspy import Recorder
@@ -66,6 +67,16 @@ class Monitored:
     backing: dict[str, ProcessUsage] = field(default_factory=dict)
     server_profile: Profile | None = None
     generator_profile: Profile | None = None
+    interrupted: bool = False  # Ctrl-C after the measured phase (during the cooldown)
+
+
+class LevelInterrupted(Exception):
+    """Ctrl-C or SIGTERM came after a level's measured phase (its cooldown, its
+    allocation pass): the level was measured, so it is kept, then the run stops."""
+
+    def __init__(self, level: LevelResult) -> None:
+        super().__init__("interrupted after the level was measured")
+        self.level = level
 
 
 async def run_monitored(
@@ -139,6 +150,7 @@ async def run_monitored(
         {name: usage for name, usage in usages.items() if usage is not None},
         profiles.get(recorders.server) if recorders.server else None,
         profiles.get(generator_recorder) if generator_recorder else None,
+        interrupted=monitor.interrupted if monitor else False,
     )
 
 

@@ -32,7 +32,7 @@ from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
-from grpcbench.run.measure import load_spec
+from grpcbench.run.measure import LevelInterrupted, load_spec
 from grpcbench.run.options import RunOptions
 from grpcbench.targets import Target, TargetContext, TargetPlan
 from grpcbench.targets.probe import HERE, Probe
@@ -313,10 +313,17 @@ class Runner:
         self.events.level_started(
             target.label, driver.name, label or plan.describe(), options.load.requests
         )
-        level = await self.context.measure_level(
-            driver, target, plan, repeat=repeat, call=self.method_call, security=self.security
-        )
+        try:
+            level = await self.context.measure_level(
+                driver, target, plan, repeat=repeat, call=self.method_call, security=self.security
+            )
+        except LevelInterrupted as interrupted:  # measured, then Ctrl-C: keep it, then stop
+            self._keep(interrupted.level)
+            raise asyncio.CancelledError from None
+        self._keep(level)
+        return level
+
+    def _keep(self, level: LevelResult) -> None:
         self.record.levels.append(level)
         self.export()
         self.events.level_finished(level)
-        return level
