@@ -419,3 +419,20 @@ def test_a_level_leaves_no_barrier_events_on_the_scheduler() -> None:
     finally:
         loop.run_until_complete(server.stop())
         loop.close()
+
+
+@pytest.mark.integration
+def test_a_local_cluster_says_nothing_of_a_taken_dashboard_port() -> None:
+    """Dask's scheduler serves HTTP on :8787 by default and warned when another cluster
+    had it; grpcbench's LocalCluster listens on loopback, on any free port."""
+    import contextlib
+    import socket
+
+    with contextlib.ExitStack() as stack:
+        taken = stack.enter_context(socket.socket())
+        with contextlib.suppress(OSError):  # already taken by someone else: as good
+            taken.bind(("127.0.0.1", 8787))
+            taken.listen()
+        result = grpcbench("--cluster", "local:1", "-s", "grpclib", "-c", "2", "-n", "50")
+    assert result.returncode == 0, result.stderr
+    assert "already in use" not in result.stderr and "UserWarning" not in result.stderr

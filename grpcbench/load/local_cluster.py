@@ -38,7 +38,9 @@ def start_local_cluster(workers: int) -> Any:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            # The scheduler's HTTP server always starts: on loopback, on any free port
+            # (None meant :8787, and a warning when another cluster had it).
+            dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
             preload=[PRELOAD],
         )
