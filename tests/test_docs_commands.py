@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,16 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 GENERATED = {ROOT / "docs" / "cli.md"}  # the CLI reference, generated from the app
 RESULTS = ROOT / "docs" / "results" / "default-run.json"
+# A page's --target-pid must listen on its --target's port (run checks it): this process
+# stands in for the documented server, listening on a free port of its own.
+_SERVER = socket.socket()
+_SERVER.bind(("127.0.0.1", 0))
+_SERVER.listen()
+SERVER_ADDRESS = f"127.0.0.1:{_SERVER.getsockname()[1]}"
 PLACEHOLDERS = {
-    "HOST:PORT": "127.0.0.1:50051",
-    "H:P": "127.0.0.1:50051",
+    "HOST:PORT": SERVER_ADDRESS,
+    "H:P": SERVER_ADDRESS,
+    "127.0.0.1:50051": SERVER_ADDRESS,
     "SCHEDULER": "127.0.0.1",
     "PID": str(os.getpid()),
     "1234": str(os.getpid()),

@@ -73,6 +73,12 @@ BAD_INPUTS: list[tuple[list[str], int, str]] = [
     (["run", "--load", "ghz", "--ghz", "./no-such-ghz"], 2, "not an executable file"),
     (["run", "--load", "warp"], 2, "unknown load driver 'warp'"),
     (["run", "--target", "127.0.0.1:1", "--target-pid", "999999"], 2, "--target-pid 999999"),
+    # A process that does not serve the target: its CPU would be reported as the server's.
+    (
+        ["run", "--target", "127.0.0.1:1", "--target-pid", str(os.getpid())],
+        2,
+        "does not listen on port 1",
+    ),
     (["run", "--scenario", "s3-list", "--s3-endpoint", "not a url"], 2, "bad --s3-endpoint"),
     (["run", "--io-delay-ms", "500"], 2, "--io-delay-ms does not apply to scenario hello"),
     (["run", "--server-param", "users=5"], 2, "unknown server param 'users'"),

@@ -536,13 +536,45 @@ def _targets(args: RunArgs, scenario: Scenario) -> tuple[TargetPlan, ...]:
             raise UsageError(
                 "--target benchmarks an existing server; do not combine with --servers"
             )
-        if args.target_pid is not None and not psutil.pid_exists(args.target_pid):
-            raise UsageError(f"--target-pid {args.target_pid}: no such process")
+        if args.target_pid is not None:
+            _check_target_pid(args.target_pid, address)
         return (make_target_plan("external", address=address, pid=args.target_pid),)
     if args.target_pid:
         raise UsageError("--target-pid needs --target")
     specs = parse_server_specs(list(args.servers or scenario.servers))
     return tuple(make_target_plan("server", spec=spec) for spec in specs)
+
+
+def _check_target_pid(pid: int, address: str) -> None:
+    """--target-pid's CPU and memory are reported as the server's: the process (or one
+    of its children, a forked server) must listen on the target's port. PID 1, or any
+    process that is not the server, is refused rather than measured as it."""
+    if not psutil.pid_exists(pid):
+        raise UsageError(f"--target-pid {pid}: no such process")
+    port = parse_host_port(address)[1]
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+        listening = {
+            connection.laddr.port
+            for process in tree
+            for connection in process.net_connections(kind="inet")
+            if connection.status == psutil.CONN_LISTEN and connection.laddr
+        }
+    except psutil.AccessDenied:
+        raise UsageError(
+            f"--target-pid {pid}: cannot check that it listens on port {port} (its sockets"
+            " are not readable: run grpcbench as its user or as root), so its CPU would not"
+            " be known to be the server's"
+        ) from None
+    except psutil.NoSuchProcess:
+        raise UsageError(f"--target-pid {pid}: no such process") from None
+    if port not in listening:
+        shown = ", ".join(str(p) for p in sorted(listening)) or "none"
+        raise UsageError(
+            f"--target-pid {pid} ({root.name()}) does not listen on port {port} of --target"
+            f" {address} (its listening ports: {shown}): its CPU would not be the server's"
+        )
 
 
 def _check_workloads(options: RunOptions, service: ServiceDefinition) -> None:
