@@ -231,7 +231,8 @@ class RunArgs:
     target_pid: int | None = option(
         None,
         help=(
-            "With --target: pid of that server, to measure its CPU and memory (it, or a child, must listen on the target's port)."
+            "With --target: pid of that server, to measure its CPU and memory (it, or a"
+            " child, must listen on the target's port)."
         ),
         panel=panels.TARGET,
     )
