@@ -6,6 +6,8 @@ documented exit code, what is kept on disk, and that no process is left.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import random
@@ -653,3 +655,52 @@ def test_ctrl_c_during_the_cooldown_keeps_the_measured_level(tmp_path: Path) -> 
     assert sum(level["load"]["statuses"].values()) == 300
     assert 0 < level["server_usage"]["cooldown_s"] < 30
     _assert_gone(seen)
+
+
+@pytest.mark.integration
+def test_ctrl_c_while_the_pre_flight_waits_on_a_hung_target_acts_at_once() -> None:
+    """A target that accepts and never answers: Ctrl-C during the checks that reach it
+    ends the run within a second (the checks' thread was joined: 5-7 s)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    address = f"127.0.0.1:{listener.getsockname()[1]}"
+    sent_at: list[float] = []
+
+    def at(process: subprocess.Popen[str], elapsed: float) -> bool:
+        if elapsed < 3.0:
+            return False
+        process.send_signal(signal.SIGINT)
+        sent_at.append(time.monotonic())
+        return True
+
+    try:
+        process, seen, _, stderr = _run_until(
+            ["run", address, "--call", "helloworld.Greeter/SayHello", "--proto",
+             "protos/grpcbench/proto/helloworld.proto"],
+            at,
+        )  # fmt: skip
+    finally:
+        listener.close()
+    assert process.returncode == 130, stderr
+    assert sent_at and time.monotonic() - sent_at[0] < 4  # was 5-7 s, every time
+    assert "Traceback" not in stderr
+    _assert_gone(seen)
+
+
+@pytest.mark.integration
+def test_the_probe_thread_does_not_hold_the_exit() -> None:
+    """In-process: a check that hangs for seconds does not delay the end of a cancelled
+    run (asyncio.run joined the default executor's thread)."""
+    from grpcbench.targets.probe import HERE
+
+    async def main() -> None:
+        task = asyncio.create_task(HERE(time.sleep, 5))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    started = time.monotonic()
+    asyncio.run(main())
+    assert time.monotonic() - started < 3  # the sleeping thread is left behind: 0.1 s
