@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -223,6 +224,32 @@ def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
         )  # fmt: skip
         assert again.returncode == 0, again.stderr
         assert time.monotonic() - started < 30, "the next run waited for the killed one"
+
+        # The coordinator frozen (SIGSTOP: a hung or vanished host) mid-level: Dask keeps
+        # the tasks executing, but the workers stop when its lease is no longer renewed.
+        frozen = subprocess.Popen(
+            [*GRPCBENCH, "run", "--cluster", address, "--target", server.address, "-c", "8",
+             "--duration", "60s", "--warmup", "0"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            busy = False
+            while not busy and time.monotonic() < deadline:
+                before = target.cpu_times()
+                time.sleep(0.5)
+                busy = sum(target.cpu_times()[:2]) - sum(before[:2]) > 0.1
+            assert busy, "the cluster never loaded the target"
+            frozen.send_signal(signal.SIGSTOP)
+            time.sleep(6.0)  # the lease: LEASE_S (4 s) after its last renewal
+            before = target.cpu_times()
+            time.sleep(3.0)
+            spent = sum(target.cpu_times()[:2]) - sum(before[:2])
+            assert spent < 0.3, f"a frozen coordinator's load went on: {spent:.2f} s in 3 s"
+        finally:
+            frozen.send_signal(signal.SIGCONT)
+            frozen.kill()
+            frozen.wait(10)
     finally:
         if server is not None:
             loop.run_until_complete(server.stop())

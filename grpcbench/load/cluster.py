@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 import uuid
 import warnings
@@ -50,6 +51,11 @@ POLL_S = 0.1
 # A worker's set-up and warm-up may take this long beyond the level's own limit.
 GRACE_S = 30.0
 CLAIM_TIMEOUT_S = 10.0  # a claim of more calls from the pool, scheduler round trip included
+# The coordinator's lease on its workers' load: it renews it every LEASE_BEAT_S; a worker
+# that sees no renewal for LEASE_S (the coordinator frozen or gone, the scheduler lost)
+# stops its load, whatever state Dask still gives its task.
+LEASE_BEAT_S = 0.5
+LEASE_S = 4.0
 
 
 def _import_distributed() -> Any:
@@ -141,6 +147,48 @@ def abandoned_check() -> Callable[[], bool]:
     return abandoned
 
 
+class WorkerLease:
+    """The coordinator's heartbeat, as a worker sees it: a Dask Variable the coordinator
+    renews every ``LEASE_BEAT_S``, read by a daemon thread of the task. Dask keeps a
+    task ``executing`` while its coordinator is frozen (SIGSTOP), or for tens of seconds
+    after the scheduler died; the lease ends the load within ``LEASE_S`` either way."""
+
+    def __init__(self, name: str, client: Any) -> None:
+        from distributed import Variable
+
+        self.variable = Variable(name, client)
+        self.seen: Any = None
+        self.renewed = time.monotonic()
+        self.done = threading.Event()
+        threading.Thread(target=self._watch, name="grpcbench-lease", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self.done.wait(LEASE_BEAT_S):
+            try:
+                value = self.variable.get(timeout=LEASE_BEAT_S)
+            except Exception:  # noqa: BLE001, S112 - not renewed: the scheduler or coordinator is gone
+                continue
+            if value != self.seen:
+                self.seen = value
+                self.renewed = time.monotonic()
+
+    def lost(self) -> bool:
+        return time.monotonic() - self.renewed > LEASE_S
+
+    def close(self) -> None:
+        self.done.set()
+
+
+async def _renew(lease: Any) -> None:
+    """The coordinator's side of the lease: renewed until the level ends (cancelled)."""
+    beat = 0
+    while True:
+        await asyncio.sleep(LEASE_BEAT_S)
+        beat += 1
+        with contextlib.suppress(Exception):  # a lost scheduler ends the level elsewhere
+            await asyncio.to_thread(lease.set, beat)
+
+
 async def _until_abandoned(work: Any, abandoned: Callable[[], bool]) -> Any:
     """Run ``work``; cancel it as soon as the task is let go, so no load outlives the run."""
     task = asyncio.ensure_future(work)
@@ -163,7 +211,7 @@ def run_on_worker(
     and never waits at the barrier in a call that cannot be interrupted.
     ``pool`` (a Dask queue's name, its chunk size): where it takes more calls
     of a ``-n`` budget once its own share runs low."""
-    from distributed import Event, get_worker
+    from distributed import Event, get_client, get_worker
 
     from grpcbench.load.engine import run_level
     from grpcbench.servers.asyncio_loop import run
@@ -172,7 +220,11 @@ def run_on_worker(
     _pin_worker(spec)
     ready = Event(f"{run_id}-ready-{spec.share.index}")
     start = Event(f"{run_id}-start")
-    abandoned = abandoned_check()
+    let_go = abandoned_check()
+    lease = WorkerLease(f"{run_id}-lease", get_client())
+
+    def abandoned() -> bool:
+        return let_go() or lease.lost()
 
     async def barrier() -> None:
         await asyncio.to_thread(ready.set)
@@ -192,6 +244,7 @@ def run_on_worker(
             use_uvloop=spec.settings.client_loop == "uvloop",
         )  # fmt: skip
     finally:
+        lease.close()
         if queue is not None:
             queue.close()
     address = get_worker().address
@@ -345,7 +398,7 @@ class ClusterDriver:
             self.local = None
 
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
-        from distributed import Event
+        from distributed import Event, Variable
 
         if self.local is None:  # this machine's CPU numbers mean nothing on other machines
             spec = replace(spec, settings=replace(spec.settings, client_cpus=()))
@@ -362,6 +415,9 @@ class ClusterDriver:
         run_id = f"grpcbench-{uuid.uuid4().hex}"
         limit_s = spec.settings.max_level_s + spec.settings.timeout_s + GRACE_S
         parts, queue, pool = await asyncio.to_thread(_pooled, parts, self.client, run_id)
+        lease = Variable(f"{run_id}-lease", self.client)
+        await asyncio.to_thread(lease.set, 0)
+        renewing = asyncio.ensure_future(_renew(lease))
         futures = [
             self.client.submit(
                 run_on_worker, part.to_json(), run_id, limit_s, pool, workers=[address],
@@ -385,9 +441,11 @@ class ClusterDriver:
                     f"a cluster worker's result was lost ({type(error).__name__}: {reason})"
                 ) from None
         finally:
+            renewing.cancel()
             for future in futures:
                 future.cancel()
             await asyncio.to_thread(self._forget_events, [*ready, start])
+            await asyncio.to_thread(self._forget_lease, lease)
             if queue is not None:
                 queue.close()
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
@@ -398,6 +456,12 @@ class ClusterDriver:
             )
         progress(merged.count, merged.count - merged.ok)
         return merged
+
+    @staticmethod
+    def _forget_lease(lease: Any) -> None:
+        if getattr(lease.client, "status", "running") == "running":
+            with contextlib.suppress(Exception):
+                lease.delete()
 
     @staticmethod
     def _forget_events(events: list[Any]) -> None:
