@@ -9,8 +9,11 @@ never the server's failure. The order of the checks decides the blame:
 1. the generator's CPU was saturated: ``generator`` (nothing else is trusted);
 2. errors over budget, or an objective broken on the *service* latency (from
    the actual send, which a late generator cannot inflate): ``fail``;
-3. the send lag's p99 over a tenth of the tightest objective (at least 3 ms):
-   ``generator`` - the server answered in time, the generator sent late;
+3. an objective broken on the corrected latency (from the intended send) while
+   the send lag's p99 is over a tenth of the tightest objective (at least 3 ms):
+   ``generator`` - the server answered in time, the generator's lateness broke it.
+   Lag that left every objective met does not matter: a contended host's wake-up
+   spikes at a trivial rate used to end a tight SLO's search at its first probe;
 4. an objective broken on the corrected latency, or under 99% of the offered
    rate achieved (``achieved_rate``): ``fail``; else ``pass``.
 """
@@ -84,14 +87,15 @@ def judge(level: LevelResult, slo: Slo, max_error_rate: float, duration_s: float
     broken = slo.breaches(service)
     if broken:
         return Judgement("fail", "; ".join(broken) + " (service time)")
+    broken = slo.breaches(load.latency)
     lag_limit = max(MIN_LAG_LIMIT_US, int(slo.tightest_us * LAG_SHARE))
     lag = load.schedule_lag
-    if lag is not None and lag.count and lag.percentile_us(99) > lag_limit:
+    if broken and lag is not None and lag.count and lag.percentile_us(99) > lag_limit:
         return Judgement(
             "generator",
-            f"send lag p99 {lag.percentile_us(99) / 1000:.3g} ms > {lag_limit / 1000:.3g} ms",
+            f"send lag p99 {lag.percentile_us(99) / 1000:.3g} ms > {lag_limit / 1000:.3g} ms"
+            f" broke {'; '.join(broken)}",
         )
-    broken = slo.breaches(load.latency)
     if broken:
         return Judgement("fail", "; ".join(broken))
     achieved, offered = achieved_rate(level, duration_s), offered_rate(level, duration_s)

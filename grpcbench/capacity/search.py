@@ -77,7 +77,10 @@ class RateSearch:
     def describe_end(self) -> str:
         """Why the search ended, in a few words (for the table)."""
         if self.generator_limit is not None and self.passed is None:
-            return f"the generator could not offer {self.generator_limit:g}/s, its first rate"
+            return (
+                f"the generator could not offer {self.generator_limit:g}/s (probe"
+                f" {len(self.probes)}; no rate had passed)"
+            )
         if self.generator_limit is not None:
             return (
                 f"the generator could not offer {self.generator_limit:g}/s: capacity is at"

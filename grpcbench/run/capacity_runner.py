@@ -251,14 +251,16 @@ class CapacitySearch:
                     index = probed[rate] = await self._search_probe(target, rate)
                 judgement = self._judged(index, slo)
                 if (
-                    judgement.outcome == "fail"
+                    judgement.outcome in ("fail", "generator")
                     and rate <= RETRY_BELOW * estimate
                     and rate not in retried
                 ):
-                    # The closed loop served this rate with room to spare: a miss here
-                    # is as likely a stall (a fresh server's one-off pause, a noisy
-                    # neighbour) as the server's capacity, and it would cap the whole
-                    # search. It is measured once more, and the second one counts.
+                    # The closed loop served this rate with room to spare, and its
+                    # generator offered more than this: a miss here (or late sends) is
+                    # as likely a stall (a fresh server's one-off pause, a noisy
+                    # neighbour, a contended host's wake-ups) as the server's capacity or
+                    # the generator's, and it would end the whole search. It is measured
+                    # once more, and the second one counts.
                     retried.add(rate)
                     index = probed[rate] = await self._search_probe(target, rate)
                     judgement = self._judged(index, slo)
