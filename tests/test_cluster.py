@@ -386,7 +386,7 @@ def test_target_checks_run_on_a_worker_and_keep_their_one_line() -> None:
 
     from distributed import Client, LocalCluster
 
-    from grpcbench.load.cluster import WorkerProbe
+    from grpcbench.load.cluster import WorkerSite
     from grpcbench.rpc.security import PLAINTEXT
     from grpcbench.targets.external import reach
 
@@ -398,7 +398,7 @@ def test_target_checks_run_on_a_worker_and_keep_their_one_line() -> None:
         driver = object.__new__(ClusterDriver)
         driver.client = client
         driver.addresses = list(client.scheduler_info()["workers"])
-        probe = WorkerProbe(driver)
+        probe = WorkerSite(driver)
         assert probe.where.startswith("cluster worker ")
         with pytest.raises(UsageError, match="connection refused") as refused:
             asyncio.run(probe(reach, "127.0.0.1:1", PLAINTEXT))

@@ -692,7 +692,7 @@ def test_ctrl_c_while_the_pre_flight_waits_on_a_hung_target_acts_at_once() -> No
 def test_the_probe_thread_does_not_hold_the_exit() -> None:
     """In-process: a check that hangs for seconds does not delay the end of a cancelled
     run (asyncio.run joined the default executor's thread)."""
-    from grpcbench.targets.probe import HERE
+    from grpcbench.targets.check_site import HERE
 
     async def main() -> None:
         task = asyncio.create_task(HERE(time.sleep, 5))

@@ -335,8 +335,8 @@ class ClusterDriver:
         self.wanted = workers
         self.notes: list[str] = []  # said once, before the first level (Runner)
         # Checks that touch the target run on a worker of a cluster elsewhere: this
-        # machine may not reach the target at all (targets.probe).
-        self.probe: WorkerProbe | None = None if self.local is not None else WorkerProbe(self)
+        # machine may not reach the target at all (targets.check_site).
+        self.check_site: WorkerSite | None = None if self.local is not None else WorkerSite(self)
         try:
             self.addresses = self._choose_workers(workers)
         except BaseException:
@@ -531,8 +531,8 @@ class ClusterDriver:
 PROBE_TIMEOUT_S = 120.0  # reflection, a certificate fetch and one call, with margin
 
 
-class WorkerProbe:
-    """Runs a target check (targets.probe) on the cluster's first worker."""
+class WorkerSite:
+    """Runs a target check (targets.check_site) on the cluster's first worker."""
 
     def __init__(self, driver: ClusterDriver) -> None:
         self.driver = driver

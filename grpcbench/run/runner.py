@@ -35,7 +35,7 @@ from grpcbench.run.context import RunContext
 from grpcbench.run.measure import LevelInterrupted, load_spec
 from grpcbench.run.options import RunOptions
 from grpcbench.targets import Target, TargetContext, TargetPlan
-from grpcbench.targets.probe import HERE, Probe
+from grpcbench.targets.check_site import HERE, CheckSite
 
 
 def preflight_here(
@@ -103,9 +103,9 @@ class Runner:
         # Per target (see _preflight): how it is reached, and the --call resolved for it.
         self.security: ChannelSecurity = options.security
         self.method_call: MethodCall | None = None
-        # Where target checks run: a remote cluster's worker, else here (targets.probe).
-        probes = [getattr(driver, "probe", None) for driver in self.drivers]
-        self.probe: Probe = next((probe for probe in probes if probe is not None), HERE)
+        # Where target checks run: a remote cluster's worker, else here (targets.check_site).
+        sites = [getattr(driver, "check_site", None) for driver in self.drivers]
+        self.check_site: CheckSite = next((site for site in sites if site is not None), HERE)
 
     def _target_hosts(self) -> set[str]:
         """The hosts the generators dial: --bind for started servers, --target's."""
@@ -162,7 +162,7 @@ class Runner:
                 start_timeout_s=self.options.start_timeout_s,
                 security=self.options.security,
                 host=self.options.bind,
-                probe=self.probe,
+                check_site=self.check_site,
             )
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):
@@ -232,7 +232,9 @@ class Runner:
         self.events.server_ready(target.label, target.address, target.pid)
         self.security = target.security
         if options.call is not None:  # reflection, from where the load will come
-            resolved = await self.probe(resolve_call, options.call, target.address, self.security)
+            resolved = await self.check_site(
+                resolve_call, options.call, target.address, self.security
+            )
             self.method_call = MethodCall.from_json(resolved)
         if not (external or options.call is not None) or not options.preflight:
             return
@@ -243,7 +245,7 @@ class Runner:
             self.method_call, self.security,
         )  # fmt: skip
         what = options.call.method if options.call else f"the {options.scenario.service} workload"
-        await self.probe(
+        await self.check_site(
             preflight_here, target.address, self.security, spec.to_json(), what,
             options.load.timeout_s, options.expected_statuses, ClientOptions.of(options.load),
         )  # fmt: skip

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from grpcbench.base import defaults
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
-from grpcbench.targets.probe import HERE, Probe
+from grpcbench.targets.check_site import HERE, CheckSite
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class TargetContext:
     security: ChannelSecurity = PLAINTEXT  # how the client reaches an external target
     host: str = "127.0.0.1"  # where started servers listen; another only with --bind
     # Where checks that touch an external target run: here, or on a cluster worker.
-    probe: Probe = HERE
+    check_site: CheckSite = HERE
 
 
 class Target(Protocol):

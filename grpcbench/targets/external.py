@@ -48,14 +48,14 @@ class ExternalTargetPlan:
     @asynccontextmanager
     async def _open(self, context: TargetContext) -> AsyncIterator[Target]:
         # The TLS files read (and --skipTLS's certificate fetched) for this address, and
-        # the target reached, from where the load will come (context.probe).
-        security = await context.probe(reach, self.address, context.security)
+        # the target reached, from where the load will come (context.check_site).
+        security = await context.check_site(reach, self.address, context.security)
         yield ExternalTarget(self.address, self.address, self.pid, security)
 
 
 def reach(address: str, security: ChannelSecurity) -> ChannelSecurity:
     """Resolve the TLS settings for ``address`` and check a gRPC server answers there;
-    plain and synchronous, so a cluster worker can run it (targets.probe)."""
+    plain and synchronous, so a cluster worker can run it (targets.check_site)."""
     resolved = security.resolve(address)
     asyncio.run(check_reachable(address, resolved))
     return resolved

@@ -4,8 +4,8 @@ Reaching an ``--target`` (TCP, then gRPC), ``--skipTLS``'s certificate fetch,
 reflection and the pre-flight call must run where the load will come from.
 With generators on this machine that is here; with ``--cluster tcp://...`` it
 is a worker, because the machine running grpcbench may not reach the target at
-all (a laptop that reaches the scheduler through a port-forward). A probe runs
-one plain, picklable function there and returns its result or raises its error
+all (a laptop that reaches the scheduler through a port-forward). A check site
+runs one plain, picklable function there and returns its result or raises its error
 (a ``OneLineError`` keeps its class and line).
 """
 
@@ -18,13 +18,13 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 
-class Probe(Protocol):
+class CheckSite(Protocol):
     where: str  # "here" or the worker's address, for messages
 
     async def __call__(self, function: Callable[..., Any], *args: Any) -> Any: ...
 
 
-class LocalProbe:
+class HereSite:
     """Runs the check in a daemon thread of its own: a check that hangs on a target
     that accepts and never answers (its own timeouts are seconds long) must not hold
     Ctrl-C up. ``asyncio.to_thread`` used the loop's default executor, which
@@ -56,4 +56,4 @@ class LocalProbe:
         return await done
 
 
-HERE = LocalProbe()
+HERE = HereSite()
