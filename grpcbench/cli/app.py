@@ -181,10 +181,13 @@ def capacity(
             help="Most search probes per server kind and SLO.", rich_help_panel=panels.CAPACITY
         ),
     ] = defaults.CAPACITY_MAX_PROBES,
-    repeat: Annotated[
+    confirmations: Annotated[
         int,
         typer.Option(
-            help="Confirm each capacity this many times, each on a fresh server.",
+            "--confirmations",
+            "--repeat",
+            help="Confirm each capacity this many times, each on a fresh server (--repeat:"
+            " the same, as `run` spells repeating).",
             rich_help_panel=panels.CAPACITY,
         ),
     ] = defaults.CAPACITY_CONFIRMATIONS,
@@ -201,7 +204,7 @@ def capacity(
     search = commands.CapacityArgs(
         slos=tuple(slo), max_error_rate=max_error_rate, precision=precision,
         probe_duration=probe_duration, probe_warmup=probe_warmup, max_probes=max_probes,
-        confirmations=repeat,
+        confirmations=confirmations,
     )  # fmt: skip
     _call(commands.capacity, given, search)
 
