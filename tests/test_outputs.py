@@ -73,6 +73,7 @@ def test_an_output_that_fails_mid_run_is_said_once_and_the_others_are_written(
     assert written.count(fine) == 4
 
 
+@pytest.mark.integration  # it starts a server
 def test_standard_output_is_treated_as_a_unix_tool_treats_it(tmp_path: Path) -> None:
     """A reader that went away (``| head -1``): quiet, 141 as SIGPIPE would give, and the
     results file still written; one that cannot take more (/dev/full): one line, 2."""
