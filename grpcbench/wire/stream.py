@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from grpcbench.wire import status
 from grpcbench.wire.headers import HeaderInfo, RequestFields
 
 if TYPE_CHECKING:
@@ -102,10 +103,10 @@ EXTRA_REPLY = "the server sent more than one reply to a unary call"
 
 
 def unary_outcome(stream: WireStream) -> tuple[int, str]:
-    """A unary call's status and message: OK needs exactly one reply, else Internal,
-    on the callback loops as on the awaitable API (both read it here)."""
-    if stream.status == 0 and stream.messages != 1:
-        return 13, NO_REPLY if stream.messages == 0 else EXTRA_REPLY  # INTERNAL
+    """A unary call's status and message on the callback loops: OK needs exactly one
+    reply, else Internal with the text the awaitable API raises (NO_REPLY, EXTRA_REPLY)."""
+    if stream.status == status.OK and stream.messages != 1:
+        return status.INTERNAL, NO_REPLY if stream.messages == 0 else EXTRA_REPLY
     return stream.status, stream.message
 
 
