@@ -61,6 +61,8 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     if args.dry_run:
         return print_plan(options, consoles)
     err = consoles.err
+    if any(output.to_stdout for output in options.outputs):
+        consoles = Consoles(out=err, err=err)  # standard output is the chosen format's
     columns = len(options.targets) * options.repeat
     events = ConsoleEvents(err, columns, len(options.levels) * len(options.drivers))
     runner = Runner(options, events)

@@ -20,7 +20,7 @@ from grpcbench.load.callback_loops import wire_closed_loop_phase, wire_open_loop
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.open_loop import open_loop_phase, share_pacer
-from grpcbench.load.recorders import LevelRecorders
+from grpcbench.load.recorders import DetailedLevelRecorders, LevelRecorders, level_recorders
 from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.intervals import (
@@ -119,7 +119,7 @@ async def run_level(
         on_measurement_start()
         if isinstance(call, PerRequestCalls | CheckoutCalls):
             call.recording = True  # connection set-ups count from now on
-        measure = LevelRecorders()
+        measure = level_recorders(spec.settings.call_details)
         timeline = (
             TimelineRecorder(spec.settings.sample_interval_s)
             if spec.settings.sample_interval_s
@@ -184,6 +184,7 @@ async def run_level(
         errors=dict(measure.errors),
         intervals=intervals,
         window_calls=tuple(window_calls) if len(window_calls) == 2 else (),
+        details=measure.details if isinstance(measure, DetailedLevelRecorders) else None,
     )
 
 

@@ -25,6 +25,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from grpcbench.base.processes import start_child
 from grpcbench.base.resources import protos_dir
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.recorders import error_key
+from grpcbench.model.call_details import CallDetails
 from grpcbench.model.load_result import LoadResult, LoadSpec
 from grpcbench.observe.cpu_share import NeighbourMeter
 from grpcbench.rpc.call import MethodCall
@@ -201,6 +203,7 @@ def parse_ghz_report(report: dict[str, Any], spec: LoadSpec, cpu_s: float = 0.0)
             ghz_error_key(str(text)): int(n)
             for text, n in (report.get("errorDistribution") or {}).items()
         }
+        kept = _call_details(details, spec.settings.call_details)
     except (KeyError, TypeError, ValueError) as error:
         raise GhzError(f"unexpected ghz report ({error!r})") from None
     count = sum(statuses.values())
@@ -222,7 +225,34 @@ def parse_ghz_report(report: dict[str, Any], spec: LoadSpec, cpu_s: float = 0.0)
         truncated=report.get("endReason") == "timeout" and not spec.settings.duration_s,
         latency_note=note,
         errors=errors,
+        details=kept,
     )
+
+
+def _call_details(records: list[dict[str, Any]], limit: int) -> CallDetails | None:
+    """ghz's per-call records as grpcbench keeps them, when a format lists calls."""
+    if not limit:
+        return None
+    kept = CallDetails(limit=limit)
+    for record in records:
+        match = _GHZ_ERROR.fullmatch(str(record.get("error") or ""))
+        kept.add(
+            _epoch_ns(str(record["timestamp"])),
+            int(record["latency"]),
+            str(record["status"]),
+            match.group(2) if match else str(record.get("error") or ""),
+        )
+    return kept
+
+
+def _epoch_ns(stamp: str) -> int:
+    """Go's RFC3339Nano ("2026-11-25T14:21:27.210090253Z") as Unix epoch nanoseconds."""
+    whole, _, fraction = stamp.removesuffix("Z").partition(".")
+    zone = "+00:00" if stamp.endswith("Z") else ""
+    if not zone and len(fraction) > 6:  # an offset follows the fraction: "…123+02:00"
+        fraction, zone = fraction[:-6], fraction[-6:]
+    seconds = int(datetime.fromisoformat(whole + zone).timestamp())
+    return seconds * 1_000_000_000 + int((fraction or "0").ljust(9, "0")[:9])
 
 
 def _children_cpu_s() -> float:

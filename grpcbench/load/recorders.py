@@ -1,10 +1,13 @@
-"""Everything a generator records during a measured phase, in constant memory."""
+"""Everything a generator records during a measured phase, in constant memory (per-call
+records, which a format that lists calls asks for, are bounded by their limit)."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalRecorder
 from grpcbench.model.load_result import StreamSummary
 from grpcbench.services.base import CallStats
@@ -87,3 +90,25 @@ class LevelRecorders:
         if key not in self.errors and len(self.errors) >= MAX_ERROR_MESSAGES:
             key = error_key(status, OTHER_MESSAGES)
         self.errors[key] += 1
+
+
+@dataclass
+class DetailedLevelRecorders(LevelRecorders):
+    """``LevelRecorders`` that also keep one record per call (``CallDetails``), for the
+    formats that list calls; a subclass, so runs without them pay nothing per call."""
+
+    details: CallDetails = field(default_factory=CallDetails)
+
+    def record_call(
+        self, status: str, latency_us: int, stats: CallStats | None, message: str = ""
+    ) -> None:
+        super().record_call(status, latency_us, stats, message)
+        latency_ns = latency_us * 1000
+        self.details.add(time.time_ns() - latency_ns, latency_ns, status, message)
+
+
+def level_recorders(call_details: int) -> LevelRecorders:
+    """Recorders for one measured phase; ``call_details``: per-call records to keep (0: none)."""
+    if call_details:
+        return DetailedLevelRecorders(details=CallDetails(limit=call_details))
+    return LevelRecorders()

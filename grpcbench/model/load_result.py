@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeVar
 
+from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalFigures, merge_intervals
 from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.observe.cpu_share import saturation
@@ -221,6 +222,9 @@ class LoadResult:
     # (summed over processes), so the rate the server completed is measured in the
     # second half of the window, whatever the latency (capacity.probe.achieved_rate).
     window_calls: tuple[int, ...] = ()
+    # Per-call records, kept only when a format that lists calls asks for them
+    # (LoadSettings.call_details): ghz's details.
+    details: CallDetails | None = None
 
     @property
     def count(self) -> int:
@@ -299,6 +303,7 @@ class LoadResult:
                 if self.window_calls and other.window_calls
                 else ()
             ),
+            details=_merge_optional(self.details, other.details, CallDetails.merge),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -311,6 +316,7 @@ class LoadResult:
         data["client_timeline"] = self.client_timeline.to_json() if self.client_timeline else None
         data["intervals"] = [figures.to_json() for figures in self.intervals]
         data["window_calls"] = list(self.window_calls)
+        data["details"] = self.details.to_json() if self.details else None
         return data
 
     @classmethod
@@ -329,4 +335,6 @@ class LoadResult:
             IntervalFigures.from_json(figures) for figures in data.get("intervals") or ()
         )
         data["window_calls"] = tuple(int(n) for n in data.get("window_calls") or ())
+        details = data.get("details")
+        data["details"] = CallDetails.from_json(details) if details else None
         return cls(**data)

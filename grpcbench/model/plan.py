@@ -287,6 +287,12 @@ class LoadSettings:
         parse=lambda text: parse_size(text, "--max-send-message-size"),
         help="A request message larger than this fails its call ResourceExhausted, unsent.",
     )  # fmt: skip
+    call_details: int = setting(
+        0, option="--call-details", cli=False, json="call_details", before=0, load=int,
+        check=at_least(0),
+        help="Per-call records each generator keeps (ghz's details; 0: none). Set when an"
+        " output lists calls one by one (ghz's -O json, csv, influx-details).",
+    )  # fmt: skip
     client_cpus: tuple[int, ...] = setting(
         (), option="--client-cpus", cli=False, json="client_cpus", dump=list,
         load=lambda cpus: tuple(int(c) for c in cpus or ()),

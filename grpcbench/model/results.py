@@ -124,7 +124,8 @@ class LevelResult:
             "server": self.server,
             "plan": self.plan.to_json(),
             "repeat": self.repeat,
-            "load": self.load.to_json(),
+            # Per-call records go to the formats that list calls (ghz's), not here.
+            "load": {**self.load.to_json(), "details": None},
             "server_usage": self.server_usage.to_json() if self.server_usage else None,
             "backing_usage": {name: u.to_json() for name, u in self.backing_usage.items()},
             "verdict": self.verdict,  # derived from the figures above; recomputed on load

@@ -10,6 +10,7 @@ before anything starts. Adding a format is one module plus one entry below
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -28,6 +29,7 @@ class ExporterInfo:
     after_each_level: bool
     # "module:function" that raises UsageError when a needed extra is missing.
     requires: str = ""
+    lists_calls: bool = False  # needs per-call records (LoadSettings.call_details)
 
 
 EXPORTERS: dict[str, ExporterInfo] = {
@@ -36,7 +38,24 @@ EXPORTERS: dict[str, ExporterInfo] = {
         ExporterInfo("json", "--output", "grpcbench.report.json_export:write_json", True),
         ExporterInfo("markdown", "--markdown", "grpcbench.report.markdown:write_markdown", True),
         ExporterInfo("csv", "--csv", "grpcbench.report.csv_export:write_csv", True),
-        ExporterInfo("ghz-json", "-O json", "grpcbench.report.ghz_json:write_ghz_json", True),
+        *(
+            ExporterInfo(
+                f"ghz-{name}",
+                f"-O {name}",
+                f"grpcbench.report.{module}:write_{function}",
+                True,
+                lists_calls=lists_calls,
+            )
+            for name, module, function, lists_calls in (
+                ("json", "ghz_formats", "json", True),
+                ("pretty", "ghz_formats", "pretty", True),
+                ("csv", "ghz_formats", "csv", True),
+                ("summary", "ghz_formats", "summary", False),
+                ("influx-summary", "ghz_ingest", "influx_summary", False),
+                ("influx-details", "ghz_ingest", "influx_details", True),
+                ("prometheus", "ghz_ingest", "prometheus", False),
+            )
+        ),  # ghz's -O formats (report.ghz_formats, report.ghz_ingest)
         ExporterInfo(
             "html",
             "--report",
@@ -48,14 +67,22 @@ EXPORTERS: dict[str, ExporterInfo] = {
 }
 
 
+# An output path that means standard output (ghz's -O without -o, or -o -).
+STDOUT = Path("-")
+
+
 @dataclass(frozen=True)
 class Output:
     format: str  # a key of EXPORTERS
-    path: Path
+    path: Path  # or STDOUT
 
     @property
     def info(self) -> ExporterInfo:
         return EXPORTERS[self.format]
+
+    @property
+    def to_stdout(self) -> bool:
+        return self.path == STDOUT
 
 
 def outputs_from(exports: tuple[str, ...] = (), **paths: Path | None) -> tuple[Output, ...]:
@@ -97,7 +124,9 @@ def check_writable(option: str, path: Path) -> None:
 class Exports:
     """The outputs of one run: checked up front, written after levels and at the end.
 
-    An output path that is a symlink is written through: its target gets the file,
+    An output to standard output is written once, at the end, from a temporary
+    file (the tables then go to standard error: ``run_benchmark``). An output path
+    that is a symlink is written through: its target gets the file,
     the link stays. An output that cannot be written mid-run (the disk filled, it
     turned read-only) does not stop the run: it is said once, the others are
     written, and ``at_end`` reports it."""
@@ -105,7 +134,7 @@ class Exports:
     def __init__(self, outputs: tuple[Output, ...]) -> None:
         self.outputs = tuple(
             replace(output, path=Path(os.path.realpath(output.path)))
-            if output.path.is_symlink() else output
+            if not output.to_stdout and output.path.is_symlink() else output
             for output in outputs
         )  # fmt: skip
         self.failed: dict[Path, str] = {}  # output path -> why it could not be written
@@ -115,28 +144,48 @@ class Exports:
         """Extras present and every destination writable, before anything starts."""
         seen: dict[Path, str] = {}
         for output in self.outputs:
+            if output.info.requires:
+                load_reference(output.info.requires)()
+            if output.to_stdout:
+                if STDOUT in seen:
+                    raise UsageError(
+                        f"{output.info.option} and {seen[STDOUT]} both write to standard output"
+                    )
+                seen[STDOUT] = output.info.option
+                continue
             resolved = output.path.resolve()
             if resolved in seen:
                 raise UsageError(
                     f"{output.info.option} and {seen[resolved]} name the same file {output.path}"
                 )
             seen[resolved] = output.info.option
-            if output.info.requires:
-                load_reference(output.info.requires)()
             check_writable(output.info.option, output.path)
 
     def after_level(self, record: RunRecord) -> None:
         for output in self.outputs:
-            if output.info.after_each_level:
+            if output.info.after_each_level and not output.to_stdout:
                 self._write(output, record)
 
+    @property
+    def to_stdout(self) -> bool:
+        """Whether an output takes standard output (so the tables must not)."""
+        return any(output.to_stdout for output in self.outputs)
+
     def at_end(self, record: RunRecord) -> list[Path]:
-        """Every output, final; returns what was written (``failed`` holds the rest)."""
-        return [output.path for output in self.outputs if self._write(output, record)]
+        """Every output, final; returns the files written (``failed`` holds the rest)."""
+        return [
+            output.path
+            for output in self.outputs
+            if self._write(output, record) and not output.to_stdout
+        ]
 
     def _write(self, output: Output, record: RunRecord) -> bool:
+        write = load_reference(output.info.writer)
         try:
-            load_reference(output.info.writer)(record, output.path)
+            if output.to_stdout:
+                _write_to_stdout(write, record)
+            else:
+                write(record, output.path)
         except OSError as error:
             reason = f"cannot write {output.info.option} {output.path}: {error.strerror or error}"
             if output.path not in self.failed:
@@ -145,3 +194,11 @@ class Exports:
             return False
         self.failed.pop(output.path, None)
         return True
+
+
+def _write_to_stdout(write: Callable[[RunRecord, Path], None], record: RunRecord) -> None:
+    with tempfile.TemporaryDirectory(prefix="grpcbench-") as directory:
+        path = Path(directory) / "output"
+        write(record, path)
+        sys.stdout.buffer.write(path.read_bytes())
+        sys.stdout.flush()

@@ -53,9 +53,10 @@ ACCEPTED: dict[str, str] = {
     "--max-recv-message-size, --max-send-message-size": "the same: a larger message ends its"
     " call ResourceExhausted",
     "--name, --tags": "recorded in the results and shown in the header",
-    "-O/--format, -o/--output": "json and pretty (ghz's own JSON layout), csv, html;"
-    " without -O, -o writes grpcbench's JSON; ghz's text formats are refused (the tables"
-    " are printed)",
+    "-O/--format, -o/--output": "ghz's summary, csv, json, pretty, influx-summary,"
+    " influx-details and prometheus, as ghz prints them, to -o or (without -o, or -o -)"
+    " to standard output, the tables then going to standard error; html is grpcbench's"
+    " report; without -O, -o writes grpcbench's JSON",
     "--disable-template-functions, --disable-template-data": "the same: -d and -m without"
     " their template functions (a function is refused), or sent as they are",
     "--async": "accepted: with --rps the open loop never waits for replies; without it, -c"
@@ -75,9 +76,15 @@ REFUSED: dict[str, str] = {
     "--duration-stop": "grpcbench waits for calls in flight at the end of -z (ghz's wait)",
     "--debug": "failures are one line; the traceback of a bug goes to a file",
 }
+# -O name -> the exporter (report.exporters) that writes it. html is grpcbench's own
+# report (ghz's loads its charts from CDNs); grpcbench is grpcbench's JSON.
 OUTPUT_FORMATS = {
-    "json": "ghz-json", "pretty": "ghz-json", "csv": "csv", "html": "html", "grpcbench": "json",
+    **{name: f"ghz-{name}" for name in (
+        "summary", "csv", "json", "pretty", "influx-summary", "influx-details", "prometheus")},
+    "html": "html", "grpcbench": "json",
 }  # fmt: skip
+# -o paths that are standard output, as ghz writes there when -o is absent.
+STDOUT_PATHS = ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 
 def _tags(text: str | None) -> dict[str, str]:
@@ -308,13 +315,10 @@ def apply(args: RunArgs) -> RunArgs:
     if flags.output_format is not None:
         chosen = OUTPUT_FORMATS.get(flags.output_format)
         if chosen is None:
-            raise UsageError(
-                f"-O {flags.output_format}: grpcbench writes {', '.join(OUTPUT_FORMATS)}"
-                " (ghz's text formats are its tables: grpcbench prints its own)"
-            )
-        if output is None:
-            raise UsageError(f"-O {flags.output_format} needs -o PATH (the tables go to stdout)")
-        exports, output = (*exports, f"{chosen}={output}"), None
+            raise UsageError(f"-O {flags.output_format}: one of {', '.join(OUTPUT_FORMATS)}")
+        # ghz prints to standard output without -o; the tables then go to stderr.
+        path = "-" if output is None or str(output) in STDOUT_PATHS else str(output)
+        exports, output = (*exports, f"{chosen}={path}"), None
     return replace(
         args,
         **changes,  # type: ignore[arg-type]

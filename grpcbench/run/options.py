@@ -35,6 +35,7 @@ from grpcbench.base.secrets import mask_params, redact
 from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
 from grpcbench.load.driver import DriverSettings
+from grpcbench.model.call_details import DETAIL_LIMIT
 from grpcbench.model.plan import NO_TIMEOUT, LevelPlan, LoadSettings, Placement
 from grpcbench.model.results import RecordedOptions, unexpected_calls
 from grpcbench.model.scenario import Scenario, Variant, load_scenario
@@ -174,7 +175,15 @@ def build_run_options(args: RunArgs) -> RunOptions:
     drivers = _cluster_drivers(parse_drivers(args.load), args)
     check_load_model(drivers, bool(args.rate or load.rate_schedule), load.connections)
     placement = build_placement(args.pin, args.server_cpus, args.client_cpus, args.backing_cpus)
-    load = replace(load, client_cpus=placement.client_cpus)
+    outputs = outputs_from(
+        args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
+    )
+    load = replace(
+        load,
+        client_cpus=placement.client_cpus,
+        # ghz's per-call formats need each call's record, kept up to ghz's limit.
+        call_details=DETAIL_LIMIT if any(out.info.lists_calls for out in outputs) else 0,
+    )
     if args.repeat <= 0:
         raise UsageError(f"bad --repeat {args.repeat}: must be a positive integer")
     if not 0 <= args.port < 65536:
@@ -192,9 +201,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
             cluster_workers=args.cluster_workers,
         ),
         placement=placement,
-        outputs=outputs_from(
-            args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
-        ),
+        outputs=outputs,
         repeat=args.repeat,
         port=args.port,
         start_timeout_s=parse_duration(

@@ -1,0 +1,181 @@
+"""One level as ghz's ``runner.Report`` (v0.120), the model every ghz output format prints.
+
+Durations are integer nanoseconds, the latency distribution is at ghz's seven
+percentiles, the histogram has ghz's 11 marks from the fastest to the slowest
+call, and errors are keyed as ghz keys them ("rpc error: code = Unavailable
+desc = ..."). The percentiles and the histogram come from grpcbench's HDR
+histogram (3 significant digits), not from sorting per-call records as ghz does.
+``details`` lists each call when the run kept per-call records
+(``model.call_details``). ``options`` holds ghz's keys as far as grpcbench
+records them: metadata values are masked (they carry credentials), and TLS file
+paths are not recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from grpcbench.base.secrets import MASK
+from grpcbench.model.results import LevelResult, RecordedOptions
+
+GHZ_PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
+HISTOGRAM_MARKS = 11  # ghz's 10 buckets between fastest and slowest, and the slowest
+NS_PER_US = 1000
+OTHER_MESSAGES = "(other messages)"
+
+
+def ghz_error(status: str, message: str) -> str:
+    """A failed call's error as a Go gRPC client prints it (ghz's errorDistribution keys)."""
+    return f"rpc error: code = {status} desc = {message}"
+
+
+def ghz_error_from_key(key: str) -> str:
+    """grpcbench's "Status: message" error key (``load.recorders.error_key``) as ghz's."""
+    status, _, message = key.partition(": ")
+    return ghz_error(status, message)
+
+
+def rfc3339(iso: str, fraction: bool = False) -> str:
+    """An ISO time as Go's time.RFC3339 (seconds) or RFC3339Nano, in UTC with "Z"."""
+    moment = datetime.fromisoformat(iso).astimezone(UTC)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if fraction and moment.microsecond:
+        text += f".{moment.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def rfc3339_nano(epoch_ns: int) -> str:
+    """Epoch nanoseconds as Go's RFC3339Nano (trailing zeros of the fraction dropped)."""
+    seconds, nanos = divmod(epoch_ns, 1_000_000_000)
+    text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return text + (f".{nanos:09d}".rstrip("0") if nanos else "") + "Z"
+
+
+def epoch_ns(iso: str) -> int:
+    moment = datetime.fromisoformat(iso)
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
+def ghz_options(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
+    """ghz's ``runner.Options`` keys, in its order, with its omitempty rules."""
+    call = options.call
+    settings = options.load
+    schema = str(call.get("schema", ""))
+    kind, _, source = schema.partition(" ")
+    host = level.server if ":" in level.server else ""
+    data = _json_or_text(str(call.get("data", ""))) if call.get("data") else None
+    metadata = {key: MASK for key in call.get("metadata_keys", [])}
+    fields: list[tuple[str, Any, bool]] = [  # (key, value, omitted when empty)
+        ("call", call.get("method", ""), True),
+        ("host", host, True),
+        ("proto", source if kind == "proto" else "", True),
+        ("protoset", source if kind == "protoset" else "", True),
+        ("enable-compression", settings.gzip, True),
+        ("skipTLS", "--skipTLS" in str(call.get("security", "")), True),
+        ("insecure", call.get("security", "plaintext") == "plaintext", False),
+        ("authority", settings.authority, True),
+        ("rps", int(level.plan.rate), True),
+        ("load-schedule", "const", False),
+        ("load-start", 0, False),
+        ("load-end", 0, False),
+        ("load-step", 0, False),
+        ("load-step-duration", 0, False),
+        ("load-max-duration", 0, False),
+        ("concurrency", level.plan.concurrency, True),
+        ("concurrency-schedule", "const", False),
+        ("concurrency-start", 0, False),
+        ("concurrency-end", 0, False),
+        ("concurrency-step", 1, False),
+        ("concurrency-step-duration", 0, False),
+        ("concurrency-max-duration", 0, False),
+        ("total", settings.requests, True),
+        ("connections", level.load.connections, True),
+        ("duration", round(settings.duration_s * 1e9), True),
+        ("timeout", round(settings.timeout_s * 1e9), True),
+        ("dial-timeout", round(settings.connect_timeout_s * 1e9), True),
+        ("keepalive", round(settings.keepalive_s * 1e9), True),
+        ("data", data, True),
+        ("binary", False, False),
+        ("metadata", metadata, True),
+        ("CPUs", options.client_processes, False),
+        ("name", options.name, True),
+    ]
+    return {key: value for key, value, omit_empty in fields if value or not omit_empty}
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def histogram(level: LevelResult) -> list[dict[str, Any]]:
+    """ghz's buckets: 11 marks from fastest to slowest (seconds), each counting the
+    calls above the previous mark and at or below its own."""
+    latency = level.load.latency
+    if not latency.count:
+        return []
+    fastest, slowest = latency.min_us, latency.max_us
+    step = (slowest - fastest) / (HISTOGRAM_MARKS - 1)
+    marks = [fastest + step * i for i in range(HISTOGRAM_MARKS - 1)] + [slowest]
+    points = latency.cumulative()
+    buckets, below = [], 0.0
+    for mark in marks:
+        share = max((fraction for value, fraction in points if value <= mark), default=0.0)
+        if mark == marks[-1]:
+            share = 1.0
+        count = round((share - below) * latency.count)
+        buckets.append({"mark": mark / 1e6, "count": count, "frequency": share - below})
+        below = share
+    return buckets
+
+
+def details(level: LevelResult) -> list[dict[str, Any]]:
+    """ghz's per-call records, when the run kept them; else none."""
+    records = level.load.details
+    if records is None:
+        return []
+    return [
+        {
+            "timestamp": rfc3339_nano(started),
+            "latency": latency,
+            "error": ghz_error(status, message) if status != "OK" else "",
+            "status": status,
+        }
+        for started, latency, status, message in records.rows()
+    ]
+
+
+def ghz_report(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
+    """The report, with ghz's keys in ghz's order (``date`` first, as its MarshalJSON)."""
+    load = level.load
+    latency = load.latency
+    report: dict[str, Any] = {"date": rfc3339(level.finished_at)}
+    if options.name:
+        report["name"] = options.name
+    report |= {
+        "endReason": "timeout" if load.truncated else "normal",
+        "options": ghz_options(level, options),
+        "count": load.count,
+        "total": round(load.wall_s * 1e9),
+        "average": round(latency.mean_us * NS_PER_US),
+        "fastest": latency.min_us * NS_PER_US,
+        "slowest": latency.max_us * NS_PER_US,
+        "rps": load.rps,
+        "errorDistribution": {ghz_error_from_key(key): n for key, n in load.errors.items()},
+        "statusCodeDistribution": dict(load.statuses),
+        "latencyDistribution": [
+            {"percentage": p, "latency": latency.percentile_us(p) * NS_PER_US}
+            for p in GHZ_PERCENTILES
+        ]
+        if latency.count
+        else None,
+        "histogram": histogram(level) or None,
+        "details": details(level) or None,
+    }
+    if options.tags:
+        report["tags"] = dict(options.tags)
+    return report
