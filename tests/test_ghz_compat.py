@@ -59,7 +59,7 @@ DOCUMENTED: list[tuple[str, int | None, int | None, int | None]] = [
     ("--config ./config.json", 50, None, 1),
     ("--config ./config.json -c 20 -n 1000", 20, None, 1),  # the command line wins
     (f"""--insecure --proto ./protos/greeter.proto --call helloworld.Greeter.SayHello {DATA} -c 5 -n 50 -m '{{"request-id":"{{{{.RequestNumber}}}}"}}' --debug ./logs/debug.json ADDR""",
-     None, None, None),
+     5, 50, 1),
     ("--proto ./greeter.proto --call helloworld.Greeter.SayHello -B ./hello_request_data.bin"
      " ADDR", 50, 200, 1),
     ("--proto ./greeter.proto --call helloworld.Greeter.SayHello -e ADDR", 50, 200, 1),  # gzip
@@ -81,6 +81,7 @@ def _workdir(tmp_path: Path) -> Path:
     (tmp_path / "greeter.proto").write_text(proto)
     (tmp_path / "protos").mkdir()
     (tmp_path / "protos" / "helloworld.proto").write_text(proto)
+    (tmp_path / "protos" / "greeter.proto").write_text(proto)
     bundle = descriptor_pb2.FileDescriptorSet()
     helloworld_pb2.DESCRIPTOR.CopyToProto(bundle.file.add())
     (tmp_path / "bundle.protoset").write_bytes(bundle.SerializeToString())
@@ -111,7 +112,7 @@ def test_a_documented_ghz_line(
     work = _workdir(tmp_path)
     config = work / "config.json"
     config.write_text(config.read_text().replace("ADDR", hello))
-    line = line.replace("ADDR", hello).replace("/protos", str(work / "protos"))
+    line = line.replace("ADDR", hello).replace(" /protos", f" {work / 'protos'}")
     argv = [*GRPCBENCH, "run", *shlex.split(line), "--output", str(work / "r.json")]
     result = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=120,
                             check=False)  # fmt: skip
@@ -132,6 +133,8 @@ def test_a_documented_ghz_line(
         assert settings["duration_s"] == (30.0 if "-x 30s" in line else 2.0)
         assert settings["requests"] == 0
     assert load["connections"] == connections
+    if "--debug" in line:
+        assert "level finished" in (work / "logs" / "debug.json").read_text()
     if "--rps" in line:
         assert level["plan"]["rate"] == 200 and load["schedule_lag"] is not None
     if "--name" in line:
@@ -194,3 +197,22 @@ def test_stream_pacing_and_reflection_metadata(tmp_path: Path) -> None:
             # (an event loop timer may fire up to a millisecond early)
             assert level["load"]["latency"]["min_us"] >= (at_least_ms - 2) * 1000
             assert "Sent messages/call" in result.stdout and "Items" not in result.stdout
+
+
+def test_a_status_the_size_limit_provokes_is_measured_and_debug_logs_the_run(
+    hello: str, tmp_path: Path
+) -> None:
+    """ghz: --max-recv-message-size 5 counts ResourceExhausted calls (no pre-flight
+    stop); --debug FILE logs the run, secrets masked."""
+    log = tmp_path / "debug.log"
+    argv = [*GRPCBENCH, "run", "--insecure", "--call", "helloworld.Greeter.SayHello",
+            "-d", '{"name":"Joe"}', "-m", '{"authorization": "Bearer s3cr3t"}', "-n", "20",
+            "--max-recv-message-size", "5", "--expect-status", "ResourceExhausted",
+            "--debug", str(log), "-O", "json", hello]  # fmt: skip
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["statusCodeDistribution"] == {"ResourceExhausted": 20}
+    text = log.read_text()
+    assert "level finished" in text and "ResourceExhausted 20" in text and "s3cr3t" not in text
+    assert text.splitlines()[-1].endswith("end: done")

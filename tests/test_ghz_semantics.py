@@ -123,3 +123,18 @@ def test_the_disable_template_flags_reach_the_call() -> None:
     flags = GhzFlags(disable_template_functions=True)
     with pytest.raises(UsageError, match="not defined"):
         build_run_options(apply(RunArgs(address="127.0.0.1:50051", call=call, ghz_flags=flags)))
+
+
+def test_ghz_defaults_that_say_what_grpcbench_does_are_accepted() -> None:
+    from grpcbench.cli.app import ghz_flags_of
+
+    line = ["grpcbench", "run", "--load-schedule=const", "--concurrency-schedule", "const",
+            "--duration-stop", "wait", "-c", "5", "HOST:1"]  # fmt: skip
+    assert ghz_flags_of(line) == ["grpcbench", "run", "-c", "5", "HOST:1"]
+    for refused in (["--duration-stop", "close"], ["--load-schedule=step"], ["--lb-strategy", "x"]):
+        with pytest.raises(SystemExit) as stopped:
+            ghz_flags_of(["grpcbench", "run", *refused, "HOST:1"])
+        assert stopped.value.code == 2
+    assert ghz_flags_of(["grpcbench", "run", "--", "--load-schedule=step"])[-1] == (
+        "--load-schedule=step"
+    )

@@ -308,22 +308,34 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
     _call(commands.list_scenarios, as_json)
 
 
-def _refuse_ghz_flags(argv: list[str]) -> None:
-    """A ghz flag `run` does not take is refused by name with its reason (ghz_compat)."""
+def ghz_flags_of(argv: list[str]) -> list[str]:
+    """``argv`` without the ghz flags that only restate what grpcbench does (ghz's
+    ``--load-schedule const``, ``--duration-stop wait``: ``ghz_compat.AGREED``); any
+    other ghz flag `run` does not take is refused by name with its reason."""
     if len(argv) < 2 or argv[1] != "run":
-        return
+        return argv
     refused = ghz_compat.refused_flags()
-    for word in argv[2:]:
+    kept = argv[:2]
+    words = iter(argv[2:])
+    for word in words:
         if word == "--":
-            return
-        reason = refused.get(word.split("=", 1)[0])
-        if reason:
-            stderr.print(
-                f"[bold red]grpcbench: error:[/] ghz's {escape(word.split('=', 1)[0])} is not"
-                f" supported: {escape(reason)}",
-                highlight=False,
-            )
-            sys.exit(2)
+            return [*kept, word, *words]
+        flag, equals, value = word.partition("=")
+        reason = refused.get(flag)
+        if not reason:
+            kept.append(word)
+            continue
+        if not equals and flag in ghz_compat.AGREED:
+            value = next(words, "")
+        if ghz_compat.AGREED.get(flag) == value:
+            continue
+        stderr.print(
+            f"[bold red]grpcbench: error:[/] ghz's {escape(flag)} is not supported:"
+            f" {escape(reason)}",
+            highlight=False,
+        )
+        sys.exit(2)
+    return kept
 
 
 PROFILE_SCOPES = {"servers": ["--profile"], "generator": ["--profile", "--profile-generator"]}
@@ -353,8 +365,7 @@ def main() -> None:
     # gRPC's C core logs every failed TLS handshake and retry at INFO on stderr;
     # grpcbench says what went wrong in one line instead (a user's setting wins).
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-    _refuse_ghz_flags(sys.argv)
-    sys.argv[:] = profile_scope_spelled(sys.argv)
+    sys.argv[:] = profile_scope_spelled(ghz_flags_of(sys.argv))
     interrupts.install()
     try:
         code = app(standalone_mode=False)

@@ -64,7 +64,12 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     if any(output.to_stdout for output in options.outputs):
         consoles = Consoles(out=err, err=err)  # standard output is the chosen format's
     columns = len(options.targets) * options.repeat
-    events = ConsoleEvents(err, columns, len(options.levels) * len(options.drivers))
+    levels_per_column = len(options.levels) * len(options.drivers)
+    events = (
+        debug_log(args.ghz_flags.debug, options, err, columns, levels_per_column)
+        if args.ghz_flags.debug
+        else ConsoleEvents(err, columns, levels_per_column)
+    )
     runner = Runner(options, events)
     levels = ", ".join(plan.describe() for plan in options.levels)
     named = options.recorded().describe_run()
@@ -96,6 +101,18 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         err.print(f"[red]thresholds breached[/]: exit {EXIT_BREACHED}", highlight=False)
         return EXIT_BREACHED
     return code
+
+
+def debug_log(
+    path: str, options: RunOptions, err: Console, columns: int, levels_per_column: int
+) -> ConsoleEvents:
+    """ghz's --debug FILE: the console's events, also written to FILE line by line."""
+    from grpcbench.base.secrets import redact_argv
+    from grpcbench.cli.debug_log import DebugLog
+    from grpcbench.run.arguments import secret_options
+
+    argv = redact_argv(sys.argv, options.secret_params, secret_options())
+    return DebugLog(Path(path), argv, err, columns, levels_per_column)
 
 
 def run_to_end(

@@ -44,6 +44,13 @@ async def explain(error: grpc.aio.AioRpcError, address: str, security: ChannelSe
     return f"the pre-flight call of {what} failed ({status})"
 
 
+def _own_size_limit(error: grpc.aio.AioRpcError, client: ClientOptions) -> bool:
+    """The call failed on the run's own --max-recv/--max-send-message-size: a status
+    the user provoked on purpose, which the levels measure (as ghz does), not a fault."""
+    limited = client.max_recv_bytes or client.max_send_bytes
+    return bool(limited) and error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
 async def preflight(
     address: str,
     security: ChannelSecurity,
@@ -62,7 +69,7 @@ async def preflight(
         try:
             await asyncio.wait_for(call(timeout_s), timeout_s + 1.0)
         except grpc.aio.AioRpcError as error:
-            if status_name(error.code()) in expected:
+            if status_name(error.code()) in expected or _own_size_limit(error, client):
                 return
             raise PreflightError(await explain(error, address, security, what)) from None
         except TimeoutError:

@@ -50,7 +50,9 @@ class GhzFlags:
         None,
         "--format",
         "-O",
-        help=("With -o: json (ghz's own JSON layout), csv, html or grpcbench (its JSON)."),
+        help="ghz's output formats, as ghz prints them: summary, csv, json, pretty,"
+        " influx-summary, influx-details or prometheus (to -o, or without it to standard"
+        " output, the tables then going to standard error); html or grpcbench (its JSON).",
         panel=panels.GHZ,
     )
     run_name: str | None = option(
@@ -73,6 +75,12 @@ class GhzFlags:
     disable_template_functions: bool = option(
         False,
         help="ghz's: -d and -m keep their data fields; a function is refused.",
+        panel=panels.GHZ,
+    )
+    debug: str | None = option(
+        None,
+        help="ghz's: a log of the run (servers, levels, progress, statuses, warnings) to"
+        " this file, line by line.",
         panel=panels.GHZ,
     )
     disable_template_data: bool = option(

@@ -51,12 +51,15 @@ ACCEPTED: dict[str, str] = {
     "--config": "the same: a JSON or TOML file of ghz's options; the command line wins",
     "--authority, --keepalive, -e/--enable-compression": "the same, on both client stacks",
     "--max-recv-message-size, --max-send-message-size": "the same: a larger message ends its"
-    " call ResourceExhausted",
+    " call ResourceExhausted, which the level counts (the pre-flight call lets it"
+    " through); a level whose every call failed exits 4 unless --expect-status names it",
     "--name, --tags": "recorded in the results and shown in the header",
     "-O/--format, -o/--output": "ghz's summary, csv, json, pretty, influx-summary,"
     " influx-details and prometheus, as ghz prints them, to -o or (without -o, or -o -)"
     " to standard output, the tables then going to standard error; html is grpcbench's"
     " report; without -O, -o writes grpcbench's JSON",
+    "--debug": "a log of the run, line by line, to the file (servers, levels, progress"
+    " each second, statuses, errors, warnings), not ghz's zap log",
     "--disable-template-functions, --disable-template-data": "the same: -d and -m without"
     " their template functions (a function is refused), or sent as they are",
     "--async": "accepted: with --rps the open loop never waits for replies; without it, -c"
@@ -67,14 +70,14 @@ REFUSED: dict[str, str] = {
     "--load-schedule, --load-start, --load-end, --load-step, --load-step-duration,"
     " --load-max-duration": "one ramp in one level: --rate-schedule"
     " step:start=S,step=N,every=D,end=E or line:start=S,end=E,over=D (a list of levels:"
-    " --rate 100,200,400)",
+    " --rate 100,200,400); --load-schedule const, ghz's default, is accepted",
     "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
     " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
-    " list: -c 10,20,40",
+    " list: -c 10,20,40; --concurrency-schedule const, ghz's default, is accepted",
     "--lb-strategy": "one target address, no load balancing between several",
     "--stream-dynamic-messages": "not yet: a stream's messages are rendered once per call",
-    "--duration-stop": "grpcbench waits for calls in flight at the end of -z (ghz's wait)",
-    "--debug": "failures are one line; the traceback of a bug goes to a file",
+    "--duration-stop": "grpcbench waits for the calls in flight at the end of -z: ghz's"
+    " wait, which is accepted",
 }
 # -O name -> the exporter (report.exporters) that writes it. html is grpcbench's own
 # report (ghz's loads its charts from CDNs); grpcbench is grpcbench's JSON.
@@ -102,7 +105,10 @@ def _tags(text: str | None) -> dict[str, str]:
 # ghz config keys that change nothing here (see ACCEPTED), and the value of a refused
 # key that is ghz's default (a config file may spell defaults out).
 _NO_OPS = {"count-errors", "async"}
-_DEFAULTS_OF_REFUSED = {"load-schedule": "const", "concurrency-schedule": "const"}
+# A refused flag with this value says what grpcbench does anyway: accepted, on the
+# command line (``--load-schedule const``) and in a config file.
+AGREED = {"--load-schedule": "const", "--concurrency-schedule": "const", "--duration-stop": "wait"}
+_DEFAULTS_OF_REFUSED = {flag.removeprefix("--"): value for flag, value in AGREED.items()}
 _SETTINGS_KEYS = {
     "total": "requests", "duration": "duration",
     "timeout": "timeout", "connect-timeout": "connect_timeout",
