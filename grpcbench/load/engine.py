@@ -85,13 +85,27 @@ def make_workload(spec: LoadSpec) -> Workload:
     """``--call``'s method call, else the service's own Python workload."""
     if spec.call is not None:
         from grpcbench.rpc.call import MethodCall
+        from grpcbench.rpc.templates import WorkerIds
         from grpcbench.rpc.workload import MethodWorkload
 
-        return MethodWorkload(MethodCall.from_json(spec.call), spec.share.index, spec.share.of)
+        call = MethodCall.from_json(spec.call)
+        connections = spec.settings.connections_for(spec.plan) or spec.plan.concurrency
+        ids = WorkerIds(first_worker(spec), connections, call.worker_prefix)
+        return MethodWorkload(call, spec.share.index, spec.share.of, ids)
     service = load_service(spec.service)
     if service.workload is None:
         raise UsageError(f"service {spec.service} has no client workload: give --call")
     return service.workload(spec.workload_params)
+
+
+def first_worker(spec: LoadSpec) -> int:
+    """This generator's first virtual user, numbered across the level (ghz's
+    {{.WorkerID}}): after the users of the generators before it (``builtin.split``)."""
+    concurrency, parts = spec.plan.concurrency, spec.share.of
+    return sum(
+        concurrency // parts + (1 if i < concurrency % parts else 0)
+        for i in range(spec.share.index)
+    )
 
 
 async def run_level(

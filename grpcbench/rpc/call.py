@@ -41,12 +41,13 @@ class MethodCall:
     stream_interval_s: float = 0.0  # client/bidi streams: a pause between messages sent
     stream_duration_s: float = 0.0  # client/bidi streams: stop sending after this long
     templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
+    worker_prefix: str = ""  # the run's --name: ghz puts it before each {{.WorkerID}}
 
     @classmethod
     def build(
         cls, schema: MethodSchema, data: str, metadata: str, stream_messages: int = 0,
         stream_interval_s: float = 0.0, stream_duration_s: float = 0.0,
-        templates: TemplateUse = "all",
+        templates: TemplateUse = "all", worker_prefix: str = "",
     ) -> MethodCall:  # fmt: skip
         call = cls(
             schema.call,
@@ -57,6 +58,7 @@ class MethodCall:
             stream_interval_s,
             stream_duration_s,
             templates,
+            worker_prefix,
         )
         # The schema at hand, so ``call.schema`` does not decode and build it again.
         call.__dict__["schema"] = schema

@@ -39,6 +39,7 @@ class PlannedCall:
     stream_duration_s: float = 0.0
     reflect_metadata: str = "{}"  # JSON object sent with the reflection requests
     templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
+    worker_prefix: str = ""  # the run's --name, before each {{.WorkerID}} (ghz's)
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
         """The call for this target: its schema from reflection if need be."""
@@ -68,7 +69,7 @@ class PlannedCall:
         data = self.data if self.binary is None else _binary_as_json(schema, self.binary)
         call = MethodCall.build(
             schema, data, self.metadata, self.stream_messages, self.stream_interval_s,
-            self.stream_duration_s, self.templates,
+            self.stream_duration_s, self.templates, self.worker_prefix,
         )  # fmt: skip
         CallMessages(call).check()
         return call

@@ -62,6 +62,23 @@ class MethodNames:
     server_streaming: bool
 
 
+@dataclass(frozen=True)
+class WorkerIds:
+    """ghz's ``{{.WorkerID}}``: "g<worker>c<connection>" (runner/requester.go), after
+    the run's --name and a colon when it has one. Workers are numbered across the
+    level's generators: this one's first is ``first``; worker n uses connection
+    n mod the level's connections, as ghz assigns them."""
+
+    first: int = 0
+    connections: int = 1
+    prefix: str = ""
+
+    def __call__(self, user: int) -> str:
+        number = self.first + user
+        worker = f"g{number}c{number % max(1, self.connections)}"
+        return f"{self.prefix}:{worker}" if self.prefix else worker
+
+
 def _go(value: Any) -> str:
     """Go's text/template prints booleans as true/false."""
     if isinstance(value, bool):

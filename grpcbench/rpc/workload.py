@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import grpc
 
 from grpcbench.rpc.call import CallMessages, Metadata, MethodCall
+from grpcbench.rpc.templates import WorkerIds
 from grpcbench.services.base import CallFunction, CallStats, ReplyCounter, UnaryPlan
 
 
@@ -54,19 +55,29 @@ async def _requests(
 class MethodWorkload:
     """Binds the call to a channel, per its kind; every virtual user gets a worker id."""
 
-    def __init__(self, call: MethodCall, index: int = 0, count: int = 1) -> None:
+    def __init__(
+        self, call: MethodCall, index: int = 0, count: int = 1, worker_ids: WorkerIds | None = None
+    ) -> None:
         self.messages = CallMessages(call, index, count)
         self.kind = call.schema.kind
         self.path = call.schema.path
         self.index = index
+        self.worker_ids: Callable[[int], str] = worker_ids or WorkerIds(prefix=call.worker_prefix)
         self.workers: dict[asyncio.Task[Any], str] = {}
         self.pacing = (call.stream_interval_s, call.stream_duration_s)
+
+    def as_preflight(self, number: int) -> None:
+        """Render this workload's calls as the pre-flight call: worker "preflight" and
+        RequestNumber ``number``, one the level's calls do not use (ghz's run, which has
+        no pre-flight call, numbers its calls from 0; so does each level here)."""
+        self.messages.next_number = number
+        self.worker_ids = lambda user: "preflight"
 
     def _worker_id(self) -> str:
         task = asyncio.current_task()
         worker = self.workers.get(task) if task else None
         if worker is None:
-            worker = f"{self.index}.{len(self.workers)}"
+            worker = self.worker_ids(len(self.workers))
             if task is not None:
                 self.workers[task] = worker
         return worker
@@ -76,17 +87,17 @@ class MethodWorkload:
 
     def unary_plan(self) -> UnaryPlan | None:
         """A unary method runs on the wire transport's callback loops; each virtual
-        user keeps its worker id ("index.user"), as it does here with tasks."""
+        user keeps its worker id, as it does here with tasks."""
         if self.kind != "unary":
             return None
         messages = self.messages
         fixed = messages.fixed_messages
         if fixed is not None and len(fixed) == 1 and messages.fixed_metadata is not None:
             return UnaryPlan(self.path, fixed[0], messages.fixed_metadata)
-        prefix = f"{self.index}."
+        worker_ids = self.worker_ids
 
         def next_request(user: int) -> tuple[bytes, Metadata]:
-            requests, metadata = messages.next(prefix + str(user))
+            requests, metadata = messages.next(worker_ids(user))
             return requests[0], metadata
 
         return UnaryPlan(self.path, next_request=next_request)

@@ -163,6 +163,8 @@ def build_run_options(args: RunArgs) -> RunOptions:
             " --cname, --skipTLS or the scenario's [tls])"
         )
     call = plan_call(call_settings)
+    if call is not None and args.name:
+        call = replace(call, worker_prefix=args.name)  # ghz's {{.WorkerID}}: "NAME:g0c0"
     if call is not None and not scenario.call.method:
         # The tables are about the method called, not the scenario it replaced.
         scenario = replace(scenario, name=call.method)

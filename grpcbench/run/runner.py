@@ -30,6 +30,7 @@ from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.planned import resolve_call
 from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.rpc.workload import MethodWorkload
 from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
 from grpcbench.run.measure import LevelInterrupted, load_spec
@@ -43,9 +44,18 @@ def preflight_here(
     timeout_s: float, expected: tuple[str, ...], client: ClientOptions,
 ) -> None:  # fmt: skip
     """The pre-flight call, plain and synchronous, where the probe runs it (here or a
-    cluster worker): the level's own workload, built from its spec."""
-    workload = make_workload(LoadSpec.from_json(spec_json))
+    cluster worker): the level's own workload, built from its spec, numbered after
+    the level's calls (a timed level's: ``PREFLIGHT_NUMBER``)."""
+    spec = LoadSpec.from_json(spec_json)
+    workload = make_workload(spec)
+    if isinstance(workload, MethodWorkload):
+        calls = spec.share.requests + spec.share.warmup_requests
+        workload.as_preflight(calls if spec.share.requests else PREFLIGHT_NUMBER)
     asyncio.run(preflight(address, security, workload, what, timeout_s, expected, client))
+
+
+# A timed level's call count is not known: its pre-flight call is numbered this.
+PREFLIGHT_NUMBER = 1_000_000_000
 
 
 class Columns(Protocol):

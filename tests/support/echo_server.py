@@ -96,13 +96,29 @@ class _TokenEverywhere(grpc.ServerInterceptor):
         return grpc.stream_stream_rpc_method_handler(refuse)
 
 
+class _Recording(grpc.ServerInterceptor):
+    """Appends each echo call's metadata to ``seen``: what the server saw."""
+
+    def __init__(self, seen: list[dict[str, str]]) -> None:
+        self.seen = seen
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        if details.method.startswith("/echo."):
+            self.seen.append(dict(details.invocation_metadata or ()))
+        return continuation(details)
+
+
 @contextmanager
 def echo_server(
-    token: str | None = None, tls: Certificates | None = None, guard_reflection: bool = False
-) -> Iterator[str]:
+    token: str | None = None, tls: Certificates | None = None, guard_reflection: bool = False,
+    seen: list[dict[str, str]] | None = None,
+) -> Iterator[str]:  # fmt: skip
     """Serve echo.Echo (with reflection) on 127.0.0.1; yields its address. With ``token``,
-    echo's methods demand it; with ``guard_reflection`` too, every call does."""
-    interceptors = [_TokenEverywhere(token)] if token and guard_reflection else []
+    echo's methods demand it; with ``guard_reflection`` too, every call does. ``seen``
+    gets each echo call's metadata."""
+    interceptors: list[grpc.ServerInterceptor] = [_Recording(seen)] if seen is not None else []
+    if token and guard_reflection:
+        interceptors.append(_TokenEverywhere(token))
     server = grpc.server(ThreadPoolExecutor(max_workers=8), interceptors=interceptors)
     params = {"token": token} if token else {}
     echo_pb2_grpc.add_EchoServicer_to_server(echo_service.GrpcioEcho(params), server)
