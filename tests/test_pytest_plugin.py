@@ -38,7 +38,9 @@ def test_fixtures_feed_pytest_benchmark_storage(pytester: pytest.Pytester) -> No
     data = json.loads(saved.read_text())
     (bench,) = data["benchmarks"]
     extra = bench["extra_info"]
-    assert extra["grpcbench_server"] == "grpcio-aio" and extra["calls"] == 60
+    # The top-level figures cover every round, as OPS does: 2 rounds of 60 calls.
+    assert extra["grpcbench_server"] == "grpcio-aio" and extra["calls"] == 120
+    assert [r["calls"] for r in extra["rounds"]] == [60, 60] and extra["ok"] == 120
     # pytest-benchmark's own columns are the measured phase: rounds = repeats,
     # times = seconds per call, OPS = calls per second (harmonic mean of the rounds).
     stats = bench["stats"]
@@ -139,3 +141,76 @@ def test_the_readmes_example_runs(pytester: pytest.Pytester) -> None:
         pytester.makepyfile(test_readme=example.replace("127.0.0.1:50051", address))
         result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def test_failing_benchmarks_fail_alone_in_one_line_and_the_others_are_saved(
+    pytester: pytest.Pytester,
+) -> None:
+    """A missing method, an unreachable target and a breached threshold each fail their
+    own test with one line; pytest-benchmark still saves the passing test's results."""
+    pytester.makepyfile(
+        test_mixed="""
+def test_passes(grpcbench, grpcbench_benchmark):
+    server = grpcbench.server("grpclib")
+    grpcbench_benchmark(target=server.address, call="helloworld.Greeter/SayHello",
+                        data={"name": "x"}, concurrency=2, requests=20)
+
+
+def test_missing_method(grpcbench, grpcbench_benchmark):
+    server = grpcbench.server("grpclib")
+    grpcbench_benchmark(target=server.address, call="helloworld.Greeter/SayGoodbye",
+                        concurrency=2, requests=20)
+
+
+def test_unreachable(grpcbench_benchmark):
+    grpcbench_benchmark(target="127.0.0.1:1", call="helloworld.Greeter/SayHello",
+                        proto="protos/grpcbench/proto/helloworld.proto", requests=20,
+                        connect_timeout="1s")
+
+
+def test_breach(grpcbench_benchmark):
+    grpcbench_benchmark("grpclib", concurrency=2, requests=20, thresholds="rps>=100000000")
+
+
+def test_unknown_keyword(grpcbench_benchmark):
+    grpcbench_benchmark("grpclib", reqeusts=20)
+"""
+    )
+    import shutil
+    from pathlib import Path
+
+    protos = Path(__file__).resolve().parents[1] / "protos"
+    shutil.copytree(protos, pytester.path / "protos")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--benchmark-json=out.json", "--benchmark-autosave",
+        "--benchmark-storage=file://store",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, failed=4)
+    text = result.stdout.str()
+    assert "Traceback" not in text and "During handling" not in text
+    assert "min() arg is an empty sequence" not in text + result.stderr.str()
+    for words in ("SayGoodbye", "127.0.0.1:1", "rps", "reqeusts"):
+        assert len([line for line in text.splitlines() if "grpcbench: " in line and words in line])
+    (bench,) = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
+    assert bench["name"] == "test_passes"
+    assert list((pytester.path / "store").rglob("*.json"))
+
+
+def test_a_call_on_a_running_server_gets_run_calls_defaults(pytester: pytest.Pytester) -> None:
+    """target= with call= sends what `run --call` sends: no warm-up (ghz's default), so
+    requests=40 over 2 rounds reaches the server as 80 calls and 2 pre-flight calls."""
+    from tests.support.echo_server import echo_server
+
+    seen: list[dict[str, str]] = []
+    with echo_server(seen=seen) as address:
+        pytester.makepyfile(
+            test_calls=f"""
+def test_calls(grpcbench_benchmark):
+    level = grpcbench_benchmark(target="{address}", call="echo.Echo/Say",
+                                data={{"message": "hi"}}, requests=40, rounds=2)
+    assert level.load.ok == 40 and level.concurrency == 50
+"""
+        )
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert len(seen) == 82

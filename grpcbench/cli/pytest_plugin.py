@@ -30,6 +30,9 @@ Every keyword is one of ``grpcbench run``'s options by its Python name
 same ``RunArgs`` the command line makes, checked by the same code, and the level
 is measured by the same ``Runner``, pre-flight call included: a wrong method or
 service is one clear failure, never thousands of failed calls counted as a result.
+A ``call=`` on a running ``target=`` gets ``run --call``'s ghz defaults (no warm-up).
+A failing test fails alone, before pytest-benchmark records it, so the other
+tests' results are still saved.
 """
 
 from __future__ import annotations
@@ -96,15 +99,18 @@ class GrpcbenchSession:
         from grpcbench.model.thresholds import breaches
         from grpcbench.run.runner import Runner
 
-        options = one_level_options(spec, **given)
-        runner = Runner(options)
+        failure = ""
         try:
-            record = self.loop.run(runner.run())
+            options = one_level_options(spec, **given)
+            record = self.loop.run(Runner(options).run())
         except OneLineError as error:  # one clear line, not grpcbench's traceback
-            pytest.fail(f"grpcbench: {error}", pytrace=False)
-        breached = breaches(record.levels, options.thresholds)
-        if breached:  # `run --threshold`'s exit 99, as a failed test
-            pytest.fail("grpcbench: " + "; ".join(b.describe() for b in breached), pytrace=False)
+            failure = str(error).removeprefix("grpcbench: ")
+        else:
+            breached = breaches(record.levels, options.thresholds)
+            # `run --threshold`'s exit 99, as a failed test
+            failure = "; ".join(breach.describe() for breach in breached)
+        if failure:  # failed here, outside the handler: the message once, alone
+            pytest.fail(f"grpcbench: {failure}", pytrace=False)
         return list(record.levels)
 
     def load(self, server: RunningServer | RunningTarget | str, **given: Any) -> LevelResult:
@@ -154,6 +160,50 @@ def extra_info(level: LevelResult) -> dict[str, Any]:
     return info
 
 
+def extra_info_of_rounds(levels: list[LevelResult]) -> dict[str, Any]:
+    """``extra_info``'s top-level figures over every round, as pytest-benchmark's own
+    OPS is: calls and statuses summed, req/s over the rounds' measured time, the
+    percentiles of the merged histograms, CPU summed and per call, the busiest
+    round's server saturation and the highest peak RSS; the last round's verdict
+    beside every round's."""
+    from collections import Counter
+
+    from grpcbench.stats.histogram import merge_summaries
+
+    last = levels[-1]
+    info = extra_info(last)
+    loads = [level.load for level in levels]
+    wall_s = sum(load.wall_s for load in loads)
+    latency = merge_summaries([load.latency for load in loads])
+    statuses: Counter[str] = Counter()
+    for load in loads:
+        statuses.update(load.statuses)
+    calls = sum(statuses.values())
+    info.update(
+        calls=calls,
+        ok=statuses["OK"],
+        statuses=dict(statuses),
+        requests_per_sec=round(calls / wall_s, 2) if wall_s else 0.0,
+        latency_avg_ms=round(latency.mean_us / 1000, 3),
+        generator_cpu_s=round(sum(load.client_cpu_s for load in loads), 4),  # summed
+        generator_saturated=any(load.client_saturated for load in loads),
+        verdicts=[level.verdict for level in levels],
+    )
+    generator_cpu_s = sum(load.client_cpu_s for load in loads)
+    info["generator_cpu_us_per_call"] = round(generator_cpu_s / calls * 1e6, 1) if calls else None
+    for name, percentile in PERCENTILES:
+        info[f"latency_{name.replace('.', '_')}_ms"] = latency.percentile_us(percentile) / 1000
+    usages = [level.server_usage for level in levels if level.server_usage]
+    if usages:
+        server_cpu_s = sum(usage.cpu_s for usage in usages)
+        info["server_cpu_s"] = round(server_cpu_s, 4)
+        info["server_cpu_saturation"] = round(max(u.cpu_saturation for u in usages), 3)
+        if calls:
+            info["server_cpu_us_per_call"] = round(server_cpu_s / calls * 1e6, 1)
+        info["server_peak_rss_bytes"] = max(usage.peak_rss_bytes for usage in usages)
+    return info
+
+
 @pytest.fixture
 def grpcbench() -> Iterator[GrpcbenchSession]:
     session = GrpcbenchSession()
@@ -186,16 +236,18 @@ def grpcbench_benchmark(
         )
 
     def run(spec: str | None = None, **given: Any) -> LevelResult:
-        levels: list[LevelResult] = []
-
-        def rounds() -> None:
-            levels.extend(grpcbench.measure(spec, **given))
-
-        benchmark.pedantic(rounds, rounds=1, iterations=1)
-        benchmark.stats.stats.data[:] = [
-            lv.load.wall_s / lv.load.count for lv in levels if lv.load.count
-        ]
-        benchmark.extra_info.update(extra_info(levels[-1]))
+        # Measured before pytest-benchmark records anything: a test that fails here
+        # fails alone, and the session's other results are still saved.
+        levels = grpcbench.measure(spec, **given)
+        seconds_per_call = [lv.load.wall_s / lv.load.count for lv in levels if lv.load.count]
+        if not seconds_per_call:
+            pytest.fail("grpcbench: no call finished in any round", pytrace=False)
+        benchmark.pedantic(lambda: None, rounds=1, iterations=1)  # registers the statistics
+        if (
+            benchmark.stats is not None
+        ):  # None: pytest-benchmark is off (xdist, --benchmark-disable)
+            benchmark.stats.stats.data[:] = seconds_per_call
+        benchmark.extra_info.update(extra_info_of_rounds(levels))
         benchmark.extra_info["rounds"] = [extra_info(level) for level in levels]
         benchmark.extra_info["requests_per_sec_rounds"] = [round(lv.load.rps, 2) for lv in levels]
         return levels[-1]

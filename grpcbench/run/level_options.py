@@ -95,11 +95,16 @@ def _several(value: Any) -> bool:
 
 
 def one_level_options(spec: str | None = None, **given: Any) -> RunOptions:
-    """``run``'s options for one level on one target (a test asserts on one result);
-    concurrency 10 unless a concurrency, a rate or a rate schedule is given."""
-    if not {"concurrency", "rate", "rate_schedule"} & set(given):
+    """``run``'s options for one level on one target (a test asserts on one result).
+    A ``call=`` on a running server gets what ``run --call`` gets: ghz's defaults
+    (``ghz_compat``: 50 concurrent calls, 200 calls, no warm-up, one connection);
+    otherwise concurrency 10 unless a concurrency, a rate or a rate schedule is given."""
+    from grpcbench.run.ghz_compat import apply
+
+    ghz_line = given.get("target") is not None and given.get("call") is not None
+    if not ghz_line and not {"concurrency", "rate", "rate_schedule"} & set(given):
         given["concurrency"] = DEFAULT_CONCURRENCY
-    options = build_run_options(run_args(spec, **given))
+    options = build_run_options(apply(run_args(spec, **given)))
     if len(options.levels) != 1 or len(options.targets) != 1 or len(options.drivers) != 1:
         raise UsageError(
             "grpcbench: one call measures one level of one server with one driver"
