@@ -9,11 +9,13 @@ values that exist; synopsis lines with alternatives ([a | b]) are not commands.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -106,8 +108,23 @@ def test_every_documented_command_runs(
         argv.append("--help")  # a server in the foreground until Ctrl-C
     elif argv[0] == "report" and any(a in argv for a in ("--png", "--svg")):
         pytest.importorskip("matplotlib")
-    result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+    with _reflection_server_for(argv):
+        result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
     assert result.exit_code == 0, f"{page}: {command}\n{result.output}"
+
+
+@contextlib.contextmanager
+def _reflection_server_for(argv: list[str]) -> Iterator[None]:
+    """`list` and `describe` ask a real reflection service: examples/echo's, served
+    here at the documented address's place."""
+    if argv[0] not in ("list", "describe") or SERVER_ADDRESS not in argv:
+        yield
+        return
+    from tests.support.echo_server import echo_server
+
+    with echo_server() as address:
+        argv[argv.index(SERVER_ADDRESS)] = address
+        yield
 
 
 def _other_commands(pattern: str) -> set[str]:

@@ -21,11 +21,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from grpcbench.base import defaults, interrupts, panels
+from grpcbench.base.declarations import declared_options
 from grpcbench.base.errors import OneLineError
 from grpcbench.base.secrets import redact
 from grpcbench.cli import commands
 from grpcbench.cli.declared_options import arguments_options, settings_options
 from grpcbench.model.plan import LoadSettings
+from grpcbench.rpc.settings import CallArgs
 from grpcbench.run import ghz_compat
 from grpcbench.run.arguments import RunArgs
 
@@ -300,6 +302,46 @@ def report(
 def list_servers() -> None:
     """List the server kinds and their spec options."""
     _call(commands.list_servers)
+
+
+# `list` and `describe` take `run`'s schema options (where the descriptors come from).
+SCHEMA_OPTIONS = ("proto", "import_paths", "protoset", "reflect_metadata", "cacert", "cert",
+                  "key", "cname", "skip_tls")  # fmt: skip
+NOT_SCHEMA = tuple(
+    option.name for option in declared_options(CallArgs) if option.name not in SCHEMA_OPTIONS
+)
+
+
+CALL_DEFAULTS = CallArgs()
+INSECURE = typer.Option(help="Plaintext (the default without TLS options).")
+
+
+@app.command("list")
+@arguments_options(CallArgs, exclude=NOT_SCHEMA)
+def list_symbols(
+    address: Annotated[str | None, typer.Argument(help="HOST:PORT (reflection).")] = None,
+    service: Annotated[str | None, typer.Argument(help="List this service's methods.")] = None,
+    args: CallArgs = CALL_DEFAULTS,
+    *,
+    insecure: Annotated[bool, INSECURE] = False,
+) -> None:
+    """List a server's services, or one service's methods (grpcurl's list)."""
+    _call(commands.list_symbols, address, service, args, insecure)
+
+
+@app.command()
+@arguments_options(CallArgs, exclude=NOT_SCHEMA)
+def describe(
+    address: Annotated[str | None, typer.Argument(help="HOST:PORT (reflection).")] = None,
+    symbol: Annotated[
+        str | None, typer.Argument(help="A service, method, message or enum.")
+    ] = None,
+    args: CallArgs = CALL_DEFAULTS,
+    *,
+    insecure: Annotated[bool, INSECURE] = False,
+) -> None:
+    """Show a service, method, message or enum as .proto text (grpcurl's describe)."""
+    _call(commands.describe_symbol, address, symbol, args, insecure)
 
 
 @app.command("scenarios")

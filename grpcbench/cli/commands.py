@@ -16,13 +16,14 @@ import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from grpcbench.base import interrupts
 from grpcbench.base.errors import InternalError, OneLineError, UsageError
+from grpcbench.rpc.settings import CallArgs
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.options import RunOptions, build_run_options
 
@@ -428,6 +429,49 @@ def report(
             consoles.err.print(
                 f"wrote {len(written)} {fmt.upper()} charts to {directory}", highlight=False
             )
+    return 0
+
+
+def _catalog(address: str | None, args: CallArgs, insecure: bool) -> Any:
+    """``list``/``describe``'s schema: a file's, or the server's reflection."""
+    from grpcbench.rpc.catalog import open_catalog
+
+    if insecure and args.security.tls:
+        raise UsageError("--insecure (plaintext) contradicts the TLS options")
+    args.security.check()
+    paths = tuple(p.strip() for p in (args.import_paths or "").split(",") if p.strip())
+    metadata = "{}"
+    if args.reflect_metadata:
+        from grpcbench.rpc.call import read_metadata
+
+        metadata = read_metadata((args.reflect_metadata,), None)
+    security = args.security.resolve(address) if address else args.security
+    return open_catalog(address, security, args.proto, paths, args.protoset, metadata)
+
+
+def list_symbols(
+    address: str | None, service: str | None, args: CallArgs, insecure: bool, consoles: Consoles
+) -> int:
+    """``grpcbench list``: services, one per line, or ``service``'s methods."""
+    if address and not service and (args.proto or args.protoset) and ":" not in address:
+        address, service = None, address  # `list --proto x.proto SERVICE`, as grpcurl
+    with _catalog(address, args, insecure) as catalog:
+        for name in catalog.methods(service) if service else catalog.services:
+            consoles.out.print(name, highlight=False, markup=False)
+    return 0
+
+
+def describe_symbol(
+    address: str | None, symbol: str | None, args: CallArgs, insecure: bool, consoles: Consoles
+) -> int:
+    """``grpcbench describe``: a symbol's .proto text; without one, every service's."""
+    if address and symbol is None and (args.proto or args.protoset) and ":" not in address:
+        address, symbol = None, address  # `describe --proto x.proto SYMBOL`, as grpcurl
+    with _catalog(address, args, insecure) as catalog:
+        symbols = [symbol] if symbol else catalog.services
+        consoles.out.print(
+            "\n".join(catalog.describe(name) for name in symbols), highlight=False, markup=False
+        )
     return 0
 
 

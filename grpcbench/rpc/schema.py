@@ -14,7 +14,8 @@ import difflib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -120,9 +121,13 @@ def did_you_mean(name: str, names: list[str]) -> str:
     return f"; did you mean {close[0]}?" if close else ""
 
 
-def reflect(address: str, security: ChannelSecurity, service: str, metadata: str = "{}") -> bytes:
-    """The service's files (and their imports) from the server's reflection service;
-    ``metadata`` (a JSON object, ghz's --reflect-metadata) goes with its requests."""
+@contextmanager
+def reflection_database(
+    address: str, security: ChannelSecurity, metadata: str = "{}"
+) -> Iterator[tuple[Any, list[str]]]:
+    """The server's reflection service as a descriptor database, and the services it
+    lists (sorted), while the channel is open; ``metadata`` (a JSON object, ghz's
+    --reflect-metadata) goes with its requests. Each failure is one line."""
     import grpc
     from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
         ProtoReflectionDescriptorDatabase,
@@ -131,24 +136,46 @@ def reflect(address: str, security: ChannelSecurity, service: str, metadata: str
     from grpcbench.rpc.reflection_metadata import with_metadata
 
     raw = security.sync_channel(address)
-    channel = with_metadata(raw, json.loads(metadata))
     try:
         try:
             grpc.channel_ready_future(raw).result(timeout=REFLECTION_TIMEOUT_S)
         except grpc.FutureTimeoutError:
             raise UsageError(
-                f"cannot reach target {address} to ask its reflection service"
+                _tls_trouble(address, security)
+                or f"cannot reach target {address} to ask its reflection service"
             ) from None
-        database = ProtoReflectionDescriptorDatabase(channel)
+        database = ProtoReflectionDescriptorDatabase(with_metadata(raw, json.loads(metadata)))
         try:
-            services = list(database.get_services())
+            services = sorted(database.get_services())
         except grpc.RpcError as error:
             raise UsageError(
                 f"the target {address} has no reflection service ({error.code().name}):"
                 " give --proto or --protoset"
             ) from None
+        yield database, services
+    finally:
+        raw.close()
+
+
+def _tls_trouble(address: str, security: ChannelSecurity) -> str | None:
+    """Why a connection failed, when its TLS handshake (or its absence) says so (not
+    asked inside a running event loop: there the pre-flight call explains it)."""
+    import asyncio
+
+    from grpcbench.rpc.security import tls_failure
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(tls_failure(address, security, ""))
+    return None
+
+
+def reflect(address: str, security: ChannelSecurity, service: str, metadata: str = "{}") -> bytes:
+    """The service's files (and their imports) from the server's reflection service."""
+    with reflection_database(address, security, metadata) as (database, services):
         if service not in services:
-            listed = ", ".join(sorted(services)) or "none"
+            listed = ", ".join(services) or "none"
             raise UsageError(
                 f"the target does not offer service {service}{did_you_mean(service, services)}"
                 f" (its reflection lists: {listed})"
@@ -157,8 +184,6 @@ def reflect(address: str, security: ChannelSecurity, service: str, metadata: str
         found = pool.FindServiceByName(service)
         serialized: bytes = _file_set(found.file).SerializeToString()
         return serialized
-    finally:
-        raw.close()
 
 
 def _file_set(file: FileDescriptor) -> descriptor_pb2.FileDescriptorSet:
