@@ -218,10 +218,14 @@ def test_a_status_the_size_limit_provokes_is_measured_and_debug_logs_the_run(
     assert text.splitlines()[-1].endswith("end: done")
 
 
-def test_worker_ids_and_request_numbers_are_ghz_s_and_the_preflight_call_is_apart() -> None:
-    """{{.WorkerID}} is "g<worker>c<connection>" (after --name and a colon), each
-    RequestNumber 0..n-1 reaches the server once, and the pre-flight call is worker
-    "preflight", numbered after the level's calls."""
+@pytest.mark.parametrize("loop", [[], ["--rps", "400", "--client-stack", "grpcio"]])
+def test_worker_ids_and_request_numbers_are_ghz_s_and_the_preflight_call_is_apart(
+    loop: list[str],
+) -> None:
+    """{{.WorkerID}} is "g<worker>c<connection>" (after --name and a colon), in a closed
+    loop and in an open one (ghz's --rps: one of c workers), each RequestNumber
+    0..n-1 reaches the server once, and the pre-flight call is worker "preflight",
+    numbered after the level's calls."""
     from tests.support.echo_server import echo_server
 
     seen: list[dict[str, str]] = []
@@ -229,12 +233,13 @@ def test_worker_ids_and_request_numbers_are_ghz_s_and_the_preflight_call_is_apar
         argv = [*GRPCBENCH, "run", "--insecure", "--call", "echo.Echo.Say",
                 "-d", '{"message": "hi"}', "-m",
                 '{"worker": "{{.WorkerID}}", "number": "{{.RequestNumber}}"}',
-                "-c", "4", "-n", "40", "--connections", "2", "--name", "nightly", address]  # fmt: skip
+                "-c", "4", "-n", "40", "--connections", "2", "--name", "nightly", *loop,
+                address]  # fmt: skip
         result = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     preflight = [call for call in seen if call["worker"] == "preflight"]
     assert [call["number"] for call in preflight] == ["40"]
     load = [call for call in seen if call["worker"] != "preflight"]
     assert sorted(int(call["number"]) for call in load) == list(range(40))
-    assert {call["worker"] for call in load} == {
-        "nightly:g0c0", "nightly:g1c1", "nightly:g2c0", "nightly:g3c1"}  # fmt: skip
+    workers = {"nightly:g0c0", "nightly:g1c1", "nightly:g2c0", "nightly:g3c1"}
+    assert {call["worker"] for call in load} == workers

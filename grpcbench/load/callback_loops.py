@@ -62,7 +62,9 @@ class _Issuer:
             self.body = body
         self.next = 0
 
-    def send(self, user: int, started: int) -> None:
+    def send(self, user: int, started: int, tag: int | None = None) -> None:
+        """One call of virtual user ``user`` (its connection with per-user, its
+        {{.WorkerID}}); ``tag`` (default: the user) comes back on the stream."""
         if self.calls.per_user:
             index = user % self.count
         elif self.least_busy:
@@ -81,7 +83,7 @@ class _Issuer:
             )
             body = channel.frame(request)
         stream = WireStream(block, body, True, self.on_done, time.monotonic() + self.timeout_s)
-        stream.tag = user
+        stream.tag = user if tag is None else tag
         stream.lane = index
         stream.started = started
         connection = channel.connection
@@ -216,7 +218,8 @@ async def wire_open_loop_phase(
             budget.in_flight += 1
             number = state["number"] = state["number"] + 1
             intended_of[number] = intended
-            issuer.send(number, now)
+            # ghz's --rps workers: the call goes to one of the level's c workers.
+            issuer.send((number - 1) % cap, now, tag=number)
             intended = state["next"] = start + int(next(offsets) * 1e9)
             now = clock()
         if timer[0] is None:

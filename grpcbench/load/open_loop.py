@@ -21,6 +21,7 @@ from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.model.load_result import LoadSpec
 from grpcbench.model.schedule import ConstantRate, Pacer, pacer_timetable
+from grpcbench.rpc.templates import CURRENT_WORKER
 from grpcbench.services.base import CallFunction
 
 # Do not sleep for less than this: fire every call that is due instead.
@@ -55,7 +56,8 @@ async def open_loop_phase(
     slots = asyncio.Semaphore(spec.share.concurrency)
     in_flight: set[asyncio.Task[None]] = set()
 
-    async def one_call(intended: float) -> None:
+    async def one_call(intended: float, worker: int) -> None:
+        CURRENT_WORKER.set(worker)  # this task's own context: ghz's --rps worker
         try:
             sent = clock()
             budget.in_flight += 1
@@ -74,7 +76,7 @@ async def open_loop_phase(
     budget.arm()
     start = clock()
     try:
-        for offset in spec_timetable(spec):
+        for number, offset in enumerate(spec_timetable(spec)):
             intended = start + offset
             delay = intended - clock()
             if delay > MIN_SLEEP_S:
@@ -84,7 +86,7 @@ async def open_loop_phase(
             if not budget.take():
                 slots.release()
                 break
-            task = asyncio.create_task(one_call(intended))
+            task = asyncio.create_task(one_call(intended, number % spec.share.concurrency))
             in_flight.add(task)
             task.add_done_callback(in_flight.discard)
         if in_flight:

@@ -25,6 +25,7 @@ import string
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -60,6 +61,11 @@ class MethodNames:
     output_name: str
     client_streaming: bool
     server_streaming: bool
+
+
+# The virtual user a call belongs to, where a task does not say it: an open loop's
+# calls each run in a task of their own, and set their worker (one of c) here.
+CURRENT_WORKER: ContextVar[int | None] = ContextVar("CURRENT_WORKER", default=None)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any
 import grpc
 
 from grpcbench.rpc.call import CallMessages, Metadata, MethodCall
-from grpcbench.rpc.templates import WorkerIds
+from grpcbench.rpc.templates import CURRENT_WORKER, WorkerIds
 from grpcbench.services.base import CallFunction, CallStats, ReplyCounter, UnaryPlan
 
 
@@ -74,6 +74,9 @@ class MethodWorkload:
         self.worker_ids = lambda user: "preflight"
 
     def _worker_id(self) -> str:
+        slot = CURRENT_WORKER.get()
+        if slot is not None:  # an open loop's call: one of its c workers
+            return self.worker_ids(slot)
         task = asyncio.current_task()
         worker = self.workers.get(task) if task else None
         if worker is None:
