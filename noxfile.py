@@ -151,6 +151,15 @@ def differential(session: nox.Session) -> None:
 
 
 @nox.session
+def hostile(session: nox.Session) -> None:
+    """The generated hostile-input suite at depth: 200 values per option of `run` and
+    800 mutated results files (CI runs 12 and 48 of them, in the tests)."""
+    session.install(".[test]")
+    session.env["GRPCBENCH_HOSTILE_EXAMPLES"] = "200"
+    session.run("pytest", "tests/test_hostile_generated.py", "-n", "auto", *session.posargs)
+
+
+@nox.session
 def streaming(session: nox.Session) -> None:
     """Streaming RPCs on grpc-go's route_guide: built-in (wire, grpcio) vs ghz, side by side."""
     session.install(".[proto]")

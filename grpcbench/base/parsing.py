@@ -30,7 +30,7 @@ def parse_positive_int_list(text: str, what: str) -> tuple[int, ...]:
         raise UsageError(f"bad {what} list {text!r}: expected comma-separated positive integers")
     values: list[int] = []
     for item in items:
-        if not item.isdigit() or int(item) <= 0:
+        if not item.isdecimal() or int(item) <= 0:
             raise UsageError(f"bad {what} {item!r} in {text!r}: must be a positive integer")
         values.append(int(item))
     return tuple(values)
@@ -103,7 +103,7 @@ def parse_warmup(text: str) -> tuple[int, float]:
     for ``"0"`` (no warm-up).
     """
     stripped = text.strip()
-    if stripped.isdigit():
+    if stripped.isdecimal():
         return int(stripped), 0.0
     return 0, parse_duration(stripped, "warm-up")
 
@@ -114,7 +114,7 @@ def parse_cpu_set(text: str, what: str) -> tuple[int, ...]:
     for part in text.split(","):
         part = part.strip()
         bounds = part.split("-")
-        if not part or len(bounds) > 2 or not all(b.isdigit() for b in bounds):
+        if not part or len(bounds) > 2 or not all(b.isdecimal() for b in bounds):
             raise UsageError(f"bad {what} {text!r}: expected CPU numbers such as 0, 0,1 or 0-3")
         low, high = int(bounds[0]), int(bounds[-1])
         if high < low:
@@ -126,7 +126,7 @@ def parse_cpu_set(text: str, what: str) -> tuple[int, ...]:
 def parse_host_port(text: str) -> tuple[str, int]:
     """``"127.0.0.1:50051"`` -> ``("127.0.0.1", 50051)``."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not port.isdecimal() or not 0 < int(port) < 65536:
         raise UsageError(f"bad target {text!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
     return host.strip("[]"), int(port)
 
@@ -160,11 +160,11 @@ def parse_cluster(text: str) -> str:
     value = text.strip()
     if value.startswith("local:"):
         count = value[len("local:") :]
-        if not count.isdigit() or int(count) <= 0:
+        if not count.isdecimal() or int(count) <= 0:
             raise UsageError(f"bad --cluster {text!r}: local:N needs a positive N")
         return value
     scheme, sep, rest = value.partition("://")
-    if sep and scheme in CLUSTER_SCHEMES and rest.rpartition(":")[2].isdigit():
+    if sep and scheme in CLUSTER_SCHEMES and rest.rpartition(":")[2].isdecimal():
         return value
     if sep and scheme not in CLUSTER_SCHEMES:
         raise UsageError(

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -74,7 +74,7 @@ def _call(command: Callable[..., int], *args: object) -> None:
         raise typer.Exit(commands.EXIT_PIPE_CLOSED) from None
     except OSError as error:
         if error.errno not in commands.OUTPUT_ERRNOS:
-            raise
+            _internal(error)
         _quiet_stdout()
         reason = error.strerror or str(error)
         stderr.print(f"[bold red]grpcbench: error:[/] cannot write the output: {reason}")
@@ -86,7 +86,18 @@ def _call(command: Callable[..., int], *args: object) -> None:
     except KeyboardInterrupt:  # before a run started: nothing to stop or keep
         stderr.print("[yellow]interrupted[/]")
         raise typer.Exit(interrupts.exit_code()) from None
+    except (typer.Exit, typer.Abort, ClickException):
+        raise
+    except Exception as bug:
+        _internal(bug)
     raise typer.Exit(code)
+
+
+def _internal(bug: Exception) -> NoReturn:
+    """A bug: one line, its traceback in a file the line names, exit 70."""
+    failure = commands.internal_error(bug)
+    stderr.print(f"[bold red]grpcbench: error:[/] {escape(redact(str(failure)))}")
+    raise typer.Exit(failure.exit_code) from None
 
 
 def _quiet_stdout() -> None:

@@ -131,7 +131,7 @@ def run_to_end(
     except OneLineError as caught:
         error = caught
     except Exception as bug:  # keep the tables and the results; the traceback goes to a file
-        error = _internal_error(bug)
+        error = internal_error(bug)
     stdout_failure: OSError | None = None
     try:
         print_results()
@@ -278,7 +278,8 @@ def versions() -> str:
     return f"grpcbench {__version__} (Python {python}; {others})"
 
 
-def _internal_error(bug: Exception) -> InternalError:
+def internal_error(bug: Exception) -> InternalError:
+    """A bug as one line; its traceback goes to a file the line names."""
     with tempfile.NamedTemporaryFile(
         "w", prefix="grpcbench-traceback-", suffix=".txt", delete=False
     ) as handle:

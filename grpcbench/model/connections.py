@@ -70,12 +70,12 @@ def parse_connection_strategy(text: str) -> ConnectionStrategy:
         return ConnectionStrategy("per-request")
     if value == "per-user":
         return ConnectionStrategy("per-user")
-    if value.startswith("checkout:") and value[9:].isdigit() and int(value[9:]) > 0:
+    if value.startswith("checkout:") and value[9:].isdecimal() and int(value[9:]) > 0:
         return ConnectionStrategy("checkout", int(value[9:]))
-    if value.isdigit():
+    if value.isdecimal():
         return ConnectionStrategy("pool", int(value))
     parts = value.split(":")
-    if parts[0] == "pool" and len(parts) in (2, 3) and parts[1].isdigit() and int(parts[1]) > 0:
+    if parts[0] == "pool" and len(parts) in (2, 3) and parts[1].isdecimal() and int(parts[1]) > 0:
         policy = parts[2] if len(parts) == 3 else "round-robin"
         if policy in ("round-robin", "least-busy"):
             return ConnectionStrategy("pool", int(parts[1]), policy)  # type: ignore[arg-type]

@@ -139,7 +139,7 @@ def parse_timeout(text: str) -> float:
 
 
 def parse_positive_int(text: str, option: str) -> int:
-    if not text.strip().isdigit() or int(text) <= 0:
+    if not text.strip().isdecimal() or int(text) <= 0:
         raise UsageError(f"bad {option} {text!r}: must be a positive integer")
     return int(text)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -376,7 +376,7 @@ def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
 def load_run(path: Path) -> RunRecord:
     """Any results file grpcbench ever wrote, upgraded to the current format."""
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text())  # RecursionError: nested thousands deep
         if not isinstance(data, dict):
             raise TypeError(f"expected a JSON object, found {type(data).__name__}")
         record = RunRecord.from_json(upgrade(data))
@@ -384,6 +384,8 @@ def load_run(path: Path) -> RunRecord:
             _check_level(level, number)
     except OneLineError as error:
         raise UsageError(f"cannot read results file {path}: {error}") from None
+    except RecursionError:
+        raise UsageError(f"cannot read results file {path}: nested too deeply") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as error:
         reason = f"{type(error).__name__}: {error}" if isinstance(error, KeyError) else error
         raise UsageError(f"cannot read results file {path}: {reason}") from None
@@ -409,6 +411,22 @@ def _check_level(level: LevelResult, number: int) -> None:
         value = getattr(load, figure)
         if not isinstance(value, int | float) or not value >= 0:
             raise ValueError(f"level {number}: {figure} is {value!r}")
+    for part, where in ((load, "load"), (level.plan, "plan")):
+        _check_numbers(part, f"level {number}: {where}")
+
+
+def _check_numbers(part: Any, where: str) -> None:
+    """Every field declared ``int`` or ``float`` holds a number, ``str`` a text, and a
+    summary that is not optional is there (a hand-edited or damaged file)."""
+    for spec in fields(part):
+        value = getattr(part, spec.name)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if spec.type in ("int", "float") and not number:
+            raise ValueError(f"{where}.{spec.name} is {value!r}, not a number")
+        if spec.type == "str" and not isinstance(value, str):
+            raise ValueError(f"{where}.{spec.name} is {value!r}, not a text")
+        if spec.type == "LatencySummary" and value is None:
+            raise ValueError(f"{where}.{spec.name} is missing")
 
 
 def _profiles_found(level: LevelResult, path: Path) -> LevelResult:

@@ -73,7 +73,7 @@ def read_stacks(lines: Iterable[str]) -> list[tuple[list[str], int]]:
     stacks = []
     for line in lines:
         text, _, count = line.rstrip().rpartition(" ")
-        if text and count.isdigit():
+        if text and count.isdecimal():
             stacks.append((text.split(";"), int(count)))
     return stacks
 

@@ -100,13 +100,30 @@ def outputs_from(exports: tuple[str, ...] = (), **paths: Path | None) -> tuple[O
     return tuple(outputs)
 
 
+def _through_link(output: Output) -> Output:
+    """A symlinked output path as the file it points to (the link stays)."""
+    if output.to_stdout:
+        return output
+    try:
+        linked = output.path.is_symlink()
+    except OSError as error:  # a name too long, a loop of links
+        raise UsageError(f"{output.info.option} {output.path}: {error.strerror or error}") from None
+    return replace(output, path=Path(os.path.realpath(output.path))) if linked else output
+
+
 def check_writable(option: str, path: Path) -> None:
     """Fail now, not after a whole level, if ``path`` cannot be written. Results are
     written to a temporary file renamed over ``path``, so an existing ``path`` must be
     a regular file: a device (/dev/null, /dev/full) or a pipe would be replaced."""
-    if path.is_dir():
+    try:
+        directory, exists, regular = path.is_dir(), path.exists(), path.is_file()
+    except (OSError, ValueError) as error:  # a name too long; a NUL in it
+        raise UsageError(
+            f"{option} {path!s:.80}: {getattr(error, 'strerror', None) or error}"
+        ) from None
+    if directory:
         raise UsageError(f"{option} {path}: is a directory")
-    if path.exists() and not path.is_file():
+    if exists and not regular:
         raise UsageError(
             f"{option} {path}: not a regular file (a device, pipe or socket); results go to a file"
         )
@@ -132,11 +149,7 @@ class Exports:
     written, and ``at_end`` reports it."""
 
     def __init__(self, outputs: tuple[Output, ...]) -> None:
-        self.outputs = tuple(
-            replace(output, path=Path(os.path.realpath(output.path)))
-            if not output.to_stdout and output.path.is_symlink() else output
-            for output in outputs
-        )  # fmt: skip
+        self.outputs = tuple(_through_link(output) for output in outputs)
         self.failed: dict[Path, str] = {}  # output path -> why it could not be written
         self.on_failure: Callable[[str], None] = lambda message: None
 

@@ -19,12 +19,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
+from grpcbench.base.input_files import read_input_text
 from grpcbench.rpc.schema import MethodSchema
 from grpcbench.rpc.templates import MethodNames, Template, TemplateUse, call_fields
 
@@ -229,14 +229,7 @@ class CallMessages:
 
 def read_utf8(path: str, option: str) -> str:
     """A text file an option names, or one line saying why it cannot be read."""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"cannot read {option} {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise UsageError(
-            f"cannot read {option} {path}: not UTF-8 text (byte {error.start}: {error.reason})"
-        ) from None
+    return read_input_text(path, option)
 
 
 def read_data(data: str | None, data_file: str | None) -> str:

@@ -105,11 +105,11 @@ def _capture_stderr(run: Any) -> str:
 
 
 def read_protoset(path: str) -> bytes:
+    from grpcbench.base.input_files import read_input_bytes
+
+    data = read_input_bytes(path, "--protoset")
     try:
-        data = Path(path).read_bytes()
         descriptor_pb2.FileDescriptorSet.FromString(data)
-    except OSError as error:
-        raise UsageError(f"cannot read --protoset {path}: {error.strerror or error}") from None
     except Exception:  # protobuf's DecodeError and friends
         raise UsageError(f"--protoset {path}: not a FileDescriptorSet") from None
     return data

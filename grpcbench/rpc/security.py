@@ -85,8 +85,8 @@ class ChannelSecurity:
         if self.skip_tls and self.cacert:
             raise UsageError("give either --cacert (check the server) or --skipTLS (do not)")
         for option, path in (("--cacert", self.cacert), ("--cert", self.cert), ("--key", self.key)):
-            if path and not Path(path).is_file():
-                raise UsageError(f"{option} {path}: no such file")
+            if path and not _is_file(path):
+                raise UsageError(f"{option} {path[:120]}: no such file")
 
     def resolve(self, address: str) -> ChannelSecurity:
         """With the PEM texts read (and, for --skipTLS, the server's certificate fetched)."""
@@ -151,13 +151,19 @@ class ChannelSecurity:
 PLAINTEXT = ChannelSecurity()
 
 
+def _is_file(path: str) -> bool:
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):  # a name too long; a NUL in it
+        return False
+
+
 def _read(path: str | None, option: str) -> str | None:
     if not path:
         return None
-    try:
-        return Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read {option} {path}: {error}") from None
+    from grpcbench.base.input_files import read_input_text
+
+    return read_input_text(path, option)
 
 
 def _tls_context(root_pem: str | None = None) -> ssl.SSLContext:

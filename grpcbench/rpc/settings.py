@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from grpcbench.base import panels
 from grpcbench.base.declarations import group, option
@@ -183,10 +182,9 @@ class CallArgs:
         if self.binary_file is not None and self.binary_stdin:
             raise UsageError("give either -B FILE or -b (standard input), not both")
         if self.binary_file is not None:
-            try:
-                return Path(self.binary_file).read_bytes()
-            except OSError as error:
-                raise UsageError(f"-B {self.binary_file}: {error.strerror or error}") from None
+            from grpcbench.base.input_files import read_input_bytes
+
+            return read_input_bytes(self.binary_file, "-B")
         if self.binary_stdin:
             return sys.stdin.buffer.read()
         return None

@@ -95,7 +95,7 @@ def _tags(text: str | None) -> dict[str, str]:
         return {}
     try:
         tags = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         tags = None
     if not isinstance(tags, dict):
         raise UsageError(f'bad --tags {text!r}: a JSON object, e.g. \'{{"env": "ci"}}\'')
@@ -134,11 +134,13 @@ def read_config(path: str) -> dict[str, object]:
     file = Path(path)
     if file.suffix not in (".json", ".toml"):
         raise UsageError(f"--config {path}: a .json or .toml file (as ghz reads them)")
+    from grpcbench.base.input_files import read_input_text
+
+    text = read_input_text(path, "--config")
     try:
-        text = file.read_text()
         data = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
-    except OSError as error:
-        raise UsageError(f"--config {path}: {error.strerror or error}") from None
+    except RecursionError:
+        raise UsageError(f"--config {path}: nested too deeply") from None
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
         raise UsageError(f"--config {path}: not valid {file.suffix[1:].upper()}: {error}") from None
     if not isinstance(data, dict):
@@ -244,7 +246,12 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
 def _check_connections(connections: str, concurrency: str | None) -> None:
     """ghz refuses more connections than concurrent calls; so does a ghz command line here."""
     count = connections.removeprefix("pool:")
-    if count.isdigit() and concurrency and concurrency.isdigit() and int(count) > int(concurrency):
+    if (
+        count.isdecimal()
+        and concurrency
+        and concurrency.isdecimal()
+        and int(count) > int(concurrency)
+    ):
         raise UsageError(
             f"--connections {count} with -c {concurrency}: ghz refuses more connections than"
             " concurrent calls (number of connections cannot be greater than concurrency)"
@@ -308,7 +315,7 @@ def apply(args: RunArgs) -> RunArgs:
         if "connections" not in settings:
             settings["connections"] = GHZ_CONNECTIONS
         _check_connections(str(settings["connections"]), concurrency)
-    if flags.skip_first is not None and str(settings.get("requests", "")).isdigit():
+    if flags.skip_first is not None and str(settings.get("requests", "")).isdecimal():
         # ghz's -n counts the skipped calls: -n 300 --skipFirst 100 makes 300, reports 200.
         total = int(str(settings["requests"]))
         if flags.skip_first >= total:

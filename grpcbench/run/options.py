@@ -347,7 +347,7 @@ def _bind_address(text: str | None) -> str:
         )
     try:
         socket.getaddrinfo(address, None)
-    except OSError:
+    except (OSError, UnicodeError, ValueError):  # unknown; not a host name at all
         raise UsageError(f"--bind {text!r}: not an address of this machine") from None
     return address
 
@@ -654,6 +654,6 @@ def resolve_client_processes(text: str, placement: Placement) -> int:
     """``auto``: one generator process per client CPU (each is one Python thread)."""
     if text.strip() == "auto":
         return max(1, len(placement.client_cpus) or (os.cpu_count() or 2) // 2)
-    if not text.strip().isdigit() or int(text) <= 0:
+    if not text.strip().isdecimal() or int(text) <= 0:
         raise UsageError(f"bad --client-processes {text!r}: a positive integer or auto")
     return int(text)

@@ -60,7 +60,7 @@ def parse_server_spec(text: str) -> ServerSpec:
             if name not in options:
                 allowed = ", ".join(options) or "none"
                 raise UsageError(f"unknown option {name!r} for {kind!r} (allowed: {allowed})")
-            if not eq or not value.strip().isdigit() or int(value) <= 0:
+            if not eq or not value.strip().isdecimal() or int(value) <= 0:
                 raise UsageError(f"bad value in {text!r}: {name} must be a positive integer")
             options[name] = int(value)
     return ServerSpec(kind=kind, uvloop=bool(plus), options=tuple(options.items()))

@@ -74,7 +74,7 @@ def from_http_status(http_status: int) -> int:
 def parse_status(value: bytes) -> int:
     """grpc-status's value, as grpc core reads it: a code it does not know is Unknown;
     a value that is not a 32-bit unsigned number (abc, empty, -3, 2^32) is Internal."""
-    if value.isdigit() and int(value) < 2**32:
+    if value.isdigit() and int(value) < 2**32:  # bytes: ASCII digits only
         code = int(value)
         return code if code < len(NAMES) else UNKNOWN
     return INTERNAL

@@ -1,0 +1,159 @@
+"""Generated hostile input: every option of `run`, and mutated results files for `show`,
+`compare` and `report`, must end in one clear line (exit 2) or be taken (exit 0),
+never a traceback, and within two seconds.
+
+The values come from hypothesis: a list of known troublemakers (huge and
+negative numbers, NaN, deep JSON, non-UTF-8 bytes as Python's argv carries
+them, control characters, long letter runs, unicode, paths that are not
+files) and random text. Each call is `grpcbench.cli.app.main` in this process,
+with ``--dry-run`` for `run`, so nothing starts. ``GRPCBENCH_HOSTILE_EXAMPLES``
+sets the values per option (default 12; ``nox -s hostile`` runs 200).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import typer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grpcbench.base import interrupts
+from grpcbench.cli import app as cli
+
+pytestmark = pytest.mark.integration
+
+EXAMPLES = int(os.environ.get("GRPCBENCH_HOSTILE_EXAMPLES", "12"))
+LIMIT_S = 2.0
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results" / "default-run.json"
+
+HOSTILE = [
+    "", " ", "-1", "0", "-0", "1e309", "-1e309", "nan", "inf", "-inf", "1" * 40,
+    "0x10", "1_000", "3.5", "[" * 5000 + "]" * 5000, '{"a":' * 3000 + "1" + "}" * 3000,
+    "\udcff\udcfe\udc80", "\x00", "\x01\x1b[31m\x7f", "a" * 100_000, "Ω≈ç√∫˜µ≤≥÷ 🙂",
+    "../../../../etc/passwd", "/dev/full", "/", "127.0.0.1:99999", "[::1]:0", "\n\n",
+    "%s%n%x", "{{.Nope}}", "p99<", "step:start=-5", "local:-1", "tls://", "=", ",,,",
+    "key=", "k=v" * 5000, "--help", "-", "'; rm -rf /", "ghz", "grpclib:workers=-1",
+]  # fmt: skip
+# An index into HOSTILE (a failing example prints short), or random text.
+VALUES = st.one_of(st.integers(0, len(HOSTILE) - 1), st.text(max_size=64))
+
+
+def _value(drawn: int | str) -> str:
+    return HOSTILE[drawn] if isinstance(drawn, int) else drawn
+
+
+def _options() -> list[tuple[str, bool]]:
+    """Every option of `run` (its first spelling) and whether it takes a value."""
+    command = typer.main.get_command(cli.app).commands["run"]  # type: ignore[attr-defined]
+    return [
+        (param.opts[0], not param.is_flag)
+        for param in command.params
+        if param.param_type_name == "option" and param.opts[0] not in ("--help", "--dry-run")
+    ]
+
+
+VALUED = [name for name, takes_value in _options() if takes_value]
+
+
+def grpcbench(*argv: str) -> tuple[int, str, float]:
+    """``main`` in this process: its exit code, standard error and seconds taken."""
+    sys.argv = ["grpcbench", *argv]
+    err = io.StringIO()
+    started = time.perf_counter()
+    code: int | str | None = 0
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            cli.main()
+        except SystemExit as done:
+            code = done.code
+    return int(code or 0), err.getvalue(), time.perf_counter() - started
+
+
+def assert_one_clear_line(code: int, stderr: str, seconds: float, what: str) -> None:
+    tail = stderr[-1500:]
+    assert "Traceback" not in stderr, f"{what}\n{tail}"
+    assert code in (0, 2), f"{what}: exit {code}\n{tail}"
+    if code == 2:
+        errors = [line for line in stderr.splitlines() if "grpcbench: error:" in line]
+        assert len(errors) == 1, f"{what}\n{tail}"
+    # A refusal is quick; a file that is taken may be rendered (charts take longer).
+    assert seconds < (LIMIT_S if code == 2 else 30), f"{what}: {seconds:.1f}s"
+
+
+@pytest.fixture(autouse=True)
+def _in_a_scratch_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # output options write their probes here
+    monkeypatch.setattr(interrupts, "install", lambda: None)  # pytest keeps its signals
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+
+
+@pytest.mark.parametrize("option", VALUED)
+def test_every_option_of_run_takes_hostile_values_in_one_line(option: str) -> None:
+    @settings(max_examples=EXAMPLES, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(drawn=VALUES)
+    def one(drawn: int | str) -> None:
+        value = _value(drawn)
+        code, stderr, seconds = grpcbench("run", "--dry-run", "-s", "grpclib", option, value)
+        assert_one_clear_line(code, stderr, seconds, f"run {option} {value[:80]!r}")
+
+    one()
+
+
+def _mutations(data: dict[str, object], seed: int) -> bytes:
+    """The saved results, broken one way: a key gone, a value of the wrong type,
+    deep nesting, a truncated or non-UTF-8 file."""
+    chooser = random.Random(seed)
+    levels = data.get("levels") or [{}]
+    level = dict(levels[0]) if isinstance(levels, list) and levels else {}  # type: ignore[arg-type]
+    load = dict(level.get("load") or {})  # type: ignore[call-overload]
+    text = json.dumps(data)
+    kind = chooser.randrange(10)
+    if kind == 0:
+        return text[: chooser.randrange(len(text))].encode()
+    if kind == 1:
+        return b"\xff\xfe" + text.encode()
+    if kind == 2:
+        return ("[" * 5000 + "]" * 5000).encode()
+    if kind == 3 and load:
+        load.pop(chooser.choice(sorted(load)))
+    elif kind == 4 and load:
+        load[chooser.choice(sorted(load))] = chooser.choice(["x", -1, None, [], {}, 1e309])
+    elif kind == 5:
+        level[chooser.choice(sorted(level) or ["plan"])] = chooser.choice(["x", None, 7, []])
+    elif kind in (8, 9):  # a part of the level: its plan or the server's usage
+        part = "plan" if kind == 8 else "server_usage"
+        inner = dict(level.get(part) or {})  # type: ignore[call-overload]
+        inner[chooser.choice(sorted(inner) or ["x"])] = chooser.choice(["x", None, -1, [], {}])
+        level[part] = inner
+    elif kind == 6:
+        return json.dumps({**data, "format_version": chooser.choice([-1, 999, "x", None])}).encode()
+    else:
+        return json.dumps(chooser.choice([[], "x", 3, None, {"levels": "x"}])).encode()
+    level["load"] = load
+    return json.dumps({**data, "levels": [level]}).encode()
+
+
+@settings(max_examples=EXAMPLES * 4, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(seed=st.integers(0, 2**32 - 1), command=st.sampled_from(["show", "compare", "report"]))
+def test_mutated_results_files_are_one_clear_line(seed: int, command: str) -> None:
+    original = json.loads(RESULTS.read_text())
+    broken = Path(f"broken-{seed}.json")
+    broken.write_bytes(_mutations(original, seed))
+    argv = {
+        "show": ["show", str(broken)],
+        "compare": ["compare", str(RESULTS), str(broken)],
+        "report": ["report", str(broken), "--html", f"out-{seed}.html"],
+    }[command]
+    code, stderr, seconds = grpcbench(*argv)
+    assert_one_clear_line(code, stderr, seconds, f"{command} mutation {seed}")
