@@ -160,6 +160,14 @@ def hostile(session: nox.Session) -> None:
 
 
 @nox.session
+def faults(session: nox.Session) -> None:
+    """The fault matrix five times over, each time at another moment of each phase."""
+    session.install(".[test]")
+    session.env["GRPCBENCH_FAULT_ROUNDS"] = "5"
+    session.run("pytest", "tests/test_fault_matrix.py", "-n", "2", *session.posargs)
+
+
+@nox.session
 def streaming(session: nox.Session) -> None:
     """Streaming RPCs on grpc-go's route_guide: built-in (wire, grpcio) vs ghz, side by side."""
     session.install(".[proto]")

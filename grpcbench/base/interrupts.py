@@ -3,13 +3,20 @@
 SIGTERM and SIGHUP (the terminal closed, an ssh session dropped) are turned
 into SIGINT, so one path (asyncio's cancellation of the run, or
 ``KeyboardInterrupt`` outside it) handles them all; the exit code still says which
-signal it was (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
+signal it was (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP). While a run
+stops (``run_until_interrupted``), a second signal is ignored: the stop of every
+child and the saving of what was measured are not cut short.
 """
 
 from __future__ import annotations
 
+import asyncio
 import signal
+from collections.abc import Coroutine
 from types import FrameType
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -41,3 +48,50 @@ def exit_code() -> int:
     if _received is not None and _received == getattr(signal, "SIGHUP", None):
         return EXIT_HUNG_UP
     return EXIT_INTERRUPTED
+
+
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def run_until_interrupted(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``; the first stop signal cancels it (its ``finally`` blocks stop
+    the children and save), and ``KeyboardInterrupt`` is raised as after a plain
+    Ctrl-C. Later stop signals are ignored from then on: the process is ending, and
+    what it still does is print and write what was measured."""
+    interrupted = False
+
+    async def guarded() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            nonlocal interrupted
+            global _received
+            if interrupted:
+                return  # stopping already: let it finish
+            interrupted = True
+            if signum != signal.SIGINT and _received is None:
+                _received = signum
+            loop.call_soon_threadsafe(task.cancel)
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
+        try:
+            return await main
+        finally:
+            if not interrupted:  # a stop signal from now on is plain Ctrl-C again
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    try:
+        return asyncio.run(guarded())
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if interrupted:  # the tables and files are still to be written: ignore more
+            for sig in STOP_SIGNALS:
+                signal.signal(sig, signal.SIG_IGN)

@@ -125,7 +125,7 @@ def run_to_end(
     interrupted = False
     try:
         with events:
-            asyncio.run(runner.run())
+            interrupts.run_until_interrupted(runner.run())
     except KeyboardInterrupt:
         interrupted = True
     except OneLineError as caught:

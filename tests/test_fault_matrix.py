@@ -1,0 +1,183 @@
+"""The fault matrix: signals and killed children × the phases of a level.
+
+Each cell starts `grpcbench run` against a logging Greeter of the test's own
+(``--target``, so the test sees every call that reaches it), waits for its
+phase (read from ``--debug``'s log of the run, not guessed from the clock),
+then sends the signal or kills the child. It asserts the documented exit code
+(docs/lifecycle.md), the JSON's status and the levels kept, that no process of
+the run is left, and that no call reaches the target once grpcbench has exited.
+
+Phases: pre-flight (a target that accepts and never answers), warm-up,
+measured, cooldown. Faults: SIGINT, SIGTERM, SIGHUP, two SIGINTs, and a
+generator killed. Every cell runs in CI; ``nox -s faults`` runs the matrix
+``GRPCBENCH_FAULT_ROUNDS`` times (default 5) with the moment moved within the phase.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import GRPCBENCH
+from tests.support.logging_greeter import logging_greeter
+from tests.support.processes import assert_all_gone
+
+pytestmark = pytest.mark.integration
+
+ROUNDS = int(os.environ.get("GRPCBENCH_FAULT_ROUNDS", "1"))
+PROTO = str(Path(__file__).resolve().parents[1] / "protos/grpcbench/proto/helloworld.proto")
+CALL = ["--call", "helloworld.Greeter/SayHello", "--proto", PROTO, "-d", '{"name":"m"}']
+# Each phase: the run's options, and the debug-log line that says it has begun.
+PHASES = {
+    "pre-flight": (["-c", "2", "-n", "100"], "run:"),
+    "warm-up": (["-c", "2", "--warmup", "60s", "-z", "60s"], "level started"),
+    "measured": (["-c", "2", "--warmup", "0", "-z", "60s"], "progress"),
+    "cooldown": (
+        [
+            "-c",
+            "2",
+            "-n",
+            "50",
+            "--warmup",
+            "0",
+            "--cooldown",
+            "60s",
+            "--target-pid",
+            str(os.getpid()),
+        ],
+        "level started",
+    ),  # the Greeter's
+}
+SIGNALS = {"SIGINT": (signal.SIGINT,), "SIGTERM": (signal.SIGTERM,),
+           "SIGHUP": (signal.SIGHUP,), "SIGINT twice": (signal.SIGINT, signal.SIGINT)}  # fmt: skip
+EXITS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+# A level is kept once measured: during its cooldown, not while its load runs (its
+# generators stop with the signal; docs/lifecycle.md).
+KEEPS_A_LEVEL = {"pre-flight": False, "warm-up": False, "measured": False, "cooldown": True}
+
+
+def _wait_for(log: Path, marker: str, process: subprocess.Popen[str], timeout: float = 60) -> None:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if log.exists() and any(f" {marker}" in line for line in log.read_text().splitlines()):
+            return
+        assert process.poll() is None, f"the run ended before its {marker!r}"
+        time.sleep(0.02)
+    raise AssertionError(f"no {marker!r} in {timeout} s")
+
+
+def _tree(pid: int) -> set[int]:
+    try:
+        return {p.pid for p in psutil.Process(pid).children(recursive=True)} | {pid}
+    except psutil.NoSuchProcess:
+        return set()
+
+
+class Cell:
+    """One run of the matrix: grpcbench against ``address``, its log and results."""
+
+    def __init__(self, address: str, tmp_path: Path, options: list[str]) -> None:
+        self.log, self.out = tmp_path / "debug.log", tmp_path / "r.json"
+        argv = [*GRPCBENCH, "run", address, *CALL, *options, "--no-pin",
+                "--debug", str(self.log), "--output", str(self.out)]  # fmt: skip
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)  # fmt: skip
+        self.seen: set[int] = set()
+
+    def watch(self) -> None:
+        self.seen |= _tree(self.process.pid)
+
+    def finish(self) -> tuple[int, str, dict[str, object]]:
+        self.watch()
+        _, stderr = self.process.communicate(timeout=60)
+        data = json.loads(self.out.read_text()) if self.out.exists() else {}
+        return self.process.returncode, stderr, data
+
+
+def _no_load_after_exit(calls: list[object]) -> None:
+    count = len(calls)
+    time.sleep(1.0)
+    assert len(calls) == count, f"{len(calls) - count} calls reached the target after exit"
+
+
+def _hung_target() -> tuple[socket.socket, str]:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    return listener, f"127.0.0.1:{listener.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("round_", range(ROUNDS))
+@pytest.mark.parametrize("phase", list(PHASES))
+@pytest.mark.parametrize("fault", list(SIGNALS))
+def test_a_signal_in_each_phase(tmp_path: Path, phase: str, fault: str, round_: int) -> None:
+    options, marker = PHASES[phase]
+    signals = SIGNALS[fault]
+    pause = random.Random(f"{phase}{fault}{round_}").uniform(0.3, 1.5)
+    listener = None
+    with logging_greeter() as (address, log):
+        if phase == "pre-flight":
+            listener, address = _hung_target()
+        try:
+            cell = Cell(address, tmp_path, options)
+            _wait_for(cell.log, marker, cell.process)
+            time.sleep(pause)  # inside the phase: each lasts a minute
+            cell.watch()
+            for sig in signals:
+                cell.process.send_signal(sig)
+                time.sleep(0.05)
+            code, stderr, data = cell.finish()
+        finally:
+            if listener is not None:
+                listener.close()
+        _no_load_after_exit(log.calls)
+    assert code == EXITS[signals[0]], stderr
+    assert "Traceback" not in stderr, stderr
+    if data:
+        assert data["status"] == "interrupted", data["status"]
+        levels = data["levels"]
+        assert isinstance(levels, list)
+        assert bool(levels) == KEEPS_A_LEVEL[phase], (phase, len(levels))
+        for level in levels:
+            assert sum(level["load"]["statuses"].values()) > 0
+    else:
+        assert phase == "pre-flight"  # nothing was measured yet
+    assert_all_gone(cell.seen)
+
+
+def _generators(pid: int) -> list[psutil.Process]:
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [child for child in children if "grpcbench.load.generator" in " ".join(child.cmdline())]
+
+
+@pytest.mark.parametrize("phase", ["warm-up", "measured"])
+def test_a_generator_killed_in_each_phase_fails_its_level(tmp_path: Path, phase: str) -> None:
+    """kill -9 of one of two generators: the level is an error (exit 4, JSON failed),
+    the other generator stops, and no call reaches the target after the exit."""
+    options, marker = PHASES[phase]
+    with logging_greeter() as (address, log):
+        cell = Cell(address, tmp_path, [*options, "--client-processes", "2"])
+        _wait_for(cell.log, marker, cell.process)
+        time.sleep(0.5)
+        cell.watch()
+        generators = _generators(cell.process.pid)
+        assert len(generators) == 2, [g.cmdline() for g in generators]
+        generators[0].kill()
+        code, stderr, data = cell.finish()
+        _no_load_after_exit(log.calls)
+    assert code == 4, stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+    assert data["status"] == "failed" and data["levels"] == []
+    assert_all_gone(cell.seen)
