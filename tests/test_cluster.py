@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -64,13 +65,21 @@ def test_cluster_workers_spread_over_hosts() -> None:
 
 
 def test_a_loopback_target_for_remote_workers_is_refused() -> None:
+    """Decided by resolving the host and by each worker's loopback (kernel and network
+    namespace), not by reading addresses: a worker on this machine's own non-loopback
+    address shares its loopback; 0.0.0.0 and localhost are loopback too."""
+    from grpcbench.load.cluster import dials_this_machine, loopback_identity
+
     driver = object.__new__(ClusterDriver)
     driver.addresses = ["tcp://10.0.0.7:4001"]
-    with pytest.raises(UsageError, match="give --bind THIS_IP"):
-        driver.check_reach("127.0.0.1")
+    driver.identities = {"tcp://10.0.0.7:4001": "another-machine/1"}
+    for host in ("127.0.0.1", "localhost", "0.0.0.0", "127.0.0.2", "[::1]"):
+        with pytest.raises(UsageError, match="give --bind THIS_IP"):
+            driver.check_reach(host)
     driver.check_reach("10.0.0.3")  # an address they can dial
-    driver.addresses = ["tcp://127.0.0.1:4001"]
-    driver.check_reach("127.0.0.1")  # a LocalCluster shares this machine's loopback
+    driver.identities = {"tcp://10.0.0.7:4001": loopback_identity()}  # this machine's
+    driver.check_reach("127.0.0.1")  # it shares this machine's loopback
+    assert not dials_this_machine("10.0.0.3") and dials_this_machine("localhost")
 
 
 @pytest.mark.integration
@@ -365,8 +374,8 @@ def test_workers_with_several_threads_are_named_before_the_first_level() -> None
         def wait_for_workers(self, count: int, timeout: float) -> None:
             pass
 
-        def run(self, function: object) -> dict[str, object]:
-            return {"tcp://10.0.0.1:1": worker_version()}
+        def run(self, function: Callable[[], object], on_error: str = "raise") -> dict[str, object]:
+            return {"tcp://10.0.0.1:1": function()}
 
         def scheduler_info(self, n_workers: int = -1) -> dict[str, object]:
             return {"workers": {"tcp://10.0.0.1:1": {"nthreads": 4}}}
@@ -463,3 +472,21 @@ def test_a_local_cluster_says_nothing_of_a_taken_dashboard_port() -> None:
         result = grpcbench("--cluster", "local:1", "-s", "grpclib", "-c", "2", "-n", "50")
     assert result.returncode == 0, result.stderr
     assert "already in use" not in result.stderr and "UserWarning" not in result.stderr
+
+
+def test_a_worker_without_grpcbench_is_named() -> None:
+    class Client:
+        def wait_for_workers(self, n: int, timeout: float) -> None:
+            pass
+
+        def run(self, function: object, on_error: str = "raise") -> dict[str, object]:
+            assert on_error == "return"  # each worker's own answer, a failure included
+            return {"tcp://10.0.0.9:4001": ModuleNotFoundError("No module named 'grpcbench'"),
+                    "tcp://10.0.0.8:4001": {"grpcbench": "x"}}  # fmt: skip
+
+    driver = object.__new__(ClusterDriver)
+    driver.client = Client()
+    with pytest.raises(
+        UsageError, match=r"cluster worker tcp://10\.0\.0\.9:4001 cannot run grpcbench"
+    ):
+        driver._choose_workers(None)

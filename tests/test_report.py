@@ -235,3 +235,21 @@ def test_the_headline_rate_counts_served_calls_and_names_the_failed_ones() -> No
     assert "most req/s steady (400 req/s served" in line
     (alone,) = summary_lines([dying])
     assert "dying (100 req/s served, and 900 failed calls/s" in alone
+
+
+def test_cluster_workers_show_cpu_over_wall_beside_saturation() -> None:
+    """A worker's CPU over its wall time and its saturation are two figures, each
+    labelled (saturation also counts what neighbours took: 69% beside 17% of a core)."""
+    from dataclasses import replace
+
+    from grpcbench.model.load_result import WorkerFigures
+    from grpcbench.report.table import _column_notes
+
+    busy = WorkerFigures("tcp://127.0.0.1:4001", 1000, wall_s=10.0, cpu_s=1.7, saturation=0.69)
+    full = WorkerFigures("tcp://127.0.0.1:4002", 900, wall_s=10.0, cpu_s=9.5, saturation=0.97)
+    measured = level("127.0.0.1:1")
+    measured = replace(measured, load=replace(measured.load, workers=(busy, full)))
+    notes = " ".join(_column_notes([measured], "x"))
+    assert "tcp://127.0.0.1:4001 1,000 calls, CPU 17% of wall time, saturation 69%" in notes
+    assert "tcp://127.0.0.1:4002 was saturated (saturation 97%" in notes
+    assert "CPU 95% of wall time" in notes

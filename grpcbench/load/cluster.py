@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 import uuid
@@ -104,7 +105,39 @@ def check_versions(
         )
 
 
-LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+def loopback_identity() -> str:
+    """Runs on every worker (and here): which loopback this process dials, its kernel's
+    boot id and its network namespace. Two processes that share both reach the same
+    127.0.0.1; a worker on another machine, or in another container, does not."""
+    import os
+
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as boot:
+            kernel = boot.read().strip()
+        namespace = str(os.stat("/proc/self/ns/net").st_ino)
+    except OSError:  # not Linux: the host's name is the best one can say
+        import socket
+
+        return f"host:{socket.gethostname()}"
+    return f"{kernel}/{namespace}"
+
+
+def dials_this_machine(host: str) -> bool:
+    """Whether ``host`` (as a target's) means this machine's own loopback: a loopback
+    or wildcard address, or a name that resolves to one (``localhost``, a hosts entry)."""
+    import ipaddress
+    import socket
+
+    name = host.strip("[]")
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(name, None)}
+    except (OSError, UnicodeError):
+        return False  # the check that the target answers will say why
+    for address in found:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if ip.is_loopback or ip.is_unspecified:
+            return True
+    return False
 
 
 def _host(address: str) -> str:
@@ -333,6 +366,11 @@ class ClusterDriver:
             self.close()
             raise UsageError(f"cannot reach the Dask scheduler at {cluster}: {error}") from None
         self.wanted = workers
+        self.scheduler_address = address
+        # A lost scheduler is said in one line (a level error); Dask's client would
+        # log its reconnection attempts and their tracebacks on stderr besides.
+        for name in ("distributed.client", "distributed.core", "distributed.comm"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
         self.notes: list[str] = []  # said once, before the first level (Runner)
         # Checks that touch the target run on a worker of a cluster elsewhere: this
         # machine may not reach the target at all (targets.check_site).
@@ -353,13 +391,22 @@ class ClusterDriver:
                 f" {wanted or 1} (none joined within {WORKERS_TIMEOUT_S:.0f}s)"
             ) from None
         try:
-            versions = self.client.run(worker_version)
-        except Exception as error:  # the worker cannot import grpcbench (or the function)
+            versions = self.client.run(worker_version, on_error="return")
+        except Exception as error:  # noqa: BLE001 - the function could not be sent at all
             raise UsageError(
                 f"the Dask workers cannot run grpcbench ({type(error).__name__}: {error});"
                 f" install grpcbench {__version__} on every worker"
             ) from None
+        failed = {a: v for a, v in versions.items() if isinstance(v, BaseException)}
+        if failed:  # a worker without grpcbench: name it
+            address, error = next(iter(sorted(failed.items())))
+            more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+            raise UsageError(
+                f"cluster worker {address}{more} cannot run grpcbench ({type(error).__name__}:"
+                f" {error}); install grpcbench {__version__} on every worker"
+            )
         check_versions(versions)
+        self.identities: dict[str, str] = self.client.run(loopback_identity)
         addresses = spread_over_hosts(list(versions))
         chosen = addresses[:wanted] if wanted else addresses
         workers = _all_workers(self.client)
@@ -377,10 +424,16 @@ class ClusterDriver:
         return chosen
 
     def check_reach(self, host: str) -> None:
-        """A loopback target is this machine's own: workers on other hosts would dial
-        their own loopback. Refused before anything starts, naming the fix."""
-        remote = [a for a in self.addresses if not _host(a).startswith(LOOPBACK)]
-        if host.startswith(LOOPBACK) and remote:
+        """A loopback target is this machine's own: workers elsewhere (another machine,
+        another container) would dial their own loopback. Decided by resolving the
+        host here and asking each worker which loopback it has (``loopback_identity``),
+        not by reading addresses. Refused before anything starts, naming the fix."""
+        if not dials_this_machine(host):
+            return
+        mine = loopback_identity()
+        identities = getattr(self, "identities", None) or {}
+        remote = [a for a in self.addresses if identities.get(a, "") != mine]
+        if remote:
             raise UsageError(
                 f"the target's host {host} is this machine's loopback, which cluster workers"
                 f" on other hosts ({', '.join(remote[:3])}) cannot reach: give --bind THIS_IP"
@@ -437,6 +490,8 @@ class ClusterDriver:
                 results = [LoadResult.from_json(f.result(timeout=limit_s)) for f in futures]
             except Exception as error:  # noqa: BLE001 - a cancelled or failed Dask future
                 reason = " ".join(str(error).split())  # Dask's messages span lines
+                if "scheduler-connection-lost" in reason or self._client_down():
+                    raise DriverError(self._scheduler_lost()) from None
                 raise DriverError(
                     f"a cluster worker's result was lost ({type(error).__name__}: {reason})"
                 ) from None
@@ -482,8 +537,17 @@ class ClusterDriver:
         except Exception as error:  # noqa: BLE001 - distributed raises many kinds here
             reason = " ".join(str(error).split())
             raise DriverError(
-                f"lost the Dask scheduler during the level ({type(error).__name__}: {reason})"
+                f"{self._scheduler_lost()} ({type(error).__name__}: {reason})"
             ) from None
+
+    def _client_down(self) -> bool:
+        return getattr(self.client, "status", "running") != "running"
+
+    def _scheduler_lost(self) -> str:
+        return (
+            f"lost the Dask scheduler at {getattr(self, 'scheduler_address', '?')} during the"
+            f" level; its workers stop their load within {LEASE_S:.0f}s (the lease)"
+        )
 
     async def _wait(self, futures: list[Any], addresses: list[str], limit_s: float,
                     done: Callable[[], bool]) -> None:  # fmt: skip
@@ -507,6 +571,10 @@ class ClusterDriver:
             finished, alive = await asyncio.to_thread(self._poll, done)
             if finished:
                 return
+            if self._client_down():
+                # The scheduler went away: the workers' tasks look lost or their workers
+                # gone, but neither is what happened.
+                raise DriverError(self._scheduler_lost())
             for future, address in zip(futures, addresses, strict=True):
                 if future.status == "error":
                     error = future.exception()

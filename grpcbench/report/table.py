@@ -20,7 +20,7 @@ from grpcbench.base.units import (
     format_percent,
     format_seconds,
 )
-from grpcbench.model.load_result import StreamSummary
+from grpcbench.model.load_result import StreamSummary, WorkerFigures
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelError, LevelResult
 from grpcbench.model.thresholds import Threshold, breaches
@@ -376,13 +376,20 @@ def _column_notes(column: Column, label: str) -> list[str]:
     for worker in (w for lv in column for w in lv.load.workers if w.saturated):
         notes.append(
             f"{WARNING} {label}: cluster worker {worker.address} was saturated"
-            f" ({worker.saturation:.0%} of its CPU, {worker.calls} calls,"
+            f" (saturation {worker.saturation:.0%}: its CPU budget used or lost to"
+            f" neighbours; CPU {_cpu_per_wall(worker)} of wall time; {worker.calls} calls,"
             f" {worker.calls / worker.wall_s if worker.wall_s else 0:,.0f} req/s)."
         )
     return notes
 
 
 SHOWN_WORKERS = 8
+
+
+def _cpu_per_wall(worker: WorkerFigures) -> str:
+    """The worker's CPU time over its wall time (one core = 100%), beside saturation,
+    which also counts the CPU that neighbours took from it."""
+    return f"{worker.cpu_s / worker.wall_s:.0%}" if worker.wall_s else "-"
 
 
 def _worker_notes(column: Column, label: str) -> list[str]:
@@ -393,7 +400,7 @@ def _worker_notes(column: Column, label: str) -> list[str]:
     shown = [
         f"{w.address} {w.calls:,} calls"
         + (f", p99 {format_latency_us(w.p99_us)}" if w.p99_us else "")
-        + f", CPU {w.saturation:.0%}"
+        + f", CPU {_cpu_per_wall(w)} of wall time, saturation {w.saturation:.0%}"
         for w in workers[:SHOWN_WORKERS]
     ]
     more = len(workers) - SHOWN_WORKERS
