@@ -514,10 +514,11 @@ def test_a_malformed_grpc_status_is_internal_as_in_grpc(value: str) -> None:
     assert codes(run(lambda: call_all(script, calls=2))) == Counter({"INTERNAL": 2})
 
 
-@pytest.mark.parametrize("replies", [0, 2])
-def test_a_unary_reply_without_one_message_is_internal_on_both_paths(replies: int) -> None:
-    """OK with no message, or with two: Internal on the awaitable API and on the callback
-    loops the engine runs unary workloads on (they said OK there)."""
+@pytest.mark.parametrize(("replies", "expected"), [(0, "OK"), (2, "INTERNAL")])
+def test_a_unary_reply_without_one_message_on_both_paths(replies: int, expected: str) -> None:
+    """OK with no message is OK, as grpc.aio says (it returns None); OK with two is
+    Internal (grpc-go's cardinality violation; grpc core waits for the deadline), on
+    the awaitable API and on the callback loops the engine runs alike."""
 
     async def script(peer: Peer) -> None:
         await peer.handshake()
@@ -528,14 +529,39 @@ def test_a_unary_reply_without_one_message_is_internal_on_both_paths(replies: in
                 peer.send(frames.frame(frames.DATA, 0, stream_id, grpc_message(b"hi")))
             peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
 
-    assert codes(run(lambda: call_all(script, calls=3))) == Counter({"INTERNAL": 3})
+    assert codes(run(lambda: call_all(script, calls=3))) == Counter({expected: 3})
 
     async def main() -> Any:
         async with raw_server(script) as address:
             spec = make_spec(target=address, service="hello", concurrency=2, requests=20)
             return await run_level(spec, lambda: None, lambda done, errors: None)
 
-    assert run(main).statuses == {"Internal": 20}
+    assert run(main).statuses == {"OK" if expected == "OK" else "Internal": 20}
+
+
+@pytest.mark.parametrize(("trailers_only", "expected"), [(True, "OK"), (False, "UNKNOWN")])
+def test_an_http_500_with_grpc_status_0(trailers_only: bool, expected: str) -> None:
+    """As grpc.aio answers (measured against this server): trailers-only, grpc-status
+    wins; headers of their own with :status 500 end the call at once, Unknown,
+    "Received http2 header with status: 500", whatever the trailers say."""
+    head = [(":status", "500"), ("content-type", "application/grpc")]
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            if trailers_only:
+                peer.send(peer.headers(stream_id, [*head, ("grpc-status", "0")], end=True))
+                continue
+            peer.send(peer.headers(stream_id, head))
+            peer.send(frames.frame(frames.DATA, 0, stream_id, grpc_message(b"hi")))
+            peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
+
+    result = run(lambda: call_all(script, calls=2))
+    if expected == "OK":
+        assert result == Counter({"OK": 2})
+    else:
+        assert result == Counter({"UNKNOWN: Received http2 header with status: 500": 2})
 
 
 def test_a_server_reset_after_the_deadline_is_deadline_exceeded() -> None:
@@ -621,3 +647,47 @@ def test_goaway_too_many_pings_halves_the_keepalive_rate() -> None:
                 await channel.close()
 
     assert run(main) == (b"hi", 20.0)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(b"bad %FF%FE x", "bad \xff\xfe x"), (b"bad \xff\xfe x", "bad \xff\xfe x"),
+     (b"a%C3", "a\xc3"), (b"50%zz off", "50%zz off"), (b"caf%C3%A9", "café")],
+)  # fmt: skip
+def test_a_grpc_message_that_is_not_utf8_reads_as_grpc_reads_it(
+    value: bytes, expected: str
+) -> None:
+    """grpc.aio reads such a message as Latin-1, whole (measured against this server:
+    "bad %FF%FE x" is 'bad ÿþ x' there); wire gives the same text, so both stacks key
+    the error distribution alike."""
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            fields = [*OK_HEADERS, ("grpc-status", "5"), (b"grpc-message", value)]
+            peer.send(peer.headers(stream_id, fields, end=True))
+
+    assert run(lambda: call_all(script, calls=1)) == Counter({f"NOT_FOUND: {expected}": 1})
+
+
+@pytest.mark.parametrize(("size", "expected"), [(4000, "OK"), (17000, "RESOURCE_EXHAUSTED")])
+def test_reply_metadata_over_grpc_s_limits_is_refused_as_grpc_refuses_it(
+    size: int, expected: str
+) -> None:
+    """grpc's limits on received metadata: 8 KiB soft (refused with a probability that
+    grows to 1 at the hard limit), 16 KiB hard (measured with grpc.aio: 17,139 bytes is
+    ResourceExhausted, "received metadata size exceeds hard limit (17139 vs. 16384)")."""
+    from grpcbench.wire.headers import metadata_refusal
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(peer.headers(stream_id, [*OK_HEADERS, ("x-big", "a" * size)]))
+            peer.send(frames.frame(frames.DATA, 0, stream_id, grpc_message(b"hi")))
+            peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
+
+    assert codes(run(lambda: call_all(script, calls=3))) == Counter({expected: 3})
+    assert metadata_refusal(12_000, 0.0) and not metadata_refusal(12_000, 0.99)
+    assert metadata_refusal(9_000, 0.05) and not metadata_refusal(9_000, 0.2)

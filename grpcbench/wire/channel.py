@@ -40,7 +40,7 @@ from grpcbench.wire.headers import (
     metadata_fields,
     request_fields,
 )
-from grpcbench.wire.stream import EXTRA_REPLY, NO_REPLY, WireStream, finish, message_prefix
+from grpcbench.wire.stream import EXTRA_REPLY, WireStream, finish, message_prefix
 
 CONNECT_TIMEOUT_S = 10.0  # ghz's default dial timeout (--connect-timeout)
 BACKOFF_S = (0.05, 0.1, 0.2, 0.5, 1.0)
@@ -436,11 +436,8 @@ class UnaryUnary(_Method):
         replies.stream = stream
         self.channel.start(stream)
         reply = await replies.next(self.channel)
-        if reply is None:
-            raise grpc.aio.AioRpcError(
-                grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(),
-                NO_REPLY,
-            )  # fmt: skip
+        if reply is None:  # OK without a message: grpc.aio returns None too
+            return None
         if await replies.next(self.channel) is not None:
             raise grpc.aio.AioRpcError(
                 grpc.StatusCode.INTERNAL, grpc.aio.Metadata(), grpc.aio.Metadata(),

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import time
 from collections import deque
 from typing import Any
@@ -34,7 +35,13 @@ from typing import Any
 from grpcbench.wire import frames, messages, status
 from grpcbench.wire.deadlines import Deadlines
 from grpcbench.wire.frames import ConnectionError_
-from grpcbench.wire.headers import MAX_HEADER_LIST_SIZE, ReplyHeaderDecoder, RequestEncoder
+from grpcbench.wire.headers import (
+    MAX_HEADER_LIST_SIZE,
+    METADATA_SOFT_LIMIT,
+    ReplyHeaderDecoder,
+    RequestEncoder,
+    metadata_refusal,
+)
 from grpcbench.wire.stream import StreamOwner, WireStream, finish
 
 # What we advertise: large receive windows (a benchmark reads at once), no push.
@@ -55,6 +62,11 @@ def _prefix(kind: int, flags: int, length: int) -> bytes:
             _PREFIXES.clear()
         prefix = _PREFIXES[key] = frames.frame_prefix(kind, flags, length)
     return prefix
+
+
+def http_error(http_status: int) -> str:
+    """grpc's text for a reply whose HTTP status is not 200."""
+    return f"Received http2 header with status: {http_status}"
 
 
 class Connection(asyncio.Protocol):
@@ -351,12 +363,21 @@ class Connection(asyncio.Protocol):
             self._unknown_stream(stream_id)
             return
         end = flags & frames.END_STREAM
+        if headers.size > METADATA_SOFT_LIMIT:
+            refused = metadata_refusal(headers.size, random.random())
+            if refused is not None:  # as grpc refuses it: the call ends, trailers unread
+                self.cancel(stream, status.RESOURCE_EXHAUSTED, f"Stream removed ({refused})")
+                return
         if not stream.headers_seen:
             stream.headers_seen = True
             stream.http_status = headers.http_status
             stream.encoding = headers.encoding
             stream.initial_metadata = headers
             if not end:
+                http = headers.http_status
+                if http not in (0, 200):  # grpc ends the call at once, trailers unread
+                    self.cancel(stream, status.from_http_status(http), http_error(http))
+                    return
                 if stream.on_headers is not None:
                     stream.on_headers(stream)
                 return
@@ -384,7 +405,7 @@ class Connection(asyncio.Protocol):
         if code < 0:
             http = stream.http_status
             if http and http != 200:
-                code, message = status.from_http_status(http), f"HTTP status {http}"
+                code, message = status.from_http_status(http), http_error(http)
             else:
                 code, message = status.UNKNOWN, "the server's trailers have no grpc-status"
         elif code == status.OK and stream.have:

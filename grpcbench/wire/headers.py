@@ -141,7 +141,7 @@ class RequestEncoder:
 class HeaderInfo:
     """A decoded reply block and the fields the transport reads from it, parsed once."""
 
-    __slots__ = ("headers", "grpc_status", "grpc_message", "http_status", "encoding")
+    __slots__ = ("headers", "grpc_status", "grpc_message", "http_status", "encoding", "size")
 
     def __init__(self, headers: HeaderList) -> None:
         self.headers = headers
@@ -149,6 +149,8 @@ class HeaderInfo:
         self.grpc_message = ""
         self.http_status = 0
         self.encoding = b""
+        # Metadata size as grpc counts it against its limits: name, value and 32 each.
+        self.size = sum(len(name) + len(value) for name, value in headers) + 32 * len(headers)
         for name, value in headers:
             if name == b"grpc-status":
                 self.grpc_status = parse_status(value)
@@ -158,6 +160,23 @@ class HeaderInfo:
                 self.http_status = int(value) if value.isdigit() and len(value) == 3 else 0
             elif name == b"grpc-encoding":
                 self.encoding = value
+
+
+# grpc's limits on received metadata (GRPC_ARG_MAX_METADATA_SIZE and its hard limit):
+# above the soft one a call is refused with a probability that grows to 1 at the hard one.
+METADATA_SOFT_LIMIT = 8 * 1024
+METADATA_HARD_LIMIT = 16 * 1024
+
+
+def metadata_refusal(size: int, draw: float) -> str | None:
+    """grpc's refusal of a reply's metadata of ``size`` bytes (``draw`` uniform in [0, 1)),
+    in its words, or None when it is taken."""
+    if size > METADATA_HARD_LIMIT:
+        return f"received metadata size exceeds hard limit ({size} vs. {METADATA_HARD_LIMIT})"
+    over = (size - METADATA_SOFT_LIMIT) / (METADATA_HARD_LIMIT - METADATA_SOFT_LIMIT)
+    if size > METADATA_SOFT_LIMIT and draw < over:
+        return f"received metadata size exceeds soft limit ({size} vs. {METADATA_SOFT_LIMIT})"
+    return None
 
 
 class ReplyHeaderDecoder:

@@ -81,10 +81,15 @@ def parse_status(value: bytes) -> int:
 
 
 def decode_message(value: bytes) -> str:
-    """grpc-message is percent-encoded UTF-8; undecodable bytes are replaced, not fatal."""
+    """grpc-message is percent-encoded UTF-8. A message that is not UTF-8 once decoded
+    is read as Latin-1, whole, as grpc's Python API reads it (``grpc._common.decode``),
+    so both client stacks count the same error under the same text."""
     if b"%" in value:
         value = unquote_to_bytes(value)
-    return value.decode("utf-8", "replace")
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 def encode_timeout(timeout_s: float) -> str:

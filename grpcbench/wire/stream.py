@@ -98,15 +98,16 @@ def finish(stream: WireStream, code: int, message: str = "") -> None:
     stream.on_done(stream)
 
 
-NO_REPLY = "the server sent no reply to a unary call"
 EXTRA_REPLY = "the server sent more than one reply to a unary call"
 
 
 def unary_outcome(stream: WireStream) -> tuple[int, str]:
-    """A unary call's status and message on the callback loops: OK needs exactly one
-    reply, else Internal with the text the awaitable API raises (NO_REPLY, EXTRA_REPLY)."""
-    if stream.status == status.OK and stream.messages != 1:
-        return status.INTERNAL, NO_REPLY if stream.messages == 0 else EXTRA_REPLY
+    """A unary call's status and message on the callback loops, as the awaitable API
+    gives them: OK with no message is OK (grpc.aio returns None); OK with two is
+    Internal (EXTRA_REPLY: grpc-go's cardinality violation; grpc core would wait
+    for the deadline instead)."""
+    if stream.status == status.OK and stream.messages > 1:
+        return status.INTERNAL, EXTRA_REPLY
     return stream.status, stream.message
 
 
