@@ -168,6 +168,19 @@ def faults(session: nox.Session) -> None:
 
 
 @nox.session
+def parity(session: nox.Session) -> None:
+    """wire = grpc on grpc-go's interop TestService (benchmarks/interop_go, built here:
+    grpc-go's own service, with the server options its stock command line lacks)."""
+    session.install(".[test]")
+    binary = Path(session.create_tmp()).resolve() / "interop_go"
+    with session.chdir("benchmarks/interop_go"):
+        session.run("go", "build", "-o", str(binary), ".", external=True,
+                    env={"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"})  # fmt: skip
+    session.run("pytest", "tests/test_interop_parity.py", "-p", "no:cacheprovider",
+                *session.posargs, env={"GRPCBENCH_INTEROP_GO": str(binary)})  # fmt: skip
+
+
+@nox.session
 def streaming(session: nox.Session) -> None:
     """Streaming RPCs on grpc-go's route_guide: built-in (wire, grpcio) vs ghz, side by side."""
     session.install(".[proto]")
