@@ -163,7 +163,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("capacity", "servers"),  # the capacity search's rules and records; server kinds
     ("targets",),  # what a column measures: a started server or a running one
     ("load",),  # the load drivers and loops
-    ("report",),  # tables, charts, exporters, comparisons
+    ("report", "telemetry"),  # tables, charts, exporters, comparisons; live telemetry
     ("run",),  # options, the runner, a level's measurement, the capacity runner
     ("cli",),  # the command line, its commands, the pytest plugin
 ]

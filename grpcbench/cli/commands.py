@@ -71,6 +71,8 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         if args.ghz_flags.debug
         else ConsoleEvents(err, columns, levels_per_column)
     )
+    if args.prometheus is not None:
+        events = live_telemetry(args, options, events, err)
     runner = Runner(options, events)
     levels = ", ".join(plan.describe() for plan in options.levels)
     named = options.recorded().describe_run()
@@ -102,6 +104,21 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         err.print(f"[red]thresholds breached[/]: exit {EXIT_BREACHED}", highlight=False)
         return EXIT_BREACHED
     return code
+
+
+def live_telemetry(args: RunArgs, options: RunOptions, events: Any, err: Console) -> Any:
+    """``--prometheus``: the console's events, also fed to the run's scrape endpoint."""
+    import uuid
+
+    from grpcbench.base.parsing import parse_duration
+    from grpcbench.cli.telemetry_events import TelemetryEvents
+    from grpcbench.telemetry.prometheus import PrometheusEndpoint, RunCollector
+
+    assert args.prometheus is not None
+    collector = RunCollector(uuid.uuid4().hex[:12], options.scenario.name)
+    linger = parse_duration(args.prometheus_linger, "--prometheus-linger") if (
+        args.prometheus_linger) else 0.0  # fmt: skip
+    return TelemetryEvents(events, PrometheusEndpoint(args.prometheus, collector), err, linger)
 
 
 def debug_log(

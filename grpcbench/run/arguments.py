@@ -369,6 +369,21 @@ class RunArgs:
         ),
         panel=panels.CALL,
     )
+    prometheus: str | None = option(
+        None,
+        metavar="HOST:PORT",
+        help="Serve the run's figures live for Prometheus to scrape (127.0.0.1 unless a"
+        " host is given; port 0: any free one, printed): calls, latency histogram, rates,"
+        " CPU and memory, every --interval (1s unless given). Needs 'grpcbench[telemetry]'.",
+        panel=panels.OUTPUT,
+    )
+    prometheus_linger: str | None = option(
+        None,
+        metavar="DURATION",
+        help="Keep serving --prometheus this long after the run, so a scraper reads the"
+        " last level's final figures (default: stop with the run).",
+        panel=panels.OUTPUT,
+    )
     preflight: bool = option(
         True,
         "--preflight/--no-preflight",

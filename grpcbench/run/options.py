@@ -180,6 +180,13 @@ def build_run_options(args: RunArgs) -> RunOptions:
     outputs = outputs_from(
         args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
     )
+    if args.prometheus is not None:
+        from grpcbench.telemetry.prometheus import parse_listen_address, require_prometheus_client
+
+        parse_listen_address(args.prometheus)
+        require_prometheus_client()
+        if not load.interval_s:  # live figures arrive interval by interval
+            load = replace(load, interval_s=1.0)
     load = replace(
         load,
         client_cpus=placement.client_cpus,

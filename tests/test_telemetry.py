@@ -1,0 +1,152 @@
+"""run --prometheus: live figures while the run runs, and final figures that are the JSON's."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from grpcbench.model.intervals import IntervalFigures
+from grpcbench.stats.histogram import LatencyRecorder
+from grpcbench.telemetry.buckets import counts_at_or_below, latency_bounds_s
+from grpcbench.telemetry.prometheus import RunCollector, parse_listen_address
+from tests.conftest import GRPCBENCH
+from tests.support.factories import level
+
+prometheus_client = pytest.importorskip("prometheus_client")
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+
+def test_grpc_buckets_run_from_10us_to_10s_three_per_octave() -> None:
+    bounds = latency_bounds_s()
+    assert bounds[0] == 1e-05 and 9.9 < bounds[-1] <= 10.1
+    assert bounds[-1] == 10.0 and len(bounds) == 61
+    assert all(1.19 < b / a < 1.28 for a, b in zip(bounds, bounds[1:], strict=False))
+    points = [(15, 0.25), (40, 0.5), (1000, 1.0)]  # (us, share at or below): 4 calls
+    assert counts_at_or_below(points, 4, (10.0, 15.0, 100.0, 5000.0)) == [0, 1, 2, 4]
+
+
+def _scrape(collector: RunCollector) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    registry = prometheus_client.CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    text = prometheus_client.generate_latest(registry).decode()
+    found: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            key = tuple(sorted((k, v) for k, v in sample.labels.items() if k not in (
+                "run_id", "scenario", "server", "driver", "level")))  # fmt: skip
+            found.setdefault(sample.name, {})[key] = sample.value
+    return found
+
+
+def test_the_final_figures_are_the_levels_exactly() -> None:
+    latencies = [120, 450, 900, 5_000, 70_000] * 40
+    finished = level("grpclib", statuses={"OK": 190, "Unavailable": 10}, latencies_us=latencies)
+    collector = RunCollector("run1", "hello")
+    collector.level_started("grpclib", "builtin", "concurrency 10")
+    recorder = LatencyRecorder()
+    for value in latencies[:120]:  # the intervals saw the first 120 calls only
+        recorder.record(value)
+    collector.interval(IntervalFigures(0, 0.0, 1.0, 115, 5, recorder.summary()))
+    live = _scrape(collector)
+    assert live["grpcbench_live_calls_total"][(("outcome", "ok"),)] == 115
+    assert live["grpcbench_rpc_client_duration_seconds_count"][()] == 120
+    collector.level_finished(finished)
+    final = _scrape(collector)
+    assert final["grpcbench_calls_total"] == {
+        (("status", "OK"),): 190,
+        (("status", "Unavailable"),): 10,
+    }
+    assert final["grpcbench_rpc_client_duration_seconds_count"][()] == 200 == finished.load.count
+    buckets = final["grpcbench_rpc_client_duration_seconds_bucket"]
+    below = max(b for b in latency_bounds_s() if b < 120e-6)
+    above = min(b for b in latency_bounds_s() if b >= 120e-6)
+    by_bound = {float(dict(key)["le"]): value for key, value in buckets.items()}
+    assert by_bound[below] == 0 and by_bound[above] == 40
+    assert buckets[(("le", "+Inf"),)] == 200
+    assert final["grpcbench_level_usage"][(("figure", "server_cpu_seconds"),)] == 0.8
+
+
+def test_listen_addresses() -> None:
+    assert parse_listen_address("9464") == ("127.0.0.1", 9464)
+    assert parse_listen_address(":0") == ("127.0.0.1", 0)
+    assert parse_listen_address("0.0.0.0:9464") == ("0.0.0.0", 9464)
+    with pytest.raises(Exception, match="bad --prometheus"):
+        parse_listen_address("x:y")
+
+
+@pytest.mark.integration
+def test_a_run_is_scraped_live_and_its_final_figures_are_the_jsons(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    process = subprocess.Popen(
+        [*GRPCBENCH, "run", "-s", "grpclib", "-c", "2", "-z", "3s", "--warmup", "0",
+         "--prometheus", "0", "--prometheus-linger", "4s", "--output", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    url = ""
+    while not url:
+        line = process.stderr.readline()
+        assert line, "the run ended before serving metrics"
+        found = re.search(r"http://127\.0\.0\.1:\d+/metrics", line)
+        url = found.group(0) if found else ""
+    live: list[float] = []
+    while not out.exists() or json.loads(out.read_text() or "{}").get("status") != "complete":
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        live += [float(v) for v in re.findall(
+            r'grpcbench_live_calls_total\{[^}]*outcome="ok"[^}]*\} (\S+)', text)]  # fmt: skip
+        time.sleep(0.5)
+    text = urllib.request.urlopen(url, timeout=5).read().decode()  # lingering: final figures
+    process.communicate(timeout=60)
+    assert process.returncode == 0
+    (measured,) = json.loads(out.read_text())["levels"]
+    calls = sum(measured["load"]["statuses"].values())
+    assert any(0 < value < calls for value in live)  # seen while it ran
+    count = re.search(r"grpcbench_rpc_client_duration_seconds_count\{[^}]*\} (\S+)", text)
+    ok = re.search(r'grpcbench_calls_total\{[^}]*status="OK"[^}]*\} (\S+)', text)
+    assert count and ok and float(count.group(1)) == calls == float(ok.group(1))
+
+
+def test_a_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from grpcbench.base.errors import UsageError
+    from grpcbench.telemetry.prometheus import require_prometheus_client
+
+    real_import = builtins.__import__
+
+    def no_client(name: str, *args: object, **kwargs: object) -> object:
+        if name == "prometheus_client":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", no_client)
+    with pytest.raises(UsageError, match=r"pip install 'grpcbench\[telemetry\]'"):
+        require_prometheus_client()
+
+
+def test_the_grafana_dashboard_reads_only_series_that_are_served() -> None:
+    """docs/grafana/grpcbench.json: valid JSON, and every query names a metric the
+    exporter serves (a renamed metric would leave a panel empty)."""
+    dashboard = json.loads(
+        (Path(__file__).resolve().parents[1] / "docs/grafana/grpcbench.json").read_text()
+    )
+    served = {"grpcbench_live_calls_total", "grpcbench_rpc_client_duration_seconds_bucket",
+              "grpcbench_rate", "grpcbench_calls_total", "grpcbench_level_usage"}  # fmt: skip
+    collector = RunCollector("r", "s")
+    collector.level_started("x", "builtin", "concurrency 1")
+    collector.level_finished(level("x"))
+    names = {name for name in _scrape(collector)}
+    assert served <= names
+    queried = {
+        metric
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for metric in re.findall(r"grpcbench_\w+", target["expr"])
+    }
+    assert queried and queried <= served
