@@ -153,13 +153,13 @@ def test_show_compare_and_report_read_format_1_and_format_2(tmp_path: Path) -> N
 
 def _gate_fires(rng: random.Random, n: int, shift: float, noise: float) -> bool:
     """One synthetic trial: n repeats a side of Requests/sec, B shifted by ``shift``."""
-    from grpcbench.report.compare import Difference, Spread, Threshold
+    from grpcbench.report.compare import ChangeLimit, Difference, Spread
     from grpcbench.report.figures import FIGURES
 
     a = [rng.gauss(1000.0, 1000.0 * noise) for _ in range(n)]
     b = [rng.gauss(1000.0 * (1 + shift), 1000.0 * noise) for _ in range(n)]
     difference = Difference("synthetic", FIGURES["rps"], Spread.of(a), Spread.of(b))
-    gate = regressions([difference], [Threshold(FIGURES["rps"], -0.05)])
+    gate = regressions([difference], [ChangeLimit(FIGURES["rps"], -0.05)])
     return bool(gate.failed)
 
 

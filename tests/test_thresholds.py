@@ -84,3 +84,21 @@ def test_held(grpcbench_benchmark):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*threshold p99<0.001ms breached: grpcio-aio at concurrency 2*"])
+
+
+def test_thresholds_and_slos_share_one_grammar() -> None:
+    """One parser (stats.bounds): the same text means the same bound to --threshold and
+    to --slo; --slo takes the latency statistics with an upper bound only."""
+    from grpcbench.base.errors import UsageError
+    from grpcbench.capacity.slo import parse_slo
+    from grpcbench.model.thresholds import parse_threshold
+
+    for text in ("p99<=200us", "p95<1m30s", "avg<=5ms", "p99.9<2s", "max<=1s"):
+        bound = parse_threshold(text).bound
+        (objective,) = parse_slo(text).objectives
+        assert (objective.statistic, objective.limit_us, objective.strict) == (
+            bound.statistic, bound.limit, bound.op == "<")  # fmt: skip
+    for text in ("rps>=5000", "p99>=1ms"):
+        parse_threshold(text)
+        with pytest.raises(UsageError, match="bad --slo"):
+            parse_slo(text)

@@ -1,4 +1,5 @@
 """Service-level objectives: ``p99<=10ms``, ``p50<2ms,max<=1s`` and an error budget.
+The grammar of one objective is ``stats.bounds``' (--threshold's too).
 
 Each ``--slo`` is one SLO (its own search and table); commas inside one join
 objectives that must all hold. Latencies are the open loop's, counted from
@@ -7,17 +8,11 @@ each call's intended send time, so a server that falls behind cannot hide it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from grpcbench.base.errors import UsageError
-from grpcbench.base.parsing import parse_duration
+from grpcbench.stats.bounds import LATENCY_STATISTICS, UPPER, latency_us, parse_bound, show_us
 from grpcbench.stats.histogram import LatencySummary
-
-# The statistics an objective may bound, and the percentile each reads (max: 100).
-STATISTICS: dict[str, float] = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9, "max": 100.0}
-_OBJECTIVE = re.compile(r"^\s*(p50|p90|p99\.9|p99|max)\s*(<=|<)\s*(\S+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -29,9 +24,7 @@ class Objective:
     strict: bool = False  # "<" rather than "<="
 
     def value_us(self, latency: LatencySummary) -> int:
-        if self.statistic == "max":
-            return latency.max_us
-        return latency.percentile_us(STATISTICS[self.statistic])
+        return round(latency_us(self.statistic, latency))
 
     def holds(self, latency: LatencySummary) -> bool:
         value = self.value_us(latency)
@@ -72,24 +65,14 @@ class Slo:
 
 
 def parse_slo(text: str) -> Slo:
-    """``"p99<=10ms"`` or ``"p50<=2ms,p99<=10ms"``; a bad one is one clear line."""
+    """``"p99<=10ms"`` or ``"p50<=2ms,p99<=10ms"``: ``stats.bounds``' grammar, the latency
+    statistics with an upper bound; a bad one is one clear line."""
     objectives = []
     for part in text.split(","):
-        match = _OBJECTIVE.match(part)
-        if not match:
-            raise UsageError(
-                f"bad --slo {text!r}: expected e.g. p99<=10ms (p50, p90, p99, p99.9 or max;"
-                " <= or <; several joined by commas)"
-            )
-        statistic, operator, limit = match.groups()
-        seconds = parse_duration(limit, "--slo limit")
-        objectives.append(Objective(statistic, max(1, round(seconds * 1e6)), operator == "<"))
+        bound = parse_bound(part, "--slo", tuple(LATENCY_STATISTICS), UPPER)
+        objectives.append(Objective(bound.statistic, int(bound.limit), bound.op == "<"))
     return Slo(tuple(objectives))
 
 
 def _duration(us: int) -> str:
-    if us >= 1_000_000:
-        return f"{us / 1e6:.4g}s"
-    if us >= 1000:
-        return f"{us / 1000:.4g}ms"
-    return f"{us}us"
+    return show_us(us)

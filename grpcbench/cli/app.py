@@ -158,8 +158,9 @@ def capacity(
     slo: Annotated[
         list[str],
         typer.Option(
-            help="Service-level objective, e.g. p99<=10ms (p50, p90, p99, p99.9, max; join"
-            " several with commas). Repeat for more SLOs: each gets its own search and table.",
+            help="Service-level objective, e.g. p99<=10ms (p50, p90, p95, p99, p99.9, avg,"
+            " max; join several with commas; --threshold's grammar). Repeat for more SLOs:"
+            " each gets its own search and table.",
             rich_help_panel=panels.CAPACITY,
         ),
     ],

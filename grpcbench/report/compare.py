@@ -183,12 +183,15 @@ def compare_runs(
 
 
 @dataclass(frozen=True)
-class Threshold:
+class ChangeLimit:
+    """A limit on a change between two runs (``--fail-on rps:-5%``); not a bound on a
+    figure (``stats.bounds``, --threshold and --slo)."""
+
     figure: Figure
     change: float  # -0.05 for "rps:-5%": fail when B is more than 5% lower
 
 
-def parse_fail_on(text: str) -> list[Threshold]:
+def parse_fail_on(text: str) -> list[ChangeLimit]:
     """``rps:-5%,p99:+10%`` -> thresholds; the sign says which direction is a regression."""
     thresholds = []
     for item in text.split(","):
@@ -205,7 +208,7 @@ def parse_fail_on(text: str) -> list[Threshold]:
                 f"bad --fail-on {item.strip()!r}: expected FIGURE:+N% or FIGURE:-N%"
                 f" (figures: {known}), e.g. rps:-5%,p99:+10%"
             )
-        thresholds.append(Threshold(figure, change))
+        thresholds.append(ChangeLimit(figure, change))
     return thresholds
 
 
@@ -219,7 +222,7 @@ class Gate:
 
 def regressions(
     differences: list[Difference],
-    thresholds: list[Threshold],
+    thresholds: list[ChangeLimit],
     require_significance: bool = True,
 ) -> Gate:
     """Changes beyond their threshold (and, unless told otherwise, significant)."""

@@ -1,0 +1,103 @@
+"""One grammar for a bound on a measured figure: ``STATISTIC OP LIMIT``.
+
+``p99<20ms``, ``avg<=5ms``, ``max<1s``, ``rps>=5000``, ``errors<0.1%``. `run
+--threshold` takes every statistic and operator; `capacity --slo` takes the
+latency statistics with ``<=`` or ``<`` (an objective is an upper bound).
+Durations are Go's (``200us``, ``1m30s``), as ghz writes them. Parsed once, here,
+so the two options cannot drift apart. (`compare --fail-on`'s ``rps:-5%`` is
+another thing: a limit on a change between two runs, ``report.compare``.)
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+
+from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import parse_duration
+from grpcbench.stats.histogram import LatencySummary
+
+# Latency statistics and the percentile each reads (avg: the mean; max: 100).
+LATENCY_STATISTICS: dict[str, float] = {
+    "p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p99.9": 99.9, "avg": 0.0, "max": 100.0,
+}  # fmt: skip
+STATISTICS = (*LATENCY_STATISTICS, "rps", "errors")
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt,
+}  # fmt: skip
+UPPER = ("<=", "<")
+_BOUND = re.compile(r"^\s*([a-z][a-z0-9.]*)\s*(<=|<|>=|>)\s*(\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A figure held to a limit: µs for latencies, calls/s for rps, a share for errors."""
+
+    statistic: str
+    op: str
+    limit: float
+
+    @property
+    def text(self) -> str:
+        return f"{self.statistic}{self.op}{show_limit(self.statistic, self.limit)}"
+
+    def holds(self, value: float) -> bool:
+        return OPERATORS[self.op](value, self.limit)
+
+
+def latency_us(statistic: str, latency: LatencySummary) -> float:
+    """A latency statistic of a histogram, in µs."""
+    if statistic == "avg":
+        return latency.mean_us
+    if statistic == "max":
+        return float(latency.max_us)
+    return float(latency.percentile_us(LATENCY_STATISTICS[statistic]))
+
+
+def parse_bound(
+    text: str,
+    option: str,
+    statistics: Collection[str] = STATISTICS,
+    operators: Collection[str] = tuple(OPERATORS),
+) -> Bound:
+    """One bound, or one clear line naming ``option`` and what it takes."""
+    match = _BOUND.match(text)
+    statistic, op, value = match.groups() if match else ("", "", "")
+    if statistic not in statistics or op not in operators:
+        example = "p99<=10ms" if set(operators) <= set(UPPER) else "p99<20ms, rps>=5000"
+        raise UsageError(
+            f"bad {option} {text!r}: expected e.g. {example} ({', '.join(statistics)};"
+            f" {', '.join(operators)})"
+        )
+    if statistic == "rps":
+        try:
+            limit = float(value.removesuffix("/s"))
+        except ValueError:
+            raise UsageError(f"bad {option} {text!r}: rps takes a number") from None
+    elif statistic == "errors":
+        try:
+            limit = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+        except ValueError:
+            raise UsageError(f"bad {option} {text!r}: errors take 0.1% or 0.001") from None
+    else:
+        limit = max(1.0, round(parse_duration(value, f"{option} {text!r}: its limit") * 1e6))
+    return Bound(statistic, op, limit)
+
+
+def show_limit(statistic: str, limit: float) -> str:
+    """A limit as the grammar writes it (10ms, 1.5s, 5000, 0.1%)."""
+    if statistic == "rps":
+        return f"{limit:g}"
+    if statistic == "errors":
+        return f"{limit * 100:g}%"
+    return show_us(limit)
+
+
+def show_us(us: float) -> str:
+    if us >= 1_000_000:
+        return f"{us / 1e6:.4g}s"
+    if us >= 1000:
+        return f"{us / 1000:.4g}ms"
+    return f"{us:g}us"
