@@ -419,3 +419,24 @@ def test_the_chart_tells_an_unconfirmed_capacity_from_a_confirmed_one(
     filled = [line for label, line in stars.items() if label != hollow]
     assert filled and all(line.get_markerfacecolor() != "none" for line in filled)
     assert all("(unconfirmed)" not in label for label in stars if label != hollow)
+
+
+def test_a_failure_below_a_pass_is_set_aside_and_the_search_goes_up() -> None:
+    """Latency is not monotonic in the rate on a contended host: 93/s failed a tight
+    SLO (wake-up latency) where 185-190/s passed. A first probe that fails is probed
+    once above; a pass there sets the failure aside and the search climbs on."""
+    capacity, noisy = 190.0, (93.0, 47.0)  # passes up to 190/s, except these slow rates
+    search = RateSearch(93.0)
+    while (rate := search.next_rate()) is not None:
+        search.record(rate, "pass" if rate <= capacity and rate not in noisy else "fail")
+    assert search.passed is not None and search.failed is not None
+    assert search.passed <= capacity < search.failed and search.passed >= capacity / 1.05
+    assert search.set_aside == [93.0] and "failed below a pass (set aside)" in search.describe_end()
+
+
+def test_a_first_failure_confirmed_above_walks_down_as_before() -> None:
+    search = RateSearch(100.0)
+    search.record(search.next_rate() or 0, "fail")  # 100
+    assert search.next_rate() == 150  # once above, within the closed loop's ceiling
+    search.record(150, "fail")
+    assert search.next_rate() == 50 and not search.set_aside

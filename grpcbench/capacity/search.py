@@ -25,11 +25,19 @@ def round_rate(rate: float) -> float:
     return round(rate, digits)
 
 
+# A first probe that fails is checked once above (at this factor of it, within the
+# closed loop's ceiling) before the search walks down: latency is not always monotonic
+# in the rate (on a contended host a slow rate waits for wake-ups a busy one does not).
+ABOVE_FACTOR = 1.5
+
+
 @dataclass
 class RateSearch:
     """Start at ``start`` (half the closed-loop ceiling), double while it passes (halve
     while it fails), then bisect the bracket until it is within ``precision`` of its
-    lower end or ``max_probes`` were spent."""
+    lower end or ``max_probes`` were spent. A first probe that fails is probed once
+    above too; a pass above a failure sets that failure aside (``set_aside``): the
+    capacity is above it, and the search goes on from the pass."""
 
     start: float
     precision: float = 0.05
@@ -38,6 +46,7 @@ class RateSearch:
     failed: float | None = None  # lowest rate that failed (the server's failure)
     generator_limit: float | None = None  # a rate the generator could not offer
     probes: list[tuple[float, Outcome]] = field(default_factory=list)
+    set_aside: list[float] = field(default_factory=list)  # failures below a pass
 
     def next_rate(self) -> float | None:
         """The next rate to probe, or None when the search is over."""
@@ -48,6 +57,10 @@ class RateSearch:
         if self.failed is None:  # no failure yet: exponential steps up
             assert self.passed is not None
             return round_rate(self.passed * 2)
+        if self.passed is None and len(self.probes) == 1:  # the first probe failed
+            above = round_rate(min(self.failed * ABOVE_FACTOR, self.start * 2 * 0.95))
+            if above > self.failed:
+                return above
         if self.passed is None:  # no pass yet: exponential steps down
             lower = round_rate(self.failed / 2)
             return lower if lower >= LOWEST_RATE else None
@@ -62,8 +75,17 @@ class RateSearch:
         self.probes.append((rate, outcome))
         if outcome == "pass":
             self.passed = rate if self.passed is None else max(self.passed, rate)
+            if self.failed is not None and self.failed < self.passed:
+                # A failure below a pass is not the capacity: set it aside, and the
+                # bracket's top is the lowest failure above the pass, if any.
+                self.set_aside.append(self.failed)
+                above = [r for r, o in self.probes if o == "fail" and r > self.passed]
+                self.failed = min(above) if above else None
         elif outcome == "fail":
-            self.failed = rate if self.failed is None else min(self.failed, rate)
+            if self.passed is not None and rate < self.passed:
+                self.set_aside.append(rate)
+            else:
+                self.failed = rate if self.failed is None else min(self.failed, rate)
         else:
             self.generator_limit = rate
 
@@ -90,6 +112,11 @@ class RateSearch:
             return "failed at every rate probed"
         if self.failed is None:
             return f"passed at every rate probed (up to {self.passed:g}/s)"
+        aside = (
+            f"; {', '.join(f'{r:g}' for r in self.set_aside)}/s failed below a pass (set aside)"
+            if self.set_aside
+            else ""
+        )
         if self.converged:
-            return f"bracket {self.passed:g}-{self.failed:g}/s within {self.precision:.0%}"
-        return f"bracket {self.passed:g}-{self.failed:g}/s after {len(self.probes)} probes"
+            return f"bracket {self.passed:g}-{self.failed:g}/s within {self.precision:.0%}{aside}"
+        return f"bracket {self.passed:g}-{self.failed:g}/s after {len(self.probes)} probes{aside}"
