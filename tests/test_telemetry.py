@@ -150,3 +150,61 @@ def test_the_grafana_dashboard_reads_only_series_that_are_served() -> None:
         for metric in re.findall(r"grpcbench_\w+", target["expr"])
     }
     assert queried and queried <= served
+
+
+@pytest.mark.integration
+def test_otlp_pushes_a_run_whose_final_totals_are_the_jsons(tmp_path: Path) -> None:
+    """A receiver of the test's own takes OTLP/HTTP exports; the last one holds the
+    level's exact totals (exponential histogram count, calls by status), and the
+    --otlp-header reaches it while the saved command line masks it."""
+    pytest.importorskip("opentelemetry.sdk.metrics")
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+
+    exports: list[ExportMetricsServiceRequest] = []
+    headers: list[str] = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            exports.append(ExportMetricsServiceRequest.FromString(body))
+            headers.append(self.headers.get("authorization", ""))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    out = tmp_path / "r.json"
+    try:
+        done = subprocess.run(
+            [*GRPCBENCH, "run", "-s", "grpclib", "-c", "2", "-z", "3s", "--warmup", "0",
+             "--otlp", f"http://127.0.0.1:{server.server_port}/v1/metrics",
+             "--otlp-header", "authorization=Bearer s3cr3t", "--output", str(out)],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    assert len(exports) >= 2 and set(headers) == {"Bearer s3cr3t"}
+    data = json.loads(out.read_text())
+    assert "s3cr3t" not in out.read_text() and "s3cr3t" not in done.stderr + done.stdout
+    calls = sum(data["levels"][0]["load"]["statuses"].values())
+    totals: dict[str, float] = {}
+    for export in exports:  # cumulative: the last export holds the totals
+        for resource in export.resource_metrics:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    if metric.name == "rpc.client.duration":
+                        totals[metric.name] = sum(
+                            p.count for p in metric.exponential_histogram.data_points
+                        )
+                    elif metric.name == "grpcbench.calls":
+                        totals[metric.name] = sum(p.as_int for p in metric.sum.data_points)
+    assert totals == {"rpc.client.duration": calls, "grpcbench.calls": calls}

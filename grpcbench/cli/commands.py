@@ -71,7 +71,7 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         if args.ghz_flags.debug
         else ConsoleEvents(err, columns, levels_per_column)
     )
-    if args.prometheus is not None:
+    if args.prometheus is not None or args.otlp is not None:
         events = live_telemetry(args, options, events, err)
     runner = Runner(options, events)
     levels = ", ".join(plan.describe() for plan in options.levels)
@@ -107,18 +107,27 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
 
 
 def live_telemetry(args: RunArgs, options: RunOptions, events: Any, err: Console) -> Any:
-    """``--prometheus``: the console's events, also fed to the run's scrape endpoint."""
+    """``--prometheus``, ``--otlp``: the console's events, also fed to the run's sinks."""
     import uuid
 
     from grpcbench.base.parsing import parse_duration
-    from grpcbench.cli.telemetry_events import TelemetryEvents
+    from grpcbench.cli.telemetry_events import TelemetryEvents, TelemetrySink
     from grpcbench.telemetry.prometheus import PrometheusEndpoint, RunCollector
 
-    assert args.prometheus is not None
-    collector = RunCollector(uuid.uuid4().hex[:12], options.scenario.name)
+    run_id = uuid.uuid4().hex[:12]
+    sinks: list[TelemetrySink] = []
+    if args.prometheus is not None:
+        sinks.append(
+            PrometheusEndpoint(args.prometheus, RunCollector(run_id, options.scenario.name))
+        )
+    if args.otlp is not None:
+        from grpcbench.telemetry.otlp import OtlpPush, otlp_headers
+
+        sinks.append(OtlpPush(args.otlp, otlp_headers(args.otlp_headers), options.load.interval_s,
+                              run_id, options.scenario.name))  # fmt: skip
     linger = parse_duration(args.prometheus_linger, "--prometheus-linger") if (
         args.prometheus_linger) else 0.0  # fmt: skip
-    return TelemetryEvents(events, PrometheusEndpoint(args.prometheus, collector), err, linger)
+    return TelemetryEvents(events, sinks, err, linger)
 
 
 def debug_log(

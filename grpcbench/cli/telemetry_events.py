@@ -1,33 +1,48 @@
-"""The console's events, also fed to a live telemetry collector (``run --prometheus``)."""
+"""The console's events, also fed to the run's telemetry sinks (``--prometheus``, ``--otlp``)."""
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 
 from grpcbench.model.intervals import IntervalFigures
 from grpcbench.model.results import LevelResult
-from grpcbench.telemetry.prometheus import PrometheusEndpoint, RunCollector
+
+
+class TelemetrySink(Protocol):
+    """``telemetry.prometheus.PrometheusEndpoint`` or ``telemetry.otlp.OtlpPush``."""
+
+    def start(self) -> str: ...  # the line that says where the figures go
+    def stop(self) -> None: ...
+    def level_started(self, server: str, driver: str, level: str) -> None: ...
+    def interval(self, figures: IntervalFigures) -> None: ...
+    def level_finished(self, level: LevelResult) -> None: ...
 
 
 class TelemetryEvents:
-    """Forwards every event to the console's events (``inner``) and feeds the
-    collector; the endpoint serves from entering until ``linger_s`` after the run, so
-    a scraper can read the last level's exact figures."""
+    """Forwards every event to the console's events (``inner``) and feeds the sinks;
+    they start when the run starts and stop ``linger_s`` after it (a scraper can then
+    read the last level's exact figures; a push exporter flushes them)."""
 
-    def __init__(self, inner: Any, endpoint: PrometheusEndpoint, err: Console,
+    def __init__(self, inner: Any, sinks: list[TelemetrySink], err: Console,
                  linger_s: float = 0.0) -> None:  # fmt: skip
         self.inner = inner
-        self.endpoint = endpoint
-        self.collector: RunCollector = endpoint.collector
+        self.sinks = sinks
         self.err = err
         self.linger_s = linger_s
 
     def __enter__(self) -> TelemetryEvents:
-        url = self.endpoint.start()
-        self.err.print(f"prometheus: metrics at {url}", highlight=False)
+        started: list[TelemetrySink] = []
+        try:
+            for sink in self.sinks:
+                self.err.print(sink.start(), highlight=False)
+                started.append(sink)
+        except BaseException:
+            for sink in started:
+                sink.stop()
+            raise
         self.inner.__enter__()
         return self
 
@@ -35,10 +50,11 @@ class TelemetryEvents:
         try:
             self.inner.__exit__(*exc)
             if self.linger_s and exc[0] is None:
-                self.err.print(f"prometheus: serving the final figures for {self.linger_s:g}s")
+                self.err.print(f"telemetry: serving the final figures for {self.linger_s:g}s")
                 time.sleep(self.linger_s)
         finally:
-            self.endpoint.stop()
+            for sink in self.sinks:
+                sink.stop()
 
     def server_starting(self, label: str) -> None:
         self.inner.server_starting(label)
@@ -47,18 +63,21 @@ class TelemetryEvents:
         self.inner.server_ready(label, address, pid)
 
     def level_started(self, label: str, driver: str, level: str, total: int) -> None:
-        self.collector.level_started(label, driver, level)
+        for sink in self.sinks:
+            sink.level_started(label, driver, level)
         self.inner.level_started(label, driver, level, total)
 
     def level_progress(self, done: int, errors: int) -> None:
         self.inner.level_progress(done, errors)
 
     def level_interval(self, figures: IntervalFigures) -> None:
-        self.collector.interval(figures)
+        for sink in self.sinks:
+            sink.interval(figures)
         self.inner.level_interval(figures)
 
     def level_finished(self, level: LevelResult) -> None:
-        self.collector.level_finished(level)
+        for sink in self.sinks:
+            sink.level_finished(level)
         self.inner.level_finished(level)
 
     def warning(self, message: str) -> None:

@@ -384,6 +384,23 @@ class RunArgs:
         " last level's final figures (default: stop with the run).",
         panel=panels.OUTPUT,
     )
+    otlp: str | None = option(
+        None,
+        metavar="URL",
+        help="Push the run's figures with OpenTelemetry over OTLP/HTTP every --interval"
+        " (1s unless given), e.g. http://127.0.0.1:4318/v1/metrics: latency as an"
+        " exponential histogram, calls, CPU and memory. Needs 'grpcbench[telemetry]'.",
+        panel=panels.OUTPUT,
+    )
+    otlp_headers: tuple[str, ...] = option(
+        (),
+        "--otlp-header",
+        metavar="KEY=VALUE",
+        help="A header on every OTLP export (repeatable), e.g. authorization=Bearer T;"
+        " a secret: never printed or saved. OTEL_EXPORTER_OTLP_HEADERS works too.",
+        panel=panels.OUTPUT,
+        secret=True,
+    )
     preflight: bool = option(
         True,
         "--preflight/--no-preflight",

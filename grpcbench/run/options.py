@@ -185,8 +185,13 @@ def build_run_options(args: RunArgs) -> RunOptions:
 
         parse_listen_address(args.prometheus)
         require_prometheus_client()
-        if not load.interval_s:  # live figures arrive interval by interval
-            load = replace(load, interval_s=1.0)
+    if args.otlp is not None:
+        from grpcbench.telemetry.otlp import check_url, otlp_headers, require_otel
+
+        require_otel()
+        check_url(args.otlp, otlp_headers(args.otlp_headers))
+    if (args.prometheus is not None or args.otlp is not None) and not load.interval_s:
+        load = replace(load, interval_s=1.0)  # live figures arrive interval by interval
     load = replace(
         load,
         client_cpus=placement.client_cpus,

@@ -163,6 +163,15 @@ class PrometheusEndpoint:
         self.collector = collector
         self.server: Any = None
 
+    def level_started(self, server: str, driver: str, level: str) -> None:
+        self.collector.level_started(server, driver, level)
+
+    def interval(self, figures: IntervalFigures) -> None:
+        self.collector.interval(figures)
+
+    def level_finished(self, level: LevelResult) -> None:
+        self.collector.level_finished(level)
+
     def start(self) -> str:
         client = require_prometheus_client()
         registry = client.CollectorRegistry(auto_describe=False)
@@ -174,7 +183,7 @@ class PrometheusEndpoint:
                 f"--prometheus {self.host}:{self.port}: cannot listen ({error.strerror or error})"
             ) from None
         self.port = self.server.server_port
-        return f"http://{self.host}:{self.port}/metrics"
+        return f"prometheus: metrics at http://{self.host}:{self.port}/metrics"
 
     def stop(self) -> None:
         if self.server is not None:
