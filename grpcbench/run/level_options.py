@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 # Names the plugin took before it took run's: the same options.
 _ALIASES = {"driver": "load", "params": "server_params", "rounds": "repeat"}
 # Options a test does not give: set by the plugin (the spec or target), output files,
-# live telemetry (the command line's), and ghz's own flags (ghz's spellings of options the plugin takes by their names).
+# live telemetry (the command line's), and ghz's own flags (ghz's spellings of
+# options the plugin takes by their names).
 _NOT_GIVEN = {"servers", "target", "target_pid", "output", "markdown", "csv", "report",
               "exports", "prometheus", "prometheus_linger", "otlp", "otlp_headers",
               "debug"}  # fmt: skip

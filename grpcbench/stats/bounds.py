@@ -38,10 +38,11 @@ class Bound:
     statistic: str
     op: str
     limit: float
+    typed: str = ""  # as the user wrote it, which messages and results repeat
 
     @property
     def text(self) -> str:
-        return f"{self.statistic}{self.op}{show_limit(self.statistic, self.limit)}"
+        return self.typed or f"{self.statistic}{self.op}{show_limit(self.statistic, self.limit)}"
 
     def holds(self, value: float) -> bool:
         return OPERATORS[self.op](value, self.limit)
@@ -83,7 +84,7 @@ def parse_bound(
             raise UsageError(f"bad {option} {text!r}: errors take 0.1% or 0.001") from None
     else:
         limit = max(1.0, round(parse_duration(value, f"{option} {text!r}: its limit") * 1e6))
-    return Bound(statistic, op, limit)
+    return Bound(statistic, op, limit, text.strip())
 
 
 def show_limit(statistic: str, limit: float) -> str:
