@@ -122,12 +122,13 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
             f"Each probe: {settings.probe_warmup_s:g} s warm-up, {settings.probe_duration_s:g} s"
             " measured, open loop; latency from the intended send time. A probe passes when"
             " the SLO holds, errors are within budget, at least 99% of the offered rate was"
-            " achieved and the generator kept its timetable. Confirmed: the rate run again on"
-            f" {settings.confirmations} fresh server(s), one at a time; the first miss steps"
+            " achieved and the generator kept its timetable. Confirmed: the rate run again"
+            f" {settings.confirmations} time(s), one at a time, each on a fresh server when"
+            " grpcbench starts the servers (a --target is the same server); the first miss steps"
             f" down (at most {settings.precision:.0%}, to a rate already passed if one lies"
             f" between), at most {STEP_DOWNS} times; the SLOs share these runs, and each"
-            " counts the highest rate whose runs all passed it; mean ± sd over the"
-            " fresh servers of the achieved rate and of each objective's statistic.",
+            " counts the highest rate whose runs all passed it; mean ± sd over those runs"
+            " of the achieved rate and of each objective's statistic.",
         ),
     )
 
