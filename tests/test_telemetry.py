@@ -13,7 +13,7 @@ import pytest
 
 from grpcbench.model.intervals import IntervalFigures
 from grpcbench.stats.histogram import LatencyRecorder
-from grpcbench.telemetry.buckets import counts_at_or_below, latency_bounds_s
+from grpcbench.telemetry.buckets import latency_bounds_s
 from grpcbench.telemetry.prometheus import RunCollector, parse_listen_address
 from tests.conftest import GRPCBENCH
 from tests.support.factories import level
@@ -27,8 +27,10 @@ def test_grpc_buckets_run_from_10us_to_10s_three_per_octave() -> None:
     assert bounds[0] == 1e-05 and 9.9 < bounds[-1] <= 10.1
     assert bounds[-1] == 10.0 and len(bounds) == 61
     assert all(1.19 < b / a < 1.28 for a, b in zip(bounds, bounds[1:], strict=False))
-    points = [(15, 0.25), (40, 0.5), (1000, 1.0)]  # (us, share at or below): 4 calls
-    assert counts_at_or_below(points, 4, (10.0, 15.0, 100.0, 5000.0)) == [0, 1, 2, 4]
+    recorder = LatencyRecorder()
+    for value in (15, 40, 1000, 1000):
+        recorder.record(value)
+    assert recorder.summary().counts_at_or_below((10.0, 15.0, 100.0, 5000.0)) == [0, 1, 2, 4]
 
 
 def _scrape(collector: RunCollector) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from grpcbench.model.results import RunRecord
 from grpcbench.report.ghz_formats import reports, writer
-from grpcbench.report.ghz_report import epoch_ns, ghz_error
+from grpcbench.report.ghz_report import detail_error, epoch_ns
 from grpcbench.report.go_text import go_float, go_json
 
 _CONSTANT_SCHEDULE_KEYS = (
@@ -104,7 +104,7 @@ def influx_details_text(record: RunRecord) -> str:
         tags = _influx_tags(report, False)
         details = level.load.details
         for started, latency, status, message in details.rows() if details else ():
-            error = ghz_error(status, message) if status != "OK" else ""
+            error = detail_error(status, message)
             lines.append(
                 f"ghz_detail,{tags},hasError={'true' if error else 'false'}"
                 f' latency={latency},error="{_clean(error)}",status="{status}" {started}\n'

@@ -23,12 +23,16 @@ from grpcbench.model.results import LevelResult, RecordedOptions
 GHZ_PERCENTILES = (10, 25, 50, 75, 90, 95, 99)
 HISTOGRAM_MARKS = 11  # ghz's 10 buckets between fastest and slowest, and the slowest
 NS_PER_US = 1000
-OTHER_MESSAGES = "(other messages)"
 
 
 def ghz_error(status: str, message: str) -> str:
     """A failed call's error as a Go gRPC client prints it (ghz's errorDistribution keys)."""
     return f"rpc error: code = {status} desc = {message}"
+
+
+def detail_error(status: str, message: str) -> str:
+    """A per-call record's error: ghz's text for a failed call, empty for OK."""
+    return ghz_error(status, message) if status != "OK" else ""
 
 
 def ghz_error_from_key(key: str) -> str:
@@ -37,13 +41,9 @@ def ghz_error_from_key(key: str) -> str:
     return ghz_error(status, message)
 
 
-def rfc3339(iso: str, fraction: bool = False) -> str:
-    """An ISO time as Go's time.RFC3339 (seconds) or RFC3339Nano, in UTC with "Z"."""
-    moment = datetime.fromisoformat(iso).astimezone(UTC)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if fraction and moment.microsecond:
-        text += f".{moment.microsecond:06d}".rstrip("0")
-    return text + "Z"
+def rfc3339(iso: str) -> str:
+    """An ISO time as Go's time.RFC3339 (to the second), in UTC with "Z"."""
+    return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rfc3339_nano(epoch_ns: int) -> str:
@@ -121,15 +121,13 @@ def histogram(level: LevelResult) -> list[dict[str, Any]]:
     fastest, slowest = latency.min_us, latency.max_us
     step = (slowest - fastest) / (HISTOGRAM_MARKS - 1)
     marks = [fastest + step * i for i in range(HISTOGRAM_MARKS - 1)] + [slowest]
-    points = latency.cumulative()
-    buckets, below = [], 0.0
-    for mark in marks:
-        share = max((fraction for value, fraction in points if value <= mark), default=0.0)
-        if mark == marks[-1]:
-            share = 1.0
-        count = round((share - below) * latency.count)
-        buckets.append({"mark": mark / 1e6, "count": count, "frequency": share - below})
-        below = share
+    at_or_below = latency.counts_at_or_below(marks)
+    at_or_below[-1] = latency.count  # the slowest mark holds every call
+    buckets, below = [], 0
+    for mark, total in zip(marks, at_or_below, strict=True):
+        count = total - below
+        buckets.append({"mark": mark / 1e6, "count": count, "frequency": count / latency.count})
+        below = total
     return buckets
 
 
@@ -142,7 +140,7 @@ def details(level: LevelResult) -> list[dict[str, Any]]:
         {
             "timestamp": rfc3339_nano(started),
             "latency": latency,
-            "error": ghz_error(status, message) if status != "OK" else "",
+            "error": detail_error(status, message),
             "status": status,
         }
         for started, latency, status, message in records.rows()

@@ -146,13 +146,35 @@ class LatencySummary:
         # A bucket's reported value may exceed the exact extremes; clamp to them.
         return min(max(value, self.min_us), self.max_us)
 
+    def value_counts(self) -> list[tuple[int, int]]:
+        """(latency us, calls) of each recorded bucket, exact: for exporters that count
+        calls per bucket (ghz's per-value records, telemetry's buckets)."""
+        if not self.count:
+            return []
+        return [
+            (int(item.value_iterated_to), int(item.count_at_value_iterated_to))
+            for item in self._hdr.get_recorded_iterator()
+        ]
+
+    def counts_at_or_below(self, bounds_us: Iterable[float]) -> list[int]:
+        """Calls at or below each of ``bounds_us`` (ascending), counted bucket by bucket:
+        ghz's histogram marks, telemetry's latency buckets."""
+        buckets = self.value_counts()
+        counts, index, below = [], 0, 0
+        for bound in bounds_us:
+            while index < len(buckets) and buckets[index][0] <= bound:
+                below += buckets[index][1]
+                index += 1
+            counts.append(below)
+        return counts
+
     def cumulative(self) -> list[tuple[int, float]]:
         """(latency us, share of calls at or below it), one point per recorded bucket."""
         points: list[tuple[int, float]] = []
         seen = 0
-        for item in self._hdr.get_recorded_iterator() if self.count else ():
-            seen += item.count_at_value_iterated_to
-            points.append((int(item.value_iterated_to), seen / self.count))
+        for value, count in self.value_counts():
+            seen += count
+            points.append((value, seen / self.count))
         return points
 
     def merge(self, other: LatencySummary) -> LatencySummary:

@@ -21,17 +21,3 @@ def latency_bounds_s() -> tuple[float, ...]:
         bounds.append(float(f"{value:.3g}"))
         value *= step
     return (*bounds, HIGHEST_S)
-
-
-def counts_at_or_below(points: list[tuple[int, float]], count: int,
-                       bounds_us: tuple[float, ...]) -> list[int]:  # fmt: skip
-    """Cumulative call counts at or below each bound, from an HDR histogram's
-    cumulative points (value in us, share of calls at or below it)."""
-    counts = []
-    index, share = 0, 0.0
-    for bound in bounds_us:
-        while index < len(points) and points[index][0] <= bound:
-            share = points[index][1]
-            index += 1
-        counts.append(round(share * count))
-    return counts

@@ -63,17 +63,6 @@ def check_url(url: str, headers: dict[str, str]) -> None:
         )
 
 
-def value_counts(summary: LatencySummary) -> list[tuple[int, int]]:
-    """(latency us, calls) of each recorded HDR bucket."""
-    counts, seen = [], 0
-    for value, share in summary.cumulative():
-        total = round(share * summary.count)
-        if total > seen:
-            counts.append((value, total - seen))
-            seen = total
-    return counts
-
-
 class OtlpPush:
     """A MeterProvider that pushes every ``interval_s`` to ``url``; fed by the events."""
 
@@ -121,7 +110,7 @@ class OtlpPush:
         self.live_ok = self.live_failed = 0
 
     def _record(self, summary: LatencySummary) -> None:
-        for value_us, count in value_counts(summary):
+        for value_us, count in summary.value_counts():
             seconds = value_us / 1e6
             for _ in range(count):
                 self.duration.record(seconds, self.attributes)
@@ -141,8 +130,8 @@ class OtlpPush:
         """The calls the intervals did not cover, and the level's exact statuses."""
         load = level.load
         seen = merge_summaries(self.recorded) if self.recorded else None
-        live = dict(value_counts(seen)) if seen is not None else {}
-        for value_us, count in value_counts(load.latency):
+        live = dict(seen.value_counts()) if seen is not None else {}
+        for value_us, count in load.latency.value_counts():
             missing = count - live.get(value_us, 0)
             for _ in range(max(0, missing)):
                 self.duration.record(value_us / 1e6, self.attributes)

@@ -22,7 +22,7 @@ from typing import Any
 from grpcbench.base.errors import UsageError
 from grpcbench.model.intervals import IntervalFigures
 from grpcbench.model.results import LevelResult
-from grpcbench.telemetry.buckets import counts_at_or_below, latency_bounds_s
+from grpcbench.telemetry.buckets import latency_bounds_s
 
 LABELS = ("run_id", "scenario", "server", "driver", "level")
 BOUNDS_S = latency_bounds_s()
@@ -76,7 +76,7 @@ class RunCollector:
         series.live["failed"] += figures.failed
         latency = figures.latency
         if latency.count:
-            added = counts_at_or_below(latency.cumulative(), latency.count, BOUNDS_US)
+            added = latency.counts_at_or_below(BOUNDS_US)
             series.buckets = [a + b for a, b in zip(series.buckets, added, strict=True)]
             series.count += latency.count
             series.sum_s += latency.total_us / 1e6
@@ -92,7 +92,7 @@ class RunCollector:
         load, latency = level.load, level.load.latency
         series.statuses = dict(load.statuses)
         series.live = {"ok": load.ok, "failed": load.count - load.ok}
-        series.buckets = counts_at_or_below(latency.cumulative(), latency.count, BOUNDS_US)
+        series.buckets = latency.counts_at_or_below(BOUNDS_US)
         series.count, series.sum_s = latency.count, latency.total_us / 1e6
         series.finished = level
         self.current = None
