@@ -65,3 +65,14 @@ def test_params_are_toml_values_or_strings() -> None:
     }
     with pytest.raises(UsageError, match="KEY=VALUE"):
         parse_params(["users"], "--server-param")
+
+
+def test_go_time_formats_round_trip() -> None:
+    """ghz's RFC3339Nano, written (ghz reports) and read (ghz's per-call records)."""
+    from grpcbench.base.go_time import parse_rfc3339_nano, rfc3339, rfc3339_nano
+
+    for stamp in (1_795_616_487_210_090_253, 1_795_616_487_000_000_000, 1_795_616_487_100_000_000):
+        assert parse_rfc3339_nano(rfc3339_nano(stamp)) == stamp
+    assert rfc3339_nano(1_795_616_487_210_090_253) == "2026-11-25T14:21:27.210090253Z"
+    assert parse_rfc3339_nano("2026-11-25T16:21:27.210090253+02:00") == 1_795_616_487_210_090_253
+    assert rfc3339("2026-11-25T14:21:27.123+00:00") == "2026-11-25T14:21:27Z"

@@ -25,11 +25,11 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from grpcbench.base.errors import DriverError, UsageError
+from grpcbench.base.go_time import parse_rfc3339_nano
 from grpcbench.base.processes import start_child
 from grpcbench.base.resources import protos_dir
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
@@ -237,22 +237,12 @@ def _call_details(records: list[dict[str, Any]], limit: int) -> CallDetails | No
     for record in records:
         match = _GHZ_ERROR.fullmatch(str(record.get("error") or ""))
         kept.add(
-            _epoch_ns(str(record["timestamp"])),
+            parse_rfc3339_nano(str(record["timestamp"])),
             int(record["latency"]),
             str(record["status"]),
             match.group(2) if match else str(record.get("error") or ""),
         )
     return kept
-
-
-def _epoch_ns(stamp: str) -> int:
-    """Go's RFC3339Nano ("2026-11-25T14:21:27.210090253Z") as Unix epoch nanoseconds."""
-    whole, _, fraction = stamp.removesuffix("Z").partition(".")
-    zone = "+00:00" if stamp.endswith("Z") else ""
-    if not zone and len(fraction) > 6:  # an offset follows the fraction: "…123+02:00"
-        fraction, zone = fraction[:-6], fraction[-6:]
-    seconds = int(datetime.fromisoformat(whole + zone).timestamp())
-    return seconds * 1_000_000_000 + int((fraction or "0").ljust(9, "0")[:9])
 
 
 def _children_cpu_s() -> float:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from grpcbench.base.go_time import epoch_ns
 from grpcbench.model.results import RunRecord
 from grpcbench.report.ghz_formats import reports, writer
-from grpcbench.report.ghz_report import detail_error, epoch_ns
+from grpcbench.report.ghz_report import detail_error
 from grpcbench.report.go_text import go_float, go_json
 
 _CONSTANT_SCHEDULE_KEYS = (

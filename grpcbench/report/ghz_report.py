@@ -14,9 +14,9 @@ paths are not recorded.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
+from grpcbench.base.go_time import rfc3339, rfc3339_nano
 from grpcbench.base.secrets import MASK
 from grpcbench.model.results import LevelResult, RecordedOptions
 
@@ -39,23 +39,6 @@ def ghz_error_from_key(key: str) -> str:
     """grpcbench's "Status: message" error key (``load.recorders.error_key``) as ghz's."""
     status, _, message = key.partition(": ")
     return ghz_error(status, message)
-
-
-def rfc3339(iso: str) -> str:
-    """An ISO time as Go's time.RFC3339 (to the second), in UTC with "Z"."""
-    return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def rfc3339_nano(epoch_ns: int) -> str:
-    """Epoch nanoseconds as Go's RFC3339Nano (trailing zeros of the fraction dropped)."""
-    seconds, nanos = divmod(epoch_ns, 1_000_000_000)
-    text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return text + (f".{nanos:09d}".rstrip("0") if nanos else "") + "Z"
-
-
-def epoch_ns(iso: str) -> int:
-    moment = datetime.fromisoformat(iso)
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
 
 
 def ghz_options(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
