@@ -3,13 +3,17 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 from hypothesis import settings
+
+from tests.support.warm_cli import Zygote
 
 # Property tests assert what the code does, never how fast: on a busy machine one
 # example can take longer than Hypothesis's default 200 ms deadline.
@@ -85,6 +89,29 @@ def write_scenario(tmp_path: Path, service: str, server: str = "", name: str = "
 
 
 GRPCBENCH = [sys.executable, "-m", "grpcbench"]
+_WARM = Zygote()
+
+
+def run_grpcbench(
+    *args: str, timeout: float = 120, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([*GRPCBENCH, *args], capture_output=True, text=True)``: forked from
+    a warm zygote (tests/support/warm_cli.py) when nothing asks for a colder process."""
+    cwd = kwargs.pop("cwd", None)
+    env = kwargs.get("env")
+    if kwargs or not _WARM.can_run(dict(os.environ) if env is None else env):
+        return subprocess.run(
+            [*GRPCBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False,
+            cwd=cwd, **kwargs,
+        )  # fmt: skip
+    result = _WARM.run(list(args), timeout, None if cwd is None else str(cwd))
+    if _WARM.pid is not None:
+        _LONG_LIVED.add(_WARM.pid)
+    return result
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _WARM.close()
 
 
 @contextlib.contextmanager

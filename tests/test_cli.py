@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import GRPCBENCH, REPO, write_scenario
+from tests.conftest import GRPCBENCH, REPO, run_grpcbench, write_scenario
 
 
 def grpcbench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*GRPCBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
+    return run_grpcbench(*args, timeout=timeout)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:

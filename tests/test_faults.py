@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import GRPCBENCH, write_scenario
+from tests.conftest import GRPCBENCH, run_grpcbench, write_scenario
 from tests.support.processes import assert_all_gone as _assert_gone
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
@@ -33,10 +33,7 @@ SECRET = "hunter2-secret"
 def _grpcbench(
     *args: str, timeout: float = 120, **kwargs: object
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*GRPCBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False,
-        **kwargs,  # type: ignore[call-overload]
-    )  # fmt: skip
+    return run_grpcbench(*args, timeout=timeout, **kwargs)
 
 
 def _assert_clean_failure(
