@@ -10,7 +10,11 @@ blocks, for a few us per call.
 - ``frames``: frame layout, the splitter and frame builders (pure, fuzzed);
 - ``status``: gRPC status codes, RST_STREAM and HTTP mappings, grpc-timeout;
 - ``headers``: request encoding per connection and reply decoding (hpack), cached;
-- ``connection``: one HTTP/2 connection (settings, windows, GOAWAY, deadlines);
+- ``stream``: one call and its state machine (IDLE, OPEN, HALF_CLOSED_LOCAL, CLOSED);
+- ``connection``: one HTTP/2 connection, what the frames do to its calls; its
+  concerns one module each: ``control`` (control frames' checks), ``flow``
+  (windows), ``deadlines``, ``keepalive``, ``messages`` (reply messages),
+  ``header_blocks`` (CONTINUATION) and ``writer`` (batched writes);
 - ``channel``: connections to one target, plus the grpc.aio-shaped API that
   every workload binds to (``unary_unary`` ... ``stream_stream``).
 

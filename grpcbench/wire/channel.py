@@ -40,7 +40,14 @@ from grpcbench.wire.headers import (
     metadata_fields,
     request_fields,
 )
-from grpcbench.wire.stream import EXTRA_REPLY, WireStream, finish, message_prefix
+from grpcbench.wire.stream import (
+    CLOSED,
+    EXTRA_REPLY,
+    IDLE,
+    WireStream,
+    finish,
+    message_prefix,
+)
 
 CONNECT_TIMEOUT_S = 10.0  # ghz's default dial timeout (--connect-timeout)
 BACKOFF_S = (0.05, 0.1, 0.2, 0.5, 1.0)
@@ -230,7 +237,7 @@ class WireChannel:
     ) -> None:  # fmt: skip
         """End a call from our side, wherever it is: waiting for a connection, queued
         on one, or open on the one it was sent on (reset there)."""
-        if stream.done:
+        if stream.state == CLOSED:
             return
         if stream in self.waiting:
             self.waiting.remove(stream)
@@ -409,7 +416,7 @@ class _Replies:
         stream = self.stream
         assert stream is not None
         while not self.messages:
-            if stream.done:
+            if stream.state == CLOSED:
                 if stream.status != status.OK:
                     raise rpc_error(stream)
                 return None
@@ -510,10 +517,10 @@ async def _pump(
 
 def _send(channel: WireChannel, stream: WireStream, data: bytes, end: bool) -> None:
     connection = stream.connection
-    if stream.id and connection is not None and stream.id in connection.streams:
-        connection.send(stream, data, end)
-    elif not stream.done and stream.id == 0:
-        stream.body += data  # not sent yet (waiting for a connection or a stream slot)
+    if connection is not None:
+        connection.send(stream, data, end)  # it knows the stream's state
+    elif stream.state == IDLE:
+        stream.body += data  # not sent yet (waiting for a connection)
         stream.end = end
 
 

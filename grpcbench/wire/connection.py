@@ -3,24 +3,27 @@
 Everything is a callback: a call is a ``WireStream`` whose ``on_done`` runs
 once, with ``status`` and ``message`` set, when the call ends for any reason
 (trailers, RST_STREAM, GOAWAY, deadline, connection loss). No coroutine,
-task or timer exists per call, which is what makes the transport cheap:
-- deadlines: one timer per connection, due at the earliest deadline of its
-  calls (``deadlines``);
-- reply messages: cut from DATA frames, a message that spans frames joined once
-  when whole (``messages``);
-- writes: frames are appended to a list that is flushed once per loop
-  iteration, so the calls a batch of replies starts leave in one ``write``;
-- flow control: request bodies go out within the peer's connection and stream
-  windows (split to its MAX_FRAME_SIZE), the rest waits for WINDOW_UPDATE;
-  what we read is credited back once a quarter of our window is used;
-- MAX_CONCURRENT_STREAMS: calls beyond it wait in ``pending`` in order;
-- GOAWAY: calls the server did not process (ids above its last-stream-id, and
-  the pending ones) go back to the channel to be sent on a new connection
-  (once; then Unavailable), so none is lost; stream-id exhaustion does the same.
+task or timer exists per call, which is what makes the transport cheap.
 
-A call is a ``stream.WireStream``. Statuses follow gRPC's PROTOCOL-HTTP2.md:
-RST_STREAM codes and HTTP statuses are mapped as grpc maps them (``status``); a
-connection the peer breaks ends every call on it with Unavailable and the reason.
+This module is what the frames *do* to the calls; each other concern has its own
+module, as h2 keeps them:
+- ``stream``: a call's state machine (IDLE, OPEN, HALF_CLOSED_LOCAL, CLOSED);
+- ``control``: the control frames' checks and parsing;
+- ``flow``: both directions' windows, and the streams waiting for window;
+- ``deadlines``: one timer per connection, due at the earliest deadline;
+- ``keepalive``: throttled PINGs (gRFC A8);
+- ``messages``: reply messages cut from DATA (joined once when they span frames);
+- ``header_blocks``: CONTINUATION in and out;
+- ``writer``: frames flushed once per loop iteration.
+
+MAX_CONCURRENT_STREAMS: calls beyond it wait in ``pending`` in order. GOAWAY:
+calls the server did not process (ids above its last-stream-id, and the pending
+ones) go back to the channel to be sent on a new connection (once; then
+Unavailable), so none is lost; stream-id exhaustion does the same.
+
+Statuses follow gRPC's PROTOCOL-HTTP2.md: RST_STREAM codes and HTTP statuses are
+mapped as grpc maps them (``status``); a connection the peer breaks ends every call
+on it with Unavailable and the reason.
 """
 
 from __future__ import annotations
@@ -30,11 +33,18 @@ import contextlib
 import random
 import time
 from collections import deque
-from typing import Any
 
-from grpcbench.wire import frames, messages, status
+from grpcbench.wire import control, frames, keepalive, messages, status
 from grpcbench.wire.deadlines import Deadlines
+from grpcbench.wire.flow import (
+    CONNECTION_WINDOW,
+    CREDIT_AT,
+    STREAM_CREDIT_AT,
+    STREAM_WINDOW,
+    SendFlow,
+)
 from grpcbench.wire.frames import ConnectionError_
+from grpcbench.wire.header_blocks import PLAIN_HEADERS_MASK, ContinuedBlock, split_block
 from grpcbench.wire.headers import (
     MAX_HEADER_LIST_SIZE,
     METADATA_SOFT_LIMIT,
@@ -42,26 +52,20 @@ from grpcbench.wire.headers import (
     RequestEncoder,
     metadata_refusal,
 )
-from grpcbench.wire.stream import StreamOwner, WireStream, finish
+from grpcbench.wire.keepalive import Keepalive
+from grpcbench.wire.stream import (
+    CLOSED,
+    IDLE,
+    OPEN,
+    StreamOwner,
+    WireStream,
+    finish,
+    opened,
+    requeued,
+)
+from grpcbench.wire.writer import FrameWriter, prefix
 
-# What we advertise: large receive windows (a benchmark reads at once), no push.
-STREAM_WINDOW = 8 << 20
-CONNECTION_WINDOW = 32 << 20
-MAX_PINGS_WITHOUT_DATA = 2  # grpc's grpc.http2.max_pings_without_data default
-# HEADERS with END_HEADERS and neither PADDED nor PRIORITY: no CONTINUATION, no stripping.
-_PLAIN_HEADERS_MASK = frames.END_HEADERS | frames.PADDED | frames.PRIORITY_FLAG
-_PREFIXES: dict[tuple[int, int, int], bytes] = {}
-
-
-def _prefix(kind: int, flags: int, length: int) -> bytes:
-    """A frame header's first 5 bytes, cached (a level sends a few distinct ones)."""
-    key = (kind, flags, length)
-    prefix = _PREFIXES.get(key)
-    if prefix is None:
-        if len(_PREFIXES) > 4096:
-            _PREFIXES.clear()
-        prefix = _PREFIXES[key] = frames.frame_prefix(kind, flags, length)
-    return prefix
+__all__ = ["CONNECTION_WINDOW", "STREAM_WINDOW", "Connection", "http_error"]
 
 
 def http_error(http_status: int) -> str:
@@ -80,39 +84,37 @@ class Connection(asyncio.Protocol):
         self.splitter = frames.FrameSplitter()
         self.decoder = ReplyHeaderDecoder()
         self.encoder = RequestEncoder()
-        self.streams: dict[int, WireStream] = {}
-        self.pending: deque[WireStream] = deque()
-        self.blocked: deque[WireStream] = deque()  # streams with body waiting for window
+        self.streams: dict[int, WireStream] = {}  # open on this connection, by id
+        self.pending: deque[WireStream] = deque()  # IDLE, behind MAX_CONCURRENT_STREAMS
         self.next_id = 1
         self.max_streams = 2**31  # the peer's MAX_CONCURRENT_STREAMS
-        self.peer_window = frames.DEFAULT_WINDOW  # its initial stream window
-        self.peer_frame = frames.DEFAULT_MAX_FRAME_SIZE
-        self.send_window = frames.DEFAULT_WINDOW  # connection level
-        self.recv_used = 0
-        self.out: list[bytes] = []
-        self.flush_scheduled = False
+        self.writer = FrameWriter(self.loop)
+        self._write = self.writer.write
+        # The owner's client options (rpc.client_options): a reply message size limit
+        # (0: none) and a keepalive PING interval (0: none).
+        self.max_recv: int = getattr(owner, "max_recv_bytes", 0)
+        self.keepalive = Keepalive(
+            self.loop, getattr(owner, "keepalive_s", 0.0), self._write, lambda: bool(self.streams)
+        )
+        self.send_flow = SendFlow(self._write, self.keepalive)
+        self.blocked = self.send_flow.blocked  # streams waiting for window (``flow``)
+        self.recv_used = 0  # connection bytes read since our last WINDOW_UPDATE
         self.draining = False  # GOAWAY received or ids exhausted: no new streams
         self.closed = False
         self.close_reason = ""
-        self.continuing: tuple[int, int, list[bytes]] | None = None
+        self.continued: ContinuedBlock | None = None
         self.deadlines = Deadlines(
             self.loop,
             lambda: (self.streams.values(), self.pending),
             lambda stream: self.cancel(stream, status.DEADLINE_EXCEEDED, "Deadline Exceeded"),
         )
         self.goaway_code: int | None = None
-        # The owner's client options (rpc.client_options): a reply message size limit
-        # (0: none) and a keepalive PING interval (0: none).
-        self.max_recv: int = getattr(owner, "max_recv_bytes", 0)
-        self.keepalive_s: float = getattr(owner, "keepalive_s", 0.0)
-        self.pinger: asyncio.TimerHandle | None = None
-        self.pings_without_data = 0  # keepalive PINGs since we last sent HEADERS or DATA
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports are not asyncio.Transport subclasses, but have its methods.
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = self.writer.transport = transport  # type: ignore[assignment]
         settings = {
             frames.SETTINGS_ENABLE_PUSH: 0,
             frames.SETTINGS_INITIAL_WINDOW_SIZE: STREAM_WINDOW,
@@ -123,30 +125,17 @@ class Connection(asyncio.Protocol):
             + frames.settings_frame(settings)
             + frames.window_update(0, CONNECTION_WINDOW - frames.DEFAULT_WINDOW)
         )
-        if self.keepalive_s:
-            self.pinger = self.loop.call_later(self.keepalive_s, self._keepalive)
-
-    def _keepalive(self) -> None:
-        """--keepalive: a PING every interval, throttled as grpc throttles it (gRFC A8):
-        only while calls are open (no keepalive_permit_without_calls), and at most
-        ``MAX_PINGS_WITHOUT_DATA`` before we send data again; grpc-go's default policy
-        answers more with GOAWAY too_many_pings. The peer's ACK needs no answer."""
-        if self.closed:
-            return
-        if self.streams and self.pings_without_data < MAX_PINGS_WITHOUT_DATA:
-            self._write(frames.frame(frames.PING, 0, 0, b"grpcbnch"))
-            self.pings_without_data += 1
-        self.pinger = self.loop.call_later(self.keepalive_s, self._keepalive)
+        self.keepalive.start()
 
     def data_received(self, data: bytes) -> None:
         try:
             for kind, flags, stream_id, payload in self.splitter.split(data):
-                if self.continuing is not None:
+                if self.continued is not None:
                     self._continuation(kind, flags, stream_id, payload)
                 elif kind == frames.DATA:
                     self._data(flags, stream_id, payload)
                 elif kind == frames.HEADERS:
-                    if flags & _PLAIN_HEADERS_MASK == frames.END_HEADERS and stream_id:
+                    if flags & PLAIN_HEADERS_MASK == frames.END_HEADERS and stream_id:
                         self._header_block(stream_id, flags, payload)  # the common case
                     else:
                         self._headers(flags, stream_id, payload)
@@ -184,108 +173,67 @@ class Connection(asyncio.Protocol):
         self._open(stream)
 
     def _open(self, stream: WireStream) -> None:
+        """HEADERS, and the request body with them as far as the windows allow."""
         stream_id = self.next_id
         if stream_id > frames.MAX_STREAM_ID:
             self._drain("stream ids exhausted")
             self.start(stream)
             return
         self.next_id = stream_id + 2
-        self.pings_without_data = 0  # HEADERS go out: keepalive may ping again
-        stream.id = stream_id
-        stream.connection = self
-        stream.send_window = self.peer_window
+        self.keepalive.pings_without_data = 0  # HEADERS go out: keepalive may ping again
+        flow = self.send_flow
+        stream.send_window = flow.stream_window
         self.streams[stream_id] = stream
         block = self.encoder.encode(stream.request)  # in the order blocks leave
         body = stream.body
         sid = stream_id.to_bytes(4, "big")
         length = len(body)
-        if len(block) <= self.peer_frame:
-            flags = frames.END_HEADERS | (frames.END_STREAM if stream.end and not length else 0)
-            out = _prefix(frames.HEADERS, flags, len(block)) + sid + block
+        ends_with_headers = stream.end and not length
+        if len(block) <= flow.max_frame:
+            flags = frames.END_HEADERS | (frames.END_STREAM if ends_with_headers else 0)
+            out = prefix(frames.HEADERS, flags, len(block)) + sid + block
         else:
-            out = self._header_frames(stream_id, block, stream.end and not length)
+            out = split_block(stream_id, block, ends_with_headers, flow.max_frame)
         if (
             length
             and length <= stream.send_window
-            and length <= self.send_window
-            and (length <= self.peer_frame)
-        ):
+            and length <= flow.window
+            and (length <= flow.max_frame)
+        ):  # the whole body in one DATA frame, the common case
             stream.send_window -= length
-            self.send_window -= length
-            flags = frames.END_STREAM if stream.end else 0
-            out += _prefix(frames.DATA, flags, length) + sid + body
-            stream.local_closed = stream.end
-        elif length:
-            stream.unsent = body
-            stream.unsent_end = stream.end
+            flow.window -= length
+            out += prefix(frames.DATA, frames.END_STREAM if stream.end else 0, length) + sid + body
+            opened(stream, stream_id, self, stream.end)
         else:
-            stream.local_closed = stream.end
+            opened(stream, stream_id, self, ends_with_headers)
+            if length:
+                stream.unsent = body
+                stream.unsent_end = stream.end
         self._write(out)
         if stream.unsent:
-            self._send_unsent(stream)
+            flow.send(stream)
         self.deadlines.watch(stream)
 
-    def _header_frames(self, stream_id: int, block: bytes, end: bool) -> bytes:
-        size = self.peer_frame
-        chunks = [block[i : i + size] for i in range(0, len(block), size)]
-        out = [frames.frame(frames.HEADERS, frames.END_STREAM if end else 0, stream_id, chunks[0])]
-        for index, chunk in enumerate(chunks[1:], 2):
-            flags = frames.END_HEADERS if index == len(chunks) else 0
-            out.append(frames.frame(frames.CONTINUATION, flags, stream_id, chunk))
-        return b"".join(out)
-
     def send(self, stream: WireStream, data: bytes, end: bool) -> None:
-        """More request bytes (length-prefixed messages) on an open stream."""
-        if stream.done or stream.local_closed:
-            return
-        if stream.id == 0:  # still pending: it goes with the headers
+        """More request bytes (length-prefixed messages) on a stream."""
+        if stream.state == IDLE:  # still pending: it goes with the headers
             stream.body += data
             stream.end = end
+            return
+        if stream.state != OPEN:
             return
         stream.unsent = stream.unsent[stream.unsent_at :] + data if stream.unsent else data
         stream.unsent_at = 0
         stream.unsent_end = end
-        self._send_unsent(stream)
-
-    def _send_unsent(self, stream: WireStream) -> None:
-        """What the windows allow of ``stream.unsent``, frame by frame; each frame's
-        bytes are copied once (the rest stays where it is, past ``unsent_at``)."""
-        sid = stream.id
-        out = []
-        unsent = stream.unsent
-        at = stream.unsent_at
-        left = len(unsent) - at
-        while left:
-            size = min(left, stream.send_window, self.send_window, self.peer_frame)
-            if size <= 0:
-                if stream not in self.blocked:
-                    self.blocked.append(stream)
-                break
-            chunk = unsent[at : at + size]
-            at += size
-            left -= size
-            stream.send_window -= size
-            self.send_window -= size
-            last = not left and stream.unsent_end
-            out.append(frames.frame(frames.DATA, frames.END_STREAM if last else 0, sid, chunk))
-            stream.local_closed = last
-        if left:
-            stream.unsent_at = at
-        else:
-            stream.unsent, stream.unsent_at = b"", 0
-        if not left and stream.unsent_end and not stream.local_closed:
-            out.append(frames.frame(frames.DATA, frames.END_STREAM, sid))
-            stream.local_closed = True
-        if out:
-            self.pings_without_data = 0
-            self._write(b"".join(out))
+        self.send_flow.send(stream)
 
     def cancel(self, stream: WireStream, code: int, message: str) -> None:
         """End a call from our side (deadline, the caller gave up): RST_STREAM(CANCEL)."""
-        if stream.done:
+        if stream.state == CLOSED:
             return
         if stream.id and stream.id in self.streams:
             del self.streams[stream.id]
+            self.send_flow.forget(stream)
             if not self.closed:
                 self._write(frames.rst_stream(stream.id, frames.CANCEL))
         else:
@@ -299,13 +247,15 @@ class Connection(asyncio.Protocol):
     def _data(self, flags: int, stream_id: int, payload: bytes) -> None:
         if stream_id == 0:
             raise ConnectionError_(frames.PROTOCOL_ERROR, "DATA on stream 0")
+        # Flow control in (``flow``), inline: this runs for every reply.
         size = len(payload)
-        self.recv_used += size
-        if self.recv_used > CONNECTION_WINDOW:
+        used = self.recv_used + size
+        if used > CONNECTION_WINDOW:
             raise ConnectionError_(frames.FLOW_CONTROL_ERROR, "DATA beyond our connection window")
-        if self.recv_used >= CONNECTION_WINDOW >> 2:
-            self._write(frames.window_update(0, self.recv_used))
-            self.recv_used = 0
+        if used >= CREDIT_AT:
+            self._write(frames.window_update(0, used))
+            used = 0
+        self.recv_used = used
         stream = self.streams.get(stream_id)
         if stream is None:
             self._unknown_stream(stream_id)
@@ -316,9 +266,9 @@ class Connection(asyncio.Protocol):
             self._stream_error(stream, "DATA before the reply headers")
             return
         end = flags & frames.END_STREAM
-        if not end:
+        if not end:  # an ended stream needs no more credit
             stream.recv_used += size
-            if stream.recv_used >= STREAM_WINDOW >> 2:
+            if stream.recv_used >= STREAM_CREDIT_AT:
                 self._write(frames.window_update(stream_id, stream.recv_used))
                 stream.recv_used = 0
         if payload:
@@ -327,9 +277,9 @@ class Connection(asyncio.Protocol):
                 problem = messages.read(stream, data, self.max_recv)
                 if problem is not None:
                     self.cancel(stream, *problem)
-        if end and not stream.done:
+        if end and stream.state != CLOSED:
             self._ended(stream)
-            if not stream.done:
+            if stream.state != CLOSED:
                 finish(stream, status.INTERNAL, "the server ended the stream without trailers")
             self._after_close()
 
@@ -339,21 +289,17 @@ class Connection(asyncio.Protocol):
         if flags & (frames.PADDED | frames.PRIORITY_FLAG):
             payload = frames.strip_padding(flags, payload, frames.HEADERS)
         if not flags & frames.END_HEADERS:
-            self.continuing = (stream_id, flags, [payload])
+            self.continued = ContinuedBlock(stream_id, flags, payload)
             return
         self._header_block(stream_id, flags, payload)
 
     def _continuation(self, kind: int, flags: int, stream_id: int, payload: bytes) -> None:
-        assert self.continuing is not None
-        first_id, first_flags, parts = self.continuing
-        if kind != frames.CONTINUATION or stream_id != first_id:
-            raise ConnectionError_(frames.PROTOCOL_ERROR, "a header block interrupted")
-        parts.append(payload)
-        if sum(map(len, parts)) > MAX_HEADER_LIST_SIZE * 2:
-            raise ConnectionError_(frames.ENHANCE_YOUR_CALM, "an endless header block")
-        if flags & frames.END_HEADERS:
-            self.continuing = None
-            self._header_block(first_id, first_flags, b"".join(parts))
+        continued = self.continued
+        assert continued is not None
+        block = continued.add(kind, flags, stream_id, payload)
+        if block is not None:
+            self.continued = None
+            self._header_block(continued.stream_id, continued.flags, block)
 
     def _header_block(self, stream_id: int, flags: int, block: bytes) -> None:
         decoder = self.decoder  # always decoded: the table must stay in step
@@ -392,9 +338,9 @@ class Connection(asyncio.Protocol):
         """The server ended the stream: its status from the trailers (or trailers-only
         headers), else from the HTTP status; the stream is closed on both sides."""
         self.streams.pop(stream.id, None)
-        if self.blocked and stream in self.blocked:
-            self.blocked.remove(stream)
-        if not stream.local_closed and self.transport is not None and not self.closed:
+        if self.blocked:
+            self.send_flow.forget(stream)
+        if stream.state == OPEN and self.transport is not None and not self.closed:
             # The server ended first: tell it we will send no more (as grpc does).
             self._write(frames.rst_stream(stream.id, frames.NO_ERROR))
         trailers = stream.trailing_metadata
@@ -424,111 +370,58 @@ class Connection(asyncio.Protocol):
 
     def _control(self, kind: int, flags: int, stream_id: int, payload: bytes) -> None:
         if kind == frames.SETTINGS:
-            if stream_id:
-                raise ConnectionError_(frames.PROTOCOL_ERROR, "SETTINGS on a stream")
-            if flags & frames.ACK:
-                if payload:
-                    raise ConnectionError_(frames.FRAME_SIZE_ERROR, "a SETTINGS ACK with a payload")
-                return
-            self._settings(frames.parse_settings(payload))
+            values = control.settings(flags, stream_id, payload)
+            if values is not None:
+                self._settings(values)
         elif kind == frames.WINDOW_UPDATE:
-            self._window_update(stream_id, payload)
+            self._window_update(stream_id, control.window_increment(payload))
         elif kind == frames.PING:
-            if stream_id:
-                raise ConnectionError_(frames.PROTOCOL_ERROR, "PING on a stream")
-            if len(payload) != 8:
-                raise ConnectionError_(frames.FRAME_SIZE_ERROR, "a PING that is not 8 bytes")
-            if not flags & frames.ACK:
-                self._write(frames.frame(frames.PING, frames.ACK, 0, payload))
+            answer = control.ping_answer(flags, stream_id, payload)
+            if answer is not None:
+                self._write(answer)
         elif kind == frames.RST_STREAM:
-            self._rst_stream(stream_id, payload)
+            self._rst_stream(stream_id, control.rst_stream_code(stream_id, payload))
         elif kind == frames.GOAWAY:
-            if stream_id or len(payload) < 8:
-                raise ConnectionError_(frames.PROTOCOL_ERROR, "a malformed GOAWAY")
-            last = int.from_bytes(payload[:4], "big") & 0x7FFFFFFF
-            code = int.from_bytes(payload[4:8], "big")
-            self._goaway(last, code, payload[8:200].decode("utf-8", "replace"))
-        elif kind == frames.PUSH_PROMISE:
-            raise ConnectionError_(frames.PROTOCOL_ERROR, "PUSH_PROMISE, which we disabled")
-        elif kind == frames.CONTINUATION:
-            raise ConnectionError_(frames.PROTOCOL_ERROR, "CONTINUATION without HEADERS")
-        elif kind == frames.PRIORITY and len(payload) != 5:
-            raise ConnectionError_(frames.FRAME_SIZE_ERROR, "a PRIORITY frame not 5 bytes")
-        # other frame types are ignored (RFC 9113 section 4.1)
+            self._goaway(*control.goaway(stream_id, payload))
+        else:
+            control.check_other(kind, payload)
 
     def _settings(self, settings: list[tuple[int, int]]) -> None:
         for key, value in settings:
             if key == frames.SETTINGS_MAX_CONCURRENT_STREAMS:
                 self.max_streams = value
             elif key == frames.SETTINGS_INITIAL_WINDOW_SIZE:
-                if value > frames.MAX_WINDOW:
-                    raise ConnectionError_(
-                        frames.FLOW_CONTROL_ERROR, "INITIAL_WINDOW_SIZE over 2^31-1"
-                    )
-                delta = value - self.peer_window
-                self.peer_window = value
-                for stream in self.streams.values():
-                    stream.send_window += delta
+                self.send_flow.initial_window(value, self.streams.values())
             elif key == frames.SETTINGS_MAX_FRAME_SIZE:
-                if not frames.DEFAULT_MAX_FRAME_SIZE <= value <= 2**24 - 1:
-                    raise ConnectionError_(frames.PROTOCOL_ERROR, f"MAX_FRAME_SIZE {value}")
-                self.peer_frame = value
-            elif key == frames.SETTINGS_ENABLE_PUSH and value > 1:
-                raise ConnectionError_(frames.PROTOCOL_ERROR, f"ENABLE_PUSH {value}")
+                self.send_flow.max_frame = value
             elif key == frames.SETTINGS_HEADER_TABLE_SIZE:
                 self.encoder.table_size(value)
         self._write(frames.frame(frames.SETTINGS, frames.ACK, 0))
         if not self.ready.done():
             self.ready.set_result(None)
-        self._unblock()
+        self.send_flow.unblock()
         self._start_pending()
 
-    def _window_update(self, stream_id: int, payload: bytes) -> None:
-        if len(payload) != 4:
-            raise ConnectionError_(frames.FRAME_SIZE_ERROR, "a WINDOW_UPDATE not 4 bytes")
-        increment = int.from_bytes(payload, "big") & 0x7FFFFFFF
-        if stream_id == 0:
-            if increment == 0:
-                raise ConnectionError_(frames.PROTOCOL_ERROR, "a WINDOW_UPDATE of 0")
-            self.send_window += increment
-            if self.send_window > frames.MAX_WINDOW:
-                raise ConnectionError_(frames.FLOW_CONTROL_ERROR, "connection window over 2^31-1")
-        else:
+    def _window_update(self, stream_id: int, increment: int) -> None:
+        stream = None
+        if stream_id:
             stream = self.streams.get(stream_id)
             if stream is None:
-                return
-            if increment == 0:
-                self._stream_error(stream, "a WINDOW_UPDATE of 0")
-                return
-            stream.send_window += increment
-            if stream.send_window > frames.MAX_WINDOW:
-                self._stream_error(stream, "stream window over 2^31-1")
-                return
-        self._unblock()
+                return  # a stream that ended: its window no longer matters
+        problem = self.send_flow.window_update(stream, increment)
+        if problem and stream is not None:
+            self._stream_error(stream, problem)
+            return
+        self.send_flow.unblock()
 
-    def _unblock(self) -> None:
-        for _ in range(len(self.blocked)):
-            if self.send_window <= 0:
-                return
-            stream = self.blocked.popleft()
-            if not stream.done:
-                self._send_unsent(stream)
-
-    def _rst_stream(self, stream_id: int, payload: bytes) -> None:
-        if len(payload) != 4:
-            raise ConnectionError_(frames.FRAME_SIZE_ERROR, "an RST_STREAM not 4 bytes")
-        if stream_id == 0:
-            raise ConnectionError_(frames.PROTOCOL_ERROR, "RST_STREAM on stream 0")
+    def _rst_stream(self, stream_id: int, code: int) -> None:
         stream = self.streams.pop(stream_id, None)
         if stream is None:
             self._unknown_stream(stream_id)
             return
-        code = int.from_bytes(payload, "big")
-        if stream in self.blocked:
-            self.blocked.remove(stream)
+        self.send_flow.forget(stream)
         if code == frames.REFUSED_STREAM and stream.retryable and self.owner is not None:
-            stream.retryable = False  # never processed: send it again, once
-            stream.id = 0
+            requeued(stream)  # never processed: send it again, once
             self.owner.resend([stream])
         elif code == frames.CANCEL and time.monotonic() >= stream.deadline:
             # The server's deadline fired (grpc-go resets with CANCEL): past the call's
@@ -541,12 +434,7 @@ class Connection(asyncio.Protocol):
     def _goaway(self, last: int, code: int, debug: str) -> None:
         """No new streams here; the ones above ``last`` were not processed: resend them."""
         self.goaway_code = code
-        if code == frames.ENHANCE_YOUR_CALM and "too_many_pings" in debug and self.owner:
-            # gRFC A8: the server's policy refused our pings; ping half as often from
-            # now on (the owner's next connections read it).
-            owner: Any = self.owner
-            if getattr(owner, "keepalive_s", 0.0):
-                owner.keepalive_s *= 2
+        keepalive.back_off(self.owner, code, debug)
         unprocessed = [s for sid, s in list(self.streams.items()) if sid > last]
         for stream in unprocessed:
             del self.streams[stream.id]
@@ -559,12 +447,12 @@ class Connection(asyncio.Protocol):
         self.pending.clear()
         retry = []
         for stream in again:
-            if stream in self.blocked:
-                self.blocked.remove(stream)
+            self.send_flow.forget(stream)
             if stream.retryable and self.owner is not None:
-                stream.retryable = False
-                stream.id = 0
-                stream.headers_seen = False
+                if stream.state == IDLE:  # pending here: never opened
+                    stream.retryable = False
+                else:
+                    requeued(stream)
                 retry.append(stream)
             else:
                 finish(stream, status.UNAVAILABLE, f"not processed: {reason}")
@@ -577,7 +465,7 @@ class Connection(asyncio.Protocol):
     def _start_pending(self) -> None:
         while self.pending and len(self.streams) < self.max_streams and not self.draining:
             stream = self.pending.popleft()
-            if not stream.done:
+            if stream.state != CLOSED:
                 self._open(stream)
 
     def _after_close(self) -> None:
@@ -585,7 +473,7 @@ class Connection(asyncio.Protocol):
             self._start_pending()
         if self.draining and not self.streams and not self.closed and self.transport:
             self.closed = True
-            self._flush()
+            self.writer.flush()
             self.transport.close()
 
     # --- deadlines ------------------------------------------------------------------
@@ -594,20 +482,7 @@ class Connection(asyncio.Protocol):
         """Calls with one timeout expire in the order they started (``deadlines``)."""
         self.deadlines.note_timeout(timeout_s)
 
-    # --- out and teardown -------------------------------------------------------------
-
-    def _write(self, data: bytes) -> None:
-        self.out.append(data)
-        if not self.flush_scheduled:
-            self.flush_scheduled = True
-            self.loop.call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self.flush_scheduled = False
-        if self.out and self.transport is not None and not self.transport.is_closing():
-            data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
-            self.transport.write(data)
-        self.out.clear()
+    # --- teardown -------------------------------------------------------------------
 
     def fail(self, code: int, reason: str) -> None:
         """The peer broke the protocol: GOAWAY with the error, then close."""
@@ -616,14 +491,14 @@ class Connection(asyncio.Protocol):
         self.close_reason = f"the server broke HTTP/2: {reason}"
         if self.transport is not None:
             self._write(frames.goaway(0, code, reason.encode()[:100]))
-            self._flush()
+            self.writer.flush()
             self.transport.close()
         self._closed(self.close_reason)
 
     def close(self) -> None:
         if self.transport is not None and not self.closed:
             self._write(frames.goaway(0, frames.NO_ERROR))
-            self._flush()
+            self.writer.flush()
             self.transport.close()
         self._closed("the client closed the connection")
 
@@ -637,9 +512,7 @@ class Connection(asyncio.Protocol):
         self.closed = True
         self.close_reason = self.close_reason or reason
         self.deadlines.cancel()
-        if self.pinger is not None:
-            self.pinger.cancel()
-            self.pinger = None
+        self.keepalive.stop()
         if not self.ready.done():
             self.ready.set_exception(ConnectionRefusedError(self.close_reason))
             self.ready.exception()  # retrieved: connect() reports it

@@ -1,11 +1,19 @@
-"""One call on the wire: a ``WireStream``, the callback that ends it, and who owns it.
+"""One call on the wire: a ``WireStream``, its state machine, and who owns it.
 
-A stream's life, as RFC 9113 names its states, is read from three fields rather
-than kept as a fourth that could disagree with them: ``id`` 0 is *idle* (pending,
-or queued to be sent again elsewhere); ``local_closed`` is *half-closed (local)*
-(our END_STREAM sent); ``done`` is *closed* (``finish`` ran ``on_done`` once, with
-``status`` and ``message`` set). ``headers_seen`` says whether the reply's headers
-came (so the next header block is its trailers).
+A stream's life is an explicit state (RFC 9113 section 5.1, as a client that never
+takes a push sees it), changed only by the four transitions below, each of which
+checks where it comes from (``TRANSITIONS`` lists them; the frame fuzzer of
+tests/test_wire_frames.py drives every path through them):
+
+    IDLE --opened--> OPEN --end_sent--> HALF_CLOSED_LOCAL
+    IDLE --opened(END_STREAM)--> HALF_CLOSED_LOCAL
+    OPEN, HALF_CLOSED_LOCAL --requeued--> IDLE       (not processed: sent again elsewhere)
+    IDLE, OPEN, HALF_CLOSED_LOCAL --finish--> CLOSED (on_done runs once, status set)
+
+There is no *half-closed (remote)*: a gRPC server that ends its side has ended the
+call (its trailers carry the status), so the call is CLOSED at once and a request
+still open is reset. ``headers_seen`` is the reply's own progress within a state:
+whether its headers came, so that the next header block is its trailers.
 """
 
 from __future__ import annotations
@@ -18,6 +26,20 @@ from grpcbench.wire.headers import HeaderInfo, RequestFields
 
 if TYPE_CHECKING:
     from grpcbench.wire.connection import Connection
+
+IDLE = 0  # on no connection: waiting for one or for a stream slot, or to be resent
+OPEN = 1  # HEADERS sent, the request still open (a client or bidi stream)
+HALF_CLOSED_LOCAL = 2  # our END_STREAM sent: only replies to come
+CLOSED = 3  # ended, for whatever reason: status and message are final
+
+# transition: (the states it may start from, the state it leads to)
+TRANSITIONS: dict[str, tuple[frozenset[int], int]] = {
+    "opened": (frozenset({IDLE}), OPEN),
+    "opened(END_STREAM)": (frozenset({IDLE}), HALF_CLOSED_LOCAL),
+    "end_sent": (frozenset({OPEN}), HALF_CLOSED_LOCAL),
+    "requeued": (frozenset({OPEN, HALF_CLOSED_LOCAL}), IDLE),
+    "finish": (frozenset({IDLE, OPEN, HALF_CLOSED_LOCAL}), CLOSED),
+}
 
 
 class StreamOwner(Protocol):
@@ -36,8 +58,8 @@ class WireStream:
         "id", "request", "body", "end", "on_message", "on_done", "on_headers", "deadline",
         "started", "send_window", "unsent", "unsent_at", "unsent_end", "recv_used", "parts",
         "have", "wanted", "headers_seen", "http_status", "encoding", "status", "message",
-        "messages", "bytes", "done", "retryable", "initial_metadata", "trailing_metadata",
-        "tag", "lane", "local_closed", "connection", "first_at",
+        "messages", "bytes", "state", "retryable", "initial_metadata", "trailing_metadata",
+        "tag", "lane", "connection", "first_at",
     )  # fmt: skip
 
     def __init__(
@@ -49,7 +71,8 @@ class WireStream:
         deadline: float,
         on_message: Callable[[bytes], None] | None = None,
     ) -> None:
-        self.id = 0
+        self.state = IDLE
+        self.id = 0  # the HTTP/2 stream id once opened; 0 while IDLE
         self.request = request  # the request's header fields (encoded as the stream opens)
         self.body = body  # length-prefixed request messages sent with the headers
         self.end = end  # whether the body ends the request (END_STREAM)
@@ -78,21 +101,43 @@ class WireStream:
         self.messages = 0
         self.bytes = 0  # reply message bytes (without the 5-byte prefixes; inflated if compressed)
         self.first_at = 0.0  # time.perf_counter() when the first reply message was complete
-        self.done = False
         self.retryable = end  # a whole request that was never processed may be sent again
         self.initial_metadata: HeaderInfo | None = None
         self.trailing_metadata: HeaderInfo | None = None
         self.tag: Any = None  # the caller's
         self.lane = 0  # the caller's: which of its channels carries the call
-        self.local_closed = False  # END_STREAM sent
         self.connection: Connection | None = None  # the one it was opened on
 
 
+def opened(stream: WireStream, stream_id: int, connection: Connection, ended: bool) -> None:
+    """HEADERS left on ``connection`` (with the whole request, if ``ended``)."""
+    assert stream.state == IDLE, stream.state
+    stream.state = HALF_CLOSED_LOCAL if ended else OPEN
+    stream.id = stream_id
+    stream.connection = connection
+
+
+def end_sent(stream: WireStream) -> None:
+    """Our END_STREAM left: the request is whole."""
+    assert stream.state == OPEN, stream.state
+    stream.state = HALF_CLOSED_LOCAL
+
+
+def requeued(stream: WireStream) -> None:
+    """The server did not process the call (GOAWAY above it, REFUSED_STREAM): it goes
+    back to IDLE, once, to be sent again on another connection."""
+    assert stream.state in (OPEN, HALF_CLOSED_LOCAL), stream.state
+    stream.state = IDLE
+    stream.id = 0
+    stream.headers_seen = False
+    stream.retryable = False
+
+
 def finish(stream: WireStream, code: int, message: str = "") -> None:
-    """End a call once; later events for it are ignored."""
-    if stream.done:
+    """End a call once (-> CLOSED); later events for it are ignored."""
+    if stream.state == CLOSED:
         return
-    stream.done = True
+    stream.state = CLOSED
     stream.status = code
     stream.message = message
     stream.on_done(stream)
