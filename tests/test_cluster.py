@@ -350,7 +350,7 @@ def test_secrets_do_not_cross_a_plaintext_scheduler() -> None:
     def options(cluster: str, allowed: bool = False) -> object:
         return build_run_options(RunArgs(
             cluster=cluster, target="127.0.0.1:50051", allow_plaintext_secrets=allowed,
-            call=CallArgs(call="helloworld.Greeter/SayHello", metadata=("authorization=x",)),
+            call=CallArgs(call=("helloworld.Greeter/SayHello",), metadata=("authorization=x",)),
         ))  # fmt: skip
 
     for plaintext in ("tcp://10.0.0.5:8786", "ws://10.0.0.5:8786"):

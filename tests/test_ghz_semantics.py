@@ -23,7 +23,7 @@ def ghz_line(settings: dict[str, str] | None = None, **given: object) -> RunOpti
     flags = {name: given.pop(name) for name in list(given) if hasattr(GhzFlags(), name)}
     args = RunArgs(
         address="127.0.0.1:50051", settings=settings or {},
-        call=CallArgs(call="helloworld.Greeter/SayHello", proto=PROTO),
+        call=CallArgs(call=("helloworld.Greeter/SayHello",), proto=PROTO),
         ghz_flags=GhzFlags(**flags),  # type: ignore[arg-type]
     )  # fmt: skip
     return build_run_options(apply(replace(args, **given)))  # type: ignore[arg-type]
@@ -119,7 +119,9 @@ def test_the_disable_template_flags_reach_the_call() -> None:
     assert options.call is not None and options.call.templates == "off"
     functions_off = ghz_line(disable_template_functions=True).call
     assert functions_off is not None and functions_off.templates == "no-functions"
-    call = CallArgs(call="helloworld.Greeter/SayHello", proto=PROTO, data='{"name":"{{newUUID}}"}')
+    call = CallArgs(
+        call=("helloworld.Greeter/SayHello",), proto=PROTO, data='{"name":"{{newUUID}}"}'
+    )
     flags = GhzFlags(disable_template_functions=True)
     with pytest.raises(UsageError, match="not defined"):
         build_run_options(apply(RunArgs(address="127.0.0.1:50051", call=call, ghz_flags=flags)))

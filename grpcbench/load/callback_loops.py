@@ -21,7 +21,10 @@ from grpcbench.load.open_loop import spec_timetable
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.load_result import LoadSpec
+from grpcbench.services.base import UnaryPlan
 from grpcbench.wire import status
+from grpcbench.wire.channel import WireChannel
+from grpcbench.wire.headers import RequestFields
 from grpcbench.wire.stream import WireStream, unary_outcome
 
 MIN_TIMER_S = 0.001  # the shortest timer the open loop sets (see wire_open_loop_phase)
@@ -29,8 +32,28 @@ MIN_TIMER_S = 0.001  # the shortest timer the open loop sets (see wire_open_loop
 status_name = status.name  # the recorded name of a wire status code
 
 
+class _Method:
+    """One method's calls on the level's channels: its header blocks and body built
+    once when its request is fixed, and its timeout."""
+
+    def __init__(self, plan: UnaryPlan, channels: list[WireChannel], timeout_s: float) -> None:
+        self.path = plan.path
+        self.timeout_s = plan.timeout_s or timeout_s
+        self.next_request = plan.next_request
+        self.fixed = plan.request is not None
+        self.blocks: list[RequestFields] = []
+        self.body = b""
+        if plan.request is not None:
+            self.body = channels[0].frame(plan.request)  # gzip-compressed with -e
+            self.blocks = [
+                channel.request_fields(plan.path, self.timeout_s, plan.metadata or None)
+                for channel in channels
+            ]
+
+
 class _Issuer:
-    """Builds and sends one call's stream on the channel it picks."""
+    """Builds and sends one call's stream on the channel it picks (and, for a mix, of
+    the method its cycle says)."""
 
     def __init__(
         self, calls: WireUnaryCalls, timeout_s: float, on_done: Callable[[WireStream], None]
@@ -38,7 +61,6 @@ class _Issuer:
         self.calls = calls
         self.channels = calls.channels
         self.count = len(self.channels)
-        self.timeout_s = timeout_s
         self.on_done = on_done
         self.least_busy = calls.least_busy and self.count > 1
         self.in_flight = [0] * self.count  # per channel, counted when least_busy
@@ -51,15 +73,10 @@ class _Issuer:
             self.on_done = counted
         self.loop = asyncio.get_running_loop()
         plan = calls.plan
-        self.fixed = plan.request is not None
-        if self.fixed:
-            assert plan.request is not None
-            body = self.channels[0].frame(plan.request)  # gzip-compressed with -e
-            self.blocks = [
-                channel.request_fields(plan.path, timeout_s, plan.metadata or None)
-                for channel in self.channels
-            ]
-            self.body = body
+        self.methods = [_Method(part, self.channels, timeout_s) for part in (plan.parts or (plan,))]
+        self.method = self.methods[0]
+        self.cycle = plan.cycle if plan.parts else ()
+        self.position = 0
         self.next = 0
 
     def send(self, user: int, started: int, tag: int | None = None) -> None:
@@ -74,21 +91,31 @@ class _Issuer:
             index = self.next
             self.next = (index + 1) % self.count
         channel = self.channels[index]
-        if self.fixed:
-            block, body = self.blocks[index], self.body
+        part = 0
+        method = self.method
+        if self.cycle:
+            position = self.position
+            self.position = position + 1 if position + 1 < len(self.cycle) else 0
+            part = self.cycle[position]
+            method = self.methods[part]
+        if method.fixed:
+            block, body = method.blocks[index], method.body
         else:
-            request, metadata = self.calls._request(user)
+            assert method.next_request is not None
+            request, metadata = method.next_request(user)
             block = channel.request_fields(
-                self.calls.plan.path, self.timeout_s, metadata or None, varying=True
+                method.path, method.timeout_s, metadata or None, varying=True
             )
             body = channel.frame(request)
-        stream = WireStream(block, body, True, self.on_done, time.monotonic() + self.timeout_s)
+        timeout_s = method.timeout_s
+        stream = WireStream(block, body, True, self.on_done, time.monotonic() + timeout_s)
         stream.tag = user if tag is None else tag
         stream.lane = index
+        stream.part = part
         stream.started = started
         connection = channel.connection
         if connection is not None:
-            connection.note_timeout(self.timeout_s)
+            connection.note_timeout(timeout_s)
         channel.start(stream)
 
     def cancel_all(self) -> None:
@@ -142,7 +169,7 @@ async def wire_closed_loop_phase(
         budget.done += 1
         if record is not None:
             code, message = unary_outcome(stream)
-            record(status_name(code), elapsed_us, None, message)
+            record(status_name(code), elapsed_us, None, message, stream.part)
         next_call(stream.tag)
 
     issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
@@ -193,7 +220,9 @@ async def wire_open_loop_phase(
         intended = intended_of.pop(stream.tag)
         if recorders is not None:
             code, message = unary_outcome(stream)
-            recorders.record_call(status_name(code), (done - intended) // 1000, None, message)
+            recorders.record_call(
+                status_name(code), (done - intended) // 1000, None, message, stream.part
+            )
             recorders.service.record((done - stream.started) // 1000)
             recorders.lag.record((stream.started - intended) // 1000)
         if state["sending"]:

@@ -30,7 +30,7 @@ from grpcbench.model.intervals import (
     finish,
     with_offered,
 )
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import LoadResult, LoadSpec, MethodFigures
 from grpcbench.observe.cpu_share import run_queue_wait_s
 from grpcbench.observe.timeline import TimelineRecorder, sample
 from grpcbench.services.base import CallFunction, Workload
@@ -85,12 +85,15 @@ def make_workload(spec: LoadSpec) -> Workload:
     """``--call``'s method call, else the service's own Python workload."""
     if spec.call is not None:
         from grpcbench.rpc.call import MethodCall
+        from grpcbench.rpc.mix import MixWorkload
         from grpcbench.rpc.templates import WorkerIds
         from grpcbench.rpc.workload import MethodWorkload
 
         call = MethodCall.from_json(spec.call)
         connections = spec.settings.connections_for(spec.plan) or spec.plan.concurrency
         ids = WorkerIds(first_worker(spec), connections, call.worker_prefix)
+        if call.mix:
+            return MixWorkload(call, spec.share.index, spec.share.of, ids)
         return MethodWorkload(call, spec.share.index, spec.share.of, ids)
     service = load_service(spec.service)
     if service.workload is None:
@@ -133,7 +136,8 @@ async def run_level(
         on_measurement_start()
         if isinstance(call, PerRequestCalls | CheckoutCalls):
             call.recording = True  # connection set-ups count from now on
-        measure = level_recorders(spec.settings.call_details)
+        mix = mix_of(spec)
+        measure = level_recorders(spec.settings.call_details, len(mix))
         timeline = (
             TimelineRecorder(spec.settings.sample_interval_s)
             if spec.settings.sample_interval_s
@@ -199,6 +203,29 @@ async def run_level(
         intervals=intervals,
         window_calls=tuple(window_calls) if len(window_calls) == 2 else (),
         details=measure.details if isinstance(measure, DetailedLevelRecorders) else None,
+        methods=method_figures(mix, measure),
+    )
+
+
+def mix_of(spec: LoadSpec) -> list[dict[str, Any]]:
+    """A mix's methods as the spec carries them (rpc.call.MethodCall JSON); [] if none."""
+    return list((spec.call or {}).get("mix") or ())
+
+
+def method_figures(mix: list[dict[str, Any]], measure: LevelRecorders) -> tuple[MethodFigures, ...]:
+    if measure.parts is None:
+        return ()
+    return tuple(
+        MethodFigures(
+            name=part.get("label") or part["call"],
+            method=part["call"],
+            weight=int(part.get("weight", 1)),
+            statuses=dict(recorder.statuses),
+            latency=recorder.latency.summary(),
+            errors=dict(recorder.errors),
+            expected=tuple(part.get("expected") or ()),
+        )
+        for part, recorder in zip(mix, measure.parts, strict=True)
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalRecorder
 from grpcbench.model.load_result import StreamSummary
+from grpcbench.rpc.mix import CURRENT_PART
 from grpcbench.services.base import CallStats
 from grpcbench.stats.histogram import LatencyRecorder
 
@@ -58,6 +59,29 @@ def error_key(status: str, message: str) -> str:
 
 
 @dataclass
+class PartRecorder:
+    """One method of a mix: its calls' statuses, latency and errors, recorded with the
+    level's own latency (from the intended send in an open loop)."""
+
+    latency: LatencyRecorder = field(default_factory=LatencyRecorder)
+    statuses: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def record(self, status: str, latency_us: int, message: str) -> None:
+        self.latency.record(latency_us)
+        self.statuses[status] += 1
+        if status != "OK":
+            _count_error(self.errors, status, message)
+
+
+def _count_error(errors: Counter[str], status: str, message: str) -> None:
+    key = error_key(status, message)
+    if key not in errors and len(errors) >= MAX_ERROR_MESSAGES:
+        key = error_key(status, OTHER_MESSAGES)
+    errors[key] += 1
+
+
+@dataclass
 class LevelRecorders:
     latency: LatencyRecorder = field(default_factory=LatencyRecorder)
     statuses: Counter[str] = field(default_factory=Counter)
@@ -67,6 +91,7 @@ class LevelRecorders:
     service: LatencyRecorder = field(default_factory=LatencyRecorder)
     lag: LatencyRecorder = field(default_factory=LatencyRecorder)
     window: IntervalRecorder | None = None  # --interval: the interval under way
+    parts: list[PartRecorder] | None = None  # a mix: one per method (rpc.mix)
 
     @property
     def failed(self) -> int:
@@ -74,8 +99,11 @@ class LevelRecorders:
         return sum(self.statuses.values()) - self.statuses["OK"]
 
     def record_call(
-        self, status: str, latency_us: int, stats: CallStats | None, message: str = ""
-    ) -> None:
+        self, status: str, latency_us: int, stats: CallStats | None, message: str = "",
+        part: int | None = None,
+    ) -> None:  # fmt: skip
+        """One finished call; ``part``: which method of a mix (None: the current
+        task's, ``rpc.mix.CURRENT_PART``)."""
         self.latency.record(latency_us)
         self.statuses[status] += 1
         if self.window is not None:
@@ -84,12 +112,13 @@ class LevelRecorders:
             self.streams.record(stats)
         if status != "OK":
             self.record_error(status, message)
+        if self.parts is not None:
+            self.parts[CURRENT_PART.get() if part is None else part].record(
+                status, latency_us, message
+            )
 
     def record_error(self, status: str, message: str) -> None:
-        key = error_key(status, message)
-        if key not in self.errors and len(self.errors) >= MAX_ERROR_MESSAGES:
-            key = error_key(status, OTHER_MESSAGES)
-        self.errors[key] += 1
+        _count_error(self.errors, status, message)
 
 
 @dataclass
@@ -100,15 +129,18 @@ class DetailedLevelRecorders(LevelRecorders):
     details: CallDetails = field(default_factory=CallDetails)
 
     def record_call(
-        self, status: str, latency_us: int, stats: CallStats | None, message: str = ""
-    ) -> None:
-        super().record_call(status, latency_us, stats, message)
+        self, status: str, latency_us: int, stats: CallStats | None, message: str = "",
+        part: int | None = None,
+    ) -> None:  # fmt: skip
+        super().record_call(status, latency_us, stats, message, part)
         latency_ns = latency_us * 1000
         self.details.add(time.time_ns() - latency_ns, latency_ns, status, message)
 
 
-def level_recorders(call_details: int) -> LevelRecorders:
-    """Recorders for one measured phase; ``call_details``: per-call records to keep (0: none)."""
+def level_recorders(call_details: int, mix_parts: int = 0) -> LevelRecorders:
+    """Recorders for one measured phase; ``call_details``: per-call records to keep (0:
+    none); ``mix_parts``: a mix's methods (0: not a mix)."""
+    parts = [PartRecorder() for _ in range(mix_parts)] if mix_parts else None
     if call_details:
-        return DetailedLevelRecorders(details=CallDetails(limit=call_details))
-    return LevelRecorders()
+        return DetailedLevelRecorders(details=CallDetails(limit=call_details), parts=parts)
+    return LevelRecorders(parts=parts)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from grpcbench.services.base import CallStats, Metadata, UnaryPlan
+from grpcbench.rpc.mix import CURRENT_PART
+from grpcbench.services.base import CallStats, UnaryPlan
 from grpcbench.wire.channel import WireChannel
 
 
@@ -28,19 +29,29 @@ class WireUnaryCalls:
         self.plan = plan
         self.per_user = per_user  # user i always calls on channel i (mod the count)
         self.least_busy = least_busy  # else round-robin per call
-        self.methods = [channel.unary_unary(plan.path) for channel in self.channels]
+        self.parts = plan.parts or (plan,)
+        self.methods = [
+            [channel.unary_unary(part.path) for part in self.parts] for channel in self.channels
+        ]
         self.next = 0
+        self.position = 0
 
     async def __call__(self, timeout: float) -> CallStats | None:
         index = self.next
         self.next = (index + 1) % len(self.channels)
-        request, metadata = self._request(0)
-        await self.methods[index](request, timeout=timeout, metadata=metadata)
-        return None
-
-    def _request(self, user: int) -> tuple[bytes, Metadata]:
-        plan = self.plan
+        part = 0
+        if self.plan.parts:  # a mix: its cycle's next method (rpc.mix)
+            cycle = self.plan.cycle
+            part = cycle[self.position]
+            self.position = (self.position + 1) % len(cycle)
+            CURRENT_PART.set(part)
+        plan = self.parts[part]
         if plan.request is not None:
-            return plan.request, plan.metadata
-        assert plan.next_request is not None
-        return plan.next_request(user)
+            request, metadata = plan.request, plan.metadata
+        else:
+            assert plan.next_request is not None
+            request, metadata = plan.next_request(0)
+        await self.methods[index][part](
+            request, timeout=plan.timeout_s or timeout, metadata=metadata
+        )
+        return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, TypeVar
 
 from grpcbench.model.call_details import CallDetails
@@ -107,6 +107,49 @@ class LoadSpec:
             workload_params=dict(data.get("workload_params") or {}),
             call=data.get("call"),
             security=data.get("security"),
+        )
+
+
+@dataclass(frozen=True)
+class MethodFigures:
+    """One method of a mix (``rpc.mix``): its calls, measured as the level's are (from the
+    intended send in an open loop); the level's own figures are the whole mix's."""
+
+    name: str  # its rows' label: the method, or the name the mix gave it
+    method: str  # package.Service/Method
+    weight: int
+    statuses: dict[str, int]
+    latency: LatencySummary
+    errors: dict[str, int] = field(default_factory=dict)
+    expected: tuple[str, ...] = ()  # its own successful statuses (() = the level's)
+
+    @property
+    def count(self) -> int:
+        return sum(self.statuses.values())
+
+    def merge(self, other: MethodFigures) -> MethodFigures:
+        return replace(
+            self,
+            statuses=dict(Counter(self.statuses) + Counter(other.statuses)),
+            latency=merge_summaries([self.latency, other.latency]),
+            errors=dict(Counter(self.errors) + Counter(other.errors)),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["latency"] = asdict(self.latency)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MethodFigures:
+        return cls(
+            name=str(data["name"]),
+            method=str(data["method"]),
+            weight=int(data["weight"]),
+            statuses={str(k): int(v) for k, v in data["statuses"].items()},
+            latency=LatencySummary.from_json(data["latency"]),
+            errors={str(k): int(v) for k, v in (data.get("errors") or {}).items()},
+            expected=tuple(str(s) for s in data.get("expected") or ()),
         )
 
 
@@ -225,6 +268,8 @@ class LoadResult:
     # Per-call records, kept only when a format that lists calls asks for them
     # (LoadSettings.call_details): ghz's details.
     details: CallDetails | None = None
+    # A mix: each method's own figures, in the mix's order (the fields above: the whole).
+    methods: tuple[MethodFigures, ...] = ()
 
     @property
     def count(self) -> int:
@@ -304,6 +349,7 @@ class LoadResult:
                 else ()
             ),
             details=_merge_optional(self.details, other.details, CallDetails.merge),
+            methods=_merge_methods(self.methods, other.methods),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -317,6 +363,7 @@ class LoadResult:
         data["intervals"] = [figures.to_json() for figures in self.intervals]
         data["window_calls"] = list(self.window_calls)
         data["details"] = self.details.to_json() if self.details else None
+        data["methods"] = [figures.to_json() for figures in self.methods]
         return data
 
     @classmethod
@@ -337,4 +384,20 @@ class LoadResult:
         data["window_calls"] = tuple(int(n) for n in data.get("window_calls") or ())
         details = data.get("details")
         data["details"] = CallDetails.from_json(details) if details else None
+        data["methods"] = tuple(MethodFigures.from_json(m) for m in data.get("methods") or ())
         return cls(**data)
+
+
+def _merge_methods(
+    ours: tuple[MethodFigures, ...], theirs: tuple[MethodFigures, ...]
+) -> tuple[MethodFigures, ...]:
+    """A mix's methods over processes that ran side by side: the same mix, by name."""
+    if not theirs:
+        return ours
+    if not ours:
+        return theirs
+    by_name = {figures.name: figures for figures in theirs}
+    return tuple(
+        figures.merge(by_name[figures.name]) if figures.name in by_name else figures
+        for figures in ours
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
@@ -64,8 +65,18 @@ class LevelResult:
 
     @property
     def unexpected(self) -> int:
-        """Calls that ended with a status not in ``expected``: the level's failures."""
-        return unexpected_calls(self.load.statuses, self.expected)
+        """Calls that ended with a status not in ``expected``: the level's failures. In a
+        mix, each method's calls against its own expected statuses (when it has them);
+        calls no method recorded (ended by the level's watchdog) against the level's."""
+        methods = self.load.methods
+        if not methods:
+            return unexpected_calls(self.load.statuses, self.expected)
+        unattributed = Counter(self.load.statuses)
+        failed = 0
+        for method in methods:
+            failed += unexpected_calls(method.statuses, method.expected or self.expected)
+            unattributed.subtract(method.statuses)
+        return failed + unexpected_calls(+unattributed, self.expected)
 
     @property
     def driver(self) -> str:
@@ -248,7 +259,11 @@ class RecordedOptions:
             )
             if params
         ]
-        if call:
+        mix = self.call.get("mix")
+        if mix:
+            methods = ", ".join(f"{part['name']} x{part['weight']}" for part in mix)
+            parts.append(f"mix of {methods} (schema from {self.call.get('schema')})")
+        elif call:
             data = str(self.call.get("data", ""))
             data = data if len(data) <= 80 else data[:79] + "…"
             parts.append(f"call {call} (schema from {self.call.get('schema')}), data {data}")

@@ -20,7 +20,8 @@ from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.parsing import parse_duration, parse_warmup
 from grpcbench.base.resources import data_dirs
 from grpcbench.rpc.security import ChannelSecurity
-from grpcbench.rpc.settings import CallSettings
+from grpcbench.rpc.settings import CallSettings, MixEntry
+from grpcbench.rpc.status_names import parse_statuses
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,9 @@ class Scenario:
 
 TOP_LEVEL_KEYS = (
     "name", "description", "service", "defaults", "workload", "server", "variants", "call", "tls",
+    "mix",
 )  # fmt: skip
+MIX_KEYS = ("method", "weight", "data", "metadata", "timeout", "name", "expect_status")
 CALL_KEYS = (
     "method", "proto", "import_paths", "protoset", "data", "metadata", "stream_messages",
 )  # fmt: skip
@@ -196,6 +199,11 @@ def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
     method = call.get("method")
     if method is not None and (not isinstance(method, str) or not method):
         raise UsageError(f"[call] method must be package.Service/Method, not {method!r}")
+    mix = _mix_entries(data.get("mix"))
+    if mix and method is not None:
+        raise UsageError("give [call] method or [[mix]] entries, not both")
+    if mix:
+        method = mix[0].method
     imports = call.get("import_paths", [])
     stream_messages = call.get("stream_messages")
     return CallSettings(
@@ -212,6 +220,7 @@ def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
             if stream_messages is not None
             else None
         ),
+        mix=mix,
         security=ChannelSecurity(
             cacert=path(tls, "cacert", "[tls]"),
             cert=path(tls, "cert", "[tls]"),
@@ -220,6 +229,57 @@ def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
             skip_tls=_boolean(tls.get("skip_tls", False), "[tls] skip_tls"),
         ),
     )
+
+
+def _mix_entries(value: Any) -> tuple[MixEntry, ...]:
+    """[[mix]]: the methods of a mix, each with its weight and own data, metadata,
+    timeout and name (the proto and TLS are [call]'s and [tls]'s)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value or not all(isinstance(e, dict) for e in value):
+        raise UsageError("[[mix]] must be one or more tables, each with a method")
+    entries = []
+    for number, entry in enumerate(value, 1):
+        where = f"[[mix]] entry {number}"
+        _check_keys(entry, MIX_KEYS, where)
+        method = entry.get("method")
+        if not isinstance(method, str) or not method:
+            raise UsageError(f"{where}: method must be package.Service/Method, not {method!r}")
+        weight = entry.get("weight", 1)
+        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+            raise UsageError(f"{where}: weight must be a positive integer, not {weight!r}")
+        name = entry.get("name", "")
+        if not isinstance(name, str):
+            raise UsageError(f"{where}: name must be text, not {name!r}")
+        timeout = entry.get("timeout")
+        expect = entry.get("expect_status", [])
+        expect = [expect] if isinstance(expect, str) else expect
+        expected = (
+            parse_statuses(
+                ",".join(_strings(expect, f"{where} expect_status")), f"{where} expect_status"
+            )
+            if expect
+            else ()
+        )
+        entries.append(
+            MixEntry(
+                method=method,
+                weight=weight,
+                data=_json_text(entry.get("data")),
+                metadata=_json_text(entry.get("metadata")),
+                timeout_s=parse_duration(str(timeout), f"{where} timeout") if timeout else 0.0,
+                name=name,
+                expected=expected,
+            )
+        )
+    return tuple(entries)
+
+
+def _json_text(value: Any) -> str | None:
+    """A TOML string as it is, a table or array as the JSON it stands for."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
 
 
 def _default_variants(table: dict[str, Any], variants: tuple[Variant, ...]) -> tuple[str, ...]:

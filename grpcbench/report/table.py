@@ -20,7 +20,7 @@ from grpcbench.base.units import (
     format_percent,
     format_seconds,
 )
-from grpcbench.model.load_result import StreamSummary, WorkerFigures
+from grpcbench.model.load_result import MethodFigures, StreamSummary, WorkerFigures
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelError, LevelResult
 from grpcbench.model.thresholds import Threshold, breaches
@@ -178,6 +178,46 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
     return rows
 
 
+def _method_rows(columns: list[Column]) -> list[Row]:
+    """A mix: a group of rows per method (its calls, failures, percentiles, rate), under
+    the whole mix's rows above."""
+    mixes = [lv.load.methods for column in columns for lv in column if lv.load.methods]
+    if not mixes:
+        return []
+    rows: list[Row] = []
+    for first in mixes[0]:
+        name = first.name
+
+        def figures(lv: LevelResult, name: str = name) -> MethodFigures | None:
+            return next((m for m in lv.load.methods if m.name == name), None)
+
+        def calls(lv: LevelResult, name: str = name) -> float | None:
+            found = figures(lv, name)
+            return float(found.count) if found else None
+
+        def failed(lv: LevelResult, name: str = name) -> float | None:
+            found = figures(lv, name)
+            return float(found.count - found.statuses.get("OK", 0)) if found else None
+
+        def rate(lv: LevelResult, name: str = name) -> float | None:
+            found = figures(lv, name)
+            return found.count / lv.load.wall_s if found and lv.load.wall_s else None
+
+        def latency(lv: LevelResult, name: str = name) -> LatencySummary | None:
+            found = figures(lv, name)
+            return found.latency if found else None
+
+        label = f"{name} ×{first.weight}"
+        rows += [
+            Row(f"{label} · calls", calls, _count),
+            Row(f"{label} · failed", failed, _count),
+            _summary_row(f"{label} · p50", latency, 50.0),
+            _summary_row(f"{label} · p99", latency, 99.0),
+            Row(f"{label} · req/s", rate, lambda v: f"{v:.2f}"),
+        ]
+    return rows
+
+
 def _stream_rows(sent: bool, items: bool) -> list[Row]:
     """Streams (or multi-page fetches): what went out (client and bidi streams), what
     came back, how soon and how fast; items only where a workload counts them."""
@@ -260,6 +300,7 @@ def _rows(columns: list[Column]) -> list[Row]:
         _figure_row("avg"),
         *(_figure_row(name) for name, _ in PERCENTILES),
         _figure_row("rps"),
+        *_method_rows(columns),
         *_optional_rows(columns),
         Row(
             "Server CPU",

@@ -42,6 +42,13 @@ class MethodCall:
     stream_duration_s: float = 0.0  # client/bidi streams: stop sending after this long
     templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
     worker_prefix: str = ""  # the run's --name: ghz puts it before each {{.WorkerID}}
+    # In a mix: this method's weight, own timeout (0: the level's) and rows' label.
+    weight: int = 1
+    timeout_s: float = 0.0
+    label: str = ""
+    expected: tuple[str, ...] = ()  # statuses that count as success (() = the level's)
+    # A mix (rpc.mix): its methods, in order; the fields above are then the first's.
+    mix: tuple[MethodCall, ...] = ()
 
     @classmethod
     def build(
@@ -68,12 +75,22 @@ class MethodCall:
     def schema(self) -> MethodSchema:
         return MethodSchema(self.call, base64.b64decode(self.descriptor_set_b64))
 
+    @property
+    def name(self) -> str:
+        """How its rows are labelled: the label given, else the method."""
+        return self.label or self.call
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["mix"] = [part.to_json() for part in self.mix]
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> MethodCall:
-        return cls(**data)
+        fields = dict(data)
+        fields["mix"] = tuple(cls.from_json(part) for part in fields.get("mix") or ())
+        fields["expected"] = tuple(fields.get("expected") or ())
+        return cls(**fields)
 
 
 _NO_FIELD = re.compile(r'Message type "([\w.]+)" has no field named "([^"]+)" at "[^"]*"\.')

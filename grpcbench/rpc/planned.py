@@ -7,7 +7,7 @@ target's reflection service when the target is reached, still before any load.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from grpcbench.base.errors import UsageError
@@ -20,7 +20,7 @@ from grpcbench.rpc.schema import (
     reflect,
 )
 from grpcbench.rpc.security import ChannelSecurity
-from grpcbench.rpc.settings import CallSettings
+from grpcbench.rpc.settings import CallSettings, MixEntry
 from grpcbench.rpc.templates import TemplateUse
 
 
@@ -40,9 +40,17 @@ class PlannedCall:
     reflect_metadata: str = "{}"  # JSON object sent with the reflection requests
     templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
     worker_prefix: str = ""  # the run's --name, before each {{.WorkerID}} (ghz's)
+    weight: int = 1  # in a mix
+    timeout_s: float = 0.0  # in a mix: its own timeout (0: the level's)
+    label: str = ""  # in a mix: its rows' label ("" = the method)
+    expected: tuple[str, ...] = ()  # in a mix: its own --expect-status (() = the level's)
+    mix: tuple[PlannedCall, ...] = ()  # a mix's methods; the fields above are the first's
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
         """The call for this target: its schema from reflection if need be."""
+        if self.mix:
+            parts = tuple(part.method_call(address, security) for part in self.mix)
+            return replace(parts[0], mix=parts)
         descriptor_set = self.descriptor_set
         if descriptor_set is None:
             descriptor_set = reflect(
@@ -72,6 +80,13 @@ class PlannedCall:
             self.stream_duration_s, self.templates, self.worker_prefix,
         )  # fmt: skip
         CallMessages(call).check()
+        if self.weight != 1 or self.timeout_s or self.label or self.expected:
+            schema_at_hand = call.schema
+            call = replace(
+                call, weight=self.weight, timeout_s=self.timeout_s, label=self.label,
+                expected=self.expected,
+            )  # fmt: skip
+            call.__dict__["schema"] = schema_at_hand
         return call
 
 
@@ -127,9 +142,57 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         stream_messages, settings.binary, settings.stream_interval_s, settings.stream_duration_s,
         settings.reflect_metadata or "{}", settings.templates,
     )  # fmt: skip
-    if descriptor_set is not None:  # else checked when reflection gives the schema
+    if settings.mix:
+        planned = plan_mix(planned, settings.mix)
+    elif descriptor_set is not None:  # else checked when reflection gives the schema
         planned.checked(descriptor_set)
     return planned
+
+
+def plan_mix(common: PlannedCall, entries: tuple[MixEntry, ...]) -> PlannedCall:
+    """A mix: one planned call per entry, each with the common settings where it gives
+    none of its own; the result is the first, holding them all in ``mix``."""
+    if common.binary is not None:
+        raise UsageError("-B/-b gives one request: a mix's methods take -d or their own data")
+    labels = mix_labels(entries)
+    parts = []
+    for entry, label in zip(entries, labels, strict=True):
+        if entry.weight < 1:
+            raise UsageError(f"mix: {entry.method} has weight {entry.weight}; a weight is >= 1")
+        part = replace(
+            common,
+            method=parse_call_name(entry.method),
+            data=entry.data if entry.data is not None else common.data,
+            metadata=entry.metadata if entry.metadata is not None else common.metadata,
+            weight=entry.weight,
+            timeout_s=entry.timeout_s,
+            label=label,
+            expected=entry.expected,
+        )
+        if part.descriptor_set is not None:
+            part.checked(part.descriptor_set)
+        parts.append(part)
+    return replace(parts[0], mix=tuple(parts))
+
+
+def mix_labels(entries: tuple[MixEntry, ...]) -> list[str]:
+    """Each entry's rows' label: its name, else its method; a method given twice without
+    names (two kinds of request to one method) is told apart by its place: "M #2"."""
+    methods = [parse_call_name(entry.method) for entry in entries]
+    unnamed = ["" if entry.name else m for entry, m in zip(entries, methods, strict=True)]
+    labels = []
+    for index, (entry, method) in enumerate(zip(entries, methods, strict=True)):
+        if entry.name:
+            labels.append(entry.name)
+        elif unnamed.count(method) > 1:
+            labels.append(f"{method} #{unnamed[: index + 1].count(method)}")
+        else:
+            labels.append("")
+    named = [label or method for label, method in zip(labels, methods, strict=True)]
+    for label in named:
+        if named.count(label) > 1:
+            raise UsageError(f"mix: two entries are named {label!r}; names label rows")
+    return labels
 
 
 def resolve_call(planned: PlannedCall, address: str, security: ChannelSecurity) -> dict[str, Any]:

@@ -17,6 +17,30 @@ from grpcbench.rpc.templates import TemplateUse
 
 
 @dataclass(frozen=True)
+class MixEntry:
+    """One method of a mix as given (``--call METHOD:WEIGHT`` or a scenario's ``[[mix]]``
+    entry); its own data, metadata and timeout, None/0 where the mix's apply."""
+
+    method: str
+    weight: int = 1
+    data: str | None = None
+    metadata: str | None = None
+    timeout_s: float = 0.0  # 0: the level's --timeout
+    name: str = ""  # its rows' label; "" = the method
+    expected: tuple[str, ...] = ()  # statuses that count as success; () = the level's
+
+
+def parse_mix_entry(text: str) -> MixEntry:
+    """``package.Service/Method[:WEIGHT]`` (a method name never holds a colon)."""
+    method, colon, weight = text.rpartition(":")
+    if not colon:
+        return MixEntry(text)
+    if not weight.isdecimal() or int(weight) < 1:
+        raise UsageError(f"bad --call {text!r}: the weight after ':' must be a positive integer")
+    return MixEntry(method, int(weight))
+
+
+@dataclass(frozen=True)
 class CallSettings:
     """What names a method call and how to send it; None = not given."""
 
@@ -33,6 +57,9 @@ class CallSettings:
     stream_duration_s: float = 0.0  # --stream-call-duration: a stream's sending time limit
     reflect_metadata: str | None = None  # --reflect-metadata: JSON object for reflection
     templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
+    # A mix: several methods in one level (``method`` is then the first's); data and
+    # metadata above apply to every entry that has none of its own.
+    mix: tuple[MixEntry, ...] = ()
 
     def over(self, base: CallSettings) -> CallSettings:
         """These settings where given, ``base``'s (a scenario file's) elsewhere."""
@@ -52,6 +79,7 @@ class CallSettings:
             stream_duration_s=self.stream_duration_s or base.stream_duration_s,
             reflect_metadata=self.reflect_metadata or base.reflect_metadata,
             templates=self.templates,
+            mix=self.mix if self.method else base.mix,
         )
 
 
@@ -60,11 +88,12 @@ class CallArgs:
     """The command line's --call options, raw (files not read yet), each declared once:
     its option, help and panel (``base.declarations.option``)."""
 
-    call: str | None = option(
-        None,
+    call: tuple[str, ...] = option(
+        (),
         help=(
             "Call this method instead of the service's workload: package.Service/Method "
-            "(or package.Service.Method). Schema from --proto, --protoset or reflection."
+            "(or package.Service.Method). Schema from --proto, --protoset or reflection. "
+            "Repeat it, each as METHOD:WEIGHT, for a mix of methods in one level."
         ),
         panel=panels.CALL,
     )
@@ -158,8 +187,12 @@ class CallArgs:
 
         given = self.data is not None or self.data_file is not None
         has_metadata = bool(self.metadata) or self.metadata_file is not None
+        calls = tuple(self.call)
+        entries = tuple(parse_mix_entry(text) for text in calls)
+        is_mix = len(entries) > 1 or any(":" in text for text in calls)
         return CallSettings(
-            method=self.call,
+            method=entries[0].method if entries else None,
+            mix=entries if is_mix else (),
             proto=self.proto,
             import_paths=tuple(
                 p.strip() for p in (self.import_paths or "").split(",") if p.strip()

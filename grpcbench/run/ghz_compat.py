@@ -118,7 +118,7 @@ _SETTINGS_KEYS = {
     "max-send-message-size": "max_send_message_size",
 }  # fmt: skip
 _CALL_KEYS = {
-    "proto": "proto", "protoset": "protoset", "call": "call", "data-file": "data_file",
+    "proto": "proto", "protoset": "protoset", "data-file": "data_file",
     "metadata-file": "metadata_file", "binary-file": "binary_file",
     "stream-interval": "stream_interval", "stream-call-duration": "stream_call_duration",
     "stream-call-count": "stream_messages",
@@ -192,6 +192,9 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
             continue
         if key in _SETTINGS_KEYS:
             settings.setdefault(_SETTINGS_KEYS[key], _text(value))
+        elif key == "call":
+            if not args.call.call:
+                call_changes["call"] = (str(value),)
         elif key in _CALL_KEYS:
             if getattr(args.call, _CALL_KEYS[key]) is None:
                 call_changes[_CALL_KEYS[key]] = value
@@ -261,7 +264,7 @@ def _check_connections(connections: str, concurrency: str | None) -> None:
 def apply(args: RunArgs) -> RunArgs:
     """``args`` with ghz's flags mapped onto `run`'s options, and ghz's defaults (on a
     ghz command line: a method given here or in --config, no scenario, a target)."""
-    method_on_command_line = args.call.call is not None
+    method_on_command_line = bool(args.call.call)
     scenario_given = args.scenario != defaults.SCENARIO
     args, method_in_config = with_config(args)
     flags = args.ghz_flags

@@ -74,7 +74,7 @@ def run_args(
             options[name] = _params(value)
         elif name == "client_processes":
             options[name] = str(value)
-        elif name in ("thresholds", "metadata"):  # one or several, as the option repeats
+        elif name in ("thresholds", "metadata", "call"):  # one or several, as the option repeats
             options[name] = (_json_text(value),) if not _several(value) else tuple(value)
         elif name == "data":
             options[name] = _json_text(value)

@@ -37,7 +37,7 @@ from grpcbench.load.catalogue import check_load_model, check_workload, parse_dri
 from grpcbench.load.driver import DriverSettings
 from grpcbench.model.call_details import DETAIL_LIMIT
 from grpcbench.model.plan import NO_TIMEOUT, LevelPlan, LoadSettings, Placement
-from grpcbench.model.results import RecordedOptions, unexpected_calls
+from grpcbench.model.results import LevelResult, RecordedOptions
 from grpcbench.model.scenario import Scenario, Variant, load_scenario
 from grpcbench.model.thresholds import Threshold, parse_threshold
 from grpcbench.profile.model import ProfileSettings
@@ -88,10 +88,11 @@ class RunOptions:
     thresholds: tuple[Threshold, ...] = ()  # --threshold: checked on every level (exit 99)
     profile: ProfileSettings | None = None  # --profile: py-spy on every server it starts
 
-    def level_failure(self, statuses: Mapping[str, int]) -> str | None:
+    def level_failure(self, level: LevelResult) -> str | None:
         """Why a measured level does not count as a success, if it does not."""
+        statuses = level.load.statuses
         count = sum(statuses.values())
-        failed = unexpected_calls(statuses, self.expected_statuses)
+        failed = level.unexpected
         listed = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "no call finished"
         if count == 0 or failed == count:
             if self.expected_statuses != ("OK",):
@@ -143,7 +144,7 @@ class RunOptions:
             return {"security": self.security.describe()} if self.security.tls else {}
         call = self.call
         keys = list(json.loads(call.metadata)) if call.metadata.strip() else []
-        return {
+        recorded = {
             "method": call.method,
             "schema": call.schema_source,
             "data": redact(call.data),
@@ -151,6 +152,26 @@ class RunOptions:
             "stream_messages": call.stream_messages,
             "security": self.security.describe(),
         }
+        if call.mix:
+            recorded["mix"] = [
+                {
+                    "method": part.method,
+                    "name": part.label or part.method,
+                    "weight": part.weight,
+                    "data": redact(part.data),
+                    "metadata_keys": list(json.loads(part.metadata)) if part.metadata else [],
+                    "timeout_s": part.timeout_s,
+                }
+                for part in call.mix
+            ]
+        return recorded
+
+
+def describe_mix(call: PlannedCall) -> str:
+    """A mix's title: its methods and weights, "mix Say:3 + Expand:1"."""
+    return "mix " + " + ".join(
+        f"{(part.label or part.method).rpartition('/')[2]}:{part.weight}" for part in call.mix
+    )
 
 
 def build_run_options(args: RunArgs) -> RunOptions:
@@ -167,7 +188,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         call = replace(call, worker_prefix=args.name)  # ghz's {{.WorkerID}}: "NAME:g0c0"
     if call is not None and not scenario.call.method:
         # The tables are about the method called, not the scenario it replaced.
-        scenario = replace(scenario, name=call.method)
+        scenario = replace(scenario, name=describe_mix(call) if call.mix else call.method)
     if args.max_error_rate is not None and not 0 <= args.max_error_rate < 1:
         raise UsageError(
             f"bad --max-error-rate {args.max_error_rate:g}: a share of calls from 0 to below 1"
@@ -175,6 +196,11 @@ def build_run_options(args: RunArgs) -> RunOptions:
         )
     load = _load_settings(args, scenario)
     drivers = _cluster_drivers(parse_drivers(args.load), args)
+    if call is not None and call.mix and "ghz" in drivers:
+        raise UsageError(
+            "--load ghz calls one method per run; a mix of methods runs on the built-in"
+            " generator (--load builtin, or dask)"
+        )
     check_load_model(drivers, bool(args.rate or load.rate_schedule), load.connections)
     placement = build_placement(args.pin, args.server_cpus, args.client_cpus, args.backing_cpus)
     outputs = outputs_from(

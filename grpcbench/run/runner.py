@@ -47,6 +47,15 @@ def preflight_here(
     cluster worker): the level's own workload, built from its spec, numbered after
     the level's calls (a timed level's: ``PREFLIGHT_NUMBER``)."""
     spec = LoadSpec.from_json(spec_json)
+    mix = (spec.call or {}).get("mix")
+    if mix:  # a mix: one pre-flight call per method, each named in its failure
+        for part in mix:
+            preflight_here(
+                address, security, {**spec_json, "call": part}, part.get("label") or part["call"],
+                part.get("timeout_s") or timeout_s, tuple(part.get("expected") or expected),
+                client,
+            )  # fmt: skip
+        return
     workload = make_workload(spec)
     if isinstance(workload, MethodWorkload):
         calls = spec.share.requests + spec.share.warmup_requests
@@ -274,7 +283,7 @@ class Runner:
                     self._level_failed(target, driver.name, plan, str(error))
                     continue
                 # Measured, but (nearly) nothing worked: not a success.
-                failed = self.options.level_failure(level.load.statuses)
+                failed = self.options.level_failure(level)
                 if failed:
                     self._level_failed(target, driver.name, plan, failed)
                 failure = target.failure()

@@ -88,12 +88,17 @@ class UnaryPlan:
 
     ``request``: the serialized request of every call (its frames are then
     encoded once); else ``next_request(user)`` gives each call's serialized
-    request and metadata (templated data), ``user`` being the virtual user."""
+    request and metadata (templated data), ``user`` being the virtual user.
+    A mix (``rpc.mix``) is a plan of ``parts``, each a plan with its own
+    ``timeout_s`` (0: the level's), run in the order of ``cycle``."""
 
     path: str
     request: bytes | None = None
     metadata: Metadata = ()
     next_request: Callable[[int], tuple[bytes, Metadata]] | None = None
+    timeout_s: float = 0.0
+    parts: tuple[UnaryPlan, ...] = ()
+    cycle: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

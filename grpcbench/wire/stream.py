@@ -59,7 +59,7 @@ class WireStream:
         "started", "send_window", "unsent", "unsent_at", "unsent_end", "recv_used", "parts",
         "have", "wanted", "headers_seen", "http_status", "encoding", "status", "message",
         "messages", "bytes", "state", "retryable", "initial_metadata", "trailing_metadata",
-        "tag", "lane", "connection", "first_at",
+        "tag", "lane", "part", "connection", "first_at",
     )  # fmt: skip
 
     def __init__(
@@ -106,6 +106,7 @@ class WireStream:
         self.trailing_metadata: HeaderInfo | None = None
         self.tag: Any = None  # the caller's
         self.lane = 0  # the caller's: which of its channels carries the call
+        self.part = 0  # the caller's: which method of a mix the call is
         self.connection: Connection | None = None  # the one it was opened on
 
 

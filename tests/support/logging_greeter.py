@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ import grpc
 from grpc_reflection.v1alpha import reflection
 
 from grpcbench.proto import helloworld_pb2, helloworld_pb2_grpc
+from tests.support.serving import served
 
 # Metadata the transports add themselves, not what a command line asked for.
 TRANSPORT_KEYS = ("user-agent", "grpc-accept-encoding", "grpc-encoding", "te", "content-type")
@@ -60,16 +60,14 @@ class _Greeter(helloworld_pb2_grpc.GreeterServicer):
 def logging_greeter() -> Iterator[tuple[str, CallLog]]:
     """Serve helloworld.Greeter (with reflection) on 127.0.0.1; yields its address and log."""
     log = CallLog()
-    server = grpc.server(ThreadPoolExecutor(max_workers=16))
-    helloworld_pb2_grpc.add_GreeterServicer_to_server(_Greeter(log), server)
     names = (
         helloworld_pb2.DESCRIPTOR.services_by_name["Greeter"].full_name,
         reflection.SERVICE_NAME,
     )
-    reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    try:
-        yield f"127.0.0.1:{port}", log
-    finally:
-        server.stop(0).wait()
+
+    def register(server: grpc.Server) -> None:
+        helloworld_pb2_grpc.add_GreeterServicer_to_server(_Greeter(log), server)
+        reflection.enable_server_reflection(names, server)
+
+    with served(register) as address:
+        yield address, log

@@ -1,0 +1,93 @@
+"""A traffic mix: several methods in one level, each with its weight, data and timeout.
+
+Which method each call runs follows smooth weighted round-robin (nginx's): over
+every ``sum(weights)`` calls each method runs exactly its weight, spread as evenly
+as the weights allow (8:1:1 runs A A A A B A A A A C, or close), so the proportions
+are exact to within one call per method at any moment of a level, in the closed and
+the open loop alike, with no random draw per call. Each generator process keeps
+its own cycle, so a level split over P processes is exact to within P calls.
+
+Per-method figures are recorded by the loops themselves, with the level's own
+latency (from the intended send in an open loop): the call function marks which
+method the current task is calling (``CURRENT_PART``), and the callback loops
+carry it on the stream.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.templates import WorkerIds
+from grpcbench.rpc.workload import MethodWorkload
+from grpcbench.services.base import CallFunction, CallStats, UnaryPlan
+
+if TYPE_CHECKING:
+    import grpc
+
+# Which of a mix's methods the current task (a virtual user, or one open-loop call)
+# is calling: read by the recorders when the call ends.
+CURRENT_PART: contextvars.ContextVar[int] = contextvars.ContextVar("part", default=0)
+
+
+def weighted_cycle(weights: Sequence[int]) -> tuple[int, ...]:
+    """One period of smooth weighted round-robin: ``sum(weights)`` indices, each
+    ``i`` exactly ``weights[i]`` times, interleaved."""
+    total = sum(weights)
+    current = [0] * len(weights)
+    order = []
+    for _ in range(total):
+        for index, weight in enumerate(weights):
+            current[index] += weight
+        chosen = max(range(len(weights)), key=current.__getitem__)
+        current[chosen] -= total
+        order.append(chosen)
+    return tuple(order)
+
+
+class MixWorkload:
+    """The mix's methods as one workload: each call runs the cycle's next method."""
+
+    def __init__(
+        self, call: MethodCall, index: int = 0, count: int = 1, worker_ids: WorkerIds | None = None
+    ) -> None:
+        self.parts = [MethodWorkload(part, index, count, worker_ids) for part in call.mix]
+        self.timeouts = [part.timeout_s for part in call.mix]
+        self.cycle = weighted_cycle([part.weight for part in call.mix])
+        self.next = 0
+
+    def as_preflight(self, number: int) -> None:
+        for part in self.parts:
+            part.as_preflight(number)
+
+    def _choose(self) -> int:
+        position = self.next
+        self.next = position + 1 if position + 1 < len(self.cycle) else 0
+        return self.cycle[position]
+
+    def unary_plan(self) -> UnaryPlan | None:
+        """Every method unary: the callback loops run the mix, choosing per call."""
+        plans = [part.unary_plan() for part in self.parts]
+        if any(plan is None for plan in plans):
+            return None
+        unary = tuple(plan for plan in plans if plan is not None)
+        timed = tuple(
+            UnaryPlan(plan.path, plan.request, plan.metadata, plan.next_request, timeout_s)
+            for plan, timeout_s in zip(unary, self.timeouts, strict=True)
+        )
+        return UnaryPlan(timed[0].path, parts=timed, cycle=self.cycle)
+
+    def bind(self, channel: grpc.aio.Channel) -> CallFunction:
+        calls = [part.bind(channel) for part in self.parts]
+        timeouts = self.timeouts
+        choose = self._choose
+
+        async def call(timeout: float) -> Any:
+            part = choose()
+            CURRENT_PART.set(part)
+            stats: CallStats | None = await calls[part](timeouts[part] or timeout)
+            return stats
+
+        return call

@@ -1,0 +1,154 @@
+"""Traffic mixes: several methods in one level, counted at a server of the tests' own."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grpcbench.rpc.mix import weighted_cycle
+from tests.conftest import REPO, run_grpcbench
+from tests.support.logging_echo import logging_echo
+
+PROTO = str(REPO / "examples" / "echo" / "echo.proto")
+SAY, EXPAND = "echo.Echo/Say", "echo.Echo/Expand"
+
+
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=6), st.integers(1, 200))
+def test_the_cycle_gives_each_method_its_weight_within_one_call_at_every_moment(
+    weights: list[int], calls: int
+) -> None:
+    cycle = weighted_cycle(weights)
+    assert Counter(cycle) == {index: weight for index, weight in enumerate(weights)}
+    total = sum(weights)
+    made = [cycle[n % total] for n in range(calls)]
+    for index, weight in enumerate(weights):
+        assert abs(made.count(index) - calls * weight / total) < len(weights)
+
+
+def _run(address: str, out: Path, *args: str) -> dict:
+    done = run_grpcbench(
+        "run", address, "--proto", PROTO, "--warmup", "0", "--output", str(out), *args
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+def _methods(result: dict) -> dict[str, dict]:
+    (level,) = result["levels"]
+    return {m["name"]: m for m in level["load"]["methods"]}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("stack", "mix", "extra"),
+    [
+        ("wire", [f"{SAY}:3", f"{EXPAND}:1"], []),  # a stream in it: the coroutine loop
+        ("wire", [f"{SAY}:3", f"{SAY}:1"], []),  # unary only: the callback loop
+        ("grpcio", [f"{SAY}:3", f"{EXPAND}:1"], []),
+        ("wire", [f"{SAY}:3", f"{EXPAND}:1"], ["--client-processes", "2"]),
+    ],
+)
+def test_a_closed_loop_mix_sends_each_method_exactly_its_share(
+    tmp_path: Path, stack: str, mix: list[str], extra: list[str]
+) -> None:
+    calls = [arg for entry in mix for arg in ("--call", entry)]
+    with logging_echo() as (address, log):
+        result = _run(
+            address, tmp_path / "r.json", *calls, "-d", '{"message": "hi"}', "-c", "4",
+            "-n", "400", "--client-stack", stack, *extra,
+        )  # fmt: skip
+        seen = log.methods()
+    methods = _methods(result)
+    preflight = {"Say": mix.count(f"{SAY}:3") + mix.count(f"{SAY}:1"), "Expand": 0}
+    preflight["Expand"] = sum(entry.startswith(EXPAND) for entry in mix)
+    if EXPAND in "".join(mix):
+        assert seen == {"Say": 300 + preflight["Say"], "Expand": 100 + preflight["Expand"]}
+        assert methods[SAY]["statuses"] == {"OK": 300}
+        assert methods[EXPAND]["statuses"] == {"OK": 100}
+    else:  # the same method twice: told apart by place, 300 and 100 of 400
+        assert seen == {"Say": 400 + 2}
+        assert methods[f"{SAY} #1"]["statuses"] == {"OK": 300}
+        assert methods[f"{SAY} #2"]["statuses"] == {"OK": 100}
+    (level,) = result["levels"]
+    assert sum(m["latency"]["count"] for m in methods.values()) == level["load"]["latency"]["count"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
+def test_an_open_loop_mix_keeps_its_proportions_exactly(tmp_path: Path, stack: str) -> None:
+    with logging_echo() as (address, log):
+        result = _run(
+            address, tmp_path / "r.json", "--call", f"{SAY}:8", "--call", f"{SAY}:1",
+            "--call", f"{EXPAND}:1", "-d", '{"message": "hi"}', "--rate", "500",
+            "--duration", "2s", "--client-stack", stack,
+        )  # fmt: skip
+    methods = _methods(result)
+    counts = [methods[name]["latency"]["count"] for name in (f"{SAY} #1", f"{SAY} #2", EXPAND)]
+    total = sum(counts)
+    assert total > 500
+    for count, weight in zip(counts, (8, 1, 1), strict=True):
+        assert abs(count - total * weight / 10) <= 1, counts
+
+
+@pytest.mark.integration
+def test_a_scenario_mix_gives_each_method_its_own_data_and_expected_statuses(
+    tmp_path: Path,
+) -> None:
+    scenario = tmp_path / "mix.toml"
+    scenario.write_text(
+        f'name = "mixed"\n[call]\nproto = "{PROTO}"\n[defaults]\nwarmup = "0"\n'
+        f'[[mix]]\nmethod = "{SAY}"\nweight = 2\ndata = {{ message = "found" }}\n'
+        f'[[mix]]\nmethod = "{SAY}"\nname = "missing"\nweight = 1\n'
+        'data = { message = "fail" }\nexpect_status = ["NotFound"]\ntimeout = "2s"\n'
+        f'[[mix]]\nmethod = "{EXPAND}"\nweight = 1\ndata = {{ message = "x" }}\n'
+    )
+    with logging_echo() as (address, log):
+        result = _run(
+            address, tmp_path / "r.json", "--scenario", str(scenario), "-n", "400", "-c", "4"
+        )
+        say = log.requests("Say")
+    found = b"\n\x05found"  # field 1 (message), as protobuf serializes it
+    assert say == {found: 200 + 1, b"\n\x04fail": 100 + 1}
+    methods = _methods(result)
+    assert methods[SAY]["statuses"] == {"OK": 200}
+    assert methods["missing"]["statuses"] == {"NotFound": 100}
+    assert methods["missing"]["expected"] == ["NotFound"]
+    recorded = {part["name"]: part for part in result["options"]["call"]["mix"]}
+    assert recorded["missing"]["timeout_s"] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--call", f"{SAY}:0", "--call", f"{EXPAND}:1"], "weight after ':' must be a positive"),
+        (["--call", f"{SAY}:x", "--call", f"{EXPAND}:1"], "weight after ':' must be a positive"),
+        (["--call", "echo.Echo/Nope:2", "--call", f"{EXPAND}:1"], "Nope"),
+        (["--call", f"{SAY}:2", "--call", f"{EXPAND}:1", "--load", "ghz"], "one method per run"),
+        (["--call", f"{SAY}:2", "--call", f"{SAY}:1", "-B", "x.bin"], "a mix's methods take -d"),
+    ],
+)
+def test_a_bad_mix_is_one_line(tmp_path: Path, args: list[str], fragment: str) -> None:
+    (tmp_path / "x.bin").write_bytes(b"\n\x02hi")
+    done = run_grpcbench("run", "127.0.0.1:1", "--proto", PROTO, *args, "--dry-run", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and fragment in errors[0], done.stderr
+
+
+def test_a_bad_scenario_mix_is_one_line(tmp_path: Path) -> None:
+    for entry, fragment in (
+        (f'method = "{SAY}"\nweight = 0', "weight must be a positive integer"),
+        (f'method = "{SAY}"\nspeed = 3', "speed"),
+        (f'method = "{SAY}"\nexpect_status = ["Fine"]', "expect_status"),
+    ):
+        scenario = tmp_path / "bad.toml"
+        scenario.write_text(f'name = "bad"\n[call]\nproto = "{PROTO}"\n[[mix]]\n{entry}\n')
+        done = run_grpcbench("run", "127.0.0.1:1", "--scenario", str(scenario), "--dry-run")
+        assert done.returncode == 2 and fragment in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
