@@ -15,6 +15,22 @@ from grpcbench.base.errors import UsageError
 MAX_INPUT_BYTES = 256 * 1024 * 1024  # far beyond any request, key or schema
 
 
+def check_regular_file(path: str, option: str) -> None:
+    """A file that can be mapped and read at any offset (a feeder), or one UsageError."""
+    where = f"{option} {path[:120]}"
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise UsageError(f"cannot read {where}: {kind}")
+        with open(path, "rb"):
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot read {where}: {error.strerror or error}") from None
+    except ValueError as error:  # a NUL in the name
+        raise UsageError(f"cannot read {where}: {error}") from None
+
+
 def read_input_bytes(path: str, option: str, limit: int = MAX_INPUT_BYTES) -> bytes:
     """The file's bytes, or a UsageError naming ``option`` and why."""
     where = f"{option} {path[:120]}"

@@ -101,6 +101,16 @@ def make_workload(spec: LoadSpec) -> Workload:
     return service.workload(spec.workload_params)
 
 
+def _within_feed(workload: Workload, calls: int | None) -> int | None:
+    """A phase's call count within what a ``--feed once`` feeder has left (the level
+    ends when its data runs out); ``calls`` unchanged otherwise."""
+    messages = getattr(workload, "messages", None)
+    left = messages.requests_left() if messages is not None else None
+    if left is None:
+        return calls
+    return left if calls is None else min(calls, left)
+
+
 def first_worker(spec: LoadSpec) -> int:
     """This generator's first virtual user, numbered across the level (ghz's
     {{.WorkerID}}): after the users of the generators before it (``builtin.split``)."""
@@ -130,6 +140,7 @@ async def run_level(
             warmup = Budget.for_phase(
                 spec.share.warmup_requests, spec.settings.warmup_s, spec.settings.max_level_s
             )
+            warmup.calls_left = _within_feed(workload, warmup.calls_left)
             await _phase(call, spec, warmup, None, None)
         if before_measuring is not None:
             await before_measuring()
@@ -152,10 +163,12 @@ async def run_level(
         cpu_start = time.process_time()
         wait_start = run_queue_wait_s(os.getpid())
         wall_start = time.perf_counter()
+        feeding_once = _within_feed(workload, None) is not None
         budget = Budget.for_phase(
             spec.share.requests, spec.settings.duration_s, spec.settings.max_level_s, wall_start,
-            shared,
+            None if feeding_once else shared,
         )  # fmt: skip
+        budget.calls_left = _within_feed(workload, budget.calls_left)
         cutter = None
         if spec.settings.interval_s:
             measure.window = IntervalRecorder(spec.settings.interval_s, wall_start)

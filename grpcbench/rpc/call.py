@@ -25,6 +25,7 @@ from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.input_files import read_input_text
+from grpcbench.rpc.feeder import Feeder, FeedExhausted
 from grpcbench.rpc.schema import MethodSchema
 from grpcbench.rpc.templates import MethodNames, Template, TemplateUse, call_fields
 
@@ -47,6 +48,9 @@ class MethodCall:
     timeout_s: float = 0.0
     label: str = ""
     expected: tuple[str, ...] = ()  # statuses that count as success (() = the level's)
+    # -D FILE.jsonl/.csv: a feeder (rpc.feeder) giving each call a line; --feed's mode.
+    feed_path: str = ""
+    feed_mode: str = ""
     # A mix (rpc.mix): its methods, in order; the fields above are then the first's.
     mix: tuple[MethodCall, ...] = ()
 
@@ -176,11 +180,17 @@ class CallMessages:
             method.server_streaming,
         )
         self.streams = method.client_streaming
+        self.feeder = (
+            Feeder(call.feed_path, call.feed_mode, index, count, bool_fields=_bool_fields(method))
+            if call.feed_path
+            else None
+        )
         self.data = Template(call.data, call.templates)
         self.metadata_template = Template(call.metadata, call.templates)
         self.next_number = index
         self.step = count
-        self.fixed_messages = self._messages(self.data.text) if self.data.fixed else None
+        fixed = self.data.fixed and self.feeder is None
+        self.fixed_messages = self._messages(self.data.text) if fixed else None
         self.fixed_metadata = (
             self._metadata(self.metadata_template.text) if self.metadata_template.fixed else None
         )
@@ -225,6 +235,13 @@ class CallMessages:
         fields = None
         if self.fixed_messages is not None:
             messages = self.fixed_messages
+        elif self.feeder is not None:  # the feeder's next line, its template rendered
+            line = Template(self.feeder.next_text(), self.call.templates)
+            text = line.text
+            if not line.fixed:
+                fields = call_fields(self.names, worker_id, number)
+                text = line.render(fields)
+            messages = self._messages(text)
         else:
             fields = call_fields(self.names, worker_id, number)
             messages = self._messages(self.data.render(fields))
@@ -238,10 +255,44 @@ class CallMessages:
         return [messages[number % len(messages)]], metadata
 
     def check(self) -> None:
-        """Build a first call now: a request that does not fit fails before any load."""
+        """Build a first call now: a request that does not fit fails before any load (a
+        feeder's first lines, up to ``FEED_CHECKED``, each checked)."""
         saved = self.next_number
-        self.next(worker_id="0")
+        if self.feeder is None:
+            self.next(worker_id="0")
+        else:
+            for checked in range(FEED_CHECKED):
+                try:
+                    self.next(worker_id="0")
+                except FeedExhausted:
+                    if not checked:
+                        raise UsageError(f"-D {self.call.feed_path} holds no request") from None
+                    break
+                except UsageError as error:
+                    where = f"-D {self.call.feed_path} request {checked + 1}"
+                    raise UsageError(f"{where}: {error}") from None
         self.next_number = saved
+
+    def requests_left(self) -> int | None:
+        """A ``once`` feeder: the calls this process will make in all (None: unbounded)."""
+        if self.feeder is None or self.feeder.mode != "once":
+            return None
+        return self.feeder.count_share() - self.feeder.sent
+
+
+FEED_CHECKED = 1000  # a feeder's lines checked before any load (later ones, when sent)
+
+
+def _bool_fields(method: Any, prefix: str = "") -> frozenset[str]:
+    """The request's bool fields, dotted as a CSV header names them."""
+    names: set[str] = set()
+    for field in method.input_type.fields if not prefix else method.fields:
+        name = prefix + field.name
+        if field.type == field.TYPE_BOOL:
+            names.add(name)
+        elif field.message_type is not None and not prefix.count(".") > 8:
+            names |= _bool_fields(field.message_type, name + ".")
+    return frozenset(names)
 
 
 def read_utf8(path: str, option: str) -> str:

@@ -45,6 +45,8 @@ class PlannedCall:
     label: str = ""  # in a mix: its rows' label ("" = the method)
     expected: tuple[str, ...] = ()  # in a mix: its own --expect-status (() = the level's)
     mix: tuple[PlannedCall, ...] = ()  # a mix's methods; the fields above are the first's
+    feed_path: str = ""  # -D FILE.jsonl/.csv: a feeder (rpc.feeder)
+    feed_mode: str = ""  # --feed
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
         """The call for this target: its schema from reflection if need be."""
@@ -79,6 +81,9 @@ class PlannedCall:
             schema, data, self.metadata, self.stream_messages, self.stream_interval_s,
             self.stream_duration_s, self.templates, self.worker_prefix,
         )  # fmt: skip
+        if self.feed_path:
+            call = replace(call, feed_path=self.feed_path, feed_mode=self.feed_mode)
+            call.__dict__["schema"] = schema
         CallMessages(call).check()
         if self.weight != 1 or self.timeout_s or self.label or self.expected:
             schema_at_hand = call.schema
@@ -141,7 +146,10 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         method, source, descriptor_set, settings.data or "{}", settings.metadata or "{}",
         stream_messages, settings.binary, settings.stream_interval_s, settings.stream_duration_s,
         settings.reflect_metadata or "{}", settings.templates,
+        feed_path=settings.feed_path or "", feed_mode=settings.feed_mode or "",
     )  # fmt: skip
+    if settings.feed_path and settings.binary is not None:
+        raise UsageError("give the requests as -D FILE.jsonl/.csv or -B/-b, not both")
     if settings.mix:
         planned = plan_mix(planned, settings.mix)
     elif descriptor_set is not None:  # else checked when reflection gives the schema
@@ -154,6 +162,8 @@ def plan_mix(common: PlannedCall, entries: tuple[MixEntry, ...]) -> PlannedCall:
     none of its own; the result is the first, holding them all in ``mix``."""
     if common.binary is not None:
         raise UsageError("-B/-b gives one request: a mix's methods take -d or their own data")
+    if common.feed_mode == "once":
+        raise UsageError("--feed once ends a level when its lines run out: give it one --call")
     labels = mix_labels(entries)
     parts = []
     for entry, label in zip(entries, labels, strict=True):
@@ -163,6 +173,7 @@ def plan_mix(common: PlannedCall, entries: tuple[MixEntry, ...]) -> PlannedCall:
             common,
             method=parse_call_name(entry.method),
             data=entry.data if entry.data is not None else common.data,
+            feed_path="" if entry.data is not None else common.feed_path,
             metadata=entry.metadata if entry.metadata is not None else common.metadata,
             weight=entry.weight,
             timeout_s=entry.timeout_s,

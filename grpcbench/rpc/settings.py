@@ -60,6 +60,8 @@ class CallSettings:
     # A mix: several methods in one level (``method`` is then the first's); data and
     # metadata above apply to every entry that has none of its own.
     mix: tuple[MixEntry, ...] = ()
+    feed_path: str | None = None  # -D FILE.jsonl/.csv: a feeder, one request per line
+    feed_mode: str | None = None  # --feed: sequential, random or once
 
     def over(self, base: CallSettings) -> CallSettings:
         """These settings where given, ``base``'s (a scenario file's) elsewhere."""
@@ -80,6 +82,8 @@ class CallSettings:
             reflect_metadata=self.reflect_metadata or base.reflect_metadata,
             templates=self.templates,
             mix=self.mix if self.method else base.mix,
+            feed_path=self.feed_path or base.feed_path,
+            feed_mode=self.feed_mode or base.feed_mode,
         )
 
 
@@ -121,7 +125,22 @@ class CallArgs:
         panel=panels.CALL,
     )
     data_file: str | None = option(
-        None, "--data-file", "-D", help=("The request JSON from a file."), panel=panels.CALL
+        None,
+        "--data-file",
+        "-D",
+        help=(
+            "The request JSON from a file; a .jsonl (one request per line) or .csv file "
+            "feeds each call its next line (see --feed)."
+        ),
+        panel=panels.CALL,
+    )
+    feed: str | None = option(
+        None,
+        help=(
+            "How calls take the lines of -D FILE.jsonl/.csv: sequential (the default, from "
+            "the top again at the end), random, or once (the level ends when they run out)."
+        ),
+        panel=panels.CALL,
     )
     metadata: tuple[str, ...] = option(
         (),
@@ -184,8 +203,14 @@ class CallArgs:
     def settings(self) -> CallSettings:
         """With -D and -M read (a UsageError names a file that cannot be read)."""
         from grpcbench.rpc.call import read_data, read_metadata
+        from grpcbench.rpc.feeder import MODES, feed_format
 
-        given = self.data is not None or self.data_file is not None
+        feeding = self.data_file is not None and feed_format(self.data_file) is not None
+        if self.feed is not None and self.feed not in MODES:
+            raise UsageError(f"bad --feed {self.feed!r}: one of {', '.join(MODES)}")
+        if self.feed is not None and not feeding:
+            raise UsageError("--feed takes the lines of -D FILE.jsonl (or .ndjson, .csv)")
+        given = self.data is not None or (self.data_file is not None and not feeding)
         has_metadata = bool(self.metadata) or self.metadata_file is not None
         calls = tuple(self.call)
         entries = tuple(parse_mix_entry(text) for text in calls)
@@ -193,6 +218,8 @@ class CallArgs:
         return CallSettings(
             method=entries[0].method if entries else None,
             mix=entries if is_mix else (),
+            feed_path=_feed_path(self.data_file) if feeding else None,
+            feed_mode=(self.feed or "sequential") if feeding else None,
             proto=self.proto,
             import_paths=tuple(
                 p.strip() for p in (self.import_paths or "").split(",") if p.strip()
@@ -221,6 +248,18 @@ class CallArgs:
         if self.binary_stdin:
             return sys.stdin.buffer.read()
         return None
+
+
+def _feed_path(path: str | None) -> str:
+    """A feeder's file, as an absolute path (generators may start elsewhere), checked
+    readable now."""
+    import os
+
+    from grpcbench.base.input_files import check_regular_file
+
+    assert path is not None
+    check_regular_file(path, "-D")
+    return os.path.abspath(path)
 
 
 def _duration(text: str | None, option: str) -> float:

@@ -196,6 +196,16 @@ def build_run_options(args: RunArgs) -> RunOptions:
         )
     load = _load_settings(args, scenario)
     drivers = _cluster_drivers(parse_drivers(args.load), args)
+    if call is not None and call.feed_mode == "once" and load.warmup_s:
+        raise UsageError(
+            "--feed once sends each line once: a timed --warmup could use them all; give"
+            " warm-up calls as a count (--warmup 100) or none (--warmup 0)"
+        )
+    if call is not None and call.feed_path and "ghz" in drivers:
+        raise UsageError(
+            "--load ghz reads -D as one JSON request (or a list); a feeder file runs on the"
+            " built-in generator (--load builtin, or dask)"
+        )
     if call is not None and call.mix and "ghz" in drivers:
         raise UsageError(
             "--load ghz calls one method per run; a mix of methods runs on the built-in"

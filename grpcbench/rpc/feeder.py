@@ -1,0 +1,146 @@
+"""Request feeders: ``-D requests.jsonl`` (one request per line) or ``-D requests.csv``.
+
+A feeder gives each call the next line of a file, as JSON text for ``CallMessages``
+(templates still apply per line). The file is memory-mapped, never read into
+Python objects: a 10 GB file costs its page cache, not the generator's heap, and
+the first call does not wait for it to load. How lines are taken (``--feed``):
+- ``sequential``: in order, from the top again at the end;
+- ``random``: a line drawn at random per call (the line starts are indexed once,
+  8 bytes per line);
+- ``once``: in order, each line once; the level ends when the data runs out.
+
+With P generator processes, process i of P takes lines i, i+P, i+2P, ... (in
+``sequential`` and ``once``), so together they send each line once per pass.
+
+CSV: the header names the request's fields (``location.latitude`` for a nested
+one); each row is a request. Values are JSON strings, which protobuf's JSON
+parser reads for every numeric and enum field; ``true``/``false`` become booleans
+for the request's bool fields (``bool_fields``, named as the header names them).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import mmap
+import os
+import random
+from array import array
+from collections.abc import Iterator
+from typing import Any
+
+from grpcbench.base.errors import UsageError
+
+MODES = ("sequential", "random", "once")
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+
+
+def feed_format(path: str) -> str | None:
+    """The feeder format a -D file's name says (None: an ordinary JSON file)."""
+    return FORMATS.get(os.path.splitext(path)[1].lower())
+
+
+class FeedExhausted(Exception):
+    """``once``: every line of this process's share was sent."""
+
+
+class Feeder:
+    """One generator process's view of a feeder file."""
+
+    def __init__(
+        self, path: str, mode: str, index: int = 0, count: int = 1, seed: int | None = None,
+        bool_fields: frozenset[str] = frozenset(),
+    ) -> None:  # fmt: skip
+        self.path = path
+        self.bool_fields = bool_fields
+        self.mode = mode
+        self.csv = feed_format(path) == "csv"
+        self.index, self.count = index, count
+        self.random = random.Random(seed)
+        try:
+            with open(path, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                self.data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        except OSError as error:
+            raise UsageError(f"cannot read -D {path}: {error.strerror}") from None
+        self.header: list[str] = []
+        self.start = 0  # where the first request line begins (after a CSV header)
+        if self.csv:
+            first, self.start = self._line_at(0)
+            self.header = next(csv.reader([first.decode("utf-8", "replace")]), [])
+        self.position = self.start
+        self.lines: array[int] | None = None  # line starts, for random
+        self.sent = 0
+        if mode == "random":
+            self.lines = array("Q", self._starts())
+        self._skip(index)  # this process's first line
+
+    def _starts(self) -> Iterator[int]:
+        position = self.start
+        while position < len(self.data):
+            line, after = self._line_at(position)
+            if line.strip():
+                yield position
+            position = after
+
+    def _line_at(self, position: int) -> tuple[bytes, int]:
+        end = self.data.find(b"\n", position)
+        end = len(self.data) if end < 0 else end
+        return bytes(self.data[position:end]), end + 1
+
+    def _skip(self, lines: int) -> None:
+        for _ in range(lines):
+            if self._take_sequential(wrap=self.mode != "once") is None:
+                return
+
+    def _take_sequential(self, wrap: bool) -> bytes | None:
+        wrapped = False
+        while True:
+            if self.position >= len(self.data):
+                if not wrap or wrapped:
+                    return None
+                self.position, wrapped = self.start, True
+            line, self.position = self._line_at(self.position)
+            if line.strip():
+                return line
+
+    def next_text(self) -> str:
+        """The next request's JSON text; ``FeedExhausted`` once a ``once`` feeder is done."""
+        if self.lines is not None:
+            if not self.lines:
+                raise FeedExhausted
+            line, _ = self._line_at(self.lines[self.random.randrange(len(self.lines))])
+        else:
+            taken = self._take_sequential(wrap=self.mode != "once")
+            if taken is None:
+                raise FeedExhausted
+            line = taken
+            self._skip(self.count - 1)  # the other processes' lines
+        self.sent += 1
+        text = line.decode("utf-8", "replace").rstrip("\r")
+        return self._csv_json(text) if self.csv else text
+
+    def _csv_json(self, row_text: str) -> str:
+        row = next(csv.reader(io.StringIO(row_text)), [])
+        if len(row) != len(self.header):
+            raise UsageError(
+                f"-D {self.path}: a row has {len(row)} values for {len(self.header)} columns"
+            )
+        request: dict[str, Any] = {}
+        for name, value in zip(self.header, row, strict=True):
+            target = request
+            *parents, leaf = name.split(".")
+            for parent in parents:
+                target = target.setdefault(parent, {})
+            target[leaf] = value == "true" if name in self.bool_fields else value
+        return json.dumps(request)
+
+    def count_share(self) -> int:
+        """Requests this process would send in one pass (``once``: all it will send)."""
+        total = sum(1 for _ in self._starts())
+        return len(range(self.index, total, self.count))
+
+    def close(self) -> None:
+        if isinstance(self.data, mmap.mmap):
+            self.data.close()

@@ -1,0 +1,152 @@
+"""Feeders: -D FILE.jsonl/.csv gives each call a line, counted at a server of the tests' own."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from grpcbench.rpc.feeder import Feeder, FeedExhausted
+from tests.conftest import REPO, run_grpcbench
+from tests.support.logging_echo import logging_echo
+
+PROTO = str(REPO / "examples" / "echo" / "echo.proto")
+
+
+def _lines(path: Path, *messages: str) -> Path:
+    path.write_text("".join(json.dumps({"message": m}) + "\n" for m in messages))
+    return path
+
+
+def _taken(feeder: Feeder, calls: int) -> list[str]:
+    return [json.loads(feeder.next_text())["message"] for _ in range(calls)]
+
+
+def test_sequential_wraps_skips_blank_lines_and_strides_over_processes(tmp_path: Path) -> None:
+    path = _lines(tmp_path / "r.jsonl", "a", "b", "c", "d", "e")
+    path.write_text(path.read_text().replace('"c"}\n', '"c"}\n\n  \n'))
+    assert _taken(Feeder(str(path), "sequential"), 7) == ["a", "b", "c", "d", "e", "a", "b"]
+    first, second = Feeder(str(path), "sequential", 0, 2), Feeder(str(path), "sequential", 1, 2)
+    assert _taken(first, 3) == ["a", "c", "e"] and _taken(second, 2) == ["b", "d"]
+
+
+def test_once_gives_each_line_of_its_share_once_then_is_exhausted(tmp_path: Path) -> None:
+    path = _lines(tmp_path / "r.jsonl", "a", "b", "c")
+    shares = [Feeder(str(path), "once", index, 2) for index in (0, 1)]
+    assert [share.count_share() for share in shares] == [2, 1]
+    assert _taken(shares[0], 2) == ["a", "c"] and _taken(shares[1], 1) == ["b"]
+    for share in shares:
+        with pytest.raises(FeedExhausted):
+            share.next_text()
+
+
+def test_random_draws_only_the_file_s_lines(tmp_path: Path) -> None:
+    path = _lines(tmp_path / "r.jsonl", "a", "b", "c")
+    drawn = Counter(_taken(Feeder(str(path), "random", seed=1), 300))
+    assert set(drawn) == {"a", "b", "c"} and min(drawn.values()) > 50
+
+
+def test_a_csv_row_is_a_request_with_nested_and_bool_fields(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text('name,location.latitude,flag\n"Smith, J",409146138,true\n')
+    feeder = Feeder(str(path), "sequential", bool_fields=frozenset({"flag"}))
+    assert json.loads(feeder.next_text()) == {
+        "name": "Smith, J", "location": {"latitude": "409146138"}, "flag": True,
+    }  # fmt: skip
+
+
+def test_a_large_file_is_mapped_not_read_into_the_heap(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    line = json.dumps({"message": "x" * 200}) + "\n"
+    path.write_text(line * 100_000)  # 21 MB
+    tracemalloc.start()
+    feeder = Feeder(str(path), "once")
+    for _ in range(100_000):
+        feeder.next_text()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 1 << 20, peak
+
+
+def _run(address: str, tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / "r.json"
+    done = run_grpcbench(
+        "run", address, "--call", "echo.Echo/Say", "--proto", PROTO, "--warmup", "0",
+        "--output", str(out), *args, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+def _seen(log_requests: Counter[bytes]) -> Counter[str]:
+    return Counter(request[2:].decode() for request in log_requests.elements())
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
+def test_each_call_takes_the_next_line_and_templates_apply_per_line(
+    tmp_path: Path, stack: str
+) -> None:
+    _lines(tmp_path / "r.jsonl", "a", "b", "n{{.RequestNumber}}")
+    with logging_echo() as (address, log):
+        _run(address, tmp_path, "-D", "r.jsonl", "-c", "3", "-n", "30", "--client-stack", stack)
+        seen = _seen(log.requests("Say"))
+    # the pre-flight call sends the first line once more
+    assert seen["a"] == 10 + 1 and seen["b"] == 10
+    assert {key for key in seen if key.startswith("n")} == {f"n{n}" for n in range(2, 30, 3)}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_once_sends_every_line_once_and_ends_the_level(tmp_path: Path, processes: str) -> None:
+    _lines(tmp_path / "r.jsonl", *(f"m{n}" for n in range(25)))
+    with logging_echo() as (address, log):
+        result = _run(
+            address, tmp_path, "-D", "r.jsonl", "--feed", "once", "-c", "2", "-n", "1000",
+            "--client-processes", processes,
+        )  # fmt: skip
+        seen = _seen(log.requests("Say"))
+    assert seen == Counter({f"m{n}": 1 for n in range(25)}) + Counter({"m0": 1})
+    (level,) = result["levels"]
+    assert level["load"]["statuses"] == {"OK": 25}
+
+
+@pytest.mark.integration
+def test_a_csv_feeder_and_random_order(tmp_path: Path) -> None:
+    (tmp_path / "r.csv").write_text("message\nx\ny\nz\n")
+    with logging_echo() as (address, log):
+        _run(address, tmp_path, "-D", "r.csv", "--feed", "random", "-c", "2", "-n", "300")
+        seen = _seen(log.requests("Say"))
+    assert set(seen) == {"x", "y", "z"} and sum(seen.values()) == 301
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "fragment"),
+    [
+        ({"r.jsonl": ""}, ["-D", "r.jsonl"], "holds no request"),
+        ({"r.jsonl": '{"message": "a"}\nnot json\n'}, ["-D", "r.jsonl"], "request 2"),
+        ({"r.jsonl": '{"nope": 1}\n'}, ["-D", "r.jsonl"], "has no field nope"),
+        ({"r.json": "{}"}, ["-D", "r.json", "--feed", "once"], "--feed takes the lines of"),
+        ({"r.jsonl": "{}\n"}, ["-D", "r.jsonl", "--feed", "twice"], "bad --feed 'twice'"),
+        ({"r.jsonl": "{}\n"}, ["-D", "r.jsonl", "--feed", "once", "--warmup", "2s"], "timed"),
+        ({"r.jsonl": "{}\n"}, ["-D", "r.jsonl", "--load", "ghz"], "feeder file runs on"),
+        ({"r.csv": "message\na,b\n"}, ["-D", "r.csv"], "2 values for 1 columns"),
+        ({}, ["-D", "missing.jsonl"], "cannot read -D missing.jsonl"),
+    ],
+)
+def test_a_bad_feeder_is_one_line(
+    tmp_path: Path, files: dict[str, str], args: list[str], fragment: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    done = run_grpcbench(
+        "run", "127.0.0.1:1", "--call", "echo.Echo/Say", "--proto", PROTO, *args, "--dry-run",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and fragment in errors[0], done.stderr
+    assert "Traceback" not in done.stderr
