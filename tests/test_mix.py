@@ -152,3 +152,20 @@ def test_a_bad_scenario_mix_is_one_line(tmp_path: Path) -> None:
         done = run_grpcbench("run", "127.0.0.1:1", "--scenario", str(scenario), "--dry-run")
         assert done.returncode == 2 and fragment in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_mix_s_failures_are_judged_per_method_s_expected_statuses() -> None:
+    from dataclasses import replace
+
+    from grpcbench.model.load_result import MethodFigures
+    from tests.support.factories import level
+
+    mixed = level("grpclib", statuses={"OK": 6, "NotFound": 3, "DeadlineExceeded": 1})
+    summary = mixed.load.latency
+    methods = (
+        MethodFigures("found", SAY, 2, {"OK": 6, "NotFound": 1}, summary),
+        MethodFigures("missing", SAY, 1, {"NotFound": 2}, summary, expected=("NotFound",)),
+    )
+    mixed = replace(mixed, load=replace(mixed.load, methods=methods))
+    # found's NotFound, and the call no method recorded (the watchdog's), are failures
+    assert mixed.unexpected == 2

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -388,11 +389,15 @@ def test_max_error_rate_rule() -> None:
 
     from grpcbench.run.arguments import RunArgs
     from grpcbench.run.options import build_run_options
+    from tests.support.factories import level
+
+    def failure(options: Any, statuses: dict[str, int]) -> str | None:
+        return options.level_failure(level("grpclib", statuses=statuses))
 
     options = build_run_options(RunArgs(load="fake", concurrency="2"))
-    assert options.level_failure({"OK": 10}) is None
-    assert options.level_failure({"OK": 9, "Unavailable": 1}) is None  # default: all failed
-    assert "all 3 calls failed" in (options.level_failure({"Unavailable": 3}) or "")
+    assert failure(options, {"OK": 10}) is None
+    assert failure(options, {"OK": 9, "Unavailable": 1}) is None  # default: all failed
+    assert "all 3 calls failed" in (failure(options, {"Unavailable": 3}) or "")
     strict = replace(options, max_error_rate=0.05)
-    assert strict.level_failure({"OK": 96, "Unavailable": 4}) is None
-    assert "over --max-error-rate" in (strict.level_failure({"OK": 90, "Unavailable": 10}) or "")
+    assert failure(strict, {"OK": 96, "Unavailable": 4}) is None
+    assert "over --max-error-rate" in (failure(strict, {"OK": 90, "Unavailable": 10}) or "")
