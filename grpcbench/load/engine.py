@@ -20,7 +20,12 @@ from grpcbench.load.callback_loops import wire_closed_loop_phase, wire_open_loop
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.open_loop import open_loop_phase, share_pacer
-from grpcbench.load.recorders import DetailedLevelRecorders, LevelRecorders, level_recorders
+from grpcbench.load.recorders import (
+    DetailedLevelRecorders,
+    LevelRecorders,
+    StepRecorders,
+    level_recorders,
+)
 from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.intervals import (
@@ -83,6 +88,10 @@ def _phase(
 
 def make_workload(spec: LoadSpec) -> Workload:
     """``--call``'s method call, else the service's own Python workload."""
+    if spec.flow is not None:
+        from grpcbench.rpc.flow import FlowSpec, FlowWorkload
+
+        return FlowWorkload(FlowSpec.from_json(spec.flow))
     if spec.call is not None:
         from grpcbench.rpc.call import MethodCall
         from grpcbench.rpc.mix import MixWorkload
@@ -149,6 +158,9 @@ async def run_level(
             call.recording = True  # connection set-ups count from now on
         mix = mix_of(spec)
         measure = level_recorders(spec.settings.call_details, len(mix))
+        if spec.flow is not None:  # a flow's steps, recorded from now on
+            measure.steps = StepRecorders()
+            workload.steps = measure.steps  # type: ignore[attr-defined]
         timeline = (
             TimelineRecorder(spec.settings.sample_interval_s)
             if spec.settings.sample_interval_s
@@ -217,12 +229,30 @@ async def run_level(
         window_calls=tuple(window_calls) if len(window_calls) == 2 else (),
         details=measure.details if isinstance(measure, DetailedLevelRecorders) else None,
         methods=method_figures(mix, measure),
+        steps=step_figures(measure.steps),
     )
 
 
 def mix_of(spec: LoadSpec) -> list[dict[str, Any]]:
     """A mix's methods as the spec carries them (rpc.call.MethodCall JSON); [] if none."""
     return list((spec.call or {}).get("mix") or ())
+
+
+def step_figures(steps: StepRecorders | None) -> tuple[MethodFigures, ...]:
+    """A flow's steps, in the order they were first made."""
+    if not steps:
+        return ()
+    return tuple(
+        MethodFigures(
+            name=name,
+            method=name,
+            weight=0,
+            statuses=dict(recorder.statuses),
+            latency=recorder.latency.summary(),
+            errors=dict(recorder.errors),
+        )  # fmt: skip
+        for name, recorder in steps.items()
+    )
 
 
 def method_figures(mix: list[dict[str, Any]], measure: LevelRecorders) -> tuple[MethodFigures, ...]:

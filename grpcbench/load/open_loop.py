@@ -66,9 +66,13 @@ async def open_loop_phase(
             budget.in_flight -= 1
             budget.done += 1
             if recorders is not None:
-                recorders.record_call(status, int((done - intended) * 1e6), stats, message)
+                # From the intended send (coordinated omission corrected); but a call
+                # due within MIN_SLEEP_S is sent at once, a little early, and counts
+                # from when it was sent: a later intended time would understate it.
+                origin = min(intended, sent)
+                recorders.record_call(status, int((done - origin) * 1e6), stats, message)
                 recorders.service.record(int((done - sent) * 1e6))
-                recorders.lag.record(int((sent - intended) * 1e6))
+                recorders.lag.record(int((sent - origin) * 1e6))
         finally:
             slots.release()
 

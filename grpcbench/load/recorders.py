@@ -81,6 +81,14 @@ def _count_error(errors: Counter[str], status: str, message: str) -> None:
     errors[key] += 1
 
 
+class StepRecorders(dict[str, PartRecorder]):
+    """A flow's steps by name, each recorder made when its name first comes."""
+
+    def __missing__(self, name: str) -> PartRecorder:
+        recorder = self[name] = PartRecorder()
+        return recorder
+
+
 @dataclass
 class LevelRecorders:
     latency: LatencyRecorder = field(default_factory=LatencyRecorder)
@@ -92,6 +100,7 @@ class LevelRecorders:
     lag: LatencyRecorder = field(default_factory=LatencyRecorder)
     window: IntervalRecorder | None = None  # --interval: the interval under way
     parts: list[PartRecorder] | None = None  # a mix: one per method (rpc.mix)
+    steps: StepRecorders | None = None  # a flow: one per step name (rpc.flow)
 
     @property
     def failed(self) -> int:

@@ -66,6 +66,8 @@ class LoadSpec:
     # workload; it may carry credentials, so a spec is never saved or printed.
     call: dict[str, Any] | None = None
     security: dict[str, Any] | None = None  # rpc.security.ChannelSecurity as JSON; None = plaintext
+    # --workload: the user's flow (rpc.flow.FlowSpec as JSON); may carry credentials.
+    flow: dict[str, Any] | None = None
 
     @classmethod
     def for_level(
@@ -94,6 +96,7 @@ class LoadSpec:
             "workload_params": self.workload_params,
             "call": self.call,
             "security": self.security,
+            "flow": self.flow,
         }
 
     @classmethod
@@ -107,6 +110,7 @@ class LoadSpec:
             workload_params=dict(data.get("workload_params") or {}),
             call=data.get("call"),
             security=data.get("security"),
+            flow=data.get("flow"),
         )
 
 
@@ -270,6 +274,8 @@ class LoadResult:
     details: CallDetails | None = None
     # A mix: each method's own figures, in the mix's order (the fields above: the whole).
     methods: tuple[MethodFigures, ...] = ()
+    # A --workload flow: each step's own figures, by name (the fields above: the flows').
+    steps: tuple[MethodFigures, ...] = ()
 
     @property
     def count(self) -> int:
@@ -350,6 +356,7 @@ class LoadResult:
             ),
             details=_merge_optional(self.details, other.details, CallDetails.merge),
             methods=_merge_methods(self.methods, other.methods),
+            steps=_merge_methods(self.steps, other.steps, union=True),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -364,6 +371,7 @@ class LoadResult:
         data["window_calls"] = list(self.window_calls)
         data["details"] = self.details.to_json() if self.details else None
         data["methods"] = [figures.to_json() for figures in self.methods]
+        data["steps"] = [figures.to_json() for figures in self.steps]
         return data
 
     @classmethod
@@ -385,19 +393,24 @@ class LoadResult:
         details = data.get("details")
         data["details"] = CallDetails.from_json(details) if details else None
         data["methods"] = tuple(MethodFigures.from_json(m) for m in data.get("methods") or ())
+        data["steps"] = tuple(MethodFigures.from_json(m) for m in data.get("steps") or ())
         return cls(**data)
 
 
 def _merge_methods(
-    ours: tuple[MethodFigures, ...], theirs: tuple[MethodFigures, ...]
+    ours: tuple[MethodFigures, ...], theirs: tuple[MethodFigures, ...], union: bool = False
 ) -> tuple[MethodFigures, ...]:
-    """A mix's methods over processes that ran side by side: the same mix, by name."""
+    """A mix's methods (or a flow's steps) over processes that ran side by side, by
+    name; ``union``: a name only one process saw is kept (a flow's rare branch)."""
     if not theirs:
         return ours
     if not ours:
         return theirs
     by_name = {figures.name: figures for figures in theirs}
-    return tuple(
+    merged = tuple(
         figures.merge(by_name[figures.name]) if figures.name in by_name else figures
         for figures in ours
     )
+    ours_names = {figures.name for figures in ours}
+    extra = tuple(f for f in theirs if f.name not in ours_names) if union else ()
+    return merged + extra

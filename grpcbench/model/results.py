@@ -250,7 +250,7 @@ class RecordedOptions:
 
     def describe_params(self) -> str:
         """The scenario parameters that change the numbers, for headers (secrets masked)."""
-        call = self.call.get("method")
+        call = self.call.get("method") or self.call.get("workload")
         parts = [
             f"{where} {', '.join(f'{k}={v}' for k, v in sorted(params.items()))}"
             for where, params in (
@@ -260,7 +260,9 @@ class RecordedOptions:
             if params
         ]
         mix = self.call.get("mix")
-        if mix:
+        if self.call.get("workload"):
+            parts.append(f"workload {self.call['workload']} (your flow)")
+        elif mix:
             methods = ", ".join(f"{part['name']} x{part['weight']}" for part in mix)
             parts.append(f"mix of {methods} (schema from {self.call.get('schema')})")
         elif call:

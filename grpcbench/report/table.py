@@ -178,18 +178,21 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
     return rows
 
 
-def _method_rows(columns: list[Column]) -> list[Row]:
-    """A mix: a group of rows per method (its calls, failures, percentiles, rate), under
-    the whole mix's rows above."""
-    mixes = [lv.load.methods for column in columns for lv in column if lv.load.methods]
-    if not mixes:
-        return []
+def _method_rows(
+    columns: list[Column], parts: Callable[[LevelResult], tuple[MethodFigures, ...]]
+) -> list[Row]:
+    """A mix's methods (or a flow's steps): a group of rows each (calls, failures,
+    percentiles, rate), under the whole level's rows above."""
+    names: dict[str, int] = {}  # name -> weight, in the order first seen
+    for column in columns:
+        for lv in column:
+            for part in parts(lv):
+                names.setdefault(part.name, part.weight)
     rows: list[Row] = []
-    for first in mixes[0]:
-        name = first.name
+    for name, weight in names.items():
 
         def figures(lv: LevelResult, name: str = name) -> MethodFigures | None:
-            return next((m for m in lv.load.methods if m.name == name), None)
+            return next((m for m in parts(lv) if m.name == name), None)
 
         def calls(lv: LevelResult, name: str = name) -> float | None:
             found = figures(lv, name)
@@ -207,7 +210,7 @@ def _method_rows(columns: list[Column]) -> list[Row]:
             found = figures(lv, name)
             return found.latency if found else None
 
-        label = f"{name} ×{first.weight}"
+        label = f"{name} ×{weight}" if weight else f"step {name}"
         rows += [
             Row(f"{label} · calls", calls, _count),
             Row(f"{label} · failed", failed, _count),
@@ -300,7 +303,8 @@ def _rows(columns: list[Column]) -> list[Row]:
         _figure_row("avg"),
         *(_figure_row(name) for name, _ in PERCENTILES),
         _figure_row("rps"),
-        *_method_rows(columns),
+        *_method_rows(columns, lambda lv: lv.load.methods),
+        *_method_rows(columns, lambda lv: lv.load.steps),
         *_optional_rows(columns),
         Row(
             "Server CPU",

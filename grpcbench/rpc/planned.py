@@ -7,8 +7,9 @@ target's reflection service when the target is reached, still before any load.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grpcbench.base.errors import UsageError
 from grpcbench.rpc.call import CallMessages, MethodCall
@@ -22,6 +23,9 @@ from grpcbench.rpc.schema import (
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.rpc.settings import CallSettings, MixEntry
 from grpcbench.rpc.templates import TemplateUse
+
+if TYPE_CHECKING:
+    from grpcbench.rpc.flow import FlowSpec
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,34 @@ def _binary_as_json(schema: MethodSchema, binary: bytes) -> str:
         ) from None
     text: str = json_format.MessageToJson(request, preserving_proto_field_name=True)
     return text
+
+
+def plan_flow(reference: str, settings: CallSettings) -> FlowSpec:
+    """``--workload module:function``: the flow loaded now (a module that fails to
+    import is one line before anything starts), its schema from --proto/--protoset."""
+    from grpcbench.rpc.flow import FlowSpec, load_flow
+
+    settings.security.check()
+    if settings.method:
+        raise UsageError("--workload runs your flow's calls: give it or --call, not both")
+    for option, given in (
+        ("-d/-D", settings.data), ("-B/-b", settings.binary),
+        ("--stream-messages", settings.stream_messages), ("--feed", settings.feed_path),
+    ):  # fmt: skip
+        if given:
+            raise UsageError(f"{option} describes --call's requests; a --workload makes its own")
+    if settings.proto and settings.protoset:
+        raise UsageError("give either --proto or --protoset, not both")
+    if settings.proto:
+        descriptor_set = compile_proto(settings.proto, settings.import_paths)
+    elif settings.protoset:
+        descriptor_set = read_protoset(settings.protoset)
+    else:
+        raise UsageError(
+            "--workload needs the schema of the methods it calls: --proto or --protoset"
+        )
+    load_flow(reference)
+    return FlowSpec(reference, base64.b64encode(descriptor_set).decode(), settings.metadata or "{}")
 
 
 def plan_call(settings: CallSettings) -> PlannedCall | None:

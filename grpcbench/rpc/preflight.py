@@ -80,7 +80,7 @@ async def preflight(
             if error.status in expected:
                 return
             raise PreflightError(
-                f"the pre-flight call of {what} got a wrong reply: {error}"
+                f"the pre-flight call of {what} {error.preflight_verb}: {error}"
             ) from None
         if "OK" not in expected:
             raise PreflightError(

@@ -271,3 +271,7 @@ class MethodSchema:
     @cached_property
     def request_class(self) -> Any:
         return message_factory.GetMessageClass(self.method.input_type)
+
+    @cached_property
+    def reply_class(self) -> Any:
+        return message_factory.GetMessageClass(self.method.output_type)

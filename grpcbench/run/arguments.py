@@ -317,6 +317,15 @@ class RunArgs:
         ),
         panel=panels.WHAT_TO_RUN,
     )
+    workload: str | None = option(
+        None,
+        help=(
+            "Your own flow instead of one call: package.module:function, an async function "
+            "of a client whose calls (unary, server_stream, client_stream, bidi) are timed "
+            "as steps. Needs --proto or --protoset."
+        ),
+        panel=panels.CALL,
+    )
     max_error_rate: float | None = option(
         None,
         help=(

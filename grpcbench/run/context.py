@@ -74,7 +74,7 @@ class RunContext:
         options, settings = self.options, self.options.load
         spec = load_spec(
             settings, plan, target.address, options.scenario.service,
-            self.workload_params(plan), call, security,
+            self.workload_params(plan), call, security, options.flow,
         )  # fmt: skip
         started_at = now_iso()
         monitored = await run_monitored(

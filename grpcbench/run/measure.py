@@ -27,6 +27,7 @@ from grpcbench.observe.monitor import ProcessMonitor, ProcessUsage
 from grpcbench.profile.model import Profile, ProfileSettings
 from grpcbench.profile.pyspy import Recorder
 from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.flow import FlowSpec
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.targets.base import Target
 
@@ -39,6 +40,7 @@ def load_spec(
     workload_params: Mapping[str, Any],
     call: MethodCall | None = None,
     security: ChannelSecurity | None = None,
+    flow: FlowSpec | None = None,
 ) -> LoadSpec:
     return LoadSpec.for_level(
         address,
@@ -48,6 +50,7 @@ def load_spec(
         workload_params=dict(workload_params),
         call=call.to_json() if call else None,
         security=security.to_json() if security and security.tls else None,
+        flow=flow.to_json() if flow else None,
     )
 
 

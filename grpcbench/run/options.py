@@ -42,7 +42,8 @@ from grpcbench.model.scenario import Scenario, Variant, load_scenario
 from grpcbench.model.thresholds import Threshold, parse_threshold
 from grpcbench.profile.model import ProfileSettings
 from grpcbench.report.exporters import Output, outputs_from
-from grpcbench.rpc.planned import PlannedCall, plan_call
+from grpcbench.rpc.flow import FlowSpec
+from grpcbench.rpc.planned import PlannedCall, plan_call, plan_flow
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.rpc.status_names import parse_statuses
 from grpcbench.run.arguments import RunArgs
@@ -76,6 +77,7 @@ class RunOptions:
     start_timeout_s: float = defaults.START_TIMEOUT_S
     server_per_level: bool = False  # a fresh server process for every level
     call: PlannedCall | None = None  # --call: a method call instead of the service's workload
+    flow: FlowSpec | None = None  # --workload: the user's flow instead of either
     security: ChannelSecurity = PLAINTEXT  # how the client reaches the target
     max_error_rate: float | None = None  # None: a level fails when every call failed
     secret_params: frozenset[str] = frozenset()  # declared secret: masked when shown or saved
@@ -140,6 +142,13 @@ class RunOptions:
 
     def _recorded_call(self) -> dict[str, Any]:
         """The call as saved: its data, never its metadata's values (credentials)."""
+        if self.flow is not None:
+            metadata = self.flow.metadata
+            return {
+                "workload": self.flow.function,
+                "metadata_keys": list(json.loads(metadata)) if metadata.strip() else [],
+                "security": self.security.describe(),
+            }
         if self.call is None:
             return {"security": self.security.describe()} if self.security.tls else {}
         call = self.call
@@ -183,9 +192,12 @@ def build_run_options(args: RunArgs) -> RunOptions:
             "--insecure (plaintext) contradicts the TLS options (--cacert, --cert, --key,"
             " --cname, --skipTLS or the scenario's [tls])"
         )
-    call = plan_call(call_settings)
+    flow = plan_flow(args.workload, call_settings) if args.workload else None
+    call = None if flow else plan_call(call_settings)
     if call is not None and args.name:
         call = replace(call, worker_prefix=args.name)  # ghz's {{.WorkerID}}: "NAME:g0c0"
+    if flow is not None:
+        scenario = replace(scenario, name=f"workload {flow.function}")
     if call is not None and not scenario.call.method:
         # The tables are about the method called, not the scenario it replaced.
         scenario = replace(scenario, name=describe_mix(call) if call.mix else call.method)
@@ -206,6 +218,8 @@ def build_run_options(args: RunArgs) -> RunOptions:
             "--load ghz reads -D as one JSON request (or a list); a feeder file runs on the"
             " built-in generator (--load builtin, or dask)"
         )
+    if flow is not None and "ghz" in drivers:
+        raise UsageError("--load ghz calls one method; a --workload flow runs on --load builtin")
     if call is not None and call.mix and "ghz" in drivers:
         raise UsageError(
             "--load ghz calls one method per run; a mix of methods runs on the built-in"
@@ -261,6 +275,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
             scenario.server_per_level if args.server_per_level is None else args.server_per_level
         ),
         call=call,
+        flow=flow,
         security=call_settings.security,
         max_error_rate=args.max_error_rate,
         secret_params=secret_names(service.server_params, service.workload_params),
@@ -423,7 +438,7 @@ def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
                 + (f" or {SERVICER_FIELDS[kind]}" if kind in SERVICER_FIELDS else "")
                 + f" is not set; it serves: {has})"
             )
-    if options.call is None and service.workload is None:
+    if options.call is None and options.flow is None and service.workload is None:
         raise UsageError(
             f"service {service.name or '(none)'} has no client workload: give --call"
             " package.Service/Method (and -d JSON)"
@@ -641,7 +656,7 @@ def _check_workloads(options: RunOptions, service: ServiceDefinition) -> None:
     for plan in options.levels:
         params = options.workload_params(plan)
         for name in options.drivers:  # e.g. ghz cannot follow page tokens: say so now
-            if options.call is None:  # every driver sends a --call
+            if options.call is None and options.flow is None:  # a --call, a flow: checked
                 check_workload(name, options.scenario.service, params)
         if service.check_level and any(t.kind == "server" for t in options.targets):
             service.check_level(options.scenario.server_params, params, plan.concurrency)

@@ -255,15 +255,20 @@ class Runner:
                 resolve_call, options.call, target.address, self.security
             )
             self.method_call = MethodCall.from_json(resolved)
-        if not (external or options.call is not None) or not options.preflight:
+        own_calls = options.call is not None or options.flow is not None
+        if not (external or own_calls) or not options.preflight:
             return
         first = options.levels[0]
         spec = load_spec(
             options.load, first, target.address, options.scenario.service,
             self.context.workload_params(first),
-            self.method_call, self.security,
+            self.method_call, self.security, options.flow,
         )  # fmt: skip
-        what = options.call.method if options.call else f"the {options.scenario.service} workload"
+        what = (
+            options.call.method if options.call
+            else f"the workload {options.flow.function}" if options.flow
+            else f"the {options.scenario.service} workload"
+        )  # fmt: skip
         await self.check_site(
             preflight_here, target.address, self.security, spec.to_json(), what,
             options.load.timeout_s, options.expected_statuses, ClientOptions.of(options.load),

@@ -60,6 +60,7 @@ class WorkloadError(Exception):
     """The reply was wrong (missing, repeated or foreign records): counted as DataLoss."""
 
     status = "DataLoss"
+    preflight_verb = "got a wrong reply"  # how the pre-flight call's failure reads
 
 
 # One call of a workload: given the per-call deadline in seconds, perform the

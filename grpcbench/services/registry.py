@@ -16,6 +16,7 @@ import os
 import sys
 from importlib.metadata import entry_points
 from types import ModuleType
+from typing import Any
 
 from grpcbench.base.child_setup import USER_PATH_ENV
 from grpcbench.base.errors import UsageError
@@ -55,29 +56,32 @@ def load_service(name: str) -> ServiceDefinition:
     if reference is None:
         known = ", ".join(sorted(services))
         raise UsageError(f"unknown service {name!r} (known services: {known})")
-    module_name, _, attribute = reference.partition(":")
-    try:
-        registered = name in services
-        module = importlib.import_module(module_name) if registered else _import(module_name)
-        service = getattr(module, attribute)
-    except (ImportError, AttributeError) as error:
-        raise UsageError(f"cannot load service {name!r} from {reference}: {error}") from None
-    except SyntaxError as error:
-        where = f"{error.filename}:{error.lineno}" if error.filename else reference
-        raise UsageError(f"cannot load service {name!r}: a syntax error at {where}") from None
-    except SystemExit as error:
-        raise UsageError(
-            f"cannot load service {name!r}: {module_name} called sys.exit({error.code!r})"
-            " as it was imported"
-        ) from None
-    except Exception as error:  # noqa: BLE001 - a user's module may raise anything
-        raise UsageError(
-            f"cannot load service {name!r}: importing {module_name} raised"
-            f" {type(error).__name__}: {error}"
-        ) from None
+    service = import_attribute(reference, f"service {name!r}", registered=name in services)
     if not isinstance(service, ServiceDefinition):
         raise UsageError(f"service {name!r} ({reference}) is not a ServiceDefinition")
     return service
+
+
+def import_attribute(reference: str, what: str, registered: bool = False) -> Any:
+    """``package.module:ATTRIBUTE`` from a user's module (or a registered one); every
+    way its import can fail is one UsageError naming ``what``."""
+    module_name, _, attribute = reference.partition(":")
+    try:
+        module = importlib.import_module(module_name) if registered else _import(module_name)
+        return getattr(module, attribute)
+    except (ImportError, AttributeError) as error:
+        raise UsageError(f"cannot load {what} from {reference}: {error}") from None
+    except SyntaxError as error:
+        where = f"{error.filename}:{error.lineno}" if error.filename else reference
+        raise UsageError(f"cannot load {what}: a syntax error at {where}") from None
+    except SystemExit as error:
+        raise UsageError(
+            f"cannot load {what}: {module_name} called sys.exit({error.code!r}) as it was imported"
+        ) from None
+    except Exception as error:  # noqa: BLE001 - a user's module may raise anything
+        raise UsageError(
+            f"cannot load {what}: importing {module_name} raised {type(error).__name__}: {error}"
+        ) from None
 
 
 def _import(module_name: str) -> ModuleType:

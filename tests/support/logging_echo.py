@@ -2,8 +2,9 @@
 
 Each call is logged as (method, request message bytes), so a test can count what
 the server saw per method and per data line, not what a client reports. A unary
-``Say`` whose request holds ``fail`` ends NotFound, so a mix can have one method
-whose calls fail on purpose. It runs in the test process (sync grpcio on threads).
+``Say`` replies with its request's message (so a chain can read it back), and one
+whose request holds ``fail`` ends NotFound, so a mix can have one method whose
+calls fail on purpose. It runs in the test process (sync grpcio on threads).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _handlers(log: EchoLog) -> grpc.GenericRpcHandler:
         log.add("Say", request)
         if b"fail" in request:
             context.abort(grpc.StatusCode.NOT_FOUND, "no such message")
-        return b""
+        return request  # EchoReply's field 1 is EchoRequest's: the message comes back
 
     def expand(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
         log.add("Expand", request)

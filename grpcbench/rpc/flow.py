@@ -1,0 +1,258 @@
+"""Chains: a user's workload as an async function, ``--workload module:flow``.
+
+    async def flow(client):
+        feature = await client.unary(
+            "routeguide.RouteGuide/GetFeature", {"latitude": 409146138, "longitude": -746188906}
+        )
+        await client.server_stream(
+            "routeguide.RouteGuide/ListFeatures", {"lo": feature.location, "hi": feature.location}
+        )
+
+A flow is to the loops what a call is: the closed loop runs one after another per
+virtual user, the open loop starts one per tick, and the level's figures (count,
+statuses, latency, req/s) are the flows'. Each call a flow makes is a *step*,
+timed and counted under its own name (``name=``, else the method), so the table
+shows a row group per step as it shows one per method of a mix. A step that fails
+raises ``grpc.aio.AioRpcError`` into the flow (which may catch it); a flow that
+ends by that error has the step's status. A flow that raises anything else ends
+as Unknown with the exception's text, and one that makes no call at all is a
+mistake the pre-flight run reports.
+
+The client runs on the level's channel, so on the wire stack by default
+(``--client-stack grpcio`` for grpc.aio): requests are dicts (protobuf's JSON
+mapping, the .proto's field names) or messages; replies are messages.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Protocol
+
+import grpc
+from google.protobuf import json_format
+
+from grpcbench.base.errors import UsageError
+from grpcbench.rpc.call import Metadata, metadata_pairs
+from grpcbench.rpc.schema import MethodSchema, parse_call_name
+from grpcbench.rpc.status_names import status_name
+from grpcbench.services.base import CallFunction, WorkloadError
+
+Flow = Callable[["FlowClient"], Awaitable[Any]]
+
+
+class StepRecorder(Protocol):
+    def record(self, status: str, latency_us: int, message: str) -> None: ...
+
+
+class FlowFailed(WorkloadError):
+    """A flow that raised something other than a call's error: counted as Unknown."""
+
+    status = "Unknown"
+    preflight_verb = "failed"
+
+
+class NoCall(WorkloadError):
+    """A flow that made no call (it never awaited the client): counted as Internal."""
+
+    status = "Internal"
+    preflight_verb = "failed"
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """What a generator needs to run a flow: its reference, the schema, the metadata."""
+
+    function: str  # package.module:function
+    descriptor_set_b64: str
+    metadata: str = "{}"  # JSON object sent with every step; may hold credentials
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "function": self.function,
+            "descriptor_set_b64": self.descriptor_set_b64,
+            "metadata": self.metadata,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FlowSpec:
+        return cls(str(data["function"]), str(data["descriptor_set_b64"]), str(data["metadata"]))
+
+    @cached_property
+    def descriptor_set(self) -> bytes:
+        return base64.b64decode(self.descriptor_set_b64)
+
+
+def load_flow(reference: str) -> Flow:
+    """The user's flow function, or one UsageError saying why not."""
+    from grpcbench.services.registry import import_attribute
+
+    if ":" not in reference:
+        raise UsageError(f"bad --workload {reference!r}: give package.module:function")
+    function = import_attribute(reference, f"workload {reference!r}")
+    if not callable(function):
+        raise UsageError(f"workload {reference!r} is not a function")
+    return function  # type: ignore[no-any-return]
+
+
+class _Step:
+    """One method a flow calls: its path, kind and message classes, and its callable on
+    the channel (made once per channel)."""
+
+    def __init__(self, schema: MethodSchema, channel: Any) -> None:
+        self.kind = schema.kind
+        self.request_class = schema.request_class
+        reply = schema.reply_class
+        serialize, parse = self.request_class.SerializeToString, reply.FromString
+        make = {
+            "unary": channel.unary_unary,
+            "server-streaming": channel.unary_stream,
+            "client-streaming": channel.stream_unary,
+            "bidi": channel.stream_stream,
+        }[self.kind]
+        self.call = make(schema.path, request_serializer=serialize, response_deserializer=parse)
+
+    def request(self, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            try:
+                return json_format.ParseDict(value, self.request_class())
+            except json_format.ParseError as error:
+                name = self.request_class.DESCRIPTOR.full_name
+                raise FlowFailed(f"the request does not fit {name}: {error}") from None
+        return value
+
+
+class FlowClient:
+    """What a flow calls with: one method per RPC kind, each a timed step."""
+
+    def __init__(self, channel: Any, workload: FlowWorkload) -> None:
+        self._channel = channel
+        self._workload = workload
+        self._steps: dict[str, _Step] = {}
+        self.calls = 0  # steps made, over this client's life
+        self.timeout_s = 0.0  # the level's --timeout, per step
+
+    def _step(self, method: str, kind: str) -> _Step:
+        step = self._steps.get(method)
+        if step is None:
+            step = self._steps[method] = _Step(self._workload.schema(method), self._channel)
+        if step.kind != kind:
+            raise FlowFailed(f"{method} is {step.kind}: call it with client.{_CALLS[step.kind]}")
+        return step
+
+    async def unary(
+        self, method: str, request: Any, *, name: str = "", timeout: float | None = None,
+        metadata: Metadata = (),
+    ) -> Any:  # fmt: skip
+        step = self._step(method, "unary")
+        return await self._timed(
+            name or method, step.call(step.request(request), **self._options(timeout, metadata))
+        )
+
+    async def server_stream(
+        self, method: str, request: Any, *, name: str = "", timeout: float | None = None,
+        metadata: Metadata = (),
+    ) -> list[Any]:  # fmt: skip
+        step = self._step(method, "server-streaming")
+        replies = step.call(step.request(request), **self._options(timeout, metadata))
+        return await self._timed(name or method, _collect(replies))
+
+    async def client_stream(
+        self, method: str, requests: Iterable[Any], *, name: str = "",
+        timeout: float | None = None, metadata: Metadata = (),
+    ) -> Any:  # fmt: skip
+        step = self._step(method, "client-streaming")
+        messages = [step.request(request) for request in requests]
+        return await self._timed(
+            name or method, step.call(iter(messages), **self._options(timeout, metadata))
+        )
+
+    async def bidi(
+        self, method: str, requests: Iterable[Any], *, name: str = "",
+        timeout: float | None = None, metadata: Metadata = (),
+    ) -> list[Any]:  # fmt: skip
+        step = self._step(method, "bidi")
+        messages = [step.request(request) for request in requests]
+        replies = step.call(iter(messages), **self._options(timeout, metadata))
+        return await self._timed(name or method, _collect(replies))
+
+    def _options(self, timeout: float | None, metadata: Metadata) -> dict[str, Any]:
+        sent = tuple(self._workload.metadata) + tuple(metadata)
+        return {"timeout": timeout or self.timeout_s, "metadata": sent or None}
+
+    async def _timed(self, name: str, awaitable: Awaitable[Any]) -> Any:
+        self.calls += 1
+        started = time.perf_counter_ns()
+        status, message = "OK", ""
+        try:
+            return await awaitable
+        except grpc.aio.AioRpcError as error:
+            status, message = status_name(error.code()), error.details() or ""
+            raise
+        finally:
+            steps = self._workload.steps
+            if steps is not None:
+                steps[name].record(status, (time.perf_counter_ns() - started) // 1000, message)
+
+
+_CALLS = {
+    "unary": "unary", "server-streaming": "server_stream",
+    "client-streaming": "client_stream", "bidi": "bidi",
+}  # fmt: skip
+
+
+async def _collect(replies: AsyncIterator[Any]) -> list[Any]:
+    return [reply async for reply in replies]
+
+
+class FlowWorkload:
+    """A flow as the loops' workload: each call runs the flow once."""
+
+    def __init__(self, spec: FlowSpec) -> None:
+        self.spec = spec
+        self.function = load_flow(spec.function)
+        self.metadata = metadata_pairs(_json(spec.metadata), "the metadata (-m/-M)")
+        self._schemas: dict[str, MethodSchema] = {}
+        # Set by the engine while a phase is measured: a step name -> its recorder
+        # (a mapping that makes one per new name); None while warming up.
+        self.steps: Any = None
+
+    def schema(self, method: str) -> MethodSchema:
+        found = self._schemas.get(method)
+        if found is None:
+            try:
+                found = MethodSchema(parse_call_name(method), self.spec.descriptor_set)
+                found.method  # noqa: B018 - an unknown method fails here, in one line
+            except UsageError as error:
+                raise FlowFailed(str(error)) from None
+            self._schemas[method] = found
+        return found
+
+    def bind(self, channel: grpc.aio.Channel) -> CallFunction:
+        client = FlowClient(channel, self)
+        function = self.function
+
+        async def call(timeout: float) -> None:
+            client.timeout_s = timeout
+            before = client.calls
+            try:
+                await function(client)
+            except (grpc.aio.AioRpcError, WorkloadError):
+                raise
+            except Exception as error:  # noqa: BLE001 - the user's flow may raise anything
+                raise FlowFailed(f"the flow raised {type(error).__name__}: {error}"[:300]) from None
+            if client.calls == before:
+                raise NoCall("the flow made no call: it must await a client method")
+
+        return call
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text or "{}")
+    except ValueError as error:
+        raise UsageError(f"the metadata (-m/-M) is not valid JSON: {error}") from None

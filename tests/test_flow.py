@@ -1,0 +1,147 @@
+"""Chains: --workload module:flow, a user's async function whose calls are timed steps."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_grpcbench
+from tests.support.logging_echo import logging_echo
+
+PROTO = str(REPO / "examples" / "echo" / "echo.proto")
+FLOWS = """
+async def chain(client):
+    created = await client.unary("echo.Echo/Say", {"message": "create"}, name="create")
+    await client.unary("echo.Echo/Say", {"message": created.message + "/read"}, name="read")
+    await client.server_stream("echo.Echo/Expand", {"message": "x"}, name="list")
+
+async def lookup(client):
+    try:
+        await client.unary("echo.Echo/Say", {"message": "fail"}, name="lookup")
+    except Exception:
+        await client.unary("echo.Echo/Say", {"message": "fallback"}, name="fallback")
+
+async def strict(client):
+    await client.unary("echo.Echo/Say", {"message": "fail"}, name="lookup")
+
+async def lazy(client):
+    return None
+
+async def broken(client):
+    raise ValueError("oops")
+
+async def unknown(client):
+    await client.unary("echo.Echo/Nope", {})
+
+async def wrong_kind(client):
+    await client.unary("echo.Echo/Expand", {})
+"""
+
+
+@pytest.fixture
+def flows(tmp_path: Path) -> Path:
+    (tmp_path / "flows.py").write_text(FLOWS)
+    (tmp_path / "raising.py").write_text("raise RuntimeError('no config here')\n")
+    return tmp_path
+
+
+def _run(address: str, where: Path, function: str, *args: str) -> dict:
+    out = where / "r.json"
+    done = run_grpcbench(
+        "run", address, "--workload", f"flows:{function}", "--proto", PROTO, "--warmup", "0",
+        "--output", str(out), *args, cwd=where,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+def _steps(result: dict) -> dict[str, dict]:
+    (level,) = result["levels"]
+    return {step["name"]: step for step in level["load"]["steps"]}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("stack", "extra"),
+    [
+        ("wire", []),
+        ("grpcio", []),
+        ("wire", ["--client-processes", "2"]),
+        ("wire", ["--rate", "200"]),
+    ],
+)
+def test_a_chain_reads_each_reply_and_times_each_step(
+    flows: Path, stack: str, extra: list[str]
+) -> None:
+    load = ["-n", "60"] + (["-c", "3"] if "--rate" not in extra else [])
+    with logging_echo() as (address, log):
+        result = _run(address, flows, "chain", "--client-stack", stack, *load, *extra)
+        say = Counter(request[2:].decode() for request in log.requests("Say").elements())
+    # 60 flows and the pre-flight run: each read names what its create got back
+    assert say == {"create": 61, "create/read": 61}
+    assert log.methods()["Expand"] == 61
+    steps = _steps(result)
+    assert list(steps) == ["create", "read", "list"]
+    for step in steps.values():
+        assert step["statuses"] == {"OK": 60} and step["latency"]["count"] == 60
+    (level,) = result["levels"]
+    assert level["load"]["statuses"] == {"OK": 60}
+    flow_p50 = level["load"]["latency"]
+    assert flow_p50["min_us"] >= max(step["latency"]["min_us"] for step in steps.values())
+
+
+@pytest.mark.integration
+def test_a_failed_step_is_its_own_status_and_a_caught_one_lets_the_flow_go_on(
+    flows: Path,
+) -> None:
+    with logging_echo() as (address, _):
+        caught = _steps(_run(address, flows, "lookup", "-c", "2", "-n", "20"))
+        uncaught = _run(
+            address, flows, "strict", "-c", "2", "-n", "20", "--expect-status", "NotFound"
+        )
+    assert caught["lookup"]["statuses"] == {"NotFound": 20}
+    assert caught["fallback"]["statuses"] == {"OK": 20}
+    (level,) = uncaught["levels"]
+    assert level["load"]["statuses"] == {"NotFound": 20}
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--workload", "flows:lazy"], "the flow made no call"),
+        (["--workload", "flows:broken"], "the flow raised ValueError: oops"),
+        (["--workload", "flows:unknown"], "no method Nope in service echo.Echo"),
+        (["--workload", "flows:wrong_kind"], "call it with client.server_stream"),
+        (["--workload", "raising:flow"], "raised RuntimeError: no config here"),
+        (["--workload", "flows:missing"], "has no attribute 'missing'"),
+        (["--workload", "flows"], "give package.module:function"),
+        (["--workload", "flows:chain", "--call", "echo.Echo/Say"], "give it or --call"),
+        (["--workload", "flows:chain", "--load", "ghz"], "flow runs on --load builtin"),
+    ],
+)
+def test_a_bad_flow_is_one_line(flows: Path, args: list[str], fragment: str) -> None:
+    with logging_echo() as (address, _):
+        done = run_grpcbench(
+            "run", address, "--proto", PROTO, *args, "-c", "1", "-n", "5", "--warmup", "0",
+            cwd=flows,
+        )  # fmt: skip
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and fragment in errors[0], done.stderr
+
+
+def test_a_flow_needs_a_schema(flows: Path) -> None:
+    done = run_grpcbench("run", "127.0.0.1:1", "--workload", "flows:chain", "--dry-run", cwd=flows)
+    assert done.returncode == 2 and "--proto or --protoset" in done.stderr, done.stderr
+
+
+def test_the_pytest_plugin_takes_a_workload(flows: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grpcbench.run.level_options import one_level_options
+
+    monkeypatch.chdir(flows)
+    options = one_level_options(target="127.0.0.1:1", workload="flows:chain", proto=PROTO)
+    assert options.flow is not None and options.flow.function == "flows:chain"
+    assert options.call is None
