@@ -17,6 +17,7 @@ import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -88,7 +89,17 @@ def test_the_pages_have_commands() -> None:
     assert len(_documented()) >= 40  # the extraction itself works
 
 
-@pytest.mark.parametrize(("page", "command"), _documented())
+def _cases() -> list[Any]:
+    """Every documented command; drawing charts (matplotlib, seconds) with the slow tests."""
+    return [
+        pytest.param(page, command, marks=pytest.mark.integration)
+        if "--png" in command or "--svg" in command
+        else pytest.param(page, command)
+        for page, command in _documented()
+    ]
+
+
+@pytest.mark.parametrize(("page", "command"), _cases())
 def test_every_documented_command_runs(
     page: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import GRPCBENCH, run_grpcbench
 
 
-@pytest.mark.parametrize("args", [["run", "--concurrency", "0"], ["--version"], ["nope"]])
+@pytest.mark.parametrize("args", [["run", "--concurrency", "0"], ["nope"]])
 def test_a_forked_command_is_a_fresh_process_s_output_and_exit(args: list[str]) -> None:
     cold = subprocess.run([*GRPCBENCH, *args], capture_output=True, text=True, check=False)
     warm = run_grpcbench(*args)
@@ -29,4 +29,4 @@ def test_a_forked_command_sees_the_test_s_environment_and_directory(
 
 def test_a_forked_command_past_its_timeout_is_killed() -> None:
     with pytest.raises(subprocess.TimeoutExpired):
-        run_grpcbench("serve", "grpclib", timeout=1.5)
+        run_grpcbench("serve", "grpclib", timeout=0.5)
