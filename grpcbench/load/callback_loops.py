@@ -21,7 +21,7 @@ from grpcbench.load.open_loop import spec_timetable
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.load_result import LoadSpec
-from grpcbench.services.base import UnaryPlan
+from grpcbench.services.base import CallStats, UnaryPlan
 from grpcbench.wire import status
 from grpcbench.wire.channel import WireChannel
 from grpcbench.wire.headers import RequestFields
@@ -40,11 +40,15 @@ class _Method:
         self.path = plan.path
         self.timeout_s = plan.timeout_s or timeout_s
         self.next_request = plan.next_request
-        self.fixed = plan.request is not None
+        self.streaming = plan.kind != "unary"
+        self.sent = len(plan.requests) if plan.kind in ("client-streaming", "bidi") else 0
+        self.fixed = plan.request is not None or self.streaming
         self.blocks: list[RequestFields] = []
         self.body = b""
-        if plan.request is not None:
-            self.body = channels[0].frame(plan.request)  # gzip-compressed with -e
+        if self.fixed:
+            requests = (plan.request,) if plan.request is not None else plan.requests
+            # every request message framed (gzip-compressed with -e), in one body
+            self.body = b"".join(channels[0].frame(request) for request in requests)
             self.blocks = [
                 channel.request_fields(plan.path, self.timeout_s, plan.metadata or None)
                 for channel in channels
@@ -118,6 +122,17 @@ class _Issuer:
             connection.note_timeout(timeout_s)
         channel.start(stream)
 
+    def outcome(self, stream: WireStream) -> tuple[int, str, CallStats | None]:
+        """A call's status, message and (a stream's) what came back, as the coroutine
+        loops record them."""
+        method = self.methods[stream.part]
+        if not method.streaming:
+            code, message = unary_outcome(stream)
+            return code, message, None
+        first = stream.first_at - stream.started / 1e9 if stream.messages else 0.0
+        stats = CallStats(stream.messages, 0, stream.bytes, max(first, 0.0), sent=method.sent)
+        return stream.status, stream.message, stats if stream.status == status.OK else None
+
     def cancel_all(self) -> None:
         """The watchdog: end every call still open, each as DeadlineExceeded."""
         for channel in self.channels:
@@ -168,12 +183,12 @@ async def wire_closed_loop_phase(
         budget.in_flight -= 1
         budget.done += 1
         if record is not None:
-            code, message = unary_outcome(stream)
-            record(status_name(code), elapsed_us, None, message, stream.part)
+            code, message, stats = outcome(stream)
+            record(status_name(code), elapsed_us, stats, message, stream.part)
         next_call(stream.tag)
 
     issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
-    send = issuer.send
+    send, outcome = issuer.send, issuer.outcome
     budget.arm()
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     try:
@@ -219,9 +234,9 @@ async def wire_open_loop_phase(
         budget.done += 1
         intended = intended_of.pop(stream.tag)
         if recorders is not None:
-            code, message = unary_outcome(stream)
+            code, message, stats = issuer.outcome(stream)
             recorders.record_call(
-                status_name(code), (done - intended) // 1000, None, message, stream.part
+                status_name(code), (done - intended) // 1000, stats, message, stream.part
             )
             recorders.service.record((done - stream.started) // 1000)
             recorders.lag.record((stream.started - intended) // 1000)

@@ -46,6 +46,8 @@ class WireUnaryCalls:
             self.position = (self.position + 1) % len(cycle)
             CURRENT_PART.set(part)
         plan = self.parts[part]
+        if plan.kind != "unary":  # the callback loops run a mix's streams, never this
+            raise TypeError(f"{plan.path} is a stream: the callback loops run it")
         if plan.request is not None:
             request, metadata = plan.request, plan.metadata
         else:

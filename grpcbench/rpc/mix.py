@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from grpcbench.rpc.call import MethodCall
@@ -68,13 +69,14 @@ class MixWorkload:
         return self.cycle[position]
 
     def unary_plan(self) -> UnaryPlan | None:
-        """Every method unary: the callback loops run the mix, choosing per call."""
-        plans = [part.unary_plan() for part in self.parts]
+        """Every method unary, or a stream with fixed, unpaced requests: the callback
+        loops run the mix, choosing per call."""
+        plans = [part.unary_plan() or part.stream_plan() for part in self.parts]
         if any(plan is None for plan in plans):
             return None
         unary = tuple(plan for plan in plans if plan is not None)
         timed = tuple(
-            UnaryPlan(plan.path, plan.request, plan.metadata, plan.next_request, timeout_s)
+            replace(plan, timeout_s=timeout_s)
             for plan, timeout_s in zip(unary, self.timeouts, strict=True)
         )
         return UnaryPlan(timed[0].path, parts=timed, cycle=self.cycle)

@@ -105,6 +105,22 @@ class MethodWorkload:
 
         return UnaryPlan(self.path, next_request=next_request)
 
+    def stream_plan(self) -> UnaryPlan | None:
+        """A stream whose requests are the same every call and sent back to back (no
+        --stream-interval/--stream-call-duration, no --stream-messages count): in a mix,
+        the callback loops run it as they run unary calls, so a mix keeps their cost."""
+        messages = self.messages
+        fixed = messages.fixed_messages
+        if (
+            self.kind == "unary" or fixed is None or messages.fixed_metadata is None
+            or any(self.pacing) or messages.call.stream_messages
+        ):  # fmt: skip
+            return None
+        requests = tuple(fixed) if messages.streams else (fixed[0],)
+        return UnaryPlan(
+            self.path, metadata=messages.fixed_metadata, kind=self.kind, requests=requests
+        )
+
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
         kind = self.kind
         if kind == "unary":

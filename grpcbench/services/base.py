@@ -100,6 +100,10 @@ class UnaryPlan:
     timeout_s: float = 0.0
     parts: tuple[UnaryPlan, ...] = ()
     cycle: tuple[int, ...] = ()
+    # A mix's stream method whose requests are fixed and unpaced: its kind and all its
+    # request messages, sent in one body (the callback loops count the replies).
+    kind: str = "unary"
+    requests: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True)
