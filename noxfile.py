@@ -190,6 +190,15 @@ def streaming(session: nox.Session) -> None:
 
 
 @nox.session
+def traffic(session: nox.Session) -> None:
+    """Mixes and chains on grpc-go's route_guide: their client cost against single methods."""
+    session.install(".[proto]")
+    env = _build_go_servers(session)
+    session.run("python", "benchmarks/traffic.py", "--route-guide", env["GRPCBENCH_ROUTE_GUIDE"],
+                "--proto", env["GRPCBENCH_ROUTE_GUIDE_PROTO"], *session.posargs)  # fmt: skip
+
+
+@nox.session
 def cluster(session: nox.Session) -> None:
     """The Dask engine's cost per call (1 and 2 LocalCluster workers vs 2 generator
     processes), then its fault suite against a CLI scheduler and 8 workers."""

@@ -26,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# benchmarks/, this script's directory
+from clients import save_record
+
 POINT = {"latitude": 409146138, "longitude": -746188906}  # a feature of route_guide's db
 SMALL_RECT = {  # ListFeatures over a rectangle holding that one feature
     "lo": {"latitude": 409146137, "longitude": -746188907},
@@ -146,9 +149,10 @@ def main() -> None:
         print(f"{key}: {value:.2f}")
     print("goals: mix <= 1.2x, chain >= 0.8x, open loop <= 1 call")
     if args.save:
-        saved = {"samples": samples, "medians": median, "ratios": ratios, "repeat": args.repeat,
-                 "concurrency": args.concurrency, "requests": args.requests}  # fmt: skip
-        Path(args.save).write_text(json.dumps(saved, indent=1) + "\n")
+        save_record(
+            args.save, "traffic", samples=samples, medians=median, ratios=ratios,
+            rounds=args.repeat, concurrency=args.concurrency, requests=args.requests,
+        )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -149,6 +149,52 @@ def render_streaming(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_traffic(record: dict[str, Any]) -> str:
+    """benchmarks/traffic.py: issue 42's goals on route_guide, medians and ratios."""
+    medians, ratios = record["medians"], record["ratios"]
+    lines = [
+        f"grpc-go's route_guide on CPU 0, the generator on CPU 1; concurrency"
+        f" {record['concurrency']}, {record['requests']:,} calls per run, {record['rounds']}"
+        f" interleaved rounds, medians. {_machine(record)}.",
+        "",
+        "| run | figure |",
+        "|---|---|",
+    ]
+    for name in ("GetFeature", "ListFeatures", "RecordRoute"):
+        lines.append(f"| {name} alone | {medians[f'single {name} cpu']:.1f} µs client CPU per call |")
+    lines += [
+        f"| mix GetFeature 8, ListFeatures 1, RecordRoute 1 | {medians['mix cpu']:.1f} µs"
+        " client CPU per call |",
+        f"| GetFeature and ListFeatures, independent (a 1:1 mix) |"
+        f" {medians['independent calls/s']:,.0f} calls/s |",
+        f"| chain: GetFeature, then ListFeatures at its location |"
+        f" {medians['chain calls/s']:,.0f} calls/s |",
+        "",
+    ]
+    goals = {
+        "mix / GetFeature alone, CPU per call": ("x", "goal ≤ 1.2x"),
+        "mix / its methods one at a time (8:1:1), CPU per call": ("x", "goal ≤ 1.2x"),
+        "chain / independent, calls/s": ("x", "goal ≥ 0.8x"),
+        "open loop: worst |calls - share| per method": (" calls", "goal ≤ 1 call"),
+    }
+    for key, (unit, goal) in goals.items():
+        lines.append(f"- {key}: **{ratios[key]:.2f}{unit}** ({goal})")
+    return "\n".join(lines)
+
+
+def render_traffic_run(path: Path) -> str:
+    """A saved route_guide run of docs/mixes.md: its command and its table."""
+    from grpcbench.model.results import load_run
+    from grpcbench.report.markdown import table_to_markdown
+    from grpcbench.report.table import build_tables
+
+    run = load_run(path)
+    meta = run.metadata
+    machine = f" on {meta.get('cpu_count')} CPUs, {meta.get('cpu_model')}; route_guide on CPU 0"
+    (table,) = build_tables(run.levels, run.unavailable)[-1:]
+    return f"{_command_took(run, machine)}:\n\n" + table_to_markdown(table).rstrip()
+
+
 def render_run(record: dict[str, Any], path: Path) -> str:
     """A saved ``grpcbench run --output`` file: its table at the highest concurrency
     (the front door shows one table), through grpcbench's own Markdown exporter; a
@@ -661,6 +707,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "crosscheck": render_crosscheck,
     "loadgen": render_loadgen,
     "streaming": render_streaming,
+    "traffic": render_traffic,
 }
 
 
@@ -695,6 +742,9 @@ RUN_RENDERERS: dict[str, Callable[[Path], str]] = {
     "profile-hello": render_profile_hello,
     "capacity-summary": render_capacity_summary,
     "profile-hello-top": lambda path: render_profile_hello(path, differential=False),
+    "route-guide-mix": render_traffic_run,
+    "route-guide-feed": render_traffic_run,
+    "route-guide-chain": render_traffic_run,
 }
 # Blocks rendered from grpcbench's code, not from saved results.
 CODE_RENDERERS: dict[str, Callable[[], str]] = {

@@ -103,9 +103,10 @@ def _cases() -> list[Any]:
 def test_every_documented_command_runs(
     page: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for source in (ROOT / "examples" / "echo").iterdir():  # the own-service pages' files
-        if source.is_file():  # not a __pycache__ an import of the example left there
-            shutil.copy(source, tmp_path / source.name)
+    for example in ("echo", "route_guide"):  # the files the pages' commands name
+        for source in (ROOT / "examples" / example).iterdir():
+            if source.is_file():  # not a __pycache__ an import of the example left there
+                shutil.copy(source, tmp_path / source.name)
     for name, source in RESULT_FILES.items():
         shutil.copy(source, tmp_path / name)
     monkeypatch.chdir(tmp_path)
