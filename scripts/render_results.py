@@ -161,7 +161,8 @@ def render_traffic(record: dict[str, Any]) -> str:
         "|---|---|",
     ]
     for name in ("GetFeature", "ListFeatures", "RecordRoute"):
-        lines.append(f"| {name} alone | {medians[f'single {name} cpu']:.1f} µs client CPU per call |")
+        cpu = medians[f"single {name} cpu"]
+        lines.append(f"| {name} alone | {cpu:.1f} µs client CPU per call |")
     lines += [
         f"| mix GetFeature 8, ListFeatures 1, RecordRoute 1 | {medians['mix cpu']:.1f} µs"
         " client CPU per call |",

@@ -1,6 +1,6 @@
 """A chain on grpc-go's route_guide: a feature, then the features at its location.
 
-    grpcbench run 127.0.0.1:50051 --workload route_flow:chain --proto route_guide.proto
+grpcbench run 127.0.0.1:50051 --workload route_flow:chain --proto route_guide.proto
 """
 
 from __future__ import annotations
