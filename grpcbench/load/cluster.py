@@ -134,7 +134,7 @@ def dials_this_machine(host: str) -> bool:
     except (OSError, UnicodeError):
         return False  # the check that the target answers will say why
     for address in found:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        ip = ipaddress.ip_address(str(address).split("%", 1)[0])
         if ip.is_loopback or ip.is_unspecified:
             return True
     return False
@@ -399,11 +399,12 @@ class ClusterDriver:
             ) from None
         failed = {a: v for a, v in versions.items() if isinstance(v, BaseException)}
         if failed:  # a worker without grpcbench: name it
-            address, error = next(iter(sorted(failed.items())))
+            address, failure = next(iter(sorted(failed.items())))
             more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
             raise UsageError(
-                f"cluster worker {address}{more} cannot run grpcbench ({type(error).__name__}:"
-                f" {error}); install grpcbench {__version__} on every worker"
+                f"cluster worker {address}{more} cannot run grpcbench"
+                f" ({type(failure).__name__}: {failure}); install grpcbench {__version__}"
+                " on every worker"
             )
         check_versions(versions)
         self.identities: dict[str, str] = self.client.run(loopback_identity)

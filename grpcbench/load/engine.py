@@ -51,8 +51,9 @@ class PhaseLoop(Protocol):
         call: Any,
         spec: LoadSpec,
         budget: Budget,
-        measure: LevelRecorders | None,
+        recorders: LevelRecorders | None,
         on_progress: Callable[[int], None] | None,
+        /,
     ) -> Awaitable[None]: ...
 
 
@@ -114,7 +115,7 @@ def _within_feed(workload: Workload, calls: int | None) -> int | None:
     """A phase's call count within what a ``--feed once`` feeder has left (the level
     ends when its data runs out); ``calls`` unchanged otherwise."""
     messages = getattr(workload, "messages", None)
-    left = messages.requests_left() if messages is not None else None
+    left: int | None = messages.requests_left() if messages is not None else None
     if left is None:
         return calls
     return left if calls is None else min(calls, left)

@@ -22,10 +22,10 @@ DETAIL_LIMIT = 1_000_000
 class CallDetails:
     """Parallel arrays, one entry per call, in the order the calls finished."""
 
-    started_ns: array = field(default_factory=lambda: array("q"))  # Unix epoch ns
-    latency_ns: array = field(default_factory=lambda: array("q"))
-    status: array = field(default_factory=lambda: array("B"))  # index into statuses
-    message: array = field(default_factory=lambda: array("I"))  # index into messages
+    started_ns: array[int] = field(default_factory=lambda: array("q"))  # Unix epoch ns
+    latency_ns: array[int] = field(default_factory=lambda: array("q"))
+    status: array[int] = field(default_factory=lambda: array("B"))  # index into statuses
+    message: array[int] = field(default_factory=lambda: array("I"))  # index into messages
     statuses: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=lambda: [""])
     limit: int = DETAIL_LIMIT

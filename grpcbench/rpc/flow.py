@@ -167,7 +167,8 @@ class FlowClient:
     ) -> list[Any]:  # fmt: skip
         step = self._step(method, "server-streaming")
         replies = step.call(step.request(request), **self._options(timeout, metadata))
-        return await self._timed(name or method, _collect(replies))
+        collected: list[Any] = await self._timed(name or method, _collect(replies))
+        return collected
 
     async def client_stream(
         self, method: str, requests: Iterable[Any], *, name: str = "",
@@ -186,7 +187,8 @@ class FlowClient:
         step = self._step(method, "bidi")
         messages = [step.request(request) for request in requests]
         replies = step.call(iter(messages), **self._options(timeout, metadata))
-        return await self._timed(name or method, _collect(replies))
+        collected: list[Any] = await self._timed(name or method, _collect(replies))
+        return collected
 
     def _options(self, timeout: float | None, metadata: Metadata) -> dict[str, Any]:
         sent = tuple(self._workload.metadata) + tuple(metadata)

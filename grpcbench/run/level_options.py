@@ -84,7 +84,7 @@ def run_args(
             options[name] = value
         else:  # a load setting, or one clear error from its declarations
             settings[name] = value
-    made = build_declared(RunArgs, options)
+    made: RunArgs = build_declared(RunArgs, options)
     return replace(
         made, servers=(spec,) if spec else (), target=target, target_pid=target_pid,
         settings=settings,

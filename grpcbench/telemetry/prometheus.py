@@ -137,8 +137,8 @@ class RunCollector:
             latency.add_metric(labels, [*buckets, ("+Inf", series.count)], series.sum_s)
             rates.add_metric([*labels, "achieved"], series.achieved)
             rates.add_metric([*labels, "offered"], series.offered)
-            for figure, value in _usage(series.finished):
-                usage.add_metric([*labels, figure], value)
+            for figure, amount in _usage(series.finished):
+                usage.add_metric([*labels, figure], amount)
         yield from (live, calls, latency, rates, usage)
 
 

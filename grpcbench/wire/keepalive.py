@@ -60,5 +60,6 @@ def back_off(owner: Any, code: int, debug: str) -> None:
     """A GOAWAY that refused our pings (too_many_pings): the owner's next connections
     ping half as often."""
     refused = code == frames.ENHANCE_YOUR_CALM and "too_many_pings" in debug
-    if refused and getattr(owner, "keepalive_s", 0.0):
-        owner.keepalive_s *= 2
+    interval_s: float = getattr(owner, "keepalive_s", 0.0)
+    if refused and interval_s:
+        owner.keepalive_s = interval_s * 2
