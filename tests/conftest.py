@@ -13,6 +13,7 @@ import psutil
 import pytest
 from hypothesis import settings
 
+from tests.support.processes import own_children
 from tests.support.warm_cli import Zygote
 
 # Property tests assert what the code does, never how fast: on a busy machine one
@@ -53,7 +54,7 @@ _LONG_LIVED: set[int] = set()
 @contextlib.contextmanager
 def long_lived_children() -> Iterator[None]:
     """Mark the current children as owned by the enclosing (module) fixture."""
-    owned = {p.pid for p in psutil.Process().children(recursive=True)}
+    owned = {p.pid for p in own_children()}
     _LONG_LIVED.update(owned)
     try:
         yield
@@ -65,11 +66,7 @@ def long_lived_children() -> Iterator[None]:
 def no_leaked_children() -> Iterator[None]:
     """Every test must leave no child process of the test runner behind."""
     yield
-    leftovers = [
-        p
-        for p in psutil.Process().children(recursive=True)
-        if p.is_running() and p.pid not in _LONG_LIVED
-    ]
+    leftovers = [p for p in own_children() if p.is_running() and p.pid not in _LONG_LIVED]
     gone, alive = psutil.wait_procs(leftovers, timeout=5)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], (
         f"leaked child processes: {[p.cmdline() for p in alive]}"
@@ -104,10 +101,7 @@ def run_grpcbench(
             [*GRPCBENCH, *args], capture_output=True, text=True, timeout=timeout, check=False,
             cwd=cwd, **kwargs,
         )  # fmt: skip
-    result = _WARM.run(list(args), timeout, None if cwd is None else str(cwd))
-    if _WARM.pid is not None:
-        _LONG_LIVED.add(_WARM.pid)
-    return result
+    return _WARM.run(list(args), timeout, None if cwd is None else str(cwd))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -28,7 +28,7 @@ from grpcbench.load.cluster import (
     worker_version,
 )
 from tests.conftest import GRPCBENCH
-from tests.support.processes import assert_all_gone
+from tests.support.processes import assert_all_gone, own_children
 
 pytest.importorskip("distributed")
 DASK = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
@@ -198,7 +198,7 @@ def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
         dask = {p.pid for p in processes}
         for process in processes:
             dask |= {child.pid for child in psutil.Process(process.pid).children(recursive=True)}
-        leftovers = {p.pid for p in psutil.Process().children(recursive=True)} - dask
+        leftovers = {p.pid for p in own_children()} - dask
         assert_all_gone(leftovers)
 
         # The coordinator killed with -9 mid-level: the workers' load stops with it.

@@ -6,6 +6,14 @@ import time
 
 import psutil
 
+from tests.support.warm_cli import ZYGOTES
+
+
+def own_children() -> list[psutil.Process]:
+    """This test process's descendants, less the warm command-line zygote (a fixture of
+    the whole session, tests/support/warm_cli.py): what a test may have leaked."""
+    return [p for p in psutil.Process().children(recursive=True) if p.pid not in ZYGOTES]
+
 
 def assert_all_gone(pids: set[int], timeout: float = 10) -> None:
     """Every pid in ``pids`` has exited (zombies count as gone) within ``timeout``."""

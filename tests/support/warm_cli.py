@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import IO, Any
 
 PRELOAD = ("grpcbench.cli.app", "grpcbench.cli.commands", "grpc", "grpclib.client")
+# The zygotes this test process started: children of its own that no test leaked.
+ZYGOTES: set[int] = set()
 
 
 def _child(request: dict[str, Any]) -> int:
@@ -99,6 +101,7 @@ class Zygote:
                 text=True,
             )  # fmt: skip
             self._environment = _import_time_environment(dict(os.environ))
+            ZYGOTES.add(self._process.pid)
         return self._process
 
     @property
