@@ -169,3 +169,30 @@ def test_a_mix_s_failures_are_judged_per_method_s_expected_statuses() -> None:
     mixed = replace(mixed, load=replace(mixed.load, methods=methods))
     # found's NotFound, and the call no method recorded (the watchdog's), are failures
     assert mixed.unexpected == 2
+
+
+def test_methods_and_steps_round_trip_and_merge_over_processes() -> None:
+    from dataclasses import replace
+
+    from grpcbench.model.load_result import LoadResult, MethodFigures
+    from tests.support.factories import load_result
+
+    base = load_result([1000, 2000], {"OK": 2})
+    latency = base.latency
+    first = replace(
+        base,
+        methods=(MethodFigures("a", SAY, 3, {"OK": 2}, latency),),
+        steps=(MethodFigures("create", "create", 0, {"OK": 2}, latency),),
+    )
+    second = replace(
+        base,
+        methods=(MethodFigures("a", SAY, 3, {"NotFound": 1}, latency, expected=("NotFound",)),),
+        steps=(MethodFigures("delete", "delete", 0, {"OK": 1}, latency),),
+    )
+    assert LoadResult.from_json(first.to_json()) == first
+    merged = first.merge(second)
+    (method,) = merged.methods
+    assert method.statuses == {"OK": 2, "NotFound": 1} and method.latency.count == 4
+    # a step only one process made (a flow's rarer branch) is kept
+    assert [step.name for step in merged.steps] == ["create", "delete"]
+    assert LoadResult.from_json({**base.to_json(), "methods": [], "steps": []}).methods == ()
