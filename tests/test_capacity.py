@@ -327,7 +327,12 @@ def test_a_tight_slo_finds_less_on_a_random_timetable(tmp_path: Path) -> None:
     found = {f["slo"]: f["capacity"] for f in data["capacity"]["found"]}
     assert found["p99<=25ms"] is not None and found["p99<=2s"] is not None
     assert found["p99<=25ms"] < 0.8 * found["p99<=2s"]
-    assert sum(p["phase"] == "search" for p in data["capacity"]["probes"]) <= 20
+    # Each SLO searches within its own --max-probes; a probe both can use is shared
+    # (judged for both), so the two searches together take fewer than twice that.
+    search = [p for p in data["capacity"]["probes"] if p["phase"] == "search"]
+    limit = data["capacity"]["settings"]["max_probes"]
+    assert len(search) < 2 * limit
+    assert any(len(p["judgements"]) == 2 for p in search)
 
 
 @pytest.mark.integration
