@@ -1,0 +1,65 @@
+"""Mixes, feeders and flows on Dask workers (--cluster local:2), counted at the server."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_grpcbench
+from tests.support.logging_echo import logging_echo
+
+pytest.importorskip("distributed")
+PROTO = str(REPO / "examples" / "echo" / "echo.proto")
+FLOW = """
+async def chain(client):
+    said = await client.unary("echo.Echo/Say", {"message": "create"}, name="create")
+    await client.unary("echo.Echo/Say", {"message": said.message + "/read"}, name="read")
+"""
+
+
+def _level(tmp_path: Path, address: str, *args: str) -> dict:
+    out = tmp_path / "r.json"
+    done = run_grpcbench(
+        "run", address, "--cluster", "local:2", "--proto", PROTO, "--warmup", "0",
+        "--output", str(out), *args, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (level,) = json.loads(out.read_text())["levels"]
+    assert level["load"]["driver"] == "dask" and len(level["load"]["workers"]) == 2
+    return level["load"]
+
+
+@pytest.mark.integration
+def test_a_mix_a_feeder_and_a_flow_on_two_dask_workers(tmp_path: Path) -> None:
+    (tmp_path / "flows.py").write_text(FLOW)
+    (tmp_path / "r.jsonl").write_text("".join(f'{{"message": "m{n}"}}\n' for n in range(30)))
+    with logging_echo() as (address, log):
+        mix = _level(
+            tmp_path, address, "--call", "echo.Echo/Say:3", "--call", "echo.Echo/Expand:1",
+            "-d", '{"message": "hi"}', "-c", "4", "-n", "400",
+        )  # fmt: skip
+        seen_mix = log.methods()
+    with logging_echo() as (address, log):
+        feed = _level(
+            tmp_path, address, "--call", "echo.Echo/Say", "-D", "r.jsonl", "--feed", "once",
+            "-c", "2", "-n", "1000",
+        )  # fmt: skip
+        seen_feed = Counter(request[2:].decode() for request in log.requests("Say").elements())
+    with logging_echo() as (address, log):
+        flow = _level(tmp_path, address, "--workload", "flows:chain", "-c", "4", "-n", "100")
+        seen_flow = Counter(request[2:].decode() for request in log.requests("Say").elements())
+    # Each worker keeps its own cycle: the level is within one call per worker of 3:1.
+    methods = {m["name"]: sum(m["statuses"].values()) for m in mix["methods"]}
+    assert sum(methods.values()) == 400 and abs(methods["echo.Echo/Say"] - 300) <= 2
+    assert seen_mix["Say"] == methods["echo.Echo/Say"] + 1  # and one pre-flight call
+    # once: every line once over both workers (the pre-flight call sent the first again)
+    assert seen_feed == Counter({f"m{n}": 1 for n in range(30)}) + Counter({"m0": 1})
+    assert feed["statuses"] == {"OK": 30}
+    # a flow's steps, merged over the workers; each read names its create's reply
+    assert {s["name"]: s["statuses"] for s in flow["steps"]} == {
+        "create": {"OK": 100}, "read": {"OK": 100},
+    }  # fmt: skip
+    assert seen_flow == {"create": 101, "create/read": 101}
