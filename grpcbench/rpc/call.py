@@ -126,6 +126,11 @@ def _json(text: str, what: str) -> Any:
         raise UsageError(f"{what} is nested too deeply to be a request") from None
 
 
+def parse_metadata(text: str) -> Metadata:
+    """-m/-M's JSON object text -> gRPC metadata (one UsageError if it is not that)."""
+    return metadata_pairs(_json(text, "the metadata (-m/-M)"), "the metadata (-m/-M)")
+
+
 def metadata_pairs(value: Any, what: str) -> Metadata:
     """A JSON object of strings -> gRPC metadata; ``-bin`` keys carry bytes."""
     if not isinstance(value, dict):
@@ -219,7 +224,7 @@ class CallMessages:
         return messages
 
     def _metadata(self, text: str) -> Metadata:
-        return metadata_pairs(_json(text, "the metadata (-m/-M)"), "the metadata (-m/-M)")
+        return parse_metadata(text)
 
     def _stream(self, messages: Sequence[bytes], number: int) -> list[bytes]:
         """A client stream: the data list, or ``stream_messages`` taken from it in turn."""

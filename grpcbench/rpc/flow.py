@@ -26,7 +26,6 @@ mapping, the .proto's field names) or messages; replies are messages.
 from __future__ import annotations
 
 import base64
-import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ import grpc
 from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
-from grpcbench.rpc.call import Metadata, metadata_pairs
+from grpcbench.rpc.call import Metadata, parse_metadata
 from grpcbench.rpc.schema import MethodSchema, parse_call_name
 from grpcbench.rpc.status_names import status_name
 from grpcbench.services.base import CallFunction, WorkloadError
@@ -135,14 +134,18 @@ class _Step:
 
 
 class FlowClient:
-    """What a flow calls with: one method per RPC kind, each a timed step."""
+    """What a flow calls with: one method per RPC kind, each a timed step. One per run
+    of the flow (so its count of calls is that run's); the steps, made once per
+    channel, are shared."""
 
-    def __init__(self, channel: Any, workload: FlowWorkload) -> None:
+    def __init__(
+        self, channel: Any, workload: FlowWorkload, steps: dict[str, _Step], timeout_s: float
+    ) -> None:
         self._channel = channel
         self._workload = workload
-        self._steps: dict[str, _Step] = {}
-        self.calls = 0  # steps made, over this client's life
-        self.timeout_s = 0.0  # the level's --timeout, per step
+        self._steps = steps  # method -> its callable on the channel
+        self.calls = 0  # steps this run made
+        self.timeout_s = timeout_s  # the level's --timeout, per step
 
     def _step(self, method: str, kind: str) -> _Step:
         step = self._steps.get(method)
@@ -225,7 +228,7 @@ class FlowWorkload:
     def __init__(self, spec: FlowSpec) -> None:
         self.spec = spec
         self.function = load_flow(spec.function)
-        self.metadata = metadata_pairs(_json(spec.metadata), "the metadata (-m/-M)")
+        self.metadata = parse_metadata(spec.metadata or "{}")
         self._schemas: dict[str, MethodSchema] = {}
         # Set by the engine while a phase is measured: a step name -> its recorder
         # (a mapping that makes one per new name); None while warming up.
@@ -243,26 +246,18 @@ class FlowWorkload:
         return found
 
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
-        client = FlowClient(channel, self)
+        steps: dict[str, _Step] = {}
         function = self.function
 
         async def call(timeout: float) -> None:
-            client.timeout_s = timeout
-            before = client.calls
+            client = FlowClient(channel, self, steps, timeout)
             try:
                 await function(client)
             except (grpc.aio.AioRpcError, WorkloadError):
                 raise
             except Exception as error:  # noqa: BLE001 - the user's flow may raise anything
                 raise FlowFailed(f"the flow raised {type(error).__name__}: {error}"[:300]) from None
-            if client.calls == before:
+            if not client.calls:
                 raise NoCall("the flow made no call: it must await a client method")
 
         return call
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text or "{}")
-    except ValueError as error:
-        raise UsageError(f"the metadata (-m/-M) is not valid JSON: {error}") from None
