@@ -13,6 +13,7 @@ is recorded (``LevelRecorders``), so a level reads the same on either path.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable
 
@@ -79,8 +80,8 @@ class _Issuer:
         plan = calls.plan
         self.methods = [_Method(part, self.channels, timeout_s) for part in (plan.parts or (plan,))]
         self.method = self.methods[0]
-        self.cycle = plan.cycle if plan.parts else ()
-        self.position = 0
+        # a mix: the next call's method, round and round its cycle (rpc.mix)
+        self.order = itertools.cycle(plan.cycle) if plan.parts else None
         self.next = 0
 
     def send(self, user: int, started: int, tag: int | None = None) -> None:
@@ -97,10 +98,8 @@ class _Issuer:
         channel = self.channels[index]
         part = 0
         method = self.method
-        if self.cycle:
-            position = self.position
-            self.position = position + 1 if position + 1 < len(self.cycle) else 0
-            part = self.cycle[position]
+        if self.order is not None:
+            part = next(self.order)
             method = self.methods[part]
         if method.fixed:
             block, body = method.blocks[index], method.body

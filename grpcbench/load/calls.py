@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -25,6 +25,9 @@ from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.rpc.status_names import status_name
 from grpcbench.services.base import CallFunction, CallStats, Workload, WorkloadError
 from grpcbench.stats.histogram import LatencyRecorder
+
+if TYPE_CHECKING:
+    from grpcbench.load.wire_calls import WireUnaryCalls
 
 
 async def call_status(call: CallFunction, timeout_s: float) -> tuple[str, CallStats | None, str]:
@@ -205,7 +208,7 @@ class CheckoutCalls:
 @asynccontextmanager
 async def call_source(
     spec: LoadSpec, workload: Workload, connect: LatencyRecorder
-) -> AsyncIterator[CallFunction]:
+) -> AsyncIterator[CallFunction | WireUnaryCalls]:
     """The callable every user of a level calls, per the connection strategy.
 
     On the wire stack, a workload with a ``unary_plan`` over pooled or per-user

@@ -77,7 +77,7 @@ OWN_LOOPS: dict[type, Loops] = {
 
 
 def _phase(
-    call: CallFunction,
+    call: CallFunction | WireUnaryCalls,
     spec: LoadSpec,
     budget: Budget,
     measure: LevelRecorders | None,
@@ -111,11 +111,16 @@ def make_workload(spec: LoadSpec) -> Workload:
     return service.workload(spec.workload_params)
 
 
-def _within_feed(workload: Workload, calls: int | None) -> int | None:
-    """A phase's call count within what a ``--feed once`` feeder has left (the level
-    ends when its data runs out); ``calls`` unchanged otherwise."""
+def _feed_left(workload: Workload) -> int | None:
+    """The calls a ``--feed once`` feeder has left (the level ends when its data runs
+    out); None for any other workload."""
     messages = getattr(workload, "messages", None)
     left: int | None = messages.requests_left() if messages is not None else None
+    return left
+
+
+def _capped(calls: int | None, left: int | None) -> int | None:
+    """A phase's call count (None: unbounded) within ``left`` (None: no limit)."""
     if left is None:
         return calls
     return left if calls is None else min(calls, left)
@@ -150,7 +155,7 @@ async def run_level(
             warmup = Budget.for_phase(
                 spec.share.warmup_requests, spec.settings.warmup_s, spec.settings.max_level_s
             )
-            warmup.calls_left = _within_feed(workload, warmup.calls_left)
+            warmup.calls_left = _capped(warmup.calls_left, _feed_left(workload))
             await _phase(call, spec, warmup, None, None)
         if before_measuring is not None:
             await before_measuring()
@@ -176,12 +181,12 @@ async def run_level(
         cpu_start = time.process_time()
         wait_start = run_queue_wait_s(os.getpid())
         wall_start = time.perf_counter()
-        feeding_once = _within_feed(workload, None) is not None
+        feed_left = _feed_left(workload)
         budget = Budget.for_phase(
             spec.share.requests, spec.settings.duration_s, spec.settings.max_level_s, wall_start,
-            None if feeding_once else shared,
+            None if feed_left is not None else shared,  # no more lines to steal
         )  # fmt: skip
-        budget.calls_left = _within_feed(workload, budget.calls_left)
+        budget.calls_left = _capped(budget.calls_left, feed_left)
         cutter = None
         if spec.settings.interval_s:
             measure.window = IntervalRecorder(spec.settings.interval_s, wall_start)
@@ -243,32 +248,19 @@ def step_figures(steps: StepRecorders | None) -> tuple[MethodFigures, ...]:
     """A flow's steps, in the order they were first made."""
     if not steps:
         return ()
-    return tuple(
-        MethodFigures(
-            name=name,
-            method=name,
-            weight=0,
-            statuses=dict(recorder.statuses),
-            latency=recorder.latency.summary(),
-            errors=dict(recorder.errors),
-        )  # fmt: skip
-        for name, recorder in steps.items()
-    )
+    return tuple(recorder.figures(name, name, 0) for name, recorder in steps.items())
 
 
 def method_figures(mix: list[dict[str, Any]], measure: LevelRecorders) -> tuple[MethodFigures, ...]:
     if measure.parts is None:
         return ()
     return tuple(
-        MethodFigures(
-            name=part.get("label") or part["call"],
-            method=part["call"],
-            weight=int(part.get("weight", 1)),
-            statuses=dict(recorder.statuses),
-            latency=recorder.latency.summary(),
-            errors=dict(recorder.errors),
-            expected=tuple(part.get("expected") or ()),
-        )
+        recorder.figures(
+            part.get("label") or part["call"],
+            part["call"],
+            int(part.get("weight", 1)),
+            tuple(part.get("expected") or ()),
+        )  # fmt: skip
         for part, recorder in zip(mix, measure.parts, strict=True)
     )
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalRecorder
-from grpcbench.model.load_result import StreamSummary
+from grpcbench.model.load_result import MethodFigures, StreamSummary
 from grpcbench.rpc.mix import CURRENT_PART
 from grpcbench.services.base import CallStats
 from grpcbench.stats.histogram import LatencyRecorder
@@ -72,6 +72,14 @@ class PartRecorder:
         self.statuses[status] += 1
         if status != "OK":
             _count_error(self.errors, status, message)
+
+    def figures(
+        self, name: str, method: str, weight: int, expected: tuple[str, ...] = ()
+    ) -> MethodFigures:
+        return MethodFigures(
+            name=name, method=method, weight=weight, statuses=dict(self.statuses),
+            latency=self.latency.summary(), errors=dict(self.errors), expected=expected,
+        )  # fmt: skip
 
 
 def _count_error(errors: Counter[str], status: str, message: str) -> None:

@@ -16,6 +16,7 @@ carry it on the stream.
 from __future__ import annotations
 
 import contextvars
+import itertools
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -57,16 +58,11 @@ class MixWorkload:
         self.parts = [MethodWorkload(part, index, count, worker_ids) for part in call.mix]
         self.timeouts = [part.timeout_s for part in call.mix]
         self.cycle = weighted_cycle([part.weight for part in call.mix])
-        self.next = 0
+        self.order = itertools.cycle(self.cycle)  # the next call's method, forever
 
     def as_preflight(self, number: int) -> None:
         for part in self.parts:
             part.as_preflight(number)
-
-    def _choose(self) -> int:
-        position = self.next
-        self.next = position + 1 if position + 1 < len(self.cycle) else 0
-        return self.cycle[position]
 
     def unary_plan(self) -> UnaryPlan | None:
         """Every method unary, or a stream with fixed, unpaced requests: the callback
@@ -84,10 +80,10 @@ class MixWorkload:
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
         calls = [part.bind(channel) for part in self.parts]
         timeouts = self.timeouts
-        choose = self._choose
+        order = self.order
 
         async def call(timeout: float) -> Any:
-            part = choose()
+            part = next(order)
             CURRENT_PART.set(part)
             stats: CallStats | None = await calls[part](timeouts[part] or timeout)
             return stats
