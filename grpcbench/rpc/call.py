@@ -186,7 +186,13 @@ class CallMessages:
         )
         self.streams = method.client_streaming
         self.feeder = (
-            Feeder(call.feed_path, call.feed_mode, index, count, bool_fields=_bool_fields(method))
+            Feeder(
+                call.feed_path,
+                call.feed_mode,
+                index,
+                count,
+                bool_fields=_bool_fields(method.input_type),
+            )  # fmt: skip
             if call.feed_path
             else None
         )
@@ -288,14 +294,15 @@ class CallMessages:
 FEED_CHECKED = 1000  # a feeder's lines checked before any load (later ones, when sent)
 
 
-def _bool_fields(method: Any, prefix: str = "") -> frozenset[str]:
-    """The request's bool fields, dotted as a CSV header names them."""
+def _bool_fields(message: Any, prefix: str = "") -> frozenset[str]:
+    """A message's bool fields, dotted as a CSV header names them (nested messages to
+    a depth of 9: a recursive message would never end)."""
     names: set[str] = set()
-    for field in method.input_type.fields if not prefix else method.fields:
+    for field in message.fields:
         name = prefix + field.name
         if field.type == field.TYPE_BOOL:
             names.add(name)
-        elif field.message_type is not None and not prefix.count(".") > 8:
+        elif field.message_type is not None and prefix.count(".") <= 8:
             names |= _bool_fields(field.message_type, name + ".")
     return frozenset(names)
 

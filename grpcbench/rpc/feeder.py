@@ -28,6 +28,7 @@ import os
 import random
 from array import array
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any
 
 from grpcbench.base.errors import UsageError
@@ -138,9 +139,9 @@ class Feeder:
 
     def count_share(self) -> int:
         """Requests this process would send in one pass (``once``: all it will send)."""
-        total = sum(1 for _ in self._starts())
-        return len(range(self.index, total, self.count))
+        return len(range(self.index, self._request_lines, self.count))
 
-    def close(self) -> None:
-        if isinstance(self.data, mmap.mmap):
-            self.data.close()
+    @cached_property
+    def _request_lines(self) -> int:
+        """The file's requests, counted once (a scan of the whole file)."""
+        return len(self.lines) if self.lines is not None else sum(1 for _ in self._starts())

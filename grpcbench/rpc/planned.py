@@ -85,17 +85,12 @@ class PlannedCall:
             schema, data, self.metadata, self.stream_messages, self.stream_interval_s,
             self.stream_duration_s, self.templates, self.worker_prefix,
         )  # fmt: skip
-        if self.feed_path:
-            call = replace(call, feed_path=self.feed_path, feed_mode=self.feed_mode)
-            call.__dict__["schema"] = schema
+        call = replace(
+            call, feed_path=self.feed_path, feed_mode=self.feed_mode, weight=self.weight,
+            timeout_s=self.timeout_s, label=self.label, expected=self.expected,
+        )  # fmt: skip
+        call.__dict__["schema"] = schema  # the schema at hand (see MethodCall.build)
         CallMessages(call).check()
-        if self.weight != 1 or self.timeout_s or self.label or self.expected:
-            schema_at_hand = call.schema
-            call = replace(
-                call, weight=self.weight, timeout_s=self.timeout_s, label=self.label,
-                expected=self.expected,
-            )  # fmt: skip
-            call.__dict__["schema"] = schema_at_hand
         return call
 
 
@@ -130,13 +125,8 @@ def plan_flow(reference: str, settings: CallSettings) -> FlowSpec:
     ):  # fmt: skip
         if given:
             raise UsageError(f"{option} describes --call's requests; a --workload makes its own")
-    if settings.proto and settings.protoset:
-        raise UsageError("give either --proto or --protoset, not both")
-    if settings.proto:
-        descriptor_set = compile_proto(settings.proto, settings.import_paths)
-    elif settings.protoset:
-        descriptor_set = read_protoset(settings.protoset)
-    else:
+    descriptor_set, _ = _schema_files(settings)
+    if descriptor_set is None:
         raise UsageError(
             "--workload needs the schema of the methods it calls: --proto or --protoset"
         )
@@ -157,21 +147,12 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
                 raise UsageError(f"{option} describes the method of --call: give --call too")
         return None
     method = parse_call_name(settings.method)
-    if settings.proto and settings.protoset:
-        raise UsageError("give either --proto or --protoset, not both")
     if settings.import_paths and not settings.proto:
         raise UsageError("--import-paths goes with --proto")
     stream_messages = settings.stream_messages or 0
     if stream_messages < 0:
         raise UsageError(f"bad --stream-messages {stream_messages}: must be positive")
-    descriptor_set: bytes | None = None
-    source = "reflection"
-    if settings.proto:
-        descriptor_set = compile_proto(settings.proto, settings.import_paths)
-        source = f"proto {settings.proto}"
-    elif settings.protoset:
-        descriptor_set = read_protoset(settings.protoset)
-        source = f"protoset {settings.protoset}"
+    descriptor_set, source = _schema_files(settings)
     if settings.binary is not None and settings.data is not None:
         raise UsageError("give the request as JSON (-d/-D) or serialized (-B/-b), not both")
     planned = PlannedCall(
@@ -189,6 +170,18 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
     return planned
 
 
+def _schema_files(settings: CallSettings) -> tuple[bytes | None, str]:
+    """The schema --proto or --protoset gives, and where it came from; (None,
+    "reflection") with neither."""
+    if settings.proto and settings.protoset:
+        raise UsageError("give either --proto or --protoset, not both")
+    if settings.proto:
+        return compile_proto(settings.proto, settings.import_paths), f"proto {settings.proto}"
+    if settings.protoset:
+        return read_protoset(settings.protoset), f"protoset {settings.protoset}"
+    return None, "reflection"
+
+
 def plan_mix(common: PlannedCall, entries: tuple[MixEntry, ...]) -> PlannedCall:
     """A mix: one planned call per entry, each with the common settings where it gives
     none of its own; the result is the first, holding them all in ``mix``."""
@@ -199,8 +192,6 @@ def plan_mix(common: PlannedCall, entries: tuple[MixEntry, ...]) -> PlannedCall:
     labels = mix_labels(entries)
     parts = []
     for entry, label in zip(entries, labels, strict=True):
-        if entry.weight < 1:
-            raise UsageError(f"mix: {entry.method} has weight {entry.weight}; a weight is >= 1")
         part = replace(
             common,
             method=parse_call_name(entry.method),

@@ -143,21 +143,19 @@ class RunOptions:
     def _recorded_call(self) -> dict[str, Any]:
         """The call as saved: its data, never its metadata's values (credentials)."""
         if self.flow is not None:
-            metadata = self.flow.metadata
             return {
                 "workload": self.flow.function,
-                "metadata_keys": list(json.loads(metadata)) if metadata.strip() else [],
+                "metadata_keys": _metadata_keys(self.flow.metadata),
                 "security": self.security.describe(),
             }
         if self.call is None:
             return {"security": self.security.describe()} if self.security.tls else {}
         call = self.call
-        keys = list(json.loads(call.metadata)) if call.metadata.strip() else []
         recorded = {
             "method": call.method,
             "schema": call.schema_source,
             "data": redact(call.data),
-            "metadata_keys": keys,
+            "metadata_keys": _metadata_keys(call.metadata),
             "stream_messages": call.stream_messages,
             "security": self.security.describe(),
         }
@@ -168,12 +166,17 @@ class RunOptions:
                     "name": part.label or part.method,
                     "weight": part.weight,
                     "data": redact(part.data),
-                    "metadata_keys": list(json.loads(part.metadata)) if part.metadata else [],
+                    "metadata_keys": _metadata_keys(part.metadata),
                     "timeout_s": part.timeout_s,
                 }
                 for part in call.mix
             ]
         return recorded
+
+
+def _metadata_keys(metadata: str) -> list[str]:
+    """What is saved of metadata: its keys, never its values (credentials)."""
+    return list(json.loads(metadata)) if metadata.strip() else []
 
 
 def describe_mix(call: PlannedCall) -> str:
