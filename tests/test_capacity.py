@@ -8,6 +8,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -155,6 +156,7 @@ def test_a_rate_confirmed_under_a_tight_slo_is_confirmed_under_the_loose_one() -
     search's capacity, one with a miss, or another server's is not credited."""
     from grpcbench.capacity.probe import Judgement
     from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Found, Probe
+    from grpcbench.model.events import NullEvents
     from grpcbench.run.capacity_runner import CapacitySearch
 
     loose, tight = parse_slo("p99<=2s"), parse_slo("p99<=25ms")
@@ -162,6 +164,7 @@ def test_a_rate_confirmed_under_a_tight_slo_is_confirmed_under_the_loose_one() -
     runner.settings = CapacitySettings(slos=(loose, tight), confirmations=3)
     runner.capacity = CapacityRecord(runner.settings)
     runner.export = lambda: None  # type: ignore[method-assign]
+    runner._runner = SimpleNamespace(events=NullEvents())  # type: ignore[assignment]
     runner._confirmations = {
         ("a", 210.0): [0, 1, 2],  # above the loose search's capacity
         ("a", 199.0): [3, 4, 5],  # its last run missed both SLOs
@@ -203,6 +206,7 @@ def test_a_miss_far_below_the_closed_loop_is_measured_again(stalled: float, retr
 
     from grpcbench.capacity.probe import Judgement
     from grpcbench.capacity.record import CapacityRecord, CapacitySettings, Probe
+    from grpcbench.model.events import NullEvents
     from grpcbench.run.capacity_runner import CapacitySearch
 
     slo = parse_slo("p99<=10ms")
@@ -216,7 +220,7 @@ def test_a_miss_far_below_the_closed_loop_is_measured_again(stalled: float, retr
 
     runner._runner = SimpleNamespace(  # type: ignore[assignment]
         record=SimpleNamespace(levels=levels), preflight=no_wait,
-        events=SimpleNamespace(server_ready=lambda *_: None),
+        events=NullEvents(),
     )  # fmt: skip
     runner.open_plan = runner.ceiling_plan = LevelPlan(50, 0, 0.0)
 

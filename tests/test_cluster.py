@@ -8,6 +8,7 @@ worker`` processes started here, all on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -286,6 +287,30 @@ def test_the_open_loop_splits_its_rate_over_the_workers(tmp_path: Path) -> None:
     assert load["statuses"] == {"OK": 200} and load["rate"] == pytest.approx(200)
     assert load["schedule_lag"]["count"] == 200  # corrected per worker, merged
     assert [w["calls"] for w in load["workers"]] == [100, 100]
+
+
+@pytest.mark.integration
+def test_the_workers_intervals_are_shown_live_merged(tmp_path: Path) -> None:
+    """--interval on a cluster: each interval, merged over both workers, is shown while
+    the level runs (the console's live lines, fed as telemetry is), and the merged
+    series saved is the one shown."""
+    out = tmp_path / "r.json"
+    result = grpcbench(
+        "--cluster", "local:2", "-s", "grpclib", "--rate", "200", "-z", "4s", "--warmup", "0",
+        "--interval", "1s", "--output", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    shown = re.findall(r"(\d+\.\d)-(\d+\.\d) s: ([\d,]+) req/s of ([\d,]+)/s offered",
+                       result.stderr)  # fmt: skip
+    [level] = json.loads(out.read_text())["levels"]
+    saved = level["load"]["intervals"]
+    assert len(shown) >= 3, result.stderr
+    # The last one shown may differ from the one saved: the level's end joins a short
+    # last interval to it (intervals.finish).
+    for (start, _, rate, offered), figures in zip(shown[:-1], saved, strict=False):
+        assert float(start) == pytest.approx(figures["start_s"], abs=0.05)
+        assert int(offered.replace(",", "")) == 200  # both workers' halves
+        assert int(rate.replace(",", "")) == round(figures["rate"]), (shown, saved)
 
 
 @pytest.mark.integration

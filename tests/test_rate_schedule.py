@@ -119,6 +119,34 @@ def test_intervals_merge_index_by_index_and_round_trip() -> None:
     assert again == merged[1]
 
 
+def test_an_open_loops_intervals_carry_service_time_and_send_lag() -> None:
+    """Each interval of an open loop has its calls' service time and send lag (the live
+    view's); they merge over generators, survive the sliver's join and the JSON, and a
+    closed loop's intervals have none (older files read the same)."""
+    window = IntervalRecorder(1.0, started=0.0)
+    window.record(True, 1000)
+    window.record_timing(800, 200)
+    first = window.cut(1.0)
+    window.record(True, 3000)
+    window.record_timing(2500, 500)
+    window.cut(2.0)
+    window.record(True, 900)
+    window.record_timing(700, 200)
+    *_, last = finish(window, now=2.1)
+    assert first.service is not None and first.lag is not None
+    assert (first.service.count, first.lag.max_us) == (1, 200)
+    assert last.service is not None and last.service.count == 2  # the sliver joined
+    other = IntervalRecorder(1.0, started=0.0)
+    other.record(True, 1000)
+    other.record_timing(600, 400)
+    (merged,) = merge_intervals([first], [other.cut(1.0)])
+    assert merged.service is not None and merged.service.count == 2
+    assert IntervalFigures.from_json(json.loads(json.dumps(merged.to_json()))) == merged
+    closed = _figures(0, 10, 1000)
+    assert closed.service is None and "service" not in closed.to_json()
+    assert IntervalFigures.from_json(closed.to_json()) == closed
+
+
 def test_the_last_sliver_joins_the_interval_before() -> None:
     window = IntervalRecorder(1.0, started=100.0)
     window.record(True, 1000)

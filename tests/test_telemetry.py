@@ -7,11 +7,13 @@ import re
 import subprocess
 import time
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.intervals import IntervalFigures, LiveUsage
+from grpcbench.model.results import LevelResult
 from grpcbench.stats.histogram import LatencyRecorder
 from grpcbench.telemetry.buckets import latency_bounds_s
 from grpcbench.telemetry.prometheus import RunCollector, parse_listen_address
@@ -72,6 +74,66 @@ def test_the_final_figures_are_the_levels_exactly() -> None:
     assert by_bound[below] == 0 and by_bound[above] == 40
     assert buckets[(("le", "+Inf"),)] == 200
     assert final["grpcbench_level_usage"][(("figure", "server_cpu_seconds"),)] == 0.8
+
+
+def _open_loop_level(server: str, calls: int) -> LevelResult:
+    """A finished open-loop level: its calls' service time and send lag too."""
+    timings = LatencyRecorder()
+    for _ in range(calls):
+        timings.record(450)
+    finished = level(server, statuses={"OK": calls}, latencies_us=[500] * calls)
+    load = replace(finished.load, service_latency=timings.summary(),
+                   schedule_lag=timings.summary())  # fmt: skip
+    return replace(finished, load=load)
+
+
+def test_open_loop_timings_and_usage_are_live_then_the_levels_exactly() -> None:
+    """Service time and send lag come interval by interval, CPU and memory so far every
+    interval; at the level's end its own figures replace them (a closed loop serves
+    no timings)."""
+    collector = RunCollector("run1", "hello")
+    collector.level_started("grpclib", "builtin", "rate 100/s")
+    service, lag = LatencyRecorder(), LatencyRecorder()
+    for value in (200, 300, 400):
+        service.record(value)
+        lag.record(value // 10)
+    collector.interval(IntervalFigures(0, 0.0, 1.0, 3, 0, service.summary(), 100.0,
+                                       service.summary(), lag.summary()))  # fmt: skip
+    collector.usage(LiveUsage(1.0, server_cpu_s=0.25, server_rss_bytes=41_000_000,
+                              generator_cpu_s=0.05))  # fmt: skip
+    live = _scrape(collector)
+    assert live["grpcbench_service_time_seconds_count"][()] == 3
+    assert live["grpcbench_send_lag_seconds_count"][()] == 3
+    assert live["grpcbench_cpu_seconds_total"] == {
+        (("side", "server"),): 0.25, (("side", "generator"),): 0.05}  # fmt: skip
+    assert live["grpcbench_server_rss_bytes"][()] == 41_000_000
+    collector.level_finished(_open_loop_level("grpclib", calls=10))
+    final = _scrape(collector)
+    assert final["grpcbench_service_time_seconds_count"][()] == 10
+    assert final["grpcbench_send_lag_seconds_count"][()] == 10
+    assert final["grpcbench_cpu_seconds_total"][(("side", "server"),)] == 0.8
+
+    closed = RunCollector("run2", "hello")
+    closed.level_started("grpclib", "builtin", "concurrency 2")
+    closed.interval(IntervalFigures(0, 0.0, 1.0, 3, 0, service.summary()))
+    assert "grpcbench_service_time_seconds_count" not in _scrape(closed)
+
+
+def test_capacity_probes_are_served_as_they_are_judged() -> None:
+    collector = RunCollector("run1", "hello")
+    collector.probe_judged("grpclib", "search", 500.0, "p99<=10ms", "pass")
+    collector.probe_judged("grpclib", "search", 1000.0, "p99<=10ms", "fail")
+    collector.capacity_found("grpclib", "p99<=10ms", 500.0, None)
+    collector.capacity_found("grpclib", "p99<=10ms", 500.0, 490.0)
+    scraped = _scrape(collector)
+    assert scraped["grpcbench_capacity_probe_rate"] == {
+        (("outcome", "pass"), ("phase", "search"), ("probe", "1"), ("slo", "p99<=10ms")): 500.0,
+        (("outcome", "fail"), ("phase", "search"), ("probe", "2"), ("slo", "p99<=10ms")): 1000.0,
+    }
+    assert scraped["grpcbench_capacity"] == {
+        (("figure", "searched"), ("slo", "p99<=10ms")): 500.0,
+        (("figure", "confirmed"), ("slo", "p99<=10ms")): 490.0,
+    }
 
 
 def test_listen_addresses() -> None:
@@ -139,10 +201,20 @@ def test_the_grafana_dashboard_reads_only_series_that_are_served() -> None:
         (Path(__file__).resolve().parents[1] / "docs/grafana/grpcbench.json").read_text()
     )
     served = {"grpcbench_live_calls_total", "grpcbench_rpc_client_duration_seconds_bucket",
-              "grpcbench_rate", "grpcbench_calls_total", "grpcbench_level_usage"}  # fmt: skip
+              "grpcbench_rate", "grpcbench_calls_total", "grpcbench_level_usage",
+              "grpcbench_service_time_seconds_bucket", "grpcbench_send_lag_seconds_bucket",
+              "grpcbench_cpu_seconds_total", "grpcbench_server_rss_bytes",
+              "grpcbench_capacity_probe_rate", "grpcbench_capacity"}  # fmt: skip
     collector = RunCollector("r", "s")
-    collector.level_started("x", "builtin", "concurrency 1")
-    collector.level_finished(level("x"))
+    collector.level_started("x", "builtin", "rate 100/s")
+    recorder = LatencyRecorder()
+    recorder.record(300)
+    summary = recorder.summary()
+    collector.interval(IntervalFigures(0, 0.0, 1.0, 1, 0, summary, 100.0, summary, summary))
+    collector.usage(LiveUsage(1.0, 0.2, 40_000_000, 0.1))
+    collector.level_finished(_open_loop_level("x", calls=4))
+    collector.probe_judged("x", "search", 100.0, "p99<=10ms", "pass")
+    collector.capacity_found("x", "p99<=10ms", 100.0, None)
     names = {name for name in _scrape(collector)}
     assert served <= names
     queried = {
@@ -186,7 +258,7 @@ def test_otlp_pushes_a_run_whose_final_totals_are_the_jsons(tmp_path: Path) -> N
     out = tmp_path / "r.json"
     try:
         done = subprocess.run(
-            [*GRPCBENCH, "run", "-s", "grpclib", "-c", "2", "-z", "3s", "--warmup", "0",
+            [*GRPCBENCH, "run", "-s", "grpclib", "--rate", "200", "-z", "3s", "--warmup", "0",
              "--otlp", f"http://127.0.0.1:{server.server_port}/v1/metrics",
              "--otlp-header", "authorization=Bearer s3cr3t", "--output", str(out)],
             capture_output=True, text=True, timeout=120, check=False,
@@ -197,16 +269,27 @@ def test_otlp_pushes_a_run_whose_final_totals_are_the_jsons(tmp_path: Path) -> N
     assert len(exports) >= 2 and set(headers) == {"Bearer s3cr3t"}
     data = json.loads(out.read_text())
     assert "s3cr3t" not in out.read_text() and "s3cr3t" not in done.stderr + done.stdout
-    calls = sum(data["levels"][0]["load"]["statuses"].values())
+    load = data["levels"][0]["load"]
+    calls = sum(load["statuses"].values())
     totals: dict[str, float] = {}
+    live: set[str] = set()
     for export in exports:  # cumulative: the last export holds the totals
         for resource in export.resource_metrics:
             for scope in resource.scope_metrics:
                 for metric in scope.metrics:
-                    if metric.name == "rpc.client.duration":
+                    if metric.HasField("exponential_histogram"):
                         totals[metric.name] = sum(
                             p.count for p in metric.exponential_histogram.data_points
                         )
                     elif metric.name == "grpcbench.calls":
                         totals[metric.name] = sum(p.as_int for p in metric.sum.data_points)
-    assert totals == {"rpc.client.duration": calls, "grpcbench.calls": calls}
+                    elif metric.name == "grpcbench.live.usage":
+                        live |= {a.value.string_value for p in metric.gauge.data_points
+                                 for a in p.attributes if a.key == "figure"}  # fmt: skip
+    assert totals == {
+        "rpc.client.duration": calls, "grpcbench.calls": calls,
+        "grpcbench.service_time": load["service_latency"]["count"],
+        "grpcbench.send_lag": load["schedule_lag"]["count"],
+    }  # fmt: skip
+    # Pushed while the level ran: the server's and the generator's usage so far.
+    assert {"server_cpu_seconds", "server_rss_bytes", "generator_cpu_seconds"} <= live

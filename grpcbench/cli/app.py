@@ -46,8 +46,8 @@ RUN_DEFAULTS = RunArgs()  # what `run` takes is declared on RunArgs (run.argumen
 # `run`'s options that `capacity` decides itself: it searches the rate, starts a
 # fresh server per confirmation, and judges probes by its SLOs and error budget.
 CAPACITY_DECIDES = ("rate", "server_per_level", "thresholds", "repeat", "max_error_rate")
-# `run`'s options that `capacity` does not take yet (docs/telemetry.md says so).
-NOT_IN_CAPACITY = (*CAPACITY_DECIDES, "prometheus", "prometheus_linger", "otlp", "otlp_headers")
+# `run`'s options that `capacity` does not take.
+NOT_IN_CAPACITY = CAPACITY_DECIDES
 
 
 class _Stdout(Console):

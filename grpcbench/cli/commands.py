@@ -247,7 +247,9 @@ def capacity(args: RunArgs, search: CapacityArgs, consoles: Consoles) -> int:
         )
         return 0
     err = consoles.err
-    events = ConsoleEvents(err, len(options.targets), 0)
+    events: Any = ConsoleEvents(err, len(options.targets), 0)
+    if args.prometheus is not None or args.otlp is not None:
+        events = live_telemetry(args, options, events, err)
     runner = CapacitySearch(options, settings).runner(events)
     err.print(
         f"capacity: scenario [bold]{escape(options.scenario.name)}[/], {len(options.targets)}"

@@ -23,7 +23,7 @@ from rich.progress import (
 
 from grpcbench.base.secrets import redact
 from grpcbench.base.units import format_latency_us
-from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.results import LevelResult
 
 
@@ -33,6 +33,8 @@ def _duration(seconds: float) -> str:
 
 
 class ConsoleEvents:
+    wants_usage = False
+
     def __init__(self, console: Console, columns: int = 0, levels_per_column: int = 0) -> None:
         """``columns`` x ``levels_per_column`` levels in all (0: unknown, no ETA)."""
         self.console = console
@@ -120,6 +122,16 @@ class ConsoleEvents:
             f"{offered}, p50 {format_latency_us(figures.latency.percentile_us(50))},"
             f" p99 {format_latency_us(figures.latency.percentile_us(99))}{failed}"
         )
+
+    def level_usage(self, usage: LiveUsage) -> None:
+        """The terminal shows a level's usage at its end, in the table."""
+
+    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
+        """The capacity table shows every probe at the end."""
+
+    def capacity_found(self, server: str, slo: str, capacity: float | None,
+                       confirmed: float | None) -> None:  # fmt: skip
+        """The capacity table shows it at the end."""
 
     def level_finished(self, level: LevelResult) -> None:
         self._levels_done += 1

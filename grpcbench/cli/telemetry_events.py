@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from rich.console import Console
 
-from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.results import LevelResult
 
 
@@ -18,6 +18,12 @@ class TelemetrySink(Protocol):
     def stop(self) -> None: ...
     def level_started(self, server: str, driver: str, level: str) -> None: ...
     def interval(self, figures: IntervalFigures) -> None: ...
+    def usage(self, usage: LiveUsage) -> None: ...
+    def probe_judged(
+        self, server: str, phase: str, rate: float, slo: str, outcome: str
+    ) -> None: ...
+    def capacity_found(self, server: str, slo: str, capacity: float | None,
+                       confirmed: float | None) -> None: ...  # fmt: skip
     def level_finished(self, level: LevelResult) -> None: ...
 
 
@@ -25,6 +31,8 @@ class TelemetryEvents:
     """Forwards every event to the console's events (``inner``) and feeds the sinks;
     they start when the run starts and stop ``linger_s`` after it (a scraper can then
     read the last level's exact figures; a push exporter flushes them)."""
+
+    wants_usage = True
 
     def __init__(self, inner: Any, sinks: list[TelemetrySink], err: Console,
                  linger_s: float = 0.0) -> None:  # fmt: skip
@@ -75,10 +83,26 @@ class TelemetryEvents:
             sink.interval(figures)
         self.inner.level_interval(figures)
 
+    def level_usage(self, usage: LiveUsage) -> None:
+        for sink in self.sinks:
+            sink.usage(usage)
+        self.inner.level_usage(usage)
+
     def level_finished(self, level: LevelResult) -> None:
         for sink in self.sinks:
             sink.level_finished(level)
         self.inner.level_finished(level)
+
+    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
+        for sink in self.sinks:
+            sink.probe_judged(server, phase, rate, slo, outcome)
+        self.inner.probe_judged(server, phase, rate, slo, outcome)
+
+    def capacity_found(self, server: str, slo: str, capacity: float | None,
+                       confirmed: float | None) -> None:  # fmt: skip
+        for sink in self.sinks:
+            sink.capacity_found(server, slo, capacity, confirmed)
+        self.inner.capacity_found(server, slo, capacity, confirmed)
 
     def warning(self, message: str) -> None:
         self.inner.warning(message)

@@ -237,8 +237,9 @@ async def wire_open_loop_phase(
             recorders.record_call(
                 status_name(code), (done - intended) // 1000, stats, message, stream.part
             )
-            recorders.service.record((done - stream.started) // 1000)
-            recorders.lag.record((stream.started - intended) // 1000)
+            recorders.record_timing(
+                (done - stream.started) // 1000, (stream.started - intended) // 1000
+            )
         if state["sending"]:
             if done >= state["next"]:
                 pump()

@@ -41,7 +41,9 @@ from grpcbench.base.child_setup import pin_to
 from grpcbench.base.errors import DriverError, OneLineError, UsageError
 from grpcbench.load.builtin import cap_cpu_budget, split_spec
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
+from grpcbench.load.interval_merger import IntervalMerger
 from grpcbench.load.shared_calls import SharedCalls, pool_plan
+from grpcbench.model.intervals import IntervalFigures
 from grpcbench.model.load_result import LoadResult, LoadSpec, WorkerFigures
 from grpcbench.observe.cpu_share import NeighbourMeter
 
@@ -236,15 +238,20 @@ async def _until_abandoned(work: Any, abandoned: Callable[[], bool]) -> Any:
 
 
 def run_on_worker(
-    spec_json: dict[str, Any], run_id: str, wait_s: float, pool: tuple[str, int] | None = None
+    spec_json: dict[str, Any],
+    run_id: str,
+    wait_s: float,
+    pool: tuple[str, int] | None = None,
+    intervals: str | None = None,
 ) -> dict[str, Any]:
     """A Dask task: one worker's share of a level, measured after the common start.
 
     It stops within ``POLL_S`` when the coordinator cancels it, stops or dies,
     and never waits at the barrier in a call that cannot be interrupted.
     ``pool`` (a Dask queue's name, its chunk size): where it takes more calls
-    of a ``-n`` budget once its own share runs low."""
-    from distributed import Event, get_client, get_worker
+    of a ``-n`` budget once its own share runs low. ``intervals`` (a Dask queue's
+    name): where each interval goes as it closes, for the coordinator's live view."""
+    from distributed import Event, Queue, get_client, get_worker
 
     from grpcbench.load.engine import run_level
     from grpcbench.servers.asyncio_loop import run
@@ -267,11 +274,19 @@ def run_on_worker(
                 raise UsageError(f"no start signal within {wait_s:.0f}s")
 
     queue, shared = _shared_calls(pool)
+    live = Queue(intervals, client=get_client()) if intervals else None
+
+    def send_interval(figures: IntervalFigures) -> None:
+        """Off the generator's loop: a scheduler round trip must not delay its calls."""
+        message = [spec.share.index, figures.to_json()]
+        asyncio.get_running_loop().run_in_executor(None, _put_quietly, live, message)
+
     try:
         result: LoadResult = run(
             _until_abandoned(
                 run_level(spec, lambda: None, lambda done, errors: None,
-                          before_measuring=barrier, shared=shared),
+                          before_measuring=barrier, shared=shared,
+                          on_interval=send_interval if live is not None else None),
                 abandoned,
             ),
             use_uvloop=spec.settings.client_loop == "uvloop",
@@ -299,6 +314,13 @@ def run_on_worker(
         p99_us=result.latency.percentile_us(99),
     )
     return replace(result, driver="dask", workers=(figures,)).to_json()
+
+
+def _put_quietly(queue: Any, message: Any) -> None:
+    """A live interval that cannot be sent is left out of the live view (the level's
+    own figures still hold it); the load goes on."""
+    with contextlib.suppress(Exception):
+        queue.put(message, timeout=CLAIM_TIMEOUT_S)
 
 
 def _shared_calls(pool: tuple[str, int] | None) -> tuple[Any, SharedCalls | None]:
@@ -344,6 +366,7 @@ def _pooled(
 
 class ClusterDriver:
     name = "dask"
+    live_intervals = True  # run() takes on_interval: the workers' intervals, merged
 
     def __init__(self, cluster: str, workers: int | None = None) -> None:
         """Connects now, so an unreachable scheduler or a wrong worker is an error before load."""
@@ -372,6 +395,9 @@ class ClusterDriver:
         for name in ("distributed.client", "distributed.core", "distributed.comm"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
         self.notes: list[str] = []  # said once, before the first level (Runner)
+        # The level's live view while it runs: the workers' queue of intervals, their
+        # merger, and where whole intervals go (None: no --interval, or no level).
+        self._live: tuple[Any, IntervalMerger, Callable[[IntervalFigures], None]] | None = None
         # Checks that touch the target run on a worker of a cluster elsewhere: this
         # machine may not reach the target at all (targets.check_site).
         self.check_site: WorkerSite | None = None if self.local is not None else WorkerSite(self)
@@ -451,8 +477,15 @@ class ClusterDriver:
                 self.local.close()
             self.local = None
 
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
-        from distributed import Event, Variable
+    async def run(
+        self,
+        spec: LoadSpec,
+        progress: ProgressCallback,
+        on_interval: Callable[[IntervalFigures], None] | None = None,
+    ) -> LoadResult:
+        """One level over the workers; ``on_interval`` (``--interval``): each interval,
+        merged over them, once every worker has sent it (``interval_merger``)."""
+        from distributed import Event, Queue, Variable
 
         if self.local is None:  # this machine's CPU numbers mean nothing on other machines
             spec = replace(spec, settings=replace(spec.settings, client_cpus=()))
@@ -472,10 +505,16 @@ class ClusterDriver:
         lease = Variable(f"{run_id}-lease", self.client)
         await asyncio.to_thread(lease.set, 0)
         renewing = asyncio.ensure_future(_renew(lease))
+        live_name = f"{run_id}-intervals" if on_interval and spec.settings.interval_s else None
+        self._live = None
+        if live_name is not None and on_interval is not None:
+            live = await asyncio.to_thread(Queue, live_name, self.client)
+            self._live = (live, IntervalMerger(len(parts)), on_interval)
         futures = [
             self.client.submit(
-                run_on_worker, part.to_json(), run_id, limit_s, pool, workers=[address],
-                allow_other_workers=False, pure=False, retries=0, key=f"{run_id}-{i}",
+                run_on_worker, part.to_json(), run_id, limit_s, pool, live_name,
+                workers=[address], allow_other_workers=False, pure=False, retries=0,
+                key=f"{run_id}-{i}",
             )
             for i, (part, address) in enumerate(zip(parts, addresses, strict=True))
         ]  # fmt: skip
@@ -504,6 +543,10 @@ class ClusterDriver:
             await asyncio.to_thread(self._forget_lease, lease)
             if queue is not None:
                 queue.close()
+            if self._live is not None:
+                with contextlib.suppress(Exception):
+                    self._live[0].close()
+                self._live = None
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         if self.local is not None:  # this machine's CPUs: its neighbours are measured here
@@ -570,6 +613,7 @@ class ClusterDriver:
         while True:
             woken.clear()
             finished, alive = await asyncio.to_thread(self._poll, done)
+            await self._show_intervals()
             if finished:
                 return
             if self._client_down():
@@ -595,6 +639,20 @@ class ClusterDriver:
                 )
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), POLL_S)
+
+    async def _show_intervals(self) -> None:
+        """The workers' intervals that arrived, merged; each whole one to the live view."""
+        if self._live is None:
+            return
+        queue, merger, on_interval = self._live
+        try:
+            messages = await asyncio.to_thread(queue.get, batch=True)
+        except Exception:  # noqa: BLE001 - the live view is best effort; _poll judges the level
+            return
+        for share, figures in messages:
+            merger.add(int(share), IntervalFigures.from_json(figures))
+        for whole in merger.ready():
+            on_interval(whole)
 
 
 PROBE_TIMEOUT_S = 120.0  # reflection, a certificate fetch and one call, with margin

@@ -71,8 +71,7 @@ async def open_loop_phase(
                 # from when it was sent: a later intended time would understate it.
                 origin = min(intended, sent)
                 recorders.record_call(status, int((done - origin) * 1e6), stats, message)
-                recorders.service.record(int((done - sent) * 1e6))
-                recorders.lag.record(int((sent - origin) * 1e6))
+                recorders.record_timing(int((done - sent) * 1e6), int((sent - origin) * 1e6))
         finally:
             slots.release()
 

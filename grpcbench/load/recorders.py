@@ -134,6 +134,13 @@ class LevelRecorders:
                 status, latency_us, message
             )
 
+    def record_timing(self, service_us: int, lag_us: int) -> None:
+        """An open-loop call's time from its actual send, and its send's lag."""
+        self.service.record(service_us)
+        self.lag.record(lag_us)
+        if self.window is not None:
+            self.window.record_timing(service_us, lag_us)
+
     def record_error(self, status: str, message: str) -> None:
         _count_error(self.errors, status, message)
 

@@ -32,6 +32,9 @@ class IntervalFigures:
     failed: int
     latency: LatencySummary
     offered: float = 0.0  # open loop: calls/s the timetable asked for (0: closed loop)
+    # Open loop: from the actual send, and actual minus intended send (None: closed loop).
+    service: LatencySummary | None = None
+    lag: LatencySummary | None = None
 
     @property
     def calls(self) -> int:
@@ -48,28 +51,59 @@ class IntervalFigures:
             self.index, min(self.start_s, other.start_s), max(self.end_s, other.end_s),
             self.ok + other.ok, self.failed + other.failed,
             merge_summaries([self.latency, other.latency]), self.offered + other.offered,
+            _merged(self.service, other.service), _merged(self.lag, other.lag),
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "index": self.index, "start_s": round(self.start_s, 6), "end_s": round(self.end_s, 6),
             "ok": self.ok, "failed": self.failed, "offered": self.offered,
             "rate": round(self.rate, 3),
             "p50_us": self.latency.percentile_us(50), "p99_us": self.latency.percentile_us(99),
-            "latency": {
-                "count": self.latency.count, "total_us": self.latency.total_us,
-                "min_us": self.latency.min_us, "max_us": self.latency.max_us,
-                "encoded": self.latency.encoded,
-            },
+            "latency": _summary_json(self.latency),
         }  # fmt: skip
+        # Optional keys (older files have none): an open loop's per-interval timings.
+        if self.service is not None:
+            data["service"] = _summary_json(self.service)
+        if self.lag is not None:
+            data["lag"] = _summary_json(self.lag)
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> IntervalFigures:
+        service, lag = data.get("service"), data.get("lag")
         return cls(
             int(data["index"]), float(data["start_s"]), float(data["end_s"]), int(data["ok"]),
             int(data["failed"]), LatencySummary.from_json(data["latency"]),
             float(data.get("offered", 0.0)),
+            LatencySummary.from_json(service) if service else None,
+            LatencySummary.from_json(lag) if lag else None,
         )  # fmt: skip
+
+
+def _summary_json(summary: LatencySummary) -> dict[str, Any]:
+    return {
+        "count": summary.count, "total_us": summary.total_us,
+        "min_us": summary.min_us, "max_us": summary.max_us, "encoded": summary.encoded,
+    }  # fmt: skip
+
+
+def _merged(first: LatencySummary | None, second: LatencySummary | None) -> LatencySummary | None:
+    if first is None or second is None:
+        return first or second
+    return merge_summaries([first, second])
+
+
+@dataclass(frozen=True)
+class LiveUsage:
+    """The processes' usage so far in a level's measured phase, read every interval for
+    the live view (telemetry); the level's own figures (``ProcessUsage``) replace it at
+    its end. None: not measured (no server pid; a driver without generator processes)."""
+
+    elapsed_s: float
+    server_cpu_s: float | None = None  # CPU seconds since the measured phase began
+    server_rss_bytes: int | None = None  # resident memory now (a tree's PSS summed)
+    generator_cpu_s: float | None = None  # the generator processes' CPU seconds since
 
 
 def merge_intervals(
@@ -86,7 +120,8 @@ def merge_intervals(
 class IntervalRecorder:
     """The interval under way; ``cut`` closes it and starts the next."""
 
-    __slots__ = ("interval_s", "started", "index", "ok", "failed", "latency", "done")
+    __slots__ = ("interval_s", "started", "index", "ok", "failed", "latency", "service", "lag",
+                 "done")  # fmt: skip
 
     def __init__(self, interval_s: float, started: float) -> None:
         self.interval_s = interval_s
@@ -95,6 +130,9 @@ class IntervalRecorder:
         self.ok = 0
         self.failed = 0
         self.latency = LatencyRecorder()
+        # Open loop only (made at its first call, so a closed loop's intervals have none).
+        self.service: LatencyRecorder | None = None
+        self.lag: LatencyRecorder | None = None
         self.done: list[IntervalFigures] = []
 
     def record(self, ok: bool, latency_us: int) -> None:
@@ -104,18 +142,29 @@ class IntervalRecorder:
             self.failed += 1
         self.latency.record(latency_us)
 
+    def record_timing(self, service_us: int, lag_us: int) -> None:
+        """An open-loop call's service time and send lag, for the live view."""
+        if self.service is None or self.lag is None:
+            self.service, self.lag = LatencyRecorder(), LatencyRecorder()
+        self.service.record(service_us)
+        self.lag.record(lag_us)
+
     def cut(self, now: float | None = None) -> IntervalFigures:
         """Close the current interval at ``now`` (the last one may be short)."""
         now = time.perf_counter() if now is None else now
         start_s = self.index * self.interval_s
         figures = IntervalFigures(
             self.index, start_s, max(start_s, now - self.started), self.ok, self.failed,
-            self.latency.summary(),
+            self.latency.summary(), 0.0,
+            self.service.summary() if self.service is not None else None,
+            self.lag.summary() if self.lag is not None else None,
         )  # fmt: skip
         self.done.append(figures)
         self.index += 1
         self.ok = self.failed = 0
         self.latency = LatencyRecorder()
+        if self.service is not None:
+            self.service, self.lag = LatencyRecorder(), LatencyRecorder()
         return figures
 
 
@@ -135,6 +184,9 @@ def finish(window: IntervalRecorder, now: float | None = None) -> tuple[Interval
                 before.ok + last.ok,
                 before.failed + last.failed,
                 merge_summaries([before.latency, last.latency]),
+                0.0,
+                _merged(before.service, last.service),
+                _merged(before.lag, last.lag),
             )  # fmt: skip
         ]
     return tuple(done)

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,24 @@ def tree_cpu_seconds(root: psutil.Process) -> float:
     return sum(_cpu_seconds(process) for process in processes)
 
 
+class CpuMeter:
+    """CPU seconds of a changing set of processes since the meter started (a generator's
+    processes: one that ends keeps what it spent)."""
+
+    def __init__(self) -> None:
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+
+    def read(self, pids: Sequence[int]) -> float:
+        for pid in pids:
+            with contextlib.suppress(psutil.Error):
+                times = psutil.Process(pid).cpu_times()
+                seconds = float(times.user + times.system)
+                self._first.setdefault(pid, seconds)
+                self._last[pid] = seconds
+        return sum(self._last[pid] - first for pid, first in self._first.items())
+
+
 def _pss(process: psutil.Process) -> int:
     """Proportional set size: shared pages divided among the processes that map them."""
     try:
@@ -206,6 +225,10 @@ class ProcessMonitor:
             self._timeline = TimelineRecorder(self.sample_interval_s)
         if not self._use_hwm or self._timeline:
             self._sampler = asyncio.get_running_loop().create_task(self._sample())
+
+    def so_far(self) -> tuple[float, int]:
+        """CPU seconds since ``start`` and the resident memory now (the live view)."""
+        return max(0.0, self._cpu() - self._cpu_start), self._peak_tracked_rss()
 
     def _peak_tracked_rss(self) -> int:
         rss = self._rss()

@@ -147,6 +147,7 @@ class CapacitySearch:
                 )
             )  # fmt: skip
             self.export()
+            self.run.events.capacity_found(plan.label, slo.text, search.passed, confirmed)
         self._credit_shared_confirmations(plan.label)
 
     def _credit_shared_confirmations(self, server: str) -> None:
@@ -168,6 +169,7 @@ class CapacitySearch:
             if best is not None and (found.confirmed is None or best > found.confirmed):
                 self.capacity.found[position] = replace(found, confirmed=best)
                 self.export()
+                self.run.events.capacity_found(server, found.slo, found.capacity, best)
 
     async def _confirmed_rate(
         self, plan: TargetPlan, context: TargetContext, slo: Slo, rate: float
@@ -327,8 +329,11 @@ class CapacitySearch:
     def _judged(self, index: int, slo: Slo) -> Judgement:
         """Judge level ``index`` for ``slo`` and attach the verdict to its probe."""
         judgement = self._judge(self.record.levels[index], slo)
-        self._probe_at(index).judgements[slo.text] = judgement
+        probe = self._probe_at(index)
+        probe.judgements[slo.text] = judgement
         self.export()
+        self.run.events.probe_judged(probe.server, probe.phase, probe.rate, slo.text,
+                                     judgement.outcome)  # fmt: skip
         return judgement
 
     def _column_failed(self, label: str, message: str, plan: LevelPlan | None = None) -> None:

@@ -81,6 +81,8 @@ class RunContext:
             driver, spec, target.pid, self.events.level_progress, tuple(self.preparation.backing),
             cell_recorders(options.profile, target, plan, repeat, settings.client_cpus),
             self.events.warning, self.events.level_interval if settings.interval_s else None,
+            self.events.level_usage if self.events.wants_usage else None,
+            settings.interval_s or 1.0,
         )  # fmt: skip
         allocations = None
         interrupted = monitored.interrupted

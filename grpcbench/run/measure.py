@@ -19,11 +19,11 @@ import psutil
 
 from grpcbench.base.preparation import BackingProcess
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
-from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.load_result import LoadResult, LoadSpec
 from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.model.results import LevelResult
-from grpcbench.observe.monitor import ProcessMonitor, ProcessUsage
+from grpcbench.observe.monitor import CpuMeter, ProcessMonitor, ProcessUsage
 from grpcbench.profile.model import Profile, ProfileSettings
 from grpcbench.profile.pyspy import Recorder
 from grpcbench.rpc.call import MethodCall
@@ -91,6 +91,8 @@ async def run_monitored(
     recorders: CellRecorders = CellRecorders(),
     on_warning: Callable[[str], None] = lambda message: None,
     on_interval: Callable[[IntervalFigures], None] | None = None,
+    on_usage: Callable[[LiveUsage], None] | None = None,
+    usage_every_s: float = 1.0,
 ) -> Monitored:
     """Drive one level; measure the server and the backing services over its measured
     phase only.
@@ -99,7 +101,9 @@ async def run_monitored(
     excluded) and stop when the driver returns; without a pid there is no
     server to measure (``--target`` without ``--target-pid``). The recorders
     (``--profile``) sample the server, and the built-in generator's processes
-    (``generator_pids``), over the same window.
+    (``generator_pids``), over the same window. ``on_usage`` (live telemetry) reads
+    the server's and the generators' usage so far every ``usage_every_s``, whatever
+    the driver.
     """
     interval = spec.settings.sample_interval_s
     monitor = ProcessMonitor(server_pid, sample_interval_s=interval) if server_pid else None
@@ -113,6 +117,7 @@ async def run_monitored(
     active = [r for r in (recorders.server,) if r is not None]
     generator_recorder: Recorder | None = None
     starting: list[asyncio.Task[None]] = []
+    ticking: list[asyncio.Task[None]] = []
 
     def progress(done: int, errors: int) -> None:
         nonlocal measuring, generator_recorder
@@ -127,6 +132,9 @@ async def run_monitored(
                 active.append(generator_recorder)
             loop = asyncio.get_running_loop()
             starting.extend(loop.create_task(recorder.start()) for recorder in active)
+            if on_usage is not None:
+                ticking.append(loop.create_task(
+                    report_usage(on_usage, usage_every_s, monitor, driver)))  # fmt: skip
         else:
             on_progress(done, errors)
 
@@ -136,6 +144,8 @@ async def run_monitored(
         else:
             load = await driver.run(spec, progress)
     finally:
+        for ticker in ticking:
+            ticker.cancel()
         profiles: dict[Recorder, Profile | None] = {}
         if starting:
             await asyncio.gather(*starting)
@@ -155,6 +165,30 @@ async def run_monitored(
         profiles.get(generator_recorder) if generator_recorder else None,
         interrupted=monitor.interrupted if monitor else False,
     )
+
+
+async def report_usage(
+    on_usage: Callable[[LiveUsage], None],
+    every_s: float,
+    monitor: ProcessMonitor | None,
+    driver: LoadDriver,
+) -> None:
+    """Every ``every_s`` until cancelled: the usage so far of the measured phase."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    generators = CpuMeter()
+    generators.read(tuple(getattr(driver, "generator_pids", ())))
+    while True:
+        await asyncio.sleep(every_s)
+        server_cpu: float | None = None
+        server_rss: int | None = None
+        if monitor is not None and monitor.root.is_running():
+            server_cpu, server_rss = monitor.so_far()
+        pids = tuple(getattr(driver, "generator_pids", ()))
+        on_usage(LiveUsage(
+            loop.time() - started, server_cpu, server_rss,
+            generators.read(pids) if pids else None,
+        ))  # fmt: skip
 
 
 def cell_recorders(

@@ -3,8 +3,9 @@
 Every ``--interval`` (1 s unless given) the SDK exports what the run has measured
 so far to a collector (the OTel Collector, Grafana Alloy, Mimir's or Prometheus's
 OTLP receiver): ``rpc.client.duration`` as an exponential-bucket histogram (which
-they store as a native histogram), calls by outcome and, at each level's end,
-by gRPC status, and the level's CPU and memory. Headers for authentication come
+they store as a native histogram), an open loop's service time and send lag the
+same way, calls by outcome and, at each level's end, by gRPC status, the
+processes' CPU and memory so far, and the level's own at its end. Headers for authentication come
 from ``--otlp-header`` (masked wherever the command line is shown) or the
 standard ``OTEL_EXPORTER_OTLP_*`` variables, which the SDK reads.
 
@@ -20,11 +21,14 @@ from __future__ import annotations
 from typing import Any
 
 from grpcbench.base.errors import UsageError
-from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.results import LevelResult
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
 
 DURATION = "rpc.client.duration"
+SERVICE_TIME = "grpcbench.service_time"  # open loop: from the actual send
+SEND_LAG = "grpcbench.send_lag"  # open loop: actual minus intended send
+HISTOGRAMS = (DURATION, SERVICE_TIME, SEND_LAG)
 
 
 def require_otel() -> None:
@@ -82,17 +86,33 @@ class OtlpPush:
         self.provider = MeterProvider(
             metric_readers=[reader],
             resource=Resource.create({"service.name": "grpcbench", "grpcbench.run_id": run_id}),
-            views=[View(instrument_name=DURATION,
-                        aggregation=ExponentialBucketHistogramAggregation())],
+            views=[View(instrument_name=name, aggregation=ExponentialBucketHistogramAggregation())
+                   for name in HISTOGRAMS],
         )  # fmt: skip
         meter = self.provider.get_meter("grpcbench")
-        self.duration = meter.create_histogram(DURATION, unit="s", description="Call latency")
+        self.histograms = {
+            "latency": LiveHistogram(meter.create_histogram(
+                DURATION, unit="s", description="Call latency")),
+            "service": LiveHistogram(meter.create_histogram(
+                SERVICE_TIME, unit="s", description="Open loop: latency from the actual send")),
+            "lag": LiveHistogram(meter.create_histogram(
+                SEND_LAG, unit="s", description="Open loop: send time after the intended")),
+        }  # fmt: skip
+        self.probe_rate = meter.create_gauge(
+            "grpcbench.capacity.probe", unit="1/s", description="A judged probe's offered rate"
+        )
+        self.capacity = meter.create_gauge(
+            "grpcbench.capacity", unit="1/s", description="An SLO's capacity on a server"
+        )
+        self.probes = 0
+        self.live_usage = meter.create_gauge(
+            "grpcbench.live.usage", description="CPU seconds and memory so far in the level"
+        )
         self.live = meter.create_counter("grpcbench.calls.live", description="Calls by outcome")
         self.calls = meter.create_counter("grpcbench.calls", description="Calls by gRPC status")
-        self.usage = meter.create_gauge("grpcbench.level.usage", description="CPU and memory")
+        self.level_usage = meter.create_gauge("grpcbench.level.usage", description="CPU and memory")
         self.base = {"grpcbench.run_id": run_id, "grpcbench.scenario": scenario}
         self.attributes: dict[str, Any] = {}
-        self.recorded: list[LatencySummary] = []
         self.live_ok = self.live_failed = 0
         self.url = url
 
@@ -106,14 +126,9 @@ class OtlpPush:
     def level_started(self, server: str, driver: str, level: str) -> None:
         self.attributes = {**self.base, "grpcbench.server": server,
                            "grpcbench.driver": driver, "grpcbench.level": level}  # fmt: skip
-        self.recorded = []
+        for histogram in self.histograms.values():
+            histogram.recorded = []
         self.live_ok = self.live_failed = 0
-
-    def _record(self, summary: LatencySummary) -> None:
-        for value_us, count in summary.value_counts():
-            seconds = value_us / 1e6
-            for _ in range(count):
-                self.duration.record(seconds, self.attributes)
 
     def interval(self, figures: IntervalFigures) -> None:
         if not self.attributes:
@@ -122,28 +137,79 @@ class OtlpPush:
         self.live.add(figures.failed, {**self.attributes, "outcome": "failed"})
         self.live_ok += figures.ok
         self.live_failed += figures.failed
-        if figures.latency.count:
-            self._record(figures.latency)
-            self.recorded.append(figures.latency)
+        self.histograms["latency"].record(figures.latency, self.attributes)
+        if figures.service is not None:
+            self.histograms["service"].record(figures.service, self.attributes)
+        if figures.lag is not None:
+            self.histograms["lag"].record(figures.lag, self.attributes)
+
+    def usage(self, usage: LiveUsage) -> None:
+        if not self.attributes:
+            return
+        for figure, value in (("server_cpu_seconds", usage.server_cpu_s),
+                              ("server_rss_bytes", usage.server_rss_bytes),
+                              ("generator_cpu_seconds", usage.generator_cpu_s)):  # fmt: skip
+            if value is not None:
+                self.live_usage.set(float(value), {**self.attributes, "figure": figure})
+
+    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
+        self.probes += 1
+        self.probe_rate.set(rate, {**self.base, "grpcbench.server": server, "grpcbench.slo": slo,
+                                   "grpcbench.probe": self.probes, "grpcbench.phase": phase,
+                                   "grpcbench.outcome": outcome})  # fmt: skip
+
+    def capacity_found(self, server: str, slo: str, capacity: float | None,
+                       confirmed: float | None) -> None:  # fmt: skip
+        where = {**self.base, "grpcbench.server": server, "grpcbench.slo": slo}
+        for figure, value in (("searched", capacity), ("confirmed", confirmed)):
+            if value is not None:
+                self.capacity.set(value, {**where, "figure": figure})
 
     def level_finished(self, level: LevelResult) -> None:
         """The calls the intervals did not cover, and the level's exact statuses."""
         load = level.load
-        seen = merge_summaries(self.recorded) if self.recorded else None
-        live = dict(seen.value_counts()) if seen is not None else {}
-        for value_us, count in load.latency.value_counts():
-            missing = count - live.get(value_us, 0)
-            for _ in range(max(0, missing)):
-                self.duration.record(value_us / 1e6, self.attributes)
+        self.histograms["latency"].top_up(load.latency, self.attributes)
+        if load.service_latency is not None:
+            self.histograms["service"].top_up(load.service_latency, self.attributes)
+        if load.schedule_lag is not None:
+            self.histograms["lag"].top_up(load.schedule_lag, self.attributes)
         tail_ok, tail_failed = load.ok - self.live_ok, load.count - load.ok - self.live_failed
         self.live.add(max(0, tail_ok), {**self.attributes, "outcome": "ok"})
         self.live.add(max(0, tail_failed), {**self.attributes, "outcome": "failed"})
         for status, count in load.statuses.items():
             self.calls.add(count, {**self.attributes, "rpc.grpc.status": status})
-        self.usage.set(load.client_cpu_s, {**self.attributes, "figure": "generator_cpu_seconds"})
+        self.level_usage.set(
+            load.client_cpu_s, {**self.attributes, "figure": "generator_cpu_seconds"}
+        )
         if level.server_usage is not None:
-            self.usage.set(level.server_usage.cpu_s,
+            self.level_usage.set(level.server_usage.cpu_s,
                            {**self.attributes, "figure": "server_cpu_seconds"})  # fmt: skip
-            self.usage.set(float(level.server_usage.peak_rss_bytes),
+            self.level_usage.set(float(level.server_usage.peak_rss_bytes),
                            {**self.attributes, "figure": "server_peak_rss_bytes"})  # fmt: skip
         self.attributes = {}
+
+
+class LiveHistogram:
+    """An SDK histogram fed with HDR summaries: every interval's values as they come,
+    then at the level's end those the intervals missed, so its totals are the level's."""
+
+    def __init__(self, instrument: Any) -> None:
+        self.instrument = instrument
+        self.recorded: list[LatencySummary] = []
+
+    def record(self, summary: LatencySummary, attributes: dict[str, Any]) -> None:
+        if not summary.count:
+            return
+        for value_us, count in summary.value_counts():
+            seconds = value_us / 1e6
+            for _ in range(count):
+                self.instrument.record(seconds, attributes)
+        self.recorded.append(summary)
+
+    def top_up(self, level: LatencySummary, attributes: dict[str, Any]) -> None:
+        seen = merge_summaries(self.recorded) if self.recorded else None
+        live = dict(seen.value_counts()) if seen is not None else {}
+        for value_us, count in level.value_counts():
+            for _ in range(max(0, count - live.get(value_us, 0))):
+                self.instrument.record(value_us / 1e6, attributes)
+        self.recorded = []

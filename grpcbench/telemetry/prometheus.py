@@ -1,9 +1,11 @@
 """``run --prometheus HOST:PORT``: a scrape endpoint that shows a run while it runs.
 
 Live, every interval (``--interval``, 1 s unless given): calls by outcome, the
-latency histogram in gRPC buckets (``telemetry.buckets``), achieved and offered
-rate. At each level's end, exactly: calls by status, and the server's CPU and
-peak RSS and the generator's CPU. The HDR histograms stay the source of truth
+latency histogram in gRPC buckets (``telemetry.buckets``), an open loop's service
+time and send lag in the same buckets, achieved and offered rate, and the
+server's and generator's CPU seconds and the server's memory so far. At each
+level's end, exactly: calls by status, the three histograms, and the server's
+CPU and peak RSS and the generator's CPU. The HDR histograms stay the source of truth
 for the JSON and the tables; this is a view of the same figures. Every series
 carries the run's id, scenario, server, driver and level.
 
@@ -20,11 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpcbench.base.errors import UsageError
-from grpcbench.model.intervals import IntervalFigures
+from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.results import LevelResult
+from grpcbench.stats.histogram import LatencySummary
 from grpcbench.telemetry.buckets import latency_bounds_s
 
 LABELS = ("run_id", "scenario", "server", "driver", "level")
+CAPACITY_LABELS = ("run_id", "scenario", "server", "slo")
 BOUNDS_S = latency_bounds_s()
 BOUNDS_US = tuple(bound * 1e6 for bound in BOUNDS_S)
 
@@ -40,14 +44,44 @@ def require_prometheus_client() -> Any:
 
 
 @dataclass
+class Buckets:
+    """One histogram in gRPC buckets, as Prometheus counts it (cumulative)."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * len(BOUNDS_S))
+    count: int = 0
+    sum_s: float = 0.0
+
+    def add(self, summary: LatencySummary) -> None:
+        if summary.count:
+            added = summary.counts_at_or_below(BOUNDS_US)
+            self.counts = [a + b for a, b in zip(self.counts, added, strict=True)]
+            self.count += summary.count
+            self.sum_s += summary.total_us / 1e6
+
+    @classmethod
+    def of(cls, summary: LatencySummary) -> Buckets:
+        """Exactly ``summary`` (a finished level's histogram)."""
+        buckets = cls()
+        buckets.add(summary)
+        return buckets
+
+    def samples(self) -> list[tuple[str, float]]:
+        return [*((f"{b:g}", c) for b, c in zip(BOUNDS_S, self.counts, strict=True)),
+                ("+Inf", self.count)]  # fmt: skip
+
+
+@dataclass
 class Series:
     """One level's figures, accumulated as Prometheus counts them."""
 
     labels: tuple[str, ...]
     live: dict[str, int] = field(default_factory=lambda: {"ok": 0, "failed": 0})
-    buckets: list[int] = field(default_factory=lambda: [0] * len(BOUNDS_S))
-    count: int = 0
-    sum_s: float = 0.0
+    latency: Buckets = field(default_factory=Buckets)
+    service: Buckets | None = None  # open loop: from the actual send
+    lag: Buckets | None = None  # open loop: actual minus intended send
+    # The processes' usage so far (live), then the level's own (at its end).
+    cpu_s: dict[str, float] = field(default_factory=dict)  # "server", "generator"
+    rss_bytes: float | None = None
     achieved: float = 0.0
     offered: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)  # set at the level's end
@@ -61,6 +95,10 @@ class RunCollector:
         self.run_id, self.scenario = run_id, scenario
         self.series: list[Series] = []
         self.current: Series | None = None
+        # grpcbench capacity: each judged probe (its number, phase and outcome: its
+        # offered rate), and each SLO's capacity per server (searched, confirmed).
+        self.probes: list[tuple[tuple[str, ...], float]] = []
+        self.capacities: dict[tuple[str, ...], float] = {}
 
     # --- fed by the run's events ------------------------------------------------------
 
@@ -74,14 +112,38 @@ class RunCollector:
             return
         series.live["ok"] += figures.ok
         series.live["failed"] += figures.failed
-        latency = figures.latency
-        if latency.count:
-            added = latency.counts_at_or_below(BOUNDS_US)
-            series.buckets = [a + b for a, b in zip(series.buckets, added, strict=True)]
-            series.count += latency.count
-            series.sum_s += latency.total_us / 1e6
+        series.latency.add(figures.latency)
+        if figures.service is not None:
+            series.service = series.service or Buckets()
+            series.service.add(figures.service)
+        if figures.lag is not None:
+            series.lag = series.lag or Buckets()
+            series.lag.add(figures.lag)
         series.achieved = figures.rate
         series.offered = figures.offered
+
+    def usage(self, usage: LiveUsage) -> None:
+        series = self.current
+        if series is None:
+            return
+        if usage.server_cpu_s is not None:
+            series.cpu_s["server"] = usage.server_cpu_s
+        if usage.generator_cpu_s is not None:
+            series.cpu_s["generator"] = usage.generator_cpu_s
+        if usage.server_rss_bytes is not None:
+            series.rss_bytes = float(usage.server_rss_bytes)
+
+    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
+        labels = (self.run_id, self.scenario, server, slo, str(len(self.probes) + 1), phase,
+                  outcome)  # fmt: skip
+        self.probes.append((labels, rate))
+
+    def capacity_found(self, server: str, slo: str, capacity: float | None,
+                       confirmed: float | None) -> None:  # fmt: skip
+        base = (self.run_id, self.scenario, server, slo)
+        for figure, value in (("searched", capacity), ("confirmed", confirmed)):
+            if value is not None:
+                self.capacities[(*base, figure)] = value
 
     def level_finished(self, level: LevelResult) -> None:
         """The level's exact figures replace the live ones (the calls after the last
@@ -89,11 +151,15 @@ class RunCollector:
         series = self.current
         if series is None:
             return
-        load, latency = level.load, level.load.latency
+        load = level.load
         series.statuses = dict(load.statuses)
         series.live = {"ok": load.ok, "failed": load.count - load.ok}
-        series.buckets = latency.counts_at_or_below(BOUNDS_US)
-        series.count, series.sum_s = latency.count, latency.total_us / 1e6
+        series.latency = Buckets.of(load.latency)
+        series.service = Buckets.of(load.service_latency) if load.service_latency else None
+        series.lag = Buckets.of(load.schedule_lag) if load.schedule_lag else None
+        series.cpu_s["generator"] = load.client_cpu_s
+        if level.server_usage is not None:
+            series.cpu_s["server"] = level.server_usage.cpu_s
         series.finished = level
         self.current = None
 
@@ -119,6 +185,25 @@ class RunCollector:
             "Call latency (from the intended send in an open loop), by interval.",
             labels=list(LABELS),
         )
+        service = HistogramMetricFamily(
+            "grpcbench_service_time_seconds",
+            "Open loop: call latency from the actual send, by interval.",
+            labels=list(LABELS),
+        )
+        lag = HistogramMetricFamily(
+            "grpcbench_send_lag_seconds",
+            "Open loop: how late each call was sent after its intended time, by interval.",
+            labels=list(LABELS),
+        )
+        cpu = CounterMetricFamily(
+            "grpcbench_cpu_seconds", "CPU seconds of the level's measured phase so far, by side.",
+            labels=[*LABELS, "side"],
+        )  # fmt: skip
+        rss = GaugeMetricFamily(
+            "grpcbench_server_rss_bytes",
+            "The server's resident memory now (a process tree's PSS summed), every interval.",
+            labels=list(LABELS),
+        )
         rates = GaugeMetricFamily(
             "grpcbench_rate", "Calls per second in the last interval.",
             labels=[*LABELS, "kind"],
@@ -133,13 +218,41 @@ class RunCollector:
                 live.add_metric([*labels, outcome], value)
             for status, value in series.statuses.items():
                 calls.add_metric([*labels, status], value)
-            buckets = [(f"{b:g}", c) for b, c in zip(BOUNDS_S, series.buckets, strict=True)]
-            latency.add_metric(labels, [*buckets, ("+Inf", series.count)], series.sum_s)
+            latency.add_metric(labels, series.latency.samples(), series.latency.sum_s)
+            if series.service is not None:
+                service.add_metric(labels, series.service.samples(), series.service.sum_s)
+            if series.lag is not None:
+                lag.add_metric(labels, series.lag.samples(), series.lag.sum_s)
+            for side, seconds in series.cpu_s.items():
+                cpu.add_metric([*labels, side], seconds)
+            if series.rss_bytes is not None:
+                rss.add_metric(labels, series.rss_bytes)
             rates.add_metric([*labels, "achieved"], series.achieved)
             rates.add_metric([*labels, "offered"], series.offered)
             for figure, amount in _usage(series.finished):
                 usage.add_metric([*labels, figure], amount)
-        yield from (live, calls, latency, rates, usage)
+        yield from (live, calls, latency, service, lag, rates, cpu, rss, usage)
+        yield from self._capacity()
+
+    def _capacity(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        if not self.probes and not self.capacities:
+            return
+        probes = GaugeMetricFamily(
+            "grpcbench_capacity_probe_rate",
+            "grpcbench capacity: each judged probe's offered rate (0: the closed-loop ceiling).",
+            labels=[*CAPACITY_LABELS, "probe", "phase", "outcome"],
+        )
+        for labels, rate in self.probes:
+            probes.add_metric(list(labels), rate)
+        found = GaugeMetricFamily(
+            "grpcbench_capacity", "grpcbench capacity: an SLO's capacity on a server, calls/s.",
+            labels=[*CAPACITY_LABELS, "figure"],
+        )  # fmt: skip
+        for labels, value in self.capacities.items():
+            found.add_metric(list(labels), value)
+        yield from (probes, found)
 
 
 def _usage(level: LevelResult | None) -> list[tuple[str, float]]:
@@ -168,6 +281,16 @@ class PrometheusEndpoint:
 
     def interval(self, figures: IntervalFigures) -> None:
         self.collector.interval(figures)
+
+    def usage(self, usage: LiveUsage) -> None:
+        self.collector.usage(usage)
+
+    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
+        self.collector.probe_judged(server, phase, rate, slo, outcome)
+
+    def capacity_found(self, server: str, slo: str, capacity: float | None,
+                       confirmed: float | None) -> None:  # fmt: skip
+        self.collector.capacity_found(server, slo, capacity, confirmed)
 
     def level_finished(self, level: LevelResult) -> None:
         self.collector.level_finished(level)
