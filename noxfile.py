@@ -107,6 +107,19 @@ def loadgen(session: nox.Session) -> None:
     session.run("python", "benchmarks/loadgen.py", "--greeter", str(greeter), *session.posargs)
 
 
+@nox.session
+def telemetry_overhead(session: nox.Session) -> None:
+    """What --prometheus (and the --interval it turns on) costs the generator per call,
+    interleaved with runs without it, on the Go greeter at 20,000 calls/s."""
+    session.install(".[telemetry,proto]")
+    greeter = Path(session.create_tmp()).resolve() / "greeter"
+    with session.chdir("benchmarks/greeter_go"):
+        session.run("go", "build", "-o", str(greeter), ".", external=True,
+                    env={"GOTOOLCHAIN": "local"})  # fmt: skip
+    session.run("python", "benchmarks/telemetry_overhead.py", "--greeter", str(greeter),
+                *session.posargs)  # fmt: skip
+
+
 # grpc-go's examples (route_guide), pinned; built in the sessions that use them.
 GRPC_GO_EXAMPLES = "google.golang.org/grpc/examples@v0.0.0-20260825154716-030ee8becb20"
 
