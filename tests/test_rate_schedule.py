@@ -147,6 +147,32 @@ def test_an_open_loops_intervals_carry_service_time_and_send_lag() -> None:
     assert IntervalFigures.from_json(closed.to_json()) == closed
 
 
+def test_with_intervals_each_call_is_recorded_once_and_the_level_is_exact() -> None:
+    """--interval records a call into its interval only; each cut adds the interval to
+    the level's histograms, so the level's figures equal a level recorded call by
+    call (count, sum, min, max, percentiles), service time and send lag too."""
+    from grpcbench.load.recorders import LevelRecorders
+
+    values = [120, 450, 900, 5_000, 70_000, 333, 12, 2_500_000] * 25
+    direct, windowed = LevelRecorders(), LevelRecorders()
+    window = windowed.open_window(1.0, started=0.0)
+    for number, value in enumerate(values):
+        for recorders in (direct, windowed):
+            recorders.record_call("OK" if number % 7 else "Unavailable", value, None, "x")
+            recorders.record_timing(value // 2, value // 10)
+        if number in (40, 90, 91):
+            window.cut(float(number))
+    finish(window, now=200.0)
+    for name in ("latency", "service", "lag"):
+        one, other = getattr(direct, name).summary(), getattr(windowed, name).summary()
+        assert (other.count, other.total_us, other.min_us, other.max_us) == (
+            one.count, one.total_us, one.min_us, one.max_us)  # fmt: skip
+        assert [other.percentile_us(q) for q in (50, 90, 99, 99.9)] == [
+            one.percentile_us(q) for q in (50, 90, 99, 99.9)]  # fmt: skip
+    assert windowed.statuses == direct.statuses
+    assert sum(f.calls for f in window.done) == len(values)
+
+
 def test_the_last_sliver_joins_the_interval_before() -> None:
     window = IntervalRecorder(1.0, started=100.0)
     window.record(True, 1000)

@@ -30,7 +30,6 @@ from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.intervals import (
     IntervalFigures,
-    IntervalRecorder,
     cut_every_interval,
     finish,
     with_offered,
@@ -189,10 +188,10 @@ async def run_level(
         budget.calls_left = _capped(budget.calls_left, feed_left)
         cutter = None
         if spec.settings.interval_s:
-            measure.window = IntervalRecorder(spec.settings.interval_s, wall_start)
+            window = measure.open_window(spec.settings.interval_s, wall_start)
             live = on_interval or (lambda figures: None)
             cutter = asyncio.create_task(
-                cut_every_interval(measure.window, lambda f: live(_offered(spec, (f,))[0]))
+                cut_every_interval(window, lambda f: live(_offered(spec, (f,))[0]))
             )
         window_calls: list[int] = []
         snapshots = _count_finished_at(spec, measure, wall_start, window_calls)

@@ -120,11 +120,13 @@ class LevelRecorders:
         part: int | None = None,
     ) -> None:  # fmt: skip
         """One finished call; ``part``: which method of a mix (None: the current
-        task's, ``rpc.mix.CURRENT_PART``)."""
-        self.latency.record(latency_us)
+        task's, ``rpc.mix.CURRENT_PART``). With ``--interval`` it goes to the interval
+        only, which adds itself to the level's histogram when cut (``open_window``)."""
         self.statuses[status] += 1
         if self.window is not None:
             self.window.record(status == "OK", latency_us)
+        else:
+            self.latency.record(latency_us)
         if stats is not None:
             self.streams.record(stats)
         if status != "OK":
@@ -136,10 +138,17 @@ class LevelRecorders:
 
     def record_timing(self, service_us: int, lag_us: int) -> None:
         """An open-loop call's time from its actual send, and its send's lag."""
-        self.service.record(service_us)
-        self.lag.record(lag_us)
         if self.window is not None:
             self.window.record_timing(service_us, lag_us)
+        else:
+            self.service.record(service_us)
+            self.lag.record(lag_us)
+
+    def open_window(self, interval_s: float, started: float) -> IntervalRecorder:
+        """``--interval``: from now on calls are recorded per interval, each interval
+        added to this level's histograms as it is cut (the last one by ``finish``)."""
+        self.window = IntervalRecorder(interval_s, started, (self.latency, self.service, self.lag))
+        return self.window
 
     def record_error(self, status: str, message: str) -> None:
         _count_error(self.errors, status, message)

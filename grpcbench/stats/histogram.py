@@ -87,6 +87,19 @@ class LatencyRecorder:
             self._count += times
         self._pending.clear()
 
+    def absorb(self, other: LatencyRecorder) -> None:
+        """Add everything ``other`` recorded (an interval's calls into its level's: one
+        array addition a second, where recording each call twice cost the generator)."""
+        other.flush()
+        if not other._count:
+            return
+        self.flush()
+        self.hdr.add(other.hdr)
+        self._count += other._count
+        self._total_us += other._total_us
+        self._min_us = min(self._min_us, other._min_us)
+        self._max_us = max(self._max_us, other._max_us)
+
     @property
     def count(self) -> int:
         self.flush()
