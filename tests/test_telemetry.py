@@ -43,7 +43,7 @@ def _scrape(collector: RunCollector) -> dict[str, dict[tuple[tuple[str, str], ..
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             key = tuple(sorted((k, v) for k, v in sample.labels.items() if k not in (
-                "run_id", "scenario", "server", "driver", "level")))  # fmt: skip
+                "run_id", "scenario", "method", "server", "driver", "level")))  # fmt: skip
             found.setdefault(sample.name, {})[key] = sample.value
     return found
 
@@ -98,20 +98,24 @@ def test_open_loop_timings_and_usage_are_live_then_the_levels_exactly() -> None:
         service.record(value)
         lag.record(value // 10)
     collector.interval(IntervalFigures(0, 0.0, 1.0, 3, 0, service.summary(), 100.0,
-                                       service.summary(), lag.summary()))  # fmt: skip
+                                       service.summary(), lag.summary(), in_flight=7))  # fmt: skip
+    backing = (("postgres", 0.5),)
     collector.usage(LiveUsage(1.0, server_cpu_s=0.25, server_rss_bytes=41_000_000,
-                              generator_cpu_s=0.05))  # fmt: skip
+                              generator_cpu_s=0.05, backing_cpu_s=backing))  # fmt: skip
     live = _scrape(collector)
     assert live["grpcbench_service_time_seconds_count"][()] == 3
     assert live["grpcbench_send_lag_seconds_count"][()] == 3
     assert live["grpcbench_cpu_seconds_total"] == {
-        (("side", "server"),): 0.25, (("side", "generator"),): 0.05}  # fmt: skip
+        (("side", "server"),): 0.25, (("side", "generator"),): 0.05,
+        (("side", "backing:postgres"),): 0.5}  # fmt: skip
+    assert live["grpcbench_calls_in_flight"][()] == 7
     assert live["grpcbench_server_rss_bytes"][()] == 41_000_000
     collector.level_finished(_open_loop_level("grpclib", calls=10))
     final = _scrape(collector)
     assert final["grpcbench_service_time_seconds_count"][()] == 10
     assert final["grpcbench_send_lag_seconds_count"][()] == 10
     assert final["grpcbench_cpu_seconds_total"][(("side", "server"),)] == 0.8
+    assert final["grpcbench_calls_in_flight"][()] == 0  # a finished level has none
 
     closed = RunCollector("run2", "hello")
     closed.level_started("grpclib", "builtin", "concurrency 2")
@@ -134,6 +138,78 @@ def test_capacity_probes_are_served_as_they_are_judged() -> None:
         (("figure", "searched"), ("slo", "p99<=10ms")): 500.0,
         (("figure", "confirmed"), ("slo", "p99<=10ms")): 490.0,
     }
+
+
+def test_a_taken_port_is_one_warning_and_no_endpoint() -> None:
+    """--prometheus on a port another process holds: one warning line, the run goes on."""
+    import socket
+
+    from grpcbench.telemetry.prometheus import PrometheusEndpoint
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        warnings: list[str] = []
+        endpoint = PrometheusEndpoint(str(port), RunCollector("r", "s"))
+        assert endpoint.start(warnings.append) == ""
+        endpoint.stop()
+    assert len(warnings) == 1 and "cannot listen" in warnings[0] and "goes on" in warnings[0]
+
+
+@pytest.mark.integration
+def test_a_collector_that_is_down_is_one_warning_line_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("opentelemetry.sdk.metrics")
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [*GRPCBENCH, "run", "-s", "grpclib", "-c", "2", "-z", "3s", "--warmup", "0",
+         "--otlp", f"http://127.0.0.1:{port}/v1/metrics", "--output", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["status"] == "complete"
+    said = [line for line in done.stderr.splitlines() if "otlp" in line.lower()]
+    assert len(said) == 2, said  # where it pushes, and one warning
+    assert "failed" in said[1] and "goes on" in said[1]
+    assert "Traceback" not in done.stderr and "Transient error" not in done.stderr
+
+
+def test_the_endpoint_stops_with_the_run_and_leaves_no_thread_or_port() -> None:
+    """TelemetryEvents starts the endpoint with the run and stops it at its end: its
+    port refuses connections then, and its serving thread is gone."""
+    import socket
+    import threading
+
+    from rich.console import Console
+
+    from grpcbench.cli.telemetry_events import TelemetryEvents
+    from grpcbench.model.events import NullEvents
+    from grpcbench.telemetry.prometheus import PrometheusEndpoint
+
+    class Inner(NullEvents):
+        def __enter__(self) -> Inner:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    before = set(threading.enumerate())
+    endpoint = PrometheusEndpoint("0", RunCollector("r", "s"))
+    with TelemetryEvents(Inner(), [endpoint], Console(quiet=True)):
+        port = endpoint.port
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).status == 200
+    with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port)):
+        pass
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=5)
+        assert not thread.is_alive(), thread
 
 
 def test_listen_addresses() -> None:
@@ -204,7 +280,8 @@ def test_the_grafana_dashboard_reads_only_series_that_are_served() -> None:
               "grpcbench_rate", "grpcbench_calls_total", "grpcbench_level_usage",
               "grpcbench_service_time_seconds_bucket", "grpcbench_send_lag_seconds_bucket",
               "grpcbench_cpu_seconds_total", "grpcbench_server_rss_bytes",
-              "grpcbench_capacity_probe_rate", "grpcbench_capacity"}  # fmt: skip
+              "grpcbench_capacity_probe_rate", "grpcbench_capacity",
+              "grpcbench_calls_in_flight"}  # fmt: skip
     collector = RunCollector("r", "s")
     collector.level_started("x", "builtin", "rate 100/s")
     recorder = LatencyRecorder()

@@ -115,19 +115,30 @@ def live_telemetry(args: RunArgs, options: RunOptions, events: Any, err: Console
     from grpcbench.telemetry.prometheus import PrometheusEndpoint, RunCollector
 
     run_id = uuid.uuid4().hex[:12]
+    method = measured_method(options)
     sinks: list[TelemetrySink] = []
     if args.prometheus is not None:
-        sinks.append(
-            PrometheusEndpoint(args.prometheus, RunCollector(run_id, options.scenario.name))
-        )
+        collector = RunCollector(run_id, options.scenario.name, method)
+        sinks.append(PrometheusEndpoint(args.prometheus, collector))
     if args.otlp is not None:
         from grpcbench.telemetry.otlp import OtlpPush, otlp_headers
 
         sinks.append(OtlpPush(args.otlp, otlp_headers(args.otlp_headers), options.load.interval_s,
-                              run_id, options.scenario.name))  # fmt: skip
+                              run_id, options.scenario.name, method))  # fmt: skip
     linger = parse_duration(args.prometheus_linger, "--prometheus-linger") if (
         args.prometheus_linger) else 0.0  # fmt: skip
     return TelemetryEvents(events, sinks, err, linger)
+
+
+def measured_method(options: RunOptions) -> str:
+    """What a run's levels call, for telemetry's ``method`` label: --call's method, "mix"
+    (its methods are rows of the table), "flow" (--workload), or the scenario's
+    service (its own workload)."""
+    if options.flow is not None:
+        return "flow"
+    if options.call is not None:
+        return "mix" if options.call.mix else options.call.method
+    return options.scenario.service
 
 
 def debug_log(

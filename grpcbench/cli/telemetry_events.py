@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from rich.console import Console
@@ -14,7 +15,10 @@ from grpcbench.model.results import LevelResult
 class TelemetrySink(Protocol):
     """``telemetry.prometheus.PrometheusEndpoint`` or ``telemetry.otlp.OtlpPush``."""
 
-    def start(self) -> str: ...  # the line that says where the figures go
+    # The line that says where the figures go ("" when it cannot serve: ``warn`` said
+    # why in one line, and the run goes on without it). ``warn`` may be called later,
+    # from an exporter's thread, once, when pushes start failing.
+    def start(self, warn: Callable[[str], None]) -> str: ...
     def stop(self) -> None: ...
     def level_started(self, server: str, driver: str, level: str) -> None: ...
     def interval(self, figures: IntervalFigures) -> None: ...
@@ -45,7 +49,9 @@ class TelemetryEvents:
         started: list[TelemetrySink] = []
         try:
             for sink in self.sinks:
-                self.err.print(sink.start(), highlight=False)
+                line = sink.start(self.inner.warning)
+                if line:
+                    self.err.print(line, highlight=False)
                 started.append(sink)
         except BaseException:
             for sink in started:

@@ -12,7 +12,7 @@ import os
 import resource
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from grpcbench.base.errors import UsageError
@@ -190,9 +190,8 @@ async def run_level(
         if spec.settings.interval_s:
             window = measure.open_window(spec.settings.interval_s, wall_start)
             live = on_interval or (lambda figures: None)
-            cutter = asyncio.create_task(
-                cut_every_interval(window, lambda f: live(_offered(spec, (f,))[0]))
-            )
+            cutter = asyncio.create_task(cut_every_interval(window, lambda f: live(
+                replace(_offered(spec, (f,))[0], in_flight=budget.in_flight))))  # fmt: skip
         window_calls: list[int] = []
         snapshots = _count_finished_at(spec, measure, wall_start, window_calls)
         try:

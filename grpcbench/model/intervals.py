@@ -35,6 +35,7 @@ class IntervalFigures:
     # Open loop: from the actual send, and actual minus intended send (None: closed loop).
     service: LatencySummary | None = None
     lag: LatencySummary | None = None
+    in_flight: int = 0  # calls sent and not finished when it was cut (the live view's)
 
     @property
     def calls(self) -> int:
@@ -52,6 +53,7 @@ class IntervalFigures:
             self.ok + other.ok, self.failed + other.failed,
             merge_summaries([self.latency, other.latency]), self.offered + other.offered,
             _merged(self.service, other.service), _merged(self.lag, other.lag),
+            self.in_flight + other.in_flight,
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -67,6 +69,8 @@ class IntervalFigures:
             data["service"] = _summary_json(self.service)
         if self.lag is not None:
             data["lag"] = _summary_json(self.lag)
+        if self.in_flight:
+            data["in_flight"] = self.in_flight
         return data
 
     @classmethod
@@ -78,6 +82,7 @@ class IntervalFigures:
             float(data.get("offered", 0.0)),
             LatencySummary.from_json(service) if service else None,
             LatencySummary.from_json(lag) if lag else None,
+            int(data.get("in_flight", 0)),
         )  # fmt: skip
 
 
@@ -104,6 +109,7 @@ class LiveUsage:
     server_cpu_s: float | None = None  # CPU seconds since the measured phase began
     server_rss_bytes: int | None = None  # resident memory now (a tree's PSS summed)
     generator_cpu_s: float | None = None  # the generator processes' CPU seconds since
+    backing_cpu_s: tuple[tuple[str, float], ...] = ()  # each backing service's, since
 
 
 def merge_intervals(

@@ -134,7 +134,7 @@ async def run_monitored(
             starting.extend(loop.create_task(recorder.start()) for recorder in active)
             if on_usage is not None:
                 ticking.append(loop.create_task(
-                    report_usage(on_usage, usage_every_s, monitor, driver)))  # fmt: skip
+                    report_usage(on_usage, usage_every_s, monitor, driver, others)))  # fmt: skip
         else:
             on_progress(done, errors)
 
@@ -172,8 +172,10 @@ async def report_usage(
     every_s: float,
     monitor: ProcessMonitor | None,
     driver: LoadDriver,
+    backing: Mapping[str, ProcessMonitor] | None = None,
 ) -> None:
-    """Every ``every_s`` until cancelled: the usage so far of the measured phase."""
+    """Every ``every_s`` until cancelled: the usage so far of the measured phase (the
+    server's, the generators', and each backing service's CPU)."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     generators = CpuMeter()
@@ -185,9 +187,14 @@ async def report_usage(
         if monitor is not None and monitor.root.is_running():
             server_cpu, server_rss = monitor.so_far()
         pids = tuple(getattr(driver, "generator_pids", ()))
+        services = tuple(
+            (name, watched.so_far()[0])
+            for name, watched in (backing or {}).items()
+            if watched.root.is_running()
+        )
         on_usage(LiveUsage(
             loop.time() - started, server_cpu, server_rss,
-            generators.read(pids) if pids else None,
+            generators.read(pids) if pids else None, services,
         ))  # fmt: skip
 
 

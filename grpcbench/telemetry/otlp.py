@@ -18,6 +18,7 @@ are the JSON's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from grpcbench.base.errors import UsageError
@@ -29,6 +30,42 @@ DURATION = "rpc.client.duration"
 SERVICE_TIME = "grpcbench.service_time"  # open loop: from the actual send
 SEND_LAG = "grpcbench.send_lag"  # open loop: actual minus intended send
 HISTOGRAMS = (DURATION, SERVICE_TIME, SEND_LAG)
+
+
+# One export (the SDK retries within it) may take this long: a collector that does not
+# answer then costs the run's end at most this, not the SDK's default of 10 s a try.
+EXPORT_TIMEOUT_S = 2.0
+# The SDK's own loggers: a collector that is down would print a line per retry.
+SDK_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.metric_exporter",
+               "opentelemetry.exporter.otlp.proto.http", "opentelemetry.exporter.http",
+               "opentelemetry.sdk.metrics._internal.export")  # fmt: skip
+
+
+def _reporting_exporter(base: type) -> type:
+    """``base`` (the SDK's OTLP/HTTP exporter) that says its first failure in one line,
+    through the run's warnings, instead of the SDK's log line per retry."""
+    import logging
+
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+    class ReportingExporter(base):
+        warn: Callable[[str], None] = staticmethod(lambda message: None)
+        failed = False
+
+        def export(self, metrics_data: Any, timeout_millis: float | None = 10_000,
+                   **kwargs: Any) -> Any:  # fmt: skip
+            from opentelemetry.sdk.metrics.export import MetricExportResult
+
+            result = super().export(metrics_data, timeout_millis, **kwargs)
+            if result != MetricExportResult.SUCCESS and not self.failed:
+                self.failed = True
+                self.warn(f"--otlp: a push to {self._endpoint} failed (the collector is down"
+                          " or refused it); the run goes on, its results file keeps every"
+                          " figure")  # fmt: skip
+            return result
+
+    return ReportingExporter
 
 
 def require_otel() -> None:
@@ -71,7 +108,7 @@ class OtlpPush:
     """A MeterProvider that pushes every ``interval_s`` to ``url``; fed by the events."""
 
     def __init__(self, url: str, headers: dict[str, str], interval_s: float, run_id: str,
-                 scenario: str) -> None:  # fmt: skip
+                 scenario: str, method: str = "") -> None:  # fmt: skip
         require_otel()
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.sdk.metrics import MeterProvider
@@ -79,7 +116,10 @@ class OtlpPush:
         from opentelemetry.sdk.metrics.view import ExponentialBucketHistogramAggregation, View
         from opentelemetry.sdk.resources import Resource
 
-        exporter = OTLPMetricExporter(endpoint=url, headers=headers or None)
+        exporter = _reporting_exporter(OTLPMetricExporter)(
+            endpoint=url, headers=headers or None, timeout=EXPORT_TIMEOUT_S
+        )
+        self.exporter = exporter
         reader = PeriodicExportingMetricReader(
             exporter, export_interval_millis=max(100.0, interval_s * 1000)
         )
@@ -105,18 +145,23 @@ class OtlpPush:
             "grpcbench.capacity", unit="1/s", description="An SLO's capacity on a server"
         )
         self.probes = 0
+        self.in_flight = meter.create_gauge(
+            "grpcbench.calls.in_flight", description="Calls sent and not finished"
+        )
         self.live_usage = meter.create_gauge(
             "grpcbench.live.usage", description="CPU seconds and memory so far in the level"
         )
         self.live = meter.create_counter("grpcbench.calls.live", description="Calls by outcome")
         self.calls = meter.create_counter("grpcbench.calls", description="Calls by gRPC status")
         self.level_usage = meter.create_gauge("grpcbench.level.usage", description="CPU and memory")
-        self.base = {"grpcbench.run_id": run_id, "grpcbench.scenario": scenario}
+        self.base = {"grpcbench.run_id": run_id, "grpcbench.scenario": scenario,
+                     "rpc.method": method}  # fmt: skip
         self.attributes: dict[str, Any] = {}
         self.live_ok = self.live_failed = 0
         self.url = url
 
-    def start(self) -> str:
+    def start(self, warn: Callable[[str], None]) -> str:
+        self.exporter.warn = warn
         return f"otlp: pushing metrics to {self.url}"
 
     def stop(self) -> None:
@@ -137,6 +182,7 @@ class OtlpPush:
         self.live.add(figures.failed, {**self.attributes, "outcome": "failed"})
         self.live_ok += figures.ok
         self.live_failed += figures.failed
+        self.in_flight.set(figures.in_flight, self.attributes)
         self.histograms["latency"].record(figures.latency, self.attributes)
         if figures.service is not None:
             self.histograms["service"].record(figures.service, self.attributes)
@@ -151,6 +197,10 @@ class OtlpPush:
                               ("generator_cpu_seconds", usage.generator_cpu_s)):  # fmt: skip
             if value is not None:
                 self.live_usage.set(float(value), {**self.attributes, "figure": figure})
+        for name, seconds in usage.backing_cpu_s:
+            self.live_usage.set(
+                seconds, {**self.attributes, "figure": f"backing:{name}_cpu_seconds"}
+            )
 
     def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
         self.probes += 1

@@ -17,7 +17,7 @@ bucket.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,7 @@ from grpcbench.model.results import LevelResult
 from grpcbench.stats.histogram import LatencySummary
 from grpcbench.telemetry.buckets import latency_bounds_s
 
-LABELS = ("run_id", "scenario", "server", "driver", "level")
+LABELS = ("run_id", "scenario", "method", "server", "driver", "level")
 CAPACITY_LABELS = ("run_id", "scenario", "server", "slo")
 BOUNDS_S = latency_bounds_s()
 BOUNDS_US = tuple(bound * 1e6 for bound in BOUNDS_S)
@@ -83,6 +83,7 @@ class Series:
     cpu_s: dict[str, float] = field(default_factory=dict)  # "server", "generator"
     rss_bytes: float | None = None
     achieved: float = 0.0
+    in_flight: int = 0
     offered: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)  # set at the level's end
     finished: LevelResult | None = None
@@ -91,8 +92,8 @@ class Series:
 class RunCollector:
     """prometheus-client's collector of a run: every level's series so far."""
 
-    def __init__(self, run_id: str, scenario: str) -> None:
-        self.run_id, self.scenario = run_id, scenario
+    def __init__(self, run_id: str, scenario: str, method: str = "") -> None:
+        self.run_id, self.scenario, self.method = run_id, scenario, method
         self.series: list[Series] = []
         self.current: Series | None = None
         # grpcbench capacity: each judged probe (its number, phase and outcome: its
@@ -103,7 +104,7 @@ class RunCollector:
     # --- fed by the run's events ------------------------------------------------------
 
     def level_started(self, server: str, driver: str, level: str) -> None:
-        self.current = Series((self.run_id, self.scenario, server, driver, level))
+        self.current = Series((self.run_id, self.scenario, self.method, server, driver, level))
         self.series.append(self.current)
 
     def interval(self, figures: IntervalFigures) -> None:
@@ -121,6 +122,7 @@ class RunCollector:
             series.lag.add(figures.lag)
         series.achieved = figures.rate
         series.offered = figures.offered
+        series.in_flight = figures.in_flight
 
     def usage(self, usage: LiveUsage) -> None:
         series = self.current
@@ -132,6 +134,8 @@ class RunCollector:
             series.cpu_s["generator"] = usage.generator_cpu_s
         if usage.server_rss_bytes is not None:
             series.rss_bytes = float(usage.server_rss_bytes)
+        for name, seconds in usage.backing_cpu_s:
+            series.cpu_s[f"backing:{name}"] = seconds
 
     def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
         labels = (self.run_id, self.scenario, server, slo, str(len(self.probes) + 1), phase,
@@ -160,6 +164,8 @@ class RunCollector:
         series.cpu_s["generator"] = load.client_cpu_s
         if level.server_usage is not None:
             series.cpu_s["server"] = level.server_usage.cpu_s
+        for name, usage in level.backing_usage.items():
+            series.cpu_s[f"backing:{name}"] = usage.cpu_s
         series.finished = level
         self.current = None
 
@@ -196,8 +202,13 @@ class RunCollector:
             labels=list(LABELS),
         )
         cpu = CounterMetricFamily(
-            "grpcbench_cpu_seconds", "CPU seconds of the level's measured phase so far, by side.",
+            "grpcbench_cpu_seconds",
+            "CPU seconds of the level's measured phase so far: server, generator, backing:NAME.",
             labels=[*LABELS, "side"],
+        )  # fmt: skip
+        in_flight = GaugeMetricFamily(
+            "grpcbench_calls_in_flight", "Calls sent and not finished, at the last interval's end.",
+            labels=list(LABELS),
         )  # fmt: skip
         rss = GaugeMetricFamily(
             "grpcbench_server_rss_bytes",
@@ -227,11 +238,12 @@ class RunCollector:
                 cpu.add_metric([*labels, side], seconds)
             if series.rss_bytes is not None:
                 rss.add_metric(labels, series.rss_bytes)
+            in_flight.add_metric(labels, 0 if series.finished else series.in_flight)
             rates.add_metric([*labels, "achieved"], series.achieved)
             rates.add_metric([*labels, "offered"], series.offered)
             for figure, amount in _usage(series.finished):
                 usage.add_metric([*labels, figure], amount)
-        yield from (live, calls, latency, service, lag, rates, cpu, rss, usage)
+        yield from (live, calls, latency, service, lag, rates, in_flight, cpu, rss, usage)
         yield from self._capacity()
 
     def _capacity(self) -> Iterator[Any]:
@@ -295,16 +307,19 @@ class PrometheusEndpoint:
     def level_finished(self, level: LevelResult) -> None:
         self.collector.level_finished(level)
 
-    def start(self) -> str:
+    def start(self, warn: Callable[[str], None]) -> str:
+        """Listen; a port that cannot be had (taken, not this machine's) is one warning
+        line and the run goes on without the endpoint: its results file keeps every
+        figure, and a long run should not die of its view."""
         client = require_prometheus_client()
         registry = client.CollectorRegistry(auto_describe=False)
         registry.register(self.collector)
         try:
             self.server, _ = client.start_http_server(self.port, addr=self.host, registry=registry)
         except OSError as error:
-            raise UsageError(
-                f"--prometheus {self.host}:{self.port}: cannot listen ({error.strerror or error})"
-            ) from None
+            warn(f"--prometheus {self.host}:{self.port}: cannot listen"
+                 f" ({error.strerror or error}); the run goes on without it")  # fmt: skip
+            return ""
         self.port = self.server.server_port
         return f"prometheus: metrics at http://{self.host}:{self.port}/metrics"
 
