@@ -97,7 +97,8 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def loadgen(session: nox.Session) -> None:
-    """Clients' own cost vs a Go greeter: h2load, built-in on both stacks, bare grpc.aio, ghz."""
+    """Clients' own cost vs a Go greeter: h2load, built-in on both stacks, bare grpc.aio, ghz;
+    then what --prometheus adds to the built-in generator's CPU per call."""
     session.install(".")
     # The Go greeter is built here, in the session, never at install.
     greeter = Path(session.create_tmp()).resolve() / "greeter"
@@ -105,6 +106,9 @@ def loadgen(session: nox.Session) -> None:
         session.run("go", "build", "-o", str(greeter), ".", external=True,
                     env={"GOTOOLCHAIN": "local"})  # fmt: skip
     session.run("python", "benchmarks/loadgen.py", "--greeter", str(greeter), *session.posargs)
+    # What live telemetry costs the generator, side by side on the same greeter.
+    session.install(".[telemetry,proto]")
+    session.run("python", "benchmarks/telemetry_overhead.py", "--greeter", str(greeter))
 
 
 @nox.session

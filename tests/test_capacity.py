@@ -319,18 +319,38 @@ def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path) -> None:
     assert "capacity (p99&lt;=2s)" in (tmp_path / "capacity.svg").read_text()
 
 
+def _tight_slo_ms(handler_ms: float = 20.0) -> int:
+    """A tight p99 for a handler that sleeps ``handler_ms``: 5 ms above it, plus the
+    99th percentile of this host's own oversleep. A virtual machine's vCPU is now and
+    then descheduled for several ms (seen: a 20 ms sleep's p99 8 ms late on an idle
+    host), and then no server meets a p99 of handler + 5 ms at any rate: a search's
+    "none" there is the true answer, not the one this test is about."""
+    import math
+    import time
+
+    late = []
+    for _ in range(150):
+        started = time.perf_counter()
+        time.sleep(handler_ms / 1000)
+        late.append((time.perf_counter() - started) * 1000 - handler_ms)
+    late.sort()
+    return max(25, math.ceil(handler_ms + 5 + late[int(len(late) * 0.99)]))
+
+
 @pytest.mark.integration
 def test_a_tight_slo_finds_less_on_a_random_timetable(tmp_path: Path) -> None:
     """Poisson arrivals queue now and then even below the ceiling, so p99 <= 25 ms on a
-    20 ms handler holds only well below 200/s; both SLOs share the probes they can."""
+    20 ms handler (more on a host that oversleeps: ``_tight_slo_ms``) holds only well
+    below 200/s; both SLOs share the probes they can."""
+    tight = f"p99<={_tight_slo_ms()}ms"
     done, data = _capacity(
         tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
-        "--slo", "p99<=2s", "--slo", "p99<=25ms", "--arrivals", "poisson", "--repeat", "0",
+        "--slo", "p99<=2s", "--slo", tight, "--arrivals", "poisson", "--repeat", "0",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     found = {f["slo"]: f["capacity"] for f in data["capacity"]["found"]}
-    assert found["p99<=25ms"] is not None and found["p99<=2s"] is not None
-    assert found["p99<=25ms"] < 0.8 * found["p99<=2s"]
+    assert found[tight] is not None and found["p99<=2s"] is not None, done.stdout
+    assert found[tight] < 0.8 * found["p99<=2s"]
     # Each SLO searches within its own --max-probes; a probe both can use is shared
     # (judged for both), so the two searches together take fewer than twice that.
     search = [p for p in data["capacity"]["probes"] if p["phase"] == "search"]
@@ -341,21 +361,23 @@ def test_a_tight_slo_finds_less_on_a_random_timetable(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_a_tight_slo_is_lower_and_steady_across_three_fresh_servers(tmp_path: Path) -> None:
-    """p99 <= 25 ms on a 20 ms handler, on a uniform timetable: at most the loose
-    SLO's capacity (well under it on a random timetable: the test above), and its
-    confirmations on 3 fresh servers agree (achieved rate's cv under 3%). Uniform,
-    because a Poisson timetable's own count of calls varies by about 1/sqrt(n)."""
+    """p99 <= 25 ms on a 20 ms handler (more on a host that oversleeps:
+    ``_tight_slo_ms``), on a uniform timetable: at most the loose SLO's capacity (well
+    under it on a random timetable: the test above), and its confirmations on 3 fresh
+    servers agree (achieved rate's cv under 3%). Uniform, because a Poisson
+    timetable's own count of calls varies by about 1/sqrt(n)."""
     from grpcbench.capacity.record import CapacityRecord, Confirmed
 
+    tight_slo = f"p99<={_tight_slo_ms()}ms"
     done, data = _capacity(
         tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
-        "--slo", "p99<=2s", "--slo", "p99<=25ms", "--repeat", "3",
+        "--slo", "p99<=2s", "--slo", tight_slo, "--repeat", "3",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     record = CapacityRecord.from_json(data["capacity"])
     run = load_run(tmp_path / "capacity.json")
     found = {f.slo: f for f in record.found}
-    tight, loose = found["p99<=25ms"], found["p99<=2s"]
+    tight, loose = found[tight_slo], found["p99<=2s"]
     assert tight.capacity is not None and loose.capacity is not None
     assert tight.reported <= loose.reported
     confirmed = Confirmed.of(
