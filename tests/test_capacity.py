@@ -21,6 +21,7 @@ from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import load_run
 from grpcbench.stats.histogram import LatencyRecorder
 from tests.support.factories import level
+from tests.support.host import STEAL_LIMIT, cpu_ticks, steal_share
 
 GRPCBENCH = [sys.executable, "-P", "-m", "grpcbench"]
 
@@ -265,14 +266,17 @@ def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path) -> None:
     timetable a loose SLO finds it, confirmed on fresh servers; and the results file
     is an ordinary one that show and report read. The found rate may sit one bracket
     (--precision 5%) below the first failing rate, and one confirmation step (5%)
-    below that: 188 with the bracket 188-194/s is a correct answer on a busy machine."""
+    below that: 188 with the bracket 188-194/s is a correct answer on a busy machine.
+    On a host whose 20 ms sleeps run long (a VM with CPU steal: 24 ms at p50), the
+    ceiling is lower: it is measured first, as 4 calls always in flight serve it."""
+    ceiling = min(200.0, _served_by_four_in_flight(tmp_path))
     done, data = _capacity(
         tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
         "--slo", "p99<=2s", "--repeat", "2",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (found,) = data["capacity"]["found"]
-    assert 200 * 0.95 * 0.95 <= found["capacity"] <= 210, found
+    assert ceiling * 0.95 * 0.95 <= found["capacity"] <= 210, (found, ceiling)
     assert found["converged"] and not found["generator_limited"]
     probes = data["capacity"]["probes"]
     assert [p["phase"] for p in probes[:2]] == ["ceiling", "search"]
@@ -319,6 +323,30 @@ def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path) -> None:
     assert "capacity (p99&lt;=2s)" in (tmp_path / "capacity.svg").read_text()
 
 
+def _served_by_four_in_flight(tmp_path: Path) -> float:
+    """Calls/s of the 4-worker, 20 ms server with 4 calls always in flight: each worker
+    always busy, so its ceiling on this host (less a round trip per call)."""
+    out = tmp_path / "ceiling.json"
+    done = subprocess.run(
+        [*GRPCBENCH, "run", "-s", "grpcio:workers=4", "--server-param", "delay_ms=20",
+         "-c", "4", "-n", "400", "--warmup", "20", "--output", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (level,) = json.loads(out.read_text())["levels"]
+    return sum(level["load"]["statuses"].values()) / float(level["load"]["wall_s"])
+
+
+def _unless_the_host_took_it(since: tuple[int, int], failure: str) -> None:
+    """Skip, naming the steal, when the host took over ``STEAL_LIMIT`` of the CPUs'
+    time while a few-ms SLO was searched (tests/support/host.py); else fail."""
+    stolen = steal_share(since)
+    if stolen > STEAL_LIMIT:
+        pytest.skip(f"the host (hypervisor) took {stolen:.1%} of the CPUs' time during the"
+                    f" search, so the few-ms SLO measured the host: {failure}")  # fmt: skip
+    pytest.fail(f"{failure} (host steal {stolen:.1%})")
+
+
 def _tight_slo_ms(handler_ms: float = 20.0) -> int:
     """A tight p99 for a handler that sleeps ``handler_ms``: 5 ms above it, plus the
     99th percentile of this host's own oversleep. A virtual machine's vCPU is now and
@@ -343,13 +371,15 @@ def test_a_tight_slo_finds_less_on_a_random_timetable(tmp_path: Path) -> None:
     20 ms handler (more on a host that oversleeps: ``_tight_slo_ms``) holds only well
     below 200/s; both SLOs share the probes they can."""
     tight = f"p99<={_tight_slo_ms()}ms"
+    since = cpu_ticks()
     done, data = _capacity(
         tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
         "--slo", "p99<=2s", "--slo", tight, "--arrivals", "poisson", "--repeat", "0",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     found = {f["slo"]: f["capacity"] for f in data["capacity"]["found"]}
-    assert found[tight] is not None and found["p99<=2s"] is not None, done.stdout
+    if found[tight] is None or found["p99<=2s"] is None:
+        _unless_the_host_took_it(since, f"no capacity found: {found}")
     assert found[tight] < 0.8 * found["p99<=2s"]
     # Each SLO searches within its own --max-probes; a probe both can use is shared
     # (judged for both), so the two searches together take fewer than twice that.
@@ -369,6 +399,7 @@ def test_a_tight_slo_is_lower_and_steady_across_three_fresh_servers(tmp_path: Pa
     from grpcbench.capacity.record import CapacityRecord, Confirmed
 
     tight_slo = f"p99<={_tight_slo_ms()}ms"
+    since = cpu_ticks()
     done, data = _capacity(
         tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
         "--slo", "p99<=2s", "--slo", tight_slo, "--repeat", "3",
@@ -378,6 +409,8 @@ def test_a_tight_slo_is_lower_and_steady_across_three_fresh_servers(tmp_path: Pa
     run = load_run(tmp_path / "capacity.json")
     found = {f.slo: f for f in record.found}
     tight, loose = found[tight_slo], found["p99<=2s"]
+    if tight.capacity is None or loose.capacity is None:
+        _unless_the_host_took_it(since, f"no capacity found: {tight}, {loose}")
     assert tight.capacity is not None and loose.capacity is not None
     assert tight.reported <= loose.reported
     confirmed = Confirmed.of(
