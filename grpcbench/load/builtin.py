@@ -119,7 +119,7 @@ class BuiltinDriver:
         )
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         others = neighbours.others(merged.cpu_cores, merged.client_cpu_s)
-        return replace(merged, client_others_s=others)
+        return replace(merged, client_others_s=others, client_steal_share=neighbours.steal_share())
 
     async def _run_one(
         self, spec: LoadSpec, on_event: Callable[[dict[str, Any]], None]

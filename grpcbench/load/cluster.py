@@ -551,7 +551,9 @@ class ClusterDriver:
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         if self.local is not None:  # this machine's CPUs: its neighbours are measured here
             merged = replace(
-                merged, client_others_s=neighbours.others(merged.cpu_cores, merged.client_cpu_s)
+                merged,
+                client_others_s=neighbours.others(merged.cpu_cores, merged.client_cpu_s),
+                client_steal_share=neighbours.steal_share(),
             )
         progress(merged.count, merged.count - merged.ok)
         return merged

@@ -241,6 +241,7 @@ class LoadResult:
     # the smaller is what it lost to neighbours (see cpu_share).
     client_wait_s: float = 0.0
     client_others_s: float = 0.0
+    client_steal_share: float = 0.0  # the share of its CPUs' time the host took (see cpu_share)
     processes: int = 1
     # Cores the generator could use: 1 per built-in process (Python's GIL), the
     # CPUs given to ghz (Go uses them all).
@@ -301,7 +302,7 @@ class LoadResult:
         """Share of its CPU budget the generator used or lost to neighbours (1.0 = saturated)."""
         return saturation(
             self.client_cpu_s, self.wall_s, self.cpu_cores, self.client_wait_s,
-            self.client_others_s,
+            self.client_others_s, self.client_steal_share,
         )  # fmt: skip
 
     @property
@@ -326,6 +327,7 @@ class LoadResult:
             client_cpu_s=self.client_cpu_s + other.client_cpu_s,
             client_wait_s=self.client_wait_s + other.client_wait_s,
             client_others_s=self.client_others_s + other.client_others_s,
+            client_steal_share=max(self.client_steal_share, other.client_steal_share),
             processes=self.processes + other.processes,
             cpu_cores=self.cpu_cores + other.cpu_cores,
             truncated=self.truncated or other.truncated,

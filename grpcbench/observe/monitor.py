@@ -46,6 +46,7 @@ class ProcessUsage:
     # meanwhile: the smaller is what it lost to neighbours (see cpu_share).
     run_queue_wait_s: float = 0.0
     others_cpu_s: float = 0.0
+    steal_share: float = 0.0  # the share of its CPUs' time the host (hypervisor) took
     timeline: Timeline | None = None  # CPU % and RSS every --sample-interval
     # --cooldown: how long it was watched with no load after the measured phase, the
     # CPU it spent meanwhile and its RSS at the end (what it holds after the burst).
@@ -69,6 +70,7 @@ class ProcessUsage:
             cpu_cores=float(data.get("cpu_cores", 1.0)),
             run_queue_wait_s=float(data.get("run_queue_wait_s", 0.0)),
             others_cpu_s=float(data.get("others_cpu_s", 0.0)),
+            steal_share=float(data.get("steal_share", 0.0)),
             timeline=Timeline.from_json(data["timeline"]) if data.get("timeline") else None,
             cooldown_s=float(data.get("cooldown_s", 0.0)),
             cooldown_cpu_s=float(data.get("cooldown_cpu_s", 0.0)),
@@ -84,8 +86,9 @@ class ProcessUsage:
     def cpu_saturation(self) -> float:
         """Share of its CPU budget the server used or lost to neighbours (1.0 = saturated)."""
         return saturation(
-            self.cpu_s, self.wall_s, self.cpu_cores, self.run_queue_wait_s, self.others_cpu_s
-        )
+            self.cpu_s, self.wall_s, self.cpu_cores, self.run_queue_wait_s, self.others_cpu_s,
+            self.steal_share,
+        )  # fmt: skip
 
 
 def _reset_peak_rss(pid: int) -> bool:
@@ -298,5 +301,6 @@ class ProcessMonitor:
             cpu_cores=cores,
             run_queue_wait_s=wait,
             others_cpu_s=self._neighbours.others(cores, cpu),
+            steal_share=self._neighbours.steal_share(),
             timeline=self._timeline.timeline() if self._timeline else None,
         )
