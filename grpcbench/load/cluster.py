@@ -398,6 +398,8 @@ class ClusterDriver:
         # The level's live view while it runs: the workers' queue of intervals, their
         # merger, and where whole intervals go (None: no --interval, or no level).
         self._live: tuple[Any, IntervalMerger, Callable[[IntervalFigures], None]] | None = None
+        self._live_every_s = 0.0
+        self._live_next = 0.0  # when the live queue is next read
         # Checks that touch the target run on a worker of a cluster elsewhere: this
         # machine may not reach the target at all (targets.check_site).
         self.check_site: WorkerSite | None = None if self.local is not None else WorkerSite(self)
@@ -510,6 +512,10 @@ class ClusterDriver:
         if live_name is not None and on_interval is not None:
             live = await asyncio.to_thread(Queue, live_name, self.client)
             self._live = (live, IntervalMerger(len(parts)), on_interval)
+            # A quarter interval: an interval is shown at most that late, for a
+            # quarter of the scheduler round trips a read every POLL_S costs at 1 s.
+            self._live_every_s = max(POLL_S, spec.settings.interval_s / 4)
+            self._live_next = time.monotonic()
         futures = [
             self.client.submit(
                 run_on_worker, part.to_json(), run_id, limit_s, pool, live_name,
@@ -615,7 +621,7 @@ class ClusterDriver:
         while True:
             woken.clear()
             finished, alive = await asyncio.to_thread(self._poll, done)
-            await self._show_intervals()
+            await self._show_intervals(last=finished)
             if finished:
                 return
             if self._client_down():
@@ -642,10 +648,13 @@ class ClusterDriver:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), POLL_S)
 
-    async def _show_intervals(self) -> None:
-        """The workers' intervals that arrived, merged; each whole one to the live view."""
-        if self._live is None:
+    async def _show_intervals(self, last: bool) -> None:
+        """The workers' intervals that arrived, merged; each whole one to the live view.
+        The queue is read every quarter interval (a scheduler round trip each), and at
+        the end."""
+        if self._live is None or (not last and time.monotonic() < self._live_next):
             return
+        self._live_next = time.monotonic() + self._live_every_s
         queue, merger, on_interval = self._live
         try:
             messages = await asyncio.to_thread(queue.get, batch=True)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from grpcbench.base.merging import merge_optional
 from grpcbench.stats.histogram import LatencyRecorder, LatencySummary, merge_summaries
 
 
@@ -52,7 +53,8 @@ class IntervalFigures:
             self.index, min(self.start_s, other.start_s), max(self.end_s, other.end_s),
             self.ok + other.ok, self.failed + other.failed,
             merge_summaries([self.latency, other.latency]), self.offered + other.offered,
-            _merged(self.service, other.service), _merged(self.lag, other.lag),
+            merge_optional(self.service, other.service, LatencySummary.merge),
+            merge_optional(self.lag, other.lag, LatencySummary.merge),
             self.in_flight + other.in_flight,
         )  # fmt: skip
 
@@ -62,13 +64,13 @@ class IntervalFigures:
             "ok": self.ok, "failed": self.failed, "offered": self.offered,
             "rate": round(self.rate, 3),
             "p50_us": self.latency.percentile_us(50), "p99_us": self.latency.percentile_us(99),
-            "latency": _summary_json(self.latency),
+            "latency": asdict(self.latency),
         }  # fmt: skip
         # Optional keys (older files have none): an open loop's per-interval timings.
         if self.service is not None:
-            data["service"] = _summary_json(self.service)
+            data["service"] = asdict(self.service)
         if self.lag is not None:
-            data["lag"] = _summary_json(self.lag)
+            data["lag"] = asdict(self.lag)
         if self.in_flight:
             data["in_flight"] = self.in_flight
         return data
@@ -84,19 +86,6 @@ class IntervalFigures:
             LatencySummary.from_json(lag) if lag else None,
             int(data.get("in_flight", 0)),
         )  # fmt: skip
-
-
-def _summary_json(summary: LatencySummary) -> dict[str, Any]:
-    return {
-        "count": summary.count, "total_us": summary.total_us,
-        "min_us": summary.min_us, "max_us": summary.max_us, "encoded": summary.encoded,
-    }  # fmt: skip
-
-
-def _merged(first: LatencySummary | None, second: LatencySummary | None) -> LatencySummary | None:
-    if first is None or second is None:
-        return first or second
-    return merge_summaries([first, second])
 
 
 @dataclass(frozen=True)
@@ -208,8 +197,8 @@ def finish(window: IntervalRecorder, now: float | None = None) -> tuple[Interval
                 before.failed + last.failed,
                 merge_summaries([before.latency, last.latency]),
                 0.0,
-                _merged(before.service, last.service),
-                _merged(before.lag, last.lag),
+                merge_optional(before.service, last.service, LatencySummary.merge),
+                merge_optional(before.lag, last.lag, LatencySummary.merge),
             )  # fmt: skip
         ]
     return tuple(done)

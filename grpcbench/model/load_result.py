@@ -8,10 +8,10 @@ merges exactly with results of other processes running the same spec.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, TypeVar
+from typing import Any
 
+from grpcbench.base.merging import merge_optional
 from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalFigures, merge_intervals
 from grpcbench.model.plan import LevelPlan, LoadSettings
@@ -210,16 +210,6 @@ class StreamSummary:
         return cls(**{**data, "first_message": LatencySummary.from_json(data["first_message"])})
 
 
-T = TypeVar("T")
-
-
-def _merge_optional(a: T | None, b: T | None, merge: Callable[[T, T], T]) -> T | None:
-    """Figures only some processes have: merged where both do, else whichever exists."""
-    if a is None or b is None:
-        return a if b is None else b
-    return merge(a, b)
-
-
 _SUMMARY_FIELDS = ("latency", "connect_latency", "service_latency", "schedule_lag")
 
 
@@ -332,21 +322,21 @@ class LoadResult:
             cpu_cores=self.cpu_cores + other.cpu_cores,
             truncated=self.truncated or other.truncated,
             latency_note="; ".join(n for n in (self.latency_note, other.latency_note) if n),
-            connect_latency=_merge_optional(
+            connect_latency=merge_optional(
                 self.connect_latency, other.connect_latency, LatencySummary.merge
             ),
             rate=self.rate + other.rate,
-            service_latency=_merge_optional(
+            service_latency=merge_optional(
                 self.service_latency, other.service_latency, LatencySummary.merge
             ),
-            schedule_lag=_merge_optional(
+            schedule_lag=merge_optional(
                 self.schedule_lag, other.schedule_lag, LatencySummary.merge
             ),
-            stream=_merge_optional(self.stream, other.stream, StreamSummary.merge),
+            stream=merge_optional(self.stream, other.stream, StreamSummary.merge),
             client_rss_start_bytes=self.client_rss_start_bytes + other.client_rss_start_bytes,
             client_peak_rss_bytes=self.client_peak_rss_bytes + other.client_peak_rss_bytes,
             workers=self.workers + other.workers,
-            client_timeline=_merge_optional(
+            client_timeline=merge_optional(
                 self.client_timeline, other.client_timeline, Timeline.plus
             ),
             errors=dict(Counter(self.errors) + Counter(other.errors)),
@@ -356,7 +346,7 @@ class LoadResult:
                 if self.window_calls and other.window_calls
                 else ()
             ),
-            details=_merge_optional(self.details, other.details, CallDetails.merge),
+            details=merge_optional(self.details, other.details, CallDetails.merge),
             methods=_merge_methods(self.methods, other.methods),
             steps=_merge_methods(self.steps, other.steps, union=True),
         )

@@ -185,8 +185,9 @@ class ProcessMonitor:
             self._most_processes = max(self._most_processes, len(self.processes))
         return self.processes
 
-    def _cpu(self) -> float:
-        return sum(_cpu_seconds(process) for process in self._refresh())
+    def _cpu(self, processes: list[psutil.Process] | None = None) -> float:
+        """The tree's CPU seconds; ``processes``: a tree already refreshed for this reading."""
+        return sum(_cpu_seconds(process) for process in processes or self._refresh())
 
     def _wait(self) -> float:
         return sum(run_queue_wait_s(process.pid) for process in self.processes)
@@ -197,10 +198,10 @@ class ProcessMonitor:
         except (psutil.Error, AttributeError):
             return []
 
-    def _rss(self) -> int:
+    def _rss(self, processes: list[psutil.Process] | None = None) -> int:
         """The tree's resident memory: RSS of one process; for several, their PSS summed,
         so pages they share (a database's buffers, a forked server's code) count once."""
-        processes = self._refresh()
+        processes = processes or self._refresh()
         if self._shared:
             return sum(_pss(process) for process in processes)
         total = 0
@@ -231,10 +232,11 @@ class ProcessMonitor:
 
     def so_far(self) -> tuple[float, int]:
         """CPU seconds since ``start`` and the resident memory now (the live view)."""
-        return max(0.0, self._cpu() - self._cpu_start), self._peak_tracked_rss()
+        processes = self._refresh()  # one walk of the tree for both readings
+        return max(0.0, self._cpu(processes) - self._cpu_start), self._peak_tracked_rss(processes)
 
-    def _peak_tracked_rss(self) -> int:
-        rss = self._rss()
+    def _peak_tracked_rss(self, processes: list[psutil.Process] | None = None) -> int:
+        rss = self._rss(processes)
         self._sampled_peak = max(self._sampled_peak, rss)
         return rss
 
