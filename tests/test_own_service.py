@@ -123,13 +123,17 @@ def test_ghz_spelling_contradictions_are_one_line(plain: str) -> None:
     assert f"two targets: --target 127.0.0.1:1 and {plain}" in one_error_line(twice)
 
 
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
 def test_server_streaming_by_protoset_counts_messages(
-    plain: str, protoset: str, tmp_path: Path
+    plain: str, protoset: str, tmp_path: Path, stack: str
 ) -> None:
+    """Per message, on both client stacks: the time to the first, then each gap to
+    the next (4 gaps for 5 messages; those that came in one read count as one)."""
     out = tmp_path / "r.json"
     result = grpcbench(
         "--target", plain, "--call", "echo.Echo.Expand", "--protoset", protoset,
         "-d", '{"message": "hi", "repeat": 5}', *QUICK, "--output", str(out),
+        "--client-stack", stack,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     [level] = levels(out)
@@ -137,6 +141,10 @@ def test_server_streaming_by_protoset_counts_messages(
     assert level["load"]["statuses"] == {"OK": 40}
     assert stream["calls"] == 40 and stream["messages"] == 200
     assert stream["first_message"]["count"] == 40 and stream["bytes"] > 0
+    assert stream["gap"]["count"] == 160
+    assert stream["gap"]["max_us"] <= level["load"]["latency"]["max_us"]
+    assert stream["round_trip"] is None
+    assert "Message gap p99" in result.stdout and "Round trip" not in result.stdout
 
 
 def test_client_streaming_by_reflection(plain: str, tmp_path: Path) -> None:
@@ -162,6 +170,37 @@ def test_bidi_reads_until_the_server_closes(plain: str, tmp_path: Path) -> None:
     [level] = levels(out)
     assert level["load"]["statuses"] == {"OK": 40}
     assert level["load"]["stream"]["messages"] == 120  # 3 sent, 3 back, per call
+
+
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
+def test_bidi_round_trips_pair_each_request_with_its_reply(
+    plain: str, tmp_path: Path, stack: str
+) -> None:
+    """--stream-round-trip on an echo: one round trip per request, each at most its
+    call's latency, 4 ms apart as sent (--stream-interval) so each is its own."""
+    out = tmp_path / "r.json"
+    result = grpcbench(
+        "--target", plain, "--call", "echo.Echo/Chat", "--stream-round-trip",
+        "--stream-interval", "4ms", "-d", '[{"message": "a"}, {"message": "b"}, {"message": "c"}]',
+        *QUICK, "--output", str(out), "--client-stack", stack,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [level] = levels(out)
+    stream = level["load"]["stream"]
+    assert level["load"]["statuses"] == {"OK": 40}
+    assert stream["round_trip"]["count"] == 120 and stream["gap"]["count"] == 80
+    assert stream["round_trip"]["max_us"] <= level["load"]["latency"]["max_us"]
+    # Replies follow requests sent 4 ms apart: the gaps are the pacing (each call's sum
+    # of gaps is 8 ms plus its last trip less its first), the trips are the echo's.
+    gap, trip = (stream[k]["total_us"] / stream[k]["count"] for k in ("gap", "round_trip"))
+    assert gap >= 3_000 and trip < gap
+    assert "Round trip p99" in result.stdout
+
+
+def test_round_trips_need_a_bidi_stream(plain: str) -> None:
+    result = grpcbench("--target", plain, "--call", "echo.Echo/Say", "--stream-round-trip", *QUICK)
+    assert result.returncode == 2
+    assert "--stream-round-trip: echo.Echo/Say is unary" in one_error_line(result)
 
 
 # --- metadata, checked by the server ---------------------------------------------

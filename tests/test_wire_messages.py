@@ -85,6 +85,30 @@ def test_messages_arrive_whole_however_frames_cut_them(
     got, ended = asyncio.run(run())
     assert got == bodies
     assert [s.status for s in ended] == [status.OK] and ended[0].messages == len(bodies)
+    # Every message after the first is one gap: timed, or with another of its read.
+    assert len(ended[0].gaps_us or ()) + ended[0].together == len(bodies) - 1
+
+
+def test_gaps_between_messages_are_timed_once_per_read() -> None:
+    """Three messages in one DATA frame, 20 ms later two more: the first read's
+    later messages came with it, and the second read's first is a 20 ms gap."""
+    frames_of = _reply([b"a", b"b", b"c", b"d", b"e"], [18, 12])  # 6 bytes a message
+
+    async def run() -> WireStream:
+        connection, got, ended = _connection(), [], []  # type: ignore[var-annotated]
+        connection.start(_stream(got, ended))
+        head, first, second, trailers = frames_of
+        for chunk in (head, first):
+            connection.data_received(chunk)
+        await asyncio.sleep(0.02)
+        for chunk in (second, trailers):
+            connection.data_received(chunk)
+        assert got == [b"a", b"b", b"c", b"d", b"e"]
+        return ended[0]
+
+    stream = asyncio.run(run())
+    assert stream.together == 3 and stream.gaps_us is not None and len(stream.gaps_us) == 1
+    assert 20_000 <= stream.gaps_us[0] < 1_000_000
 
 
 def test_a_large_message_is_joined_once_when_whole() -> None:

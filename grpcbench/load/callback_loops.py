@@ -129,7 +129,10 @@ class _Issuer:
             code, message = unary_outcome(stream)
             return code, message, None
         first = stream.first_at - stream.started / 1e9 if stream.messages else 0.0
-        stats = CallStats(stream.messages, 0, stream.bytes, max(first, 0.0), sent=method.sent)
+        stats = CallStats(
+            stream.messages, 0, stream.bytes, max(first, 0.0), sent=method.sent,
+            gaps_us=stream.gaps_us or (), together=stream.together,
+        )  # fmt: skip
         return stream.status, stream.message, stats if stream.status == status.OK else None
 
     def cancel_all(self) -> None:

@@ -17,7 +17,8 @@ from grpcbench.stats.histogram import LatencyRecorder
 
 @dataclass
 class StreamRecorder:
-    """Totals and time-to-first-message of calls that reported CallStats."""
+    """Totals, time to first message, gaps between messages, (--stream-round-trip)
+    round trips and (--stream-interval) send lag of calls that reported CallStats."""
 
     calls: int = 0
     messages: int = 0
@@ -25,6 +26,9 @@ class StreamRecorder:
     bytes: int = 0
     sent: int = 0
     first_message: LatencyRecorder = field(default_factory=LatencyRecorder)
+    gap: LatencyRecorder = field(default_factory=LatencyRecorder)
+    round_trip: LatencyRecorder = field(default_factory=LatencyRecorder)
+    send_lag: LatencyRecorder = field(default_factory=LatencyRecorder)
 
     def record(self, stats: CallStats) -> None:
         self.calls += 1
@@ -33,6 +37,17 @@ class StreamRecorder:
         self.bytes += stats.bytes
         self.sent += stats.sent
         self.first_message.record(int(stats.first_message_s * 1e6))
+        record_gap = self.gap.record
+        for gap_us in stats.gaps_us:
+            record_gap(gap_us)
+        if stats.together:
+            record_gap(0, stats.together)
+        record_round_trip = self.round_trip.record
+        for round_trip_us in stats.round_trips_us:
+            record_round_trip(round_trip_us)
+        record_lag = self.send_lag.record
+        for lag_us in stats.send_lags_us:
+            record_lag(lag_us)
 
     def summary(self) -> StreamSummary | None:
         if not self.calls:
@@ -44,6 +59,9 @@ class StreamRecorder:
             bytes=self.bytes,
             first_message=self.first_message.summary(),
             sent=self.sent,
+            gap=self.gap.summary() if self.gap.count else None,
+            round_trip=self.round_trip.summary() if self.round_trip.count else None,
+            send_lag=self.send_lag.summary() if self.send_lag.count else None,
         )
 
 

@@ -189,6 +189,10 @@ class StreamSummary:
     bytes: int
     first_message: LatencySummary  # time to first message, per call
     sent: int = 0  # request messages of client and bidi streams
+    gap: LatencySummary | None = None  # from each reply message to the next, per gap
+    round_trip: LatencySummary | None = None  # --stream-round-trip: per request message
+    # --stream-interval: how late each request message went out on its timetable.
+    send_lag: LatencySummary | None = None
 
     def merge(self, other: StreamSummary) -> StreamSummary:
         return StreamSummary(
@@ -198,16 +202,22 @@ class StreamSummary:
             bytes=self.bytes + other.bytes,
             first_message=self.first_message.merge(other.first_message),
             sent=self.sent + other.sent,
+            gap=merge_optional(self.gap, other.gap, LatencySummary.merge),
+            round_trip=merge_optional(self.round_trip, other.round_trip, LatencySummary.merge),
+            send_lag=merge_optional(self.send_lag, other.send_lag, LatencySummary.merge),
         )
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["first_message"] = asdict(self.first_message)
-        return data
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StreamSummary:
-        return cls(**{**data, "first_message": LatencySummary.from_json(data["first_message"])})
+        summaries = {
+            name: LatencySummary.from_json(data[name])
+            for name in ("first_message", "gap", "round_trip", "send_lag")
+            if data.get(name) is not None
+        }
+        return cls(**{**data, **summaries})
 
 
 _SUMMARY_FIELDS = ("latency", "connect_latency", "service_latency", "schedule_lag")

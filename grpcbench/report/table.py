@@ -162,7 +162,11 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
         ]
     streams = [lv.load.stream for lv in levels if lv.load.stream]
     if streams:
-        rows += _stream_rows(sent=any(s.sent for s in streams), items=any(s.items for s in streams))
+        rows += _stream_rows(
+            sent=any(s.sent for s in streams), items=any(s.items for s in streams),
+            round_trips=any(s.round_trip for s in streams),
+            lags=any(s.send_lag for s in streams),
+        )  # fmt: skip
     if any(lv.load.rate for lv in levels):
         rows += [
             Row(
@@ -221,9 +225,11 @@ def _method_rows(
     return rows
 
 
-def _stream_rows(sent: bool, items: bool) -> list[Row]:
+def _stream_rows(sent: bool, items: bool, round_trips: bool, lags: bool) -> list[Row]:
     """Streams (or multi-page fetches): what went out (client and bidi streams), what
-    came back, how soon and how fast; items only where a workload counts them."""
+    came back, how soon, how far apart and how fast; items only where a workload
+    counts them, round trips only where --stream-round-trip timed them, send lag
+    only where --stream-interval set a timetable."""
 
     def per_second(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
         def value(level: LevelResult) -> float | None:
@@ -238,6 +244,15 @@ def _stream_rows(sent: bool, items: bool) -> list[Row]:
     def first_message(lv: LevelResult) -> LatencySummary | None:
         return lv.load.stream.first_message if lv.load.stream else None
 
+    def gap(lv: LevelResult) -> LatencySummary | None:
+        return lv.load.stream.gap if lv.load.stream else None
+
+    def round_trip(lv: LevelResult) -> LatencySummary | None:
+        return lv.load.stream.round_trip if lv.load.stream else None
+
+    def send_lag(lv: LevelResult) -> LatencySummary | None:
+        return lv.load.stream.send_lag if lv.load.stream else None
+
     def per_call(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
         return lambda lv: pick(lv.load.stream) / lv.load.stream.calls if lv.load.stream else None
 
@@ -251,6 +266,20 @@ def _stream_rows(sent: bool, items: bool) -> list[Row]:
     rows += [
         _summary_row("First message p50", first_message, 50.0),
         _summary_row("First message p99", first_message, 99.0),
+        _summary_row("Message gap p50", gap, 50.0),
+        _summary_row("Message gap p99", gap, 99.0),
+    ]
+    if round_trips:
+        rows += [
+            _summary_row("Round trip p50", round_trip, 50.0),
+            _summary_row("Round trip p99", round_trip, 99.0),
+        ]
+    if lags:
+        rows += [
+            _summary_row("Message send lag p50", send_lag, 50.0),
+            _summary_row("Message send lag p99", send_lag, 99.0),
+        ]
+    rows += [
         Row("Messages/sec", per_second(lambda s: s.messages), lambda v: f"{v:.2f}"),
     ]
     rows += [Row("Items/sec", per_second(lambda s: s.items), lambda v: f"{v:.2f}")] if items else []

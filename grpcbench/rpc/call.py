@@ -53,6 +53,7 @@ class MethodCall:
     feed_mode: str = ""
     # A mix (rpc.mix): its methods, in order; the fields above are then the first's.
     mix: tuple[MethodCall, ...] = ()
+    round_trip: bool = False  # bidi: time each request to its reply (--stream-round-trip)
 
     @classmethod
     def build(

@@ -51,6 +51,7 @@ class PlannedCall:
     mix: tuple[PlannedCall, ...] = ()  # a mix's methods; the fields above are the first's
     feed_path: str = ""  # -D FILE.jsonl/.csv: a feeder (rpc.feeder)
     feed_mode: str = ""  # --feed
+    stream_round_trip: bool = False  # time each request to the reply that answers it
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
         """The call for this target: its schema from reflection if need be."""
@@ -80,6 +81,11 @@ class PlannedCall:
                 f"--stream-interval/--stream-call-duration: {self.method} is {schema.kind};"
                 " only client and bidi streams send several messages"
             )
+        if self.stream_round_trip and schema.kind != "bidi":
+            raise UsageError(
+                f"--stream-round-trip: {self.method} is {schema.kind}; only a bidi stream"
+                " answers each request with a reply"
+            )
         data = self.data if self.binary is None else _binary_as_json(schema, self.binary)
         call = MethodCall.build(
             schema, data, self.metadata, self.stream_messages, self.stream_interval_s,
@@ -88,6 +94,7 @@ class PlannedCall:
         call = replace(
             call, feed_path=self.feed_path, feed_mode=self.feed_mode, weight=self.weight,
             timeout_s=self.timeout_s, label=self.label, expected=self.expected,
+            round_trip=self.stream_round_trip,
         )  # fmt: skip
         call.__dict__["schema"] = schema  # the schema at hand (see MethodCall.build)
         CallMessages(call).check()
@@ -160,6 +167,7 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         stream_messages, settings.binary, settings.stream_interval_s, settings.stream_duration_s,
         settings.reflect_metadata or "{}", settings.templates,
         feed_path=settings.feed_path or "", feed_mode=settings.feed_mode or "",
+        stream_round_trip=settings.stream_round_trip,
     )  # fmt: skip
     if settings.feed_path and settings.binary is not None:
         raise UsageError("give the requests as -D FILE.jsonl/.csv or -B/-b, not both")

@@ -55,6 +55,7 @@ class CallSettings:
     binary: bytes | None = None  # -B/-b: the request as a serialized message (not JSON)
     stream_interval_s: float = 0.0  # --stream-interval: a pause between stream messages
     stream_duration_s: float = 0.0  # --stream-call-duration: a stream's sending time limit
+    stream_round_trip: bool = False  # --stream-round-trip: the n-th reply answers the n-th
     reflect_metadata: str | None = None  # --reflect-metadata: JSON object for reflection
     templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
     # A mix: several methods in one level (``method`` is then the first's); data and
@@ -79,6 +80,7 @@ class CallSettings:
             binary=self.binary if self.binary is not None else base.binary,
             stream_interval_s=self.stream_interval_s or base.stream_interval_s,
             stream_duration_s=self.stream_duration_s or base.stream_duration_s,
+            stream_round_trip=self.stream_round_trip or base.stream_round_trip,
             reflect_metadata=self.reflect_metadata or base.reflect_metadata,
             templates=self.templates,
             mix=self.mix if self.method else base.mix,
@@ -182,12 +184,23 @@ class CallArgs:
     )
     stream_interval: str | None = option(
         None,
-        help=("Client and bidi streams: a pause between messages sent, e.g. 100ms."),
+        help=(
+            "Client and bidi streams: send one message every INTERVAL (e.g. 100ms) on a"
+            " timetable from the stream's start; each message's lag behind it is measured."
+        ),
         panel=panels.CALL,
     )
     stream_call_duration: str | None = option(
         None,
         help=("Client and bidi streams: stop sending (half-close) once a stream is this old."),
+        panel=panels.CALL,
+    )
+    stream_round_trip: bool = option(
+        False,
+        help=(
+            "Bidi streams that answer each request in order (an echo): time each request's"
+            " round trip to its reply (the n-th reply answers the n-th request)."
+        ),
         panel=panels.CALL,
     )
     reflect_metadata: str | None = option(
@@ -232,6 +245,7 @@ class CallArgs:
             binary=self._binary(),
             stream_interval_s=_duration(self.stream_interval, "--stream-interval"),
             stream_duration_s=_duration(self.stream_call_duration, "--stream-call-duration"),
+            stream_round_trip=self.stream_round_trip,
             reflect_metadata=(
                 read_metadata((self.reflect_metadata,), None) if self.reflect_metadata else None
             ),

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import grpc
@@ -33,22 +35,42 @@ class _Raw(ReplyCounter):
         return len(reply)
 
 
+@dataclass
+class SentLog:
+    """What one call's client stream sent: how many messages, how late each was on its
+    timetable (--stream-interval), and when each not yet answered went out
+    (--stream-round-trip: the reply that answers it pops it)."""
+
+    count: int = 0
+    lags_us: list[int] = field(default_factory=list)
+    unanswered: deque[float] | None = None
+
+
 async def _requests(
-    messages: Sequence[bytes], interval_s: float = 0.0, duration_s: float = 0.0,
-    sent: list[int] | None = None,
-) -> AsyncIterator[bytes]:  # fmt: skip
-    """A client stream's messages: back to back, or ``interval_s`` apart (ghz's
-    --stream-interval); none sent once the stream is ``duration_s`` old
-    (--stream-call-duration), which then half-closes it."""
+    messages: Sequence[bytes], interval_s: float, duration_s: float, log: SentLog
+) -> AsyncIterator[bytes]:
+    """A client stream's messages: back to back, or one every ``interval_s`` (ghz's
+    --stream-interval) on a timetable from the stream's start, so a stream the
+    server or the window holds back falls behind it, and each message's lag says
+    by how much (an open loop of messages, where sleeping ``interval_s`` after each
+    send would slow down with the server); none sent once the stream is
+    ``duration_s`` old (--stream-call-duration), which then half-closes it."""
     clock = time.perf_counter
-    started = clock()
+    started = due = clock()
     for number, message in enumerate(messages):
         if number and interval_s:
-            await asyncio.sleep(interval_s)
-        if duration_s and clock() - started >= duration_s:
+            due = started + number * interval_s
+            wait = due - clock()
+            if wait > 0:
+                await asyncio.sleep(wait)
+        now = clock()
+        if duration_s and now - started >= duration_s:
             return
-        if sent is not None:
-            sent[0] += 1
+        if number and interval_s:
+            log.lags_us.append(max(0, int((now - due) * 1e6)))
+        log.count += 1
+        if log.unanswered is not None:
+            log.unanswered.append(clock())
         yield message
 
 
@@ -113,7 +135,7 @@ class MethodWorkload:
         fixed = messages.fixed_messages
         if (
             self.kind == "unary" or fixed is None or messages.fixed_metadata is None
-            or any(self.pacing) or messages.call.stream_messages
+            or any(self.pacing) or messages.call.stream_messages or messages.call.round_trip
         ):  # fmt: skip
             return None
         requests = tuple(fixed) if messages.streams else (fixed[0],)
@@ -146,10 +168,11 @@ class MethodWorkload:
 
             async def counted_call(timeout: float) -> CallStats:
                 requests, metadata = self.next_call()
-                messages, size, first = await counted(
+                messages, size, first, gaps_us, together = await counted(
                     self.path, requests[0], timeout, metadata or None
                 )
-                return CallStats(messages, 0, size, first)  # --call counts no items
+                # --call counts no items
+                return CallStats(messages, 0, size, first, gaps_us=gaps_us, together=together)
 
             return counted_call
         method = channel.unary_stream(self.path)
@@ -168,30 +191,32 @@ class MethodWorkload:
 
         async def call(timeout: float) -> CallStats:
             requests, metadata = self.next_call()
-            sent = [0]
+            log = SentLog()
             started = time.perf_counter()
             reply = await method(
-                _requests(requests, *self.pacing, sent), timeout=timeout,
+                _requests(requests, *self.pacing, log), timeout=timeout,
                 metadata=metadata or None,
             )  # fmt: skip
             first = time.perf_counter() - started
-            return CallStats(1, 0, len(reply), first, sent=sent[0])
+            return CallStats(1, 0, len(reply), first, sent=log.count, send_lags_us=log.lags_us)
 
         return call
 
     def _bidi(self, channel: grpc.aio.Channel) -> CallFunction:
         method = channel.stream_stream(self.path)
 
+        round_trip = self.messages.call.round_trip
+
         async def call(timeout: float) -> CallStats:
             requests, metadata = self.next_call()
-            sent = [0]
-            counter = _Raw()
+            log = SentLog(unanswered=deque() if round_trip else None)
+            counter = _Raw(log.unanswered)
             stream = method(
-                _requests(requests, *self.pacing, sent), timeout=timeout,
+                _requests(requests, *self.pacing, log), timeout=timeout,
                 metadata=metadata or None,
             )  # fmt: skip
             async for reply in stream:
                 counter.add(reply)
-            return counter.stats(items=0, sent=sent[0])
+            return replace(counter.stats(items=0, sent=log.count), send_lags_us=log.lags_us)
 
         return call

@@ -223,6 +223,11 @@ def build_run_options(args: RunArgs) -> RunOptions:
         )
     if flow is not None and "ghz" in drivers:
         raise UsageError("--load ghz calls one method; a --workload flow runs on --load builtin")
+    if call is not None and call.stream_round_trip and "ghz" in drivers:
+        raise UsageError(
+            "--stream-round-trip times each message on the built-in generator; ghz times"
+            " whole calls (--load builtin, or dask)"
+        )
     if call is not None and call.mix and "ghz" in drivers:
         raise UsageError(
             "--load ghz calls one method per run; a mix of methods runs on the built-in"

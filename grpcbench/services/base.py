@@ -8,7 +8,8 @@ lets a reader compare sync and async code of the same logic side by side.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,15 @@ class CallStats:
     bytes: int  # serialized size of the response messages
     first_message_s: float  # from the start of the call to the first message
     sent: int = 0  # request messages of a client or bidi stream (0: a single request)
+    # Microseconds from each reply message to the next, as the client got them; messages
+    # that came in one read count as ``together`` (a gap under 1 us), not one by one.
+    gaps_us: Sequence[int] = ()
+    together: int = 0
+    # --stream-round-trip: each request's round trip to the reply that answers it (the
+    # n-th reply answers the n-th request, as an echo does), in microseconds.
+    round_trips_us: Sequence[int] = ()
+    # --stream-interval: how late each request message went out on its timetable (us).
+    send_lags_us: Sequence[int] = ()
 
 
 class ReplyCounter:
@@ -35,15 +45,26 @@ class ReplyCounter:
     ends with ``stats(items)``, so all of them measure the same way.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sent_at: deque[float] | None = None) -> None:
         self.started = time.perf_counter()
         self.messages = 0
         self.bytes = 0
         self.first_message_s = 0.0
+        self.last_at = 0.0
+        self.gaps_us: list[int] = []
+        # --stream-round-trip: when each request not yet answered went out, oldest first.
+        self.sent_at = sent_at
+        self.round_trips_us: list[int] = []
 
     def add(self, reply: Any) -> None:
+        now = time.perf_counter()
         if self.messages == 0:
-            self.first_message_s = time.perf_counter() - self.started
+            self.first_message_s = now - self.started
+        else:
+            self.gaps_us.append(int((now - self.last_at) * 1e6))
+        self.last_at = now
+        if self.sent_at:
+            self.round_trips_us.append(int((now - self.sent_at.popleft()) * 1e6))
         self.messages += 1
         self.bytes += self.size(reply)
 
@@ -53,7 +74,10 @@ class ReplyCounter:
         return int(reply.ByteSize())
 
     def stats(self, items: int, sent: int = 0) -> CallStats:
-        return CallStats(self.messages, items, self.bytes, self.first_message_s, sent)
+        return CallStats(
+            self.messages, items, self.bytes, self.first_message_s, sent, self.gaps_us,
+            round_trips_us=self.round_trips_us,
+        )  # fmt: skip
 
 
 class WorkloadError(Exception):

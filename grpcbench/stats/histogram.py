@@ -59,7 +59,8 @@ class LatencyRecorder:
         self._max_us = 0
         self._pending: dict[int, int] = {}
 
-    def record(self, micros: int) -> None:
+    def record(self, micros: int, times: int = 1) -> None:
+        """Record ``micros`` (``times`` times: messages that arrived together)."""
         if micros < _EXACT_BELOW:
             if micros < LOWEST_US:
                 micros = LOWEST_US
@@ -69,13 +70,13 @@ class LatencyRecorder:
                 micros = HIGHEST_US
             shift = micros.bit_length() - 11
             cell = micros >> shift << shift
-        self._total_us += micros
+        self._total_us += micros * times
         if micros > self._max_us:
             self._max_us = micros
         if micros < self._min_us:
             self._min_us = micros
         pending = self._pending
-        pending[cell] = pending.get(cell, 0) + 1
+        pending[cell] = pending.get(cell, 0) + times
         if len(pending) >= FLUSH_AT:
             self.flush()
 

@@ -319,9 +319,10 @@ class WireChannel:
 
     async def counted_unary_stream(
         self, path: str, request: bytes, timeout: float | None, metadata: Metadata = None
-    ) -> tuple[int, int, float]:
+    ) -> tuple[int, int, float, list[int], int]:
         """A server stream read only to count it, with no wake-up per message: its
-        messages, their bytes and the seconds to the first. Raises as grpc.aio would."""
+        messages, their bytes, the seconds to the first, the gaps (us) between reads
+        that completed messages and how many came with another. Raises as grpc.aio would."""
         loop = asyncio.get_running_loop()
         ended: asyncio.Future[None] = loop.create_future()
         started = time.perf_counter()
@@ -340,7 +341,7 @@ class WireChannel:
         if stream.status != status.OK:
             raise rpc_error(stream)
         first = stream.first_at - started if stream.messages else 0.0
-        return stream.messages, stream.bytes, first
+        return stream.messages, stream.bytes, first, stream.gaps_us or [], stream.together
 
     # --- the grpc.aio-shaped API -------------------------------------------------------
 

@@ -47,6 +47,7 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
     position = 0
     size = len(data)
     on_message = stream.on_message
+    arrived = 0  # messages of this read: the first is timed, the rest came with it
     while size - position >= 5:
         length = int.from_bytes(data[position + 1 : position + 5], "big")
         if max_recv and length > max_recv:  # --max-recv-message-size
@@ -64,19 +65,34 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
                 return too_large(length, max_recv)
         else:
             message = data[position + 5 : end] if on_message is not None else b""
-        if not stream.messages:
-            stream.first_at = time.perf_counter()
+        arrived += 1
         stream.messages += 1
         stream.bytes += length
         if on_message is not None:
             on_message(message)
         position = end
+    if arrived:
+        _time(stream, arrived)
     if position < size:  # the start of a message still arriving
         rest = data[position:]
         stream.parts = [rest]
         stream.have = len(rest)
         stream.wanted = 5 + int.from_bytes(rest[1:5], "big") if len(rest) >= 5 else 0
     return None
+
+
+def _time(stream: WireStream, arrived: int) -> None:
+    """The clock once per read that completed messages: the first message's time, or
+    the gap since the last read's; the others of this read arrived with it."""
+    now = time.perf_counter()
+    if stream.messages == arrived:  # the stream's first messages
+        stream.first_at = now
+    elif stream.gaps_us is None:
+        stream.gaps_us = [int((now - stream.last_at) * 1e6)]
+    else:
+        stream.gaps_us.append(int((now - stream.last_at) * 1e6))
+    stream.last_at = now
+    stream.together += arrived - 1
 
 
 def too_large(length: int, max_recv: int) -> Problem:

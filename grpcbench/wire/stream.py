@@ -59,7 +59,7 @@ class WireStream:
         "started", "send_window", "unsent", "unsent_at", "unsent_end", "recv_used", "parts",
         "have", "wanted", "headers_seen", "http_status", "encoding", "status", "message",
         "messages", "bytes", "state", "retryable", "initial_metadata", "trailing_metadata",
-        "tag", "lane", "part", "connection", "first_at",
+        "tag", "lane", "part", "connection", "first_at", "last_at", "gaps_us", "together",
     )  # fmt: skip
 
     def __init__(
@@ -101,6 +101,11 @@ class WireStream:
         self.messages = 0
         self.bytes = 0  # reply message bytes (without the 5-byte prefixes; inflated if compressed)
         self.first_at = 0.0  # time.perf_counter() when the first reply message was complete
+        # Gaps between reply messages: timed once per read of DATA (a clock read per
+        # frame, not per message); messages after the first of one read came together.
+        self.last_at = 0.0
+        self.gaps_us: list[int] | None = None
+        self.together = 0
         self.retryable = end  # a whole request that was never processed may be sent again
         self.initial_metadata: HeaderInfo | None = None
         self.trailing_metadata: HeaderInfo | None = None
