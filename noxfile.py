@@ -185,6 +185,18 @@ def faults(session: nox.Session) -> None:
 
 
 @nox.session
+def capacity_under_load(session: nox.Session) -> None:
+    """The capacity known answers beside four CPU hogs on the machine's cores (issue 41's
+    goal: loose and tight SLOs found and confirmed, tight <= loose, on a busy host)."""
+    session.install(".[test]")
+    session.env["GRPCBENCH_TEST_HOGS"] = "4"
+    session.run(
+        "pytest", "tests/test_capacity.py", "-m", "integration", "-k",
+        "known_ceiling or tight_slo", "-p", "no:cacheprovider", "-rs", *session.posargs,
+    )  # fmt: skip
+
+
+@nox.session
 def parity(session: nox.Session) -> None:
     """wire = grpc on grpc-go's interop TestService (benchmarks/interop_go, built here:
     grpc-go's own service, with the server options its stock command line lacks)."""

@@ -27,6 +27,7 @@ from pathlib import Path
 from clients import save_record  # benchmarks/, this script's directory
 
 from grpcbench.base.processes import start_child
+from grpcbench.stats.histogram import LatencySummary
 
 POINTS = [{"latitude": 407838351 + i * 1000, "longitude": -746143763 + i * 1000} for i in range(10)]
 METHODS = {
@@ -93,7 +94,20 @@ async def one_run(args: argparse.Namespace, method: str, client: str, out: Path)
         "cpu_per_message": load["client_cpu_s"] / messages * 1e6 if messages else None,
         "messages_per_call": messages / calls if messages else None,
         "verdict": level["verdict"],
+        **per_message(load.get("stream") or {}),
     }
+
+
+def per_message(stream: dict) -> dict:
+    """The stream's own histograms (the built-in generator's; ghz times whole calls):
+    time to the first reply message, and the gap from each to the next, in us."""
+    figures = {}
+    for name, key in (("first_message", "first_message"), ("gap", "gap")):
+        if stream.get(key):
+            summary = LatencySummary.from_json(stream[key])
+            figures[f"{name}_p50_us"] = summary.percentile_us(50)
+            figures[f"{name}_p99_us"] = summary.percentile_us(99)
+    return figures
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -117,8 +131,9 @@ async def bench(args: argparse.Namespace) -> None:
                         + (f" {per_message:>5.2f} us/message" if per_message else "")
                         + f"  {result['verdict']}" + ("" if result["ok"] else "  NOT ALL OK")
                     )  # fmt: skip
-    print("\n| method | client | req/s | client CPU us/call | us/message | messages/call |")
-    print("|---|---|---|---|---|---|")
+    print("\n| method | client | req/s | client CPU us/call | us/message | messages/call"
+          " | first message p50 us | gap p50 us | gap p99 us |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     medians: dict[tuple[str, str], float] = {}
     for (method, client), group in samples.items():
         rps = statistics.median(r["rps"] for r in group)
@@ -130,6 +145,7 @@ async def bench(args: argparse.Namespace) -> None:
             f"| {method} | {client} | {rps:,.0f} | {cost:.1f} |"
             f" {statistics.median(per_message) if per_message else 0:.2f} |"
             f" {statistics.median(per_call) if per_call else 0:.1f} |"
+            + "".join(f" {_median_of(group, key)} |" for key in TIMINGS)
         )
     print()
     for method in args.methods:
@@ -139,6 +155,14 @@ async def bench(args: argparse.Namespace) -> None:
                 print(f"{method}: {a} / {b} req/s {ratio:.2f}x")
     if args.save:
         save_results(args, runs)
+
+
+TIMINGS = ("first_message_p50_us", "gap_p50_us", "gap_p99_us")
+
+
+def _median_of(group: list[dict], key: str) -> str:
+    values = [r[key] for r in group if r.get(key) is not None]
+    return f"{statistics.median(values):,.0f}" if values else "-"
 
 
 def save_results(args: argparse.Namespace, runs: list[dict]) -> None:

@@ -120,6 +120,15 @@ def render_loadgen(record: dict[str, Any]) -> str:
     return "\n".join(lines + ratios)
 
 
+def _median_latency(runs: list[dict[str, Any]], key: str) -> str:
+    """The median of a per-run latency in us, as the tables print latencies; "-" where
+    no run measured it (ghz times whole calls, a client stream has one reply)."""
+    from grpcbench.base.units import format_latency_us
+
+    values = [run[key] for run in runs if run.get(key) is not None]
+    return format_latency_us(statistics.median(values)) if values else "-"
+
+
 def render_streaming(record: dict[str, Any]) -> str:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for run in record["runs"]:
@@ -129,15 +138,20 @@ def render_streaming(record: dict[str, Any]) -> str:
         f" {record['concurrency']}, {record['requests']:,} calls per run, {record['rounds']}"
         f" interleaved rounds (a fresh server each run), medians. {_machine(record)}.",
         "",
-        "| method | client | req/s | client CPU µs per call | µs per reply message |",
-        "|---|---|---|---|---|",
+        "| method | client | req/s | client CPU µs per call | µs per reply message"
+        " | first message p50 | message gap p50 | message gap p99 |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for (method, client), runs in groups.items():
         per_message = [r["cpu_per_message"] for r in runs if r.get("cpu_per_message")]
+        timings = "".join(
+            f" | {_median_latency(runs, key)}"
+            for key in ("first_message_p50_us", "gap_p50_us", "gap_p99_us")
+        )
         lines.append(
             f"| {method} | {client} | {_median(runs, 'rps'):,.0f}"
             f" | {_median(runs, 'cpu_per_call'):.1f}"
-            f" | {(f'{statistics.median(per_message):.2f}') if per_message else '-'} |"
+            f" | {(f'{statistics.median(per_message):.2f}') if per_message else '-'}{timings} |"
         )
     lines.append("")
     for method in dict.fromkeys(m for m, _ in groups):

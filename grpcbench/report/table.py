@@ -164,7 +164,7 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
     if streams:
         rows += _stream_rows(
             sent=any(s.sent for s in streams), items=any(s.items for s in streams),
-            round_trips=any(s.round_trip for s in streams),
+            gaps=any(s.gap for s in streams), round_trips=any(s.round_trip for s in streams),
             lags=any(s.send_lag for s in streams),
         )  # fmt: skip
     if any(lv.load.rate for lv in levels):
@@ -225,9 +225,10 @@ def _method_rows(
     return rows
 
 
-def _stream_rows(sent: bool, items: bool, round_trips: bool, lags: bool) -> list[Row]:
+def _stream_rows(sent: bool, items: bool, gaps: bool, round_trips: bool, lags: bool) -> list[Row]:
     """Streams (or multi-page fetches): what went out (client and bidi streams), what
-    came back, how soon, how far apart and how fast; items only where a workload
+    came back, how soon, how far apart (results from before gaps were timed have no
+    such rows) and how fast; items only where a workload
     counts them, round trips only where --stream-round-trip timed them, send lag
     only where --stream-interval set a timetable."""
 
@@ -266,9 +267,12 @@ def _stream_rows(sent: bool, items: bool, round_trips: bool, lags: bool) -> list
     rows += [
         _summary_row("First message p50", first_message, 50.0),
         _summary_row("First message p99", first_message, 99.0),
-        _summary_row("Message gap p50", gap, 50.0),
-        _summary_row("Message gap p99", gap, 99.0),
     ]
+    if gaps:
+        rows += [
+            _summary_row("Message gap p50", gap, 50.0),
+            _summary_row("Message gap p99", gap, 99.0),
+        ]
     if round_trips:
         rows += [
             _summary_row("Round trip p50", round_trip, 50.0),

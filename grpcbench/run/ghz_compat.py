@@ -42,7 +42,12 @@ ACCEPTED: dict[str, str] = {
     " --skipFirst 100: 300 calls, 200 reported)",
     "--count-errors": "always on: failed calls count in every figure",
     "--stream-call-count": "--stream-messages",
-    "--stream-interval, --stream-call-duration": "the same, for client and bidi streams",
+    "--stream-interval, --stream-call-duration": (
+        "the same, for client and bidi streams; --stream-interval keeps a timetable from the"
+        " stream's start (message n is due at n × interval), so a stream the server holds"
+        " back falls behind it and the table shows each message's send lag, where ghz"
+        " sleeps the interval after each send"
+    ),
     "-b/--binary, -B/--binary-file": "the same: a serialized request (from standard input"
     " or a file), checked against the schema",
     "--reflect-metadata": "the same: metadata on the reflection requests",

@@ -9,6 +9,11 @@ runs, and says so when it is the cause, rather than judging grpcbench by the hos
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 # Above this share of the CPUs' time taken by the host, a few-ms SLO is the host's.
@@ -31,3 +36,27 @@ def steal_share(since: tuple[int, int]) -> float:
     steal, total = cpu_ticks()
     elapsed = total - since[1]
     return (steal - since[0]) / elapsed if elapsed > 0 else 0.0
+
+
+# GRPCBENCH_TEST_HOGS=N: the capacity known answers run beside N CPU hogs (nox -s
+# capacity_under_load sets 4 on two cores), where a search must still tell the
+# server's limit from the host's stalls.
+HOGS_VARIABLE = "GRPCBENCH_TEST_HOGS"
+
+
+@contextlib.contextmanager
+def cpu_hogs(count: int | None = None) -> Iterator[int]:
+    """``count`` processes that spin on any CPU (default: $GRPCBENCH_TEST_HOGS, else
+    none) while the block runs; every one is killed and reaped after it."""
+    if count is None:
+        count = int(os.environ.get(HOGS_VARIABLE, "0") or 0)
+    hogs = [
+        subprocess.Popen([sys.executable, "-P", "-c", "while True: pass"]) for _ in range(count)
+    ]
+    try:
+        yield count
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
