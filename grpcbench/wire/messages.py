@@ -71,8 +71,15 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
         if on_message is not None:
             on_message(message)
         position = end
-    if arrived:
-        _time(stream, arrived)
+    if arrived:  # the clock once per read (inline: a unary reply takes this path)
+        now = time.perf_counter()
+        if stream.messages == arrived:  # the stream's first messages
+            stream.first_at = now
+        else:
+            _gap(stream, now)
+        stream.last_at = now
+        if arrived > 1:
+            stream.together += arrived - 1
     if position < size:  # the start of a message still arriving
         rest = data[position:]
         stream.parts = [rest]
@@ -81,18 +88,14 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
     return None
 
 
-def _time(stream: WireStream, arrived: int) -> None:
-    """The clock once per read that completed messages: the first message's time, or
-    the gap since the last read's; the others of this read arrived with it."""
-    now = time.perf_counter()
-    if stream.messages == arrived:  # the stream's first messages
-        stream.first_at = now
-    elif stream.gaps_us is None:
-        stream.gaps_us = [int((now - stream.last_at) * 1e6)]
+def _gap(stream: WireStream, now: float) -> None:
+    """A read that completed messages after the stream's first: the gap since the last
+    such read's (the others of this read arrived with its first)."""
+    gap_us = int((now - stream.last_at) * 1e6)
+    if stream.gaps_us is None:
+        stream.gaps_us = [gap_us]
     else:
-        stream.gaps_us.append(int((now - stream.last_at) * 1e6))
-    stream.last_at = now
-    stream.together += arrived - 1
+        stream.gaps_us.append(gap_us)
 
 
 def too_large(length: int, max_recv: int) -> Problem:
