@@ -58,8 +58,8 @@ SEED_003 = {
 SEED_004_500 = {
     ("500 watches", "burst"): "grpcbench run --scenario watch -c 500 -n 500 --warmup 20"
     " --client-processes 25 --cooldown 5s --variants mono-small-objects,"
-    "mono-small-serialized,mono-small-frame,mono-medium-objects,mono-medium-serialized,"
-    "mono-medium-frame"
+    "mono-small-serialized,mono-small-frame,mono-small-two-writes,mono-medium-objects,"
+    "mono-medium-serialized,mono-medium-frame,mono-medium-two-writes"
 }
 # Seed 004 for minutes, as the seed watched it: 500 streams kept busy for a minute (each
 # stream that ends is opened again), then 10 s with no load.

@@ -173,12 +173,15 @@ def test_grpclib_only_variants_are_reported_not_available_elsewhere(tmp_path) ->
     result = subprocess.run(
         [*GRPCBENCH, "run", "--scenario", "watch", "-s", "grpclib", "-s", "grpcio-aio",
          "--variants", "separated-small-two-writes", "-c", "2", "-n", "4", "--warmup", "1",
-         "--server-param", "pairs=20", "--output", str(out)],
+         "--server-param", "pairs=20", "--output", str(out), "--debug", str(tmp_path / "log")],
         capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
     assert [level["server"] for level in data["levels"]] == ["grpclib"]
+    # A kind that can run none of the levels is not started only to be stopped.
+    log = (tmp_path / "log").read_text()
+    assert "server starting: grpclib" in log and "server starting: grpcio-aio" not in log
     assert data["levels"][0]["load"]["statuses"] == {"OK": 4}
     [skipped] = data["unavailable"]
     assert skipped["server"] == "grpcio-aio" and "grpclib" in skipped["message"]

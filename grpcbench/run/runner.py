@@ -232,6 +232,11 @@ class Runner:
         levels = self.options.levels
         batches = [(level,) for level in levels] if self.options.server_per_level else [levels]
         for batch in batches:
+            if all(self._reason_unavailable(level, plan.server_kind) for level in batch):
+                # Not one level this kind can run: said without starting a server.
+                for level in batch:
+                    self._unavailable(plan.label, level, plan.server_kind, repeat)
+                continue
             try:
                 async with self.open(plan, context) as target:
                     await self.preflight(target, plan.server_kind is None)
@@ -279,7 +284,7 @@ class Runner:
     ) -> bool:
         """False when the target died (its other levels are skipped)."""
         for plan in levels:
-            if self._unavailable(target, plan, kind, repeat):
+            if self._unavailable(target.label, plan, kind, repeat):
                 continue
             for driver in self.drivers:
                 try:
@@ -301,14 +306,18 @@ class Runner:
                     return False
         return True
 
-    def _unavailable(self, target: Target, plan: LevelPlan, kind: str | None, repeat: int) -> bool:
-        """A level this server kind cannot run is reported as such, never run as another."""
+    def _reason_unavailable(self, plan: LevelPlan, kind: str | None) -> str | None:
+        """Why this server kind cannot run the level (a variant it lacks), or None."""
         check = self.service.unavailable
-        reason = check(kind, self.options.workload_params(plan)) if check and kind else None
+        return check(kind, self.options.workload_params(plan)) if check and kind else None
+
+    def _unavailable(self, label: str, plan: LevelPlan, kind: str | None, repeat: int) -> bool:
+        """A level this server kind cannot run is reported as such, never run as another."""
+        reason = self._reason_unavailable(plan, kind)
         if reason is None:
             return False
         if repeat == 0:
-            entry = LevelError(target.label, "", plan, reason)
+            entry = LevelError(label, "", plan, reason)
             self.record.unavailable.append(entry)
             self.export()
             self.events.warning(entry.describe())
