@@ -438,6 +438,25 @@ def _seconds(value: float) -> str:
     return f"{value * 1e3:,.0f} ms" if value < 1 else f"{value:,.1f} s"
 
 
+def _gain(
+    cells: dict[tuple[str, str, str], list[dict[str, Any]]], group: str, server: str, variant: str
+) -> str:
+    """A variant's gain over paginate, round by round (rounds are interleaved, so each
+    round's pair ran side by side): their mean ± standard deviation, as compare shows
+    a figure over repeats."""
+    from grpcbench.report.figures import Spread
+
+    paginate = {r["round"]: r["mean_us"] for r in cells[(group, server, "paginate")]}
+    ratios = [
+        paginate[r["round"]] / r["mean_us"]
+        for r in cells[(group, server, variant)]
+        if r["round"] in paginate and r["mean_us"]
+    ]
+    if not ratios:
+        return "-"
+    return Spread.of(ratios).format(lambda value: f"{value:.2f}x")
+
+
 def render_seed_000(record: dict[str, Any]) -> str:
     """Per database placement and server: mean time per fetch-all and the gain over
     paginating; the database's CPU per fetch-all; then the client's memory per call."""
@@ -449,8 +468,11 @@ def render_seed_000(record: dict[str, Any]) -> str:
     own = SEED_000_OWN[case]
     lines = [
         _seed_intro(record),
-        "Mean time per fetch-all (its gain over paginate); at stream-fetch-10, the database's"
-        " CPU per fetch-all, and the floor it sets: that CPU over the database's CPUs.",
+        "Mean time per fetch-all (median of the rounds), and its gain over paginate: each"
+        " round's paginate over its own time, the mean ± standard deviation of the rounds"
+        " (the rounds' ratios swing: read a gain with its spread); at stream-fetch-10, the"
+        " database's CPU per fetch-all, and the floor it sets: that CPU over the database's"
+        " CPUs.",
         "",
         "| database | server | " + " | ".join(variants)
         + " | database CPU / fetch-all | floor |",
@@ -458,7 +480,7 @@ def render_seed_000(record: dict[str, Any]) -> str:
     ]  # fmt: skip
     for group, server in dict.fromkeys((g, sv) for g, sv, _ in cells):
         means = {v: _median(cells[(group, server, v)], "mean_us") / 1e6 for v in variants}
-        shown = [f"{_seconds(means[v])} ({means['paginate'] / means[v]:.2f}x)" for v in variants]
+        shown = [f"{_seconds(means[v])} ({_gain(cells, group, server, v)})" for v in variants]
         fetch10 = cells[(group, server, "stream-fetch-10")]
         database = [
             (cpu / r["calls"], r["backing_cores"][name])
