@@ -197,6 +197,19 @@ def capacity_under_load(session: nox.Session) -> None:
 
 
 @nox.session
+def large_messages(session: nox.Session) -> None:
+    """Client CPU per MB of 1-16 MB replies, unary and streamed, wire vs grpc.aio, on
+    grpc-go's interop TestService (benchmarks/interop_go, built here)."""
+    session.install(".")
+    binary = Path(session.create_tmp()).resolve() / "interop_go"
+    with session.chdir("benchmarks/interop_go"):
+        session.run("go", "build", "-o", str(binary), ".", external=True,
+                    env={"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"})  # fmt: skip
+    session.run("python", "benchmarks/large_messages.py", "--interop", str(binary),
+                *session.posargs)  # fmt: skip
+
+
+@nox.session
 def parity(session: nox.Session) -> None:
     """wire = grpc on grpc-go's interop TestService (benchmarks/interop_go, built here:
     grpc-go's own service, with the server options its stock command line lacks)."""

@@ -730,7 +730,34 @@ def render_profile_hello(path: Path, differential: bool = True) -> str:
     return "\n".join(lines).rstrip()
 
 
+def render_large_messages(record: dict[str, Any]) -> str:
+    """Client CPU per MB of large replies on both stacks, and their ratio (issue 36's
+    goal: wire at most 1.5x grpc.aio's)."""
+    cells: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    for run in record["runs"]:
+        cells.setdefault((run["kind"], run["size_mb"], run["stack"]), []).append(run)
+    lines = [
+        f"grpc-go's interop TestService on CPU 0, the client on CPU 1; unary `UnaryCall` replies"
+        f" and `StreamingOutputCall` streams of {record['stream_messages']} messages of each"
+        f" size; {record['rounds']} interleaved rounds (a fresh server each run), medians."
+        f" {_machine(record)}.",
+        "",
+        "| reply | size | wire: client CPU per MB | grpc.aio: client CPU per MB"
+        " | wire / grpc.aio |",
+        "|---|---|---|---|---|",
+    ]
+    for kind, size in dict.fromkeys((k, sz) for k, sz, _ in cells):
+        wire = _median(cells[(kind, size, "wire")], "cpu_ms_per_mb")
+        aio = _median(cells[(kind, size, "grpcio")], "cpu_ms_per_mb")
+        what = "unary" if kind == "unary" else "streamed messages"
+        lines.append(
+            f"| {what} | {size} MB | {wire:.2f} ms | {aio:.2f} ms | **{wire / aio:.2f}x** |"
+        )
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "large-messages": render_large_messages,
     "profile-overhead": render_profile_overhead,
     "seed-000": render_seed_000,
     "seed-000-large": render_seed_000,
