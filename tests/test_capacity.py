@@ -73,6 +73,12 @@ def test_the_search_stops_at_a_rate_the_generator_cannot_offer() -> None:
     assert search.next_rate() is None
     assert search.passed == 100 and search.failed is None
     assert "could not offer 200/s" in search.describe_end()
+    stalled = RateSearch(100.0)
+    stalled.record(stalled.next_rate() or 0, "generator", host_stalled=True)
+    assert stalled.describe_end() == (
+        "the host stalled the generator at 100/s (its sends late, its CPU mostly idle)"
+        " (probe 1; no rate had passed)"
+    )
 
 
 def test_a_server_that_fails_every_rate_has_no_capacity() -> None:
@@ -115,6 +121,12 @@ def test_the_judge_blames_the_right_side() -> None:
     late = replace(late, load=replace(late.load, latency=recorder.summary()))
     judged = judge(late, slo, 0.001, 1.0)
     assert judged.outcome == "generator" and "send lag" in judged.reason
+    # Its CPU 10% busy: the host woke its timers late, and the judgement says so; at
+    # 70% (busy, though not saturated) the lateness may be its own.
+    assert judged.host_stalled and "the host woke its timers late" in judged.reason
+    busy = replace(late, load=replace(late.load, client_cpu_s=0.7))
+    judged = judge(busy, slo, 0.001, 1.0)
+    assert judged.outcome == "generator" and not judged.host_stalled
     assert judge(_probe(5, lag_ms=4), slo, 0.001, 1.0).outcome == "pass"
     # Too few calls finished for the rate offered: the server's.
     short = judge(replace(_probe(5), load=replace(_probe(5).load, wall_s=1.1)), slo, 0.001, 1.0)

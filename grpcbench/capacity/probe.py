@@ -13,7 +13,10 @@ never the server's failure. The order of the checks decides the blame:
    the send lag's p99 is over a tenth of the tightest objective (at least 3 ms):
    ``generator`` - the server answered in time, the generator's lateness broke it.
    Lag that left every objective met does not matter: a contended host's wake-up
-   spikes at a trivial rate used to end a tight SLO's search at its first probe;
+   spikes at a trivial rate used to end a tight SLO's search at its first probe.
+   With the generator's CPU mostly idle (under ``STALL_SATURATION``) the lateness
+   is the host's (its timers woke late), not the generator's capacity, and the
+   judgement says so (``host_stalled``);
 4. an objective broken on the corrected latency, or under 99% of the offered
    rate achieved (``achieved_rate``): ``fail``; else ``pass``.
 """
@@ -29,6 +32,8 @@ from grpcbench.model.results import LevelResult
 
 ACHIEVED_SHARE = 0.99  # of the offered rate, for a pass
 LAG_SHARE = 0.10  # of the tightest objective: the most send lag a pass may have
+# Late sends from a generator this idle are the host's stalls, not its limit.
+STALL_SATURATION = 0.5
 MIN_LAG_LIMIT_US = 3000  # the open loop's timers are whole milliseconds: ~1 ms of lag is normal
 
 
@@ -36,14 +41,19 @@ MIN_LAG_LIMIT_US = 3000  # the open loop's timers are whole milliseconds: ~1 ms 
 class Judgement:
     outcome: Outcome
     reason: str  # "" for a pass
+    # "generator": its sends were late while its CPU was mostly idle (host wake-ups).
+    host_stalled: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "reason": self.reason}
+        data: dict[str, Any] = {"outcome": self.outcome, "reason": self.reason}
+        if self.host_stalled:
+            data["host_stalled"] = True
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Judgement:
         outcome: Outcome = data["outcome"]
-        return cls(outcome, str(data.get("reason", "")))
+        return cls(outcome, str(data.get("reason", "")), bool(data.get("host_stalled", False)))
 
 
 def achieved_rate(level: LevelResult, duration_s: float) -> float:
@@ -91,11 +101,18 @@ def judge(level: LevelResult, slo: Slo, max_error_rate: float, duration_s: float
     lag_limit = max(MIN_LAG_LIMIT_US, int(slo.tightest_us * LAG_SHARE))
     lag = load.schedule_lag
     if broken and lag is not None and lag.count and lag.percentile_us(99) > lag_limit:
-        return Judgement(
-            "generator",
+        late = (
             f"send lag p99 {lag.percentile_us(99) / 1000:.3g} ms > {lag_limit / 1000:.3g} ms"
-            f" broke {'; '.join(broken)}",
+            f" broke {'; '.join(broken)}"
         )
+        if load.client_saturation < STALL_SATURATION:
+            return Judgement(
+                "generator",
+                f"{late}, the generator's CPU {load.client_saturation:.0%} busy: the host"
+                " woke its timers late",
+                host_stalled=True,
+            )
+        return Judgement("generator", late)
     if broken:
         return Judgement("fail", "; ".join(broken))
     achieved, offered = achieved_rate(level, duration_s), offered_rate(level, duration_s)

@@ -45,6 +45,7 @@ class RateSearch:
     passed: float | None = None  # highest rate that passed
     failed: float | None = None  # lowest rate that failed (the server's failure)
     generator_limit: float | None = None  # a rate the generator could not offer
+    host_stalled: bool = False  # ... because the host stalled it (its CPU mostly idle)
     probes: list[tuple[float, Outcome]] = field(default_factory=list)
     set_aside: list[float] = field(default_factory=list)  # failures below a pass
 
@@ -71,7 +72,8 @@ class RateSearch:
             return None
         return middle
 
-    def record(self, rate: float, outcome: Outcome) -> None:
+    def record(self, rate: float, outcome: Outcome, host_stalled: bool = False) -> None:
+        """``host_stalled``: a ``generator`` outcome whose late sends were the host's."""
         self.probes.append((rate, outcome))
         if outcome == "pass":
             self.passed = rate if self.passed is None else max(self.passed, rate)
@@ -88,6 +90,7 @@ class RateSearch:
                 self.failed = rate if self.failed is None else min(self.failed, rate)
         else:
             self.generator_limit = rate
+            self.host_stalled = host_stalled
 
     @property
     def converged(self) -> bool:
@@ -98,16 +101,16 @@ class RateSearch:
 
     def describe_end(self) -> str:
         """Why the search ended, in a few words (for the table)."""
-        if self.generator_limit is not None and self.passed is None:
-            return (
-                f"the generator could not offer {self.generator_limit:g}/s (probe"
-                f" {len(self.probes)}; no rate had passed)"
-            )
         if self.generator_limit is not None:
-            return (
-                f"the generator could not offer {self.generator_limit:g}/s: capacity is at"
-                " least the last pass"
+            what = (
+                f"the host stalled the generator at {self.generator_limit:g}/s (its sends"
+                " late, its CPU mostly idle)"
+                if self.host_stalled
+                else f"the generator could not offer {self.generator_limit:g}/s"
             )
+            if self.passed is None:
+                return f"{what} (probe {len(self.probes)}; no rate had passed)"
+            return f"{what}: capacity is at least the last pass"
         if self.passed is None:
             return "failed at every rate probed"
         if self.failed is None:

@@ -266,7 +266,7 @@ class CapacitySearch:
                     retried.add(rate)
                     index = probed[rate] = await self._search_probe(target, rate)
                     judgement = self._judged(index, slo)
-                search.record(rate, judgement.outcome)
+                search.record(rate, judgement.outcome, judgement.host_stalled)
         return searches
 
     async def _search_probe(self, target: Target, rate: float) -> int:
