@@ -73,11 +73,26 @@ def test_the_search_stops_at_a_rate_the_generator_cannot_offer() -> None:
     assert search.next_rate() is None
     assert search.passed == 100 and search.failed is None
     assert "could not offer 200/s" in search.describe_end()
+
+
+def test_a_host_stall_before_any_pass_is_skipped_going_up() -> None:
+    """Late sends from an idle generator at a low rate (host wake-ups) do not end the
+    search: it probes twice the rate, within the closed loop's ceiling (2 x start)."""
+    search = RateSearch(100.0)
+    search.record(search.next_rate() or 0, "generator", host_stalled=True)  # 100: skipped
+    assert search.next_rate() == 190  # twice, capped at 95% of the ceiling
+    search.record(190, "pass")
+    assert search.next_rate() == 380 and search.stalled == [100]
+    search.record(380, "fail")
+    assert "the host stalled the generator at 100/s (skipped)" in search.describe_end()
+    # Stalled at every rate it can reach: it ends, saying so (not "could not offer").
     stalled = RateSearch(100.0)
     stalled.record(stalled.next_rate() or 0, "generator", host_stalled=True)
+    stalled.record(stalled.next_rate() or 0, "generator", host_stalled=True)
+    assert stalled.next_rate() is None
     assert stalled.describe_end() == (
-        "the host stalled the generator at 100/s (its sends late, its CPU mostly idle)"
-        " (probe 1; no rate had passed)"
+        "the host stalled the generator at 190/s (its sends late, its CPU mostly idle)"
+        " (probe 2; no rate had passed)"
     )
 
 

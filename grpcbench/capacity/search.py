@@ -25,6 +25,10 @@ def round_rate(rate: float) -> float:
     return round(rate, digits)
 
 
+# A host that stalls the generator at a low rate (its timers wake late while it idles)
+# may let it keep time at a higher one: so many such rates are skipped, going up.
+STALLS_SKIPPED = 2
+
 # A first probe that fails is checked once above (at this factor of it, within the
 # closed loop's ceiling) before the search walks down: latency is not always monotonic
 # in the rate (on a contended host a slow rate waits for wake-ups a busy one does not).
@@ -48,6 +52,9 @@ class RateSearch:
     host_stalled: bool = False  # ... because the host stalled it (its CPU mostly idle)
     probes: list[tuple[float, Outcome]] = field(default_factory=list)
     set_aside: list[float] = field(default_factory=list)  # failures below a pass
+    # Rates where the host stalled the generator before anything passed: skipped, and
+    # probed above, where a busier loop sleeps less (at most STALLS_SKIPPED of them).
+    stalled: list[float] = field(default_factory=list)
 
     def next_rate(self) -> float | None:
         """The next rate to probe, or None when the search is over."""
@@ -55,6 +62,8 @@ class RateSearch:
             return None
         if not self.probes:
             return round_rate(max(self.start, LOWEST_RATE))
+        if self.passed is None and self.failed is None:  # only host stalls so far
+            return self._above(self.stalled[-1])
         if self.failed is None:  # no failure yet: exponential steps up
             assert self.passed is not None
             return round_rate(self.passed * 2)
@@ -88,9 +97,19 @@ class RateSearch:
                 self.set_aside.append(rate)
             else:
                 self.failed = rate if self.failed is None else min(self.failed, rate)
+        elif (
+            host_stalled and self.passed is None and self.failed is None
+            and len(self.stalled) < STALLS_SKIPPED and self._above(rate) is not None
+        ):  # fmt: skip
+            self.stalled.append(rate)
         else:
             self.generator_limit = rate
             self.host_stalled = host_stalled
+
+    def _above(self, rate: float) -> float | None:
+        """Twice ``rate``, within the closed loop's ceiling (``start`` is half of it)."""
+        above = round_rate(min(rate * 2, self.start * 2 * 0.95))
+        return above if above > rate else None
 
     @property
     def converged(self) -> bool:
@@ -111,15 +130,22 @@ class RateSearch:
             if self.passed is None:
                 return f"{what} (probe {len(self.probes)}; no rate had passed)"
             return f"{what}: capacity is at least the last pass"
+        skipped = f" ({_rates(self.stalled)} skipped: host stalls)" if self.stalled else ""
         if self.passed is None:
-            return "failed at every rate probed"
+            return f"failed at every rate probed{skipped}"
         if self.failed is None:
-            return f"passed at every rate probed (up to {self.passed:g}/s)"
+            return f"passed at every rate probed (up to {self.passed:g}/s){skipped}"
         aside = (
             f"; {', '.join(f'{r:g}' for r in self.set_aside)}/s failed below a pass (set aside)"
             if self.set_aside
             else ""
         )
+        if self.stalled:
+            aside += f"; the host stalled the generator at {_rates(self.stalled)} (skipped)"
         if self.converged:
             return f"bracket {self.passed:g}-{self.failed:g}/s within {self.precision:.0%}{aside}"
         return f"bracket {self.passed:g}-{self.failed:g}/s after {len(self.probes)} probes{aside}"
+
+
+def _rates(rates: list[float]) -> str:
+    return ", ".join(f"{rate:g}" for rate in rates) + "/s"
