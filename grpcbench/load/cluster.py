@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 import time
 import uuid
@@ -364,6 +365,29 @@ def _pooled(
     return parts, queue, (name, chunks[0])
 
 
+class _DaskTaskNoise(logging.Filter):
+    """Drops asyncio's "exception was never retrieved" for Dask's own tasks: a worker
+    killed mid-level leaves the scheduler (in this process for local:N) a request it
+    can no longer answer, whose TimeoutError asyncio then prints with its traceback;
+    the level error names the worker in one line. Any other task's is kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "exception was never retrieved" not in str(record.msg) or not record.exc_info:
+            return True
+        trace = record.exc_info[2]
+        while trace is not None:
+            if f"{os.sep}distributed{os.sep}" in trace.tb_frame.f_code.co_filename:
+                return False
+            trace = trace.tb_next
+        return True
+
+
+def _quiet_dask_tasks() -> None:
+    asyncio_logger = logging.getLogger("asyncio")
+    if not any(isinstance(f, _DaskTaskNoise) for f in asyncio_logger.filters):
+        asyncio_logger.addFilter(_DaskTaskNoise())
+
+
 class ClusterDriver:
     name = "dask"
     live_intervals = True  # run() takes on_interval: the workers' intervals, merged
@@ -394,6 +418,7 @@ class ClusterDriver:
         # log its reconnection attempts and their tracebacks on stderr besides.
         for name in ("distributed.client", "distributed.core", "distributed.comm"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
+        _quiet_dask_tasks()
         self.notes: list[str] = []  # said once, before the first level (Runner)
         # The level's live view while it runs: the workers' queue of intervals, their
         # merger, and where whole intervals go (None: no --interval, or no level).
