@@ -160,6 +160,24 @@ def test_the_achieved_rate_is_what_was_completed_in_the_windows_second_half() ->
     assert achieved_rate(keeping_up, 2.0) == 100.0
 
 
+def test_what_was_achieved_is_held_to_what_was_scheduled_in_the_same_half() -> None:
+    """A Poisson timetable scheduled 19 calls in its second half and 29 in its first:
+    19 completed there is keeping up, though under 99% of the window's 24/s. One
+    call short of the half's schedule is within grace; three short is not."""
+    slo = parse_slo("p99<=2s")
+
+    def probe(window: tuple[int, ...]) -> Any:
+        base = _probe(25, rate=24, calls=48)
+        return replace(base, load=replace(base.load, window_calls=window))
+
+    assert judge(probe((29, 48, 29, 48)), slo, 0.001, 2.0).outcome == "pass"
+    assert judge(probe((29, 47, 29, 48)), slo, 0.001, 2.0).outcome == "pass"
+    short = judge(probe((29, 45, 29, 48)), slo, 0.001, 2.0)
+    assert short.outcome == "fail" and "of 19/s scheduled" in short.reason
+    # The same counts without the schedule's (an older file): held to 24/s, failed.
+    assert judge(probe((29, 48)), slo, 0.001, 2.0).outcome == "fail"
+
+
 def test_a_missed_confirmation_steps_down_to_a_rate_already_passed() -> None:
     """After a miss at 202/s the loose SLO tries 196/s, which the tight SLO's search
     passed, not 192/s (5% below): a loose SLO never confirms less than a tight one
@@ -382,7 +400,13 @@ def _unless_the_host_took_it(since: tuple[int, int], failure: str) -> None:
     pytest.fail(f"{failure} (host steal {stolen:.1%})")
 
 
-def _tight_slo_ms(handler_ms: float = 20.0) -> int:
+# Beside CPU hogs the tight SLO is issue 41's: a server sharing its core with two hogs
+# wakes its handlers late (p99 30-47 ms for a 20 ms sleep, measured), so handler + 5 ms
+# plus an idle sleep's lateness is met at no rate; 50 ms is, below the ceiling.
+TIGHT_BESIDE_HOGS_MS = 50
+
+
+def _tight_slo_ms(handler_ms: float = 20.0, hogs: int = 0) -> int:
     """A tight p99 for a handler that sleeps ``handler_ms``: 5 ms above it, plus the
     99th percentile of this host's own oversleep. A virtual machine's vCPU is now and
     then descheduled for several ms (seen: a 20 ms sleep's p99 8 ms late on an idle
@@ -390,6 +414,9 @@ def _tight_slo_ms(handler_ms: float = 20.0) -> int:
     "none" there is the true answer, not the one this test is about."""
     import math
     import time
+
+    if hogs:
+        return TIGHT_BESIDE_HOGS_MS
 
     late = []
     for _ in range(150):
@@ -405,7 +432,7 @@ def test_a_tight_slo_finds_less_on_a_random_timetable(tmp_path: Path, hogs: int)
     """Poisson arrivals queue now and then even below the ceiling, so p99 <= 25 ms on a
     20 ms handler (more on a host that oversleeps: ``_tight_slo_ms``) holds only well
     below 200/s; both SLOs share the probes they can."""
-    tight = f"p99<={_tight_slo_ms()}ms"
+    tight = f"p99<={_tight_slo_ms(hogs=hogs)}ms"
     since = cpu_ticks()
     done, data = _capacity(
         tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",
@@ -435,7 +462,7 @@ def test_a_tight_slo_is_lower_and_steady_across_three_fresh_servers(
     timetable's own count of calls varies by about 1/sqrt(n)."""
     from grpcbench.capacity.record import CapacityRecord, Confirmed
 
-    tight_slo = f"p99<={_tight_slo_ms()}ms"
+    tight_slo = f"p99<={_tight_slo_ms(hogs=hogs)}ms"
     since = cpu_ticks()
     done, data = _capacity(
         tmp_path, "-s", "grpcio:workers=4", "--server-param", "delay_ms=20", "-c", "20",

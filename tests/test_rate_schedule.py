@@ -235,3 +235,16 @@ def test_every_pacer_paces_an_open_loop_the_same_way() -> None:
     assert LevelPlan(1, rate=250.0).describe() == "rate 250/s"
     assert LevelPlan(1, rate=30.0, schedule=pacers[1].text).pacer() == pacers[1]
     assert LevelPlan(4).pacer() is None
+
+
+def test_a_timed_timetable_counts_what_it_scheduled_per_half() -> None:
+    """Draw by draw, and to its end when the phase stopped drawing early (its slots
+    full): what the capacity probe holds the second half's completions to."""
+    from grpcbench.load.schedule_count import ScheduleCount
+
+    count = ScheduleCount(2.0)
+    offsets = count.counting(iter([0.1 * n for n in range(100)]))
+    drawn = [next(offsets) for _ in range(5)]  # 0.0 .. 0.4: the phase stopped here
+    assert drawn[-1] == 0.4 and (count.before_middle, count.before_end) == (5, 5)
+    count.drain()
+    assert (count.before_middle, count.before_end) == (10, 20)  # 0.0-0.9, 0.0-1.9

@@ -224,7 +224,7 @@ async def wire_open_loop_phase(
     finished: asyncio.Future[None] = loop.create_future()
     clock = time.perf_counter_ns
     cap = spec.share.concurrency
-    offsets = spec_timetable(spec)
+    offsets = spec_timetable(spec, recorders)
     start = clock()
     intended_of: dict[int, int] = {}  # call number -> intended send (ns)
     state = {"next": start + int(next(offsets) * 1e9), "number": 0, "sending": True}

@@ -26,6 +26,7 @@ from grpcbench.load.recorders import (
     StepRecorders,
     level_recorders,
 )
+from grpcbench.load.schedule_count import ScheduleCount
 from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.intervals import (
@@ -194,6 +195,8 @@ async def run_level(
                 replace(_offered(spec, (f,))[0], in_flight=budget.in_flight))))  # fmt: skip
         window_calls: list[int] = []
         snapshots = _count_finished_at(spec, measure, wall_start, window_calls)
+        if snapshots:
+            measure.schedule = ScheduleCount(spec.settings.duration_s)
         try:
             await _phase(
                 call, spec, budget, measure, lambda done: on_progress(done, measure.failed)
@@ -203,6 +206,9 @@ async def run_level(
                 cutter.cancel()
             for snapshot in snapshots:
                 snapshot.cancel()
+            if measure.schedule is not None:
+                measure.schedule.drain()
+                window_calls += [measure.schedule.before_middle, measure.schedule.before_end]
         wall_s = time.perf_counter() - wall_start
         intervals = _offered(spec, finish(measure.window)) if measure.window else ()
         cpu_s = time.process_time() - cpu_start
@@ -230,7 +236,7 @@ async def run_level(
         client_timeline=timeline.timeline() if timeline else None,
         errors=dict(measure.errors),
         intervals=intervals,
-        window_calls=tuple(window_calls) if len(window_calls) == 2 else (),
+        window_calls=tuple(window_calls) if len(window_calls) == 4 else (),
         details=measure.details if isinstance(measure, DetailedLevelRecorders) else None,
         methods=method_figures(mix, measure),
         steps=step_figures(measure.steps),
@@ -267,7 +273,8 @@ def _count_finished_at(
     spec: LoadSpec, measure: LevelRecorders, start: float, counts: list[int]
 ) -> list[asyncio.TimerHandle]:
     """A timed open loop: the calls finished at the middle and at the end of its
-    timetable, appended to ``counts`` as the loop reaches those moments."""
+    timetable, appended to ``counts`` as the loop reaches those moments (the engine
+    then adds what the timetable scheduled before each: ``ScheduleCount``)."""
     duration = spec.settings.duration_s
     if not (spec.share.rate and duration):
         return []

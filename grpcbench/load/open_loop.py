@@ -35,9 +35,12 @@ def share_pacer(spec: LoadSpec) -> Pacer:
     return pacer.scaled(spec.share.rate / pacer.peak)
 
 
-def spec_timetable(spec: LoadSpec) -> Iterator[float]:
-    """This generator's intended send times (each process draws its own Poisson gaps)."""
-    return pacer_timetable(share_pacer(spec), spec.settings.arrivals)
+def spec_timetable(spec: LoadSpec, recorders: LevelRecorders | None = None) -> Iterator[float]:
+    """This generator's intended send times (each process draws its own Poisson gaps);
+    counted into ``recorders.schedule`` when the phase keeps that count."""
+    offsets = pacer_timetable(share_pacer(spec), spec.settings.arrivals)
+    schedule = recorders.schedule if recorders is not None else None
+    return schedule.counting(offsets) if schedule is not None else offsets
 
 
 def timetable(rate: float, arrivals: str, seed: int | None = None) -> Iterator[float]:
@@ -79,7 +82,7 @@ async def open_loop_phase(
     budget.arm()
     start = clock()
     try:
-        for number, offset in enumerate(spec_timetable(spec)):
+        for number, offset in enumerate(spec_timetable(spec, recorders)):
             intended = start + offset
             delay = intended - clock()
             if delay > MIN_SLEEP_S:

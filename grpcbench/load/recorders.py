@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from grpcbench.load.schedule_count import ScheduleCount
 from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalRecorder
 from grpcbench.model.load_result import MethodFigures, StreamSummary
@@ -127,6 +128,8 @@ class LevelRecorders:
     window: IntervalRecorder | None = None  # --interval: the interval under way
     parts: list[PartRecorder] | None = None  # a mix: one per method (rpc.mix)
     steps: StepRecorders | None = None  # a flow: one per step name (rpc.flow)
+    # A timed open loop: what its timetable scheduled per half (open_loop.ScheduleCount).
+    schedule: ScheduleCount | None = None
 
     @property
     def failed(self) -> int:

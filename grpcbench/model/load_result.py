@@ -268,7 +268,9 @@ class LoadResult:
     intervals: tuple[IntervalFigures, ...] = ()
     # A timed open loop: calls finished by the middle and by the end of its timetable
     # (summed over processes), so the rate the server completed is measured in the
-    # second half of the window, whatever the latency (capacity.probe.achieved_rate).
+    # second half of the window, whatever the latency (capacity.probe.achieved_rate);
+    # then the calls its timetable scheduled before the middle and before the end (files
+    # from before have the first two only).
     window_calls: tuple[int, ...] = ()
     # Per-call records, kept only when a format that lists calls asks for them
     # (LoadSettings.call_details): ghz's details.
