@@ -358,7 +358,11 @@ def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path, hogs: int) ->
     # the generator in the second half of the timetable's window.
     for probe in load_run(results).levels:
         if probe.rate:
-            assert len(probe.load.window_calls) == 2
+            # finished by the middle and the end; scheduled before the middle and the end
+            assert len(probe.load.window_calls) == 4
+            # a uniform timetable: rate x 2 s scheduled, half of it before the middle
+            assert abs(probe.load.window_calls[3] - probe.rate * 2) <= 2
+            assert abs(probe.load.window_calls[2] - probe.rate) <= 2
             assert achieved_rate(probe, 2.0) <= 200 * 1.04, (probe.rate, probe.load.window_calls)
     shown = subprocess.run([*GRPCBENCH, "show", str(results)], capture_output=True, text=True,
                            check=False)  # fmt: skip
