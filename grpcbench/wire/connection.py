@@ -99,6 +99,7 @@ class Connection(asyncio.Protocol):
         self.send_flow = SendFlow(self._write, self.keepalive)
         self.blocked = self.send_flow.blocked  # streams waiting for window (``flow``)
         self.recv_used = 0  # connection bytes read since our last WINDOW_UPDATE
+        self.received_at = 0.0  # perf_counter() of the socket read under way
         self.draining = False  # GOAWAY received or ids exhausted: no new streams
         self.closed = False
         self.close_reason = ""
@@ -128,6 +129,9 @@ class Connection(asyncio.Protocol):
         self.keepalive.start()
 
     def data_received(self, data: bytes) -> None:
+        # One clock reading per socket read: what came in it arrived together (the time
+        # of a call's first reply message, and the gaps between a stream's messages).
+        self.received_at = time.perf_counter()
         try:
             for kind, flags, stream_id, payload in self.splitter.split(data):
                 if self.continued is not None:
@@ -274,7 +278,7 @@ class Connection(asyncio.Protocol):
         if payload:
             data = messages.take(stream, payload)
             if data is not None:
-                problem = messages.read(stream, data, self.max_recv)
+                problem = messages.read(stream, data, self.max_recv, self.received_at)
                 if problem is not None:
                     self.cancel(stream, *problem)
         if end and stream.state != CLOSED:

@@ -10,7 +10,6 @@ common case, is cut straight from that frame's payload.
 
 from __future__ import annotations
 
-import time
 import zlib
 from collections.abc import Callable
 
@@ -41,13 +40,14 @@ def take(stream: WireStream, payload: bytes) -> bytes | None:
     return data
 
 
-def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
+def read(stream: WireStream, data: bytes, max_recv: int, now: float) -> Problem | None:
     """Deliver every whole message in ``data`` and keep the rest (``take`` adds to it);
-    a problem that must end the call (too large, cannot inflate), or None."""
+    a problem that must end the call (too large, cannot inflate), or None. ``now``:
+    when the socket read that brought ``data`` came in (perf_counter)."""
     position = 0
     size = len(data)
     on_message = stream.on_message
-    arrived = 0  # messages of this read: the first is timed, the rest came with it
+    arrived = 0  # messages completed by this frame
     while size - position >= 5:
         length = int.from_bytes(data[position + 1 : position + 5], "big")
         if max_recv and length > max_recv:  # --max-recv-message-size
@@ -71,15 +71,16 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
         if on_message is not None:
             on_message(message)
         position = end
-    if arrived:  # the clock once per read (inline: a unary reply takes this path)
-        now = time.perf_counter()
+    if arrived:  # inline: a unary reply takes this path
         if stream.messages == arrived:  # the stream's first messages
             stream.first_at = now
+            stream.together += arrived - 1
+        elif now == stream.last_at:  # the same socket read as the stream's last ones
+            stream.together += arrived
         else:
             _gap(stream, now)
-        stream.last_at = now
-        if arrived > 1:
             stream.together += arrived - 1
+        stream.last_at = now
     if position < size:  # the start of a message still arriving
         rest = data[position:]
         stream.parts = [rest]
@@ -89,8 +90,8 @@ def read(stream: WireStream, data: bytes, max_recv: int) -> Problem | None:
 
 
 def _gap(stream: WireStream, now: float) -> None:
-    """A read that completed messages after the stream's first: the gap since the last
-    such read's (the others of this read arrived with its first)."""
+    """A socket read that completed messages after the stream's first: the gap since
+    the last such read's (the others of this read arrived with its first)."""
     gap_us = int((now - stream.last_at) * 1e6)
     if stream.gaps_us is None:
         stream.gaps_us = [gap_us]

@@ -101,8 +101,8 @@ class WireStream:
         self.messages = 0
         self.bytes = 0  # reply message bytes (without the 5-byte prefixes; inflated if compressed)
         self.first_at = 0.0  # time.perf_counter() when the first reply message was complete
-        # Gaps between reply messages: timed once per read of DATA (a clock read per
-        # frame, not per message); messages after the first of one read came together.
+        # Gaps between reply messages: timed per socket read (one clock reading each, in
+        # Connection.data_received); messages after the first of one read came together.
         self.last_at = 0.0
         self.gaps_us: list[int] | None = None
         self.together = 0
