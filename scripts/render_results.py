@@ -126,7 +126,10 @@ def _median_latency(runs: list[dict[str, Any]], key: str) -> str:
     from grpcbench.base.units import format_latency_us
 
     values = [run[key] for run in runs if run.get(key) is not None]
-    return format_latency_us(statistics.median(values)) if values else "-"
+    if not values:
+        return "-"
+    median = statistics.median(values)
+    return f"{median:.0f} µs" if median < 1000 else format_latency_us(median)
 
 
 def render_streaming(record: dict[str, Any]) -> str:
