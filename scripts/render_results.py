@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import statistics
 import sys
 from collections.abc import Callable, Iterable
@@ -200,15 +201,16 @@ def render_traffic(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_traffic_run(path: Path) -> str:
-    """A saved route_guide run of docs/mixes.md: its command and its table."""
+def render_traffic_run(path: Path, server: str = "route_guide") -> str:
+    """A saved run with its command line and its (last) table: docs/mixes.md's route_guide
+    runs, seed 004's watches per message."""
     from grpcbench.model.results import load_run
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.table import build_tables
 
     run = load_run(path)
     meta = run.metadata
-    machine = f" on {meta.get('cpu_count')} CPUs, {meta.get('cpu_model')}; route_guide on CPU 0"
+    machine = f" on {meta.get('cpu_count')} CPUs, {meta.get('cpu_model')}; {server} on CPU 0"
     (table,) = build_tables(run.levels, run.unavailable)[-1:]
     return f"{_command_took(run, machine)}:\n\n" + table_to_markdown(table).rstrip()
 
@@ -249,7 +251,7 @@ def _command_took(run: RunRecord, more: str = "") -> str:
     """A saved run's command line, its date and how long it took: "`grpcbench ...` (DATE,
     N min``more``)"."""
     took = (_parse_time(run.finished_at) - _parse_time(run.started_at)) / 60
-    command = " ".join(run.metadata.get("argv", [])[1:])
+    command = shlex.join(run.metadata.get("argv", [])[1:])  # as a shell would take it
     return f"`grpcbench {command}` ({run.started_at[:10]}, {took:.1f} min{more})"
 
 
@@ -812,6 +814,7 @@ RUN_RENDERERS: dict[str, Callable[[Path], str]] = {
     "route-guide-mix": render_traffic_run,
     "route-guide-feed": render_traffic_run,
     "route-guide-chain": render_traffic_run,
+    "watch-messages": lambda path: render_traffic_run(path, "each server"),
 }
 # Blocks rendered from grpcbench's code, not from saved results.
 CODE_RENDERERS: dict[str, Callable[[], str]] = {
