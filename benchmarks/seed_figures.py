@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +36,18 @@ ROOT = Path(__file__).resolve().parents[1]
 GREETER = "{greeter} --target-pid {greeter_pid}"
 # Seed 001: connection strategies against a trivial handler (the seed's server was Go:
 # the Go greeter; and grpc.aio) and one that sleeps 0.5 s.
+# A group so labelled runs its command beside this many CPU hogs (python spinning).
+HOGS = 4
+BESIDE_HOGS = f", beside {HOGS} CPU hogs"
 SEED_001 = {
     (server, strategy): f"grpcbench run {how} -c 100 --connections {strategy}"
     " --duration 5s --warmup 1s"
     for server, how in (
         ("Go greeter, trivial", f"--target {GREETER}"),
         ("grpcio-aio, trivial", "-s grpcio-aio"),
+        # The same beside CPU hogs: whether a saturated server's replies come one by one
+        # (the pool keeps its connections) depends on the CPU it gets.
+        (f"grpcio-aio, trivial{BESIDE_HOGS}", "-s grpcio-aio"),
         ("grpcio-aio, sleeps 0.5 s", "-s grpcio-aio --server-param delay_ms=500"),
     )
     for strategy in ("shared", "checkout:10", "per-request")
@@ -133,6 +142,20 @@ def level_figures(level: LevelResult) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def cpu_hogs(count: int) -> Iterator[None]:
+    """``count`` processes spinning on any CPU while the block runs, then killed."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-P", "-c", "while True: pass"]) for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
 async def run_command(
     command: str, workdir: Path, greeter: ExternalTarget | None
 ) -> list[dict[str, Any]]:
@@ -163,7 +186,10 @@ async def measure(seed: str, args: argparse.Namespace) -> None:
             for round_number in range(1, args.rounds + 1):  # interleaved: drift hits all
                 for (group, label), command in commands.items():
                     print(f"seed {seed} round {round_number}: {command}", flush=True)
-                    for figures in await run_command(command, Path(workdir), greeter):
+                    hogs = HOGS if group.endswith(BESIDE_HOGS) else 0
+                    with cpu_hogs(hogs):
+                        measured = await run_command(command, Path(workdir), greeter)
+                    for figures in measured:
                         runs.append({"group": group, "label": label, "round": round_number,
                                      "command": command, **figures})  # fmt: skip
     finally:
@@ -172,7 +198,8 @@ async def measure(seed: str, args: argparse.Namespace) -> None:
     if args.save:
         shown = [
             c.format(greeter="127.0.0.1:50051", greeter_pid="$GREETER_PID")
-            for c in commands.values()
+            + (f"    # beside {HOGS} CPU hogs" if group.endswith(BESIDE_HOGS) else "")
+            for (group, _), c in commands.items()
         ]
         save_record(
             str(ROOT / "docs" / "results" / f"seed-{seed}.json"), f"seed-{seed}",
