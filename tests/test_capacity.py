@@ -508,6 +508,23 @@ def test_the_error_budget_caps_the_capacity(tmp_path: Path) -> None:
     assert reasons and all("errors" in reason for reason in reasons)
 
 
+@pytest.mark.integration
+def test_every_probe_runs_on_the_generator_processes_asked_for(tmp_path: Path) -> None:
+    """--client-processes drives every probe (a fast server's capacity needs more than
+    one generator process where there are cores for them), and the processes' figures
+    merge into one probe: the known 150/s limit is found as with one process."""
+    done, data = _capacity(
+        tmp_path, "--service", "tests.support.services:RATE_LIMITED", "-s", "grpcio:workers=4",
+        "--server-param", "limit_rps=150", "-c", "4", "--slo", "p99<=1s",
+        "--max-error-rate", "0.01", "--repeat", "0", "--client-processes", "2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (found,) = data["capacity"]["found"]
+    assert 135 <= found["capacity"] <= 160, found
+    levels = data["levels"]
+    assert levels and all(level["load"]["processes"] == 2 for level in levels)
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
