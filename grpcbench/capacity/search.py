@@ -135,11 +135,9 @@ class RateSearch:
             return f"failed at every rate probed{skipped}"
         if self.failed is None:
             return f"passed at every rate probed (up to {self.passed:g}/s){skipped}"
-        aside = (
-            f"; {', '.join(f'{r:g}' for r in self.set_aside)}/s failed below a pass (set aside)"
-            if self.set_aside
-            else ""
-        )
+        aside = ""
+        if self.set_aside:
+            aside += f"; {_rates(self.set_aside)} failed below a pass (set aside)"
         if self.stalled:
             aside += f"; the host stalled the generator at {_rates(self.stalled)} (skipped)"
         if self.converged:

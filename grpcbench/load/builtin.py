@@ -118,8 +118,8 @@ class BuiltinDriver:
             *(self._run_one(part, events_of(i)) for i, part in enumerate(parts))
         )
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
-        others = neighbours.others(merged.cpu_cores, merged.client_cpu_s)
-        return replace(merged, client_others_s=others, client_steal_share=neighbours.steal_share())
+        others, steal = neighbours.taken(merged.cpu_cores, merged.client_cpu_s)
+        return replace(merged, client_others_s=others, client_steal_share=steal)
 
     async def _run_one(
         self, spec: LoadSpec, on_event: Callable[[dict[str, Any]], None]

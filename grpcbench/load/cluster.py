@@ -581,11 +581,8 @@ class ClusterDriver:
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         if self.local is not None:  # this machine's CPUs: its neighbours are measured here
-            merged = replace(
-                merged,
-                client_others_s=neighbours.others(merged.cpu_cores, merged.client_cpu_s),
-                client_steal_share=neighbours.steal_share(),
-            )
+            others, steal = neighbours.taken(merged.cpu_cores, merged.client_cpu_s)
+            merged = replace(merged, client_others_s=others, client_steal_share=steal)
         progress(merged.count, merged.count - merged.ok)
         return merged
 

@@ -331,11 +331,8 @@ class GhzDriver:
             measured, spec.settings.client_cpus, self._time_limit(spec, spec.settings.duration_s)
         )
         result = parse_ghz_report(report, spec, cpu_s)
-        result = replace(
-            result,
-            client_others_s=neighbours.others(result.cpu_cores, cpu_s),
-            client_steal_share=neighbours.steal_share(),
-        )
+        others, steal = neighbours.taken(result.cpu_cores, cpu_s)
+        result = replace(result, client_others_s=others, client_steal_share=steal)
         progress(result.count, result.count - result.ok)
         return result
 

@@ -10,7 +10,7 @@ class ScheduleCount:
     before its end, draw by draw: a Poisson timetable's halves vary by about
     1/sqrt(n) (24 +- 5 calls in the half second of a 24/s probe), so what the server
     completed in the second half is compared with what was scheduled there, not with
-    the window's average (capacity.probe.achieved_share)."""
+    the window's average (capacity.probe.offered_rate)."""
 
     def __init__(self, duration_s: float) -> None:
         self.middle = duration_s / 2

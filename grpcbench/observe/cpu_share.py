@@ -77,7 +77,7 @@ def others_share(cpus: Sequence[int], cores: float, busy_delta_s: float, own_cpu
 
 class NeighbourMeter:
     """What other processes take from some CPUs over a window (a level's measured
-    phase): ``start()`` at its start, ``others(cores, own_cpu_s)`` at its end."""
+    phase): ``start()`` at its start, ``taken(cores, own_cpu_s)`` at its end."""
 
     def __init__(self, cpus: Sequence[int]) -> None:
         self.cpus = tuple(cpus)
@@ -86,13 +86,12 @@ class NeighbourMeter:
     def start(self) -> None:
         self._start = cpu_times(self.cpus)
 
-    def others(self, cores: float, own_cpu_s: float) -> float:
-        busy = (cpu_times(self.cpus) - self._start).busy_s
-        return others_share(self.cpus, cores, busy, own_cpu_s)
-
-    def steal_share(self) -> float:
-        """The share of its CPUs' time (all CPUs when unpinned) the host took so far."""
-        return (cpu_times(self.cpus) - self._start).steal_share
+    def taken(self, cores: float, own_cpu_s: float) -> tuple[float, float]:
+        """Since ``start``, from one reading of the CPUs: the CPU seconds other processes
+        took from them (``others_share``), and the share of their time (all CPUs when
+        unpinned) the host took."""
+        window = cpu_times(self.cpus) - self._start
+        return others_share(self.cpus, cores, window.busy_s, own_cpu_s), window.steal_share
 
 
 def run_queue_wait_s(pid: int) -> float:

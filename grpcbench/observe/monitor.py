@@ -294,6 +294,7 @@ class ProcessMonitor:
             self._peak_tracked_rss()
         allowed = len(self._cpus) or os.cpu_count() or 1
         cores = float(min(allowed, self._most_processes) if self.gil else allowed)
+        others, steal = self._neighbours.taken(cores, cpu)
         return ProcessUsage(
             cpu_s=cpu,
             wall_s=wall,
@@ -302,7 +303,7 @@ class ProcessMonitor:
             processes=self._most_processes,
             cpu_cores=cores,
             run_queue_wait_s=wait,
-            others_cpu_s=self._neighbours.others(cores, cpu),
-            steal_share=self._neighbours.steal_share(),
+            others_cpu_s=others,
+            steal_share=steal,
             timeline=self._timeline.timeline() if self._timeline else None,
         )

@@ -162,11 +162,10 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
         ]
     streams = [lv.load.stream for lv in levels if lv.load.stream]
     if streams:
+        timed = [name for name in PER_MESSAGE if any(getattr(s, name) for s in streams)]
         rows += _stream_rows(
-            sent=any(s.sent for s in streams), items=any(s.items for s in streams),
-            gaps=any(s.gap for s in streams), round_trips=any(s.round_trip for s in streams),
-            lags=any(s.send_lag for s in streams),
-        )  # fmt: skip
+            sent=any(s.sent for s in streams), items=any(s.items for s in streams), timed=timed
+        )
     if any(lv.load.rate for lv in levels):
         rows += [
             Row(
@@ -225,12 +224,16 @@ def _method_rows(
     return rows
 
 
-def _stream_rows(sent: bool, items: bool, gaps: bool, round_trips: bool, lags: bool) -> list[Row]:
+# A stream's per-message histograms (StreamSummary's field, rows' label), each shown
+# where some level measured it: gaps (not in results from before they were timed),
+# round trips (--stream-round-trip), send lag (--stream-interval's timetable).
+PER_MESSAGE = {"gap": "Message gap", "round_trip": "Round trip", "send_lag": "Message send lag"}
+
+
+def _stream_rows(sent: bool, items: bool, timed: list[str]) -> list[Row]:
     """Streams (or multi-page fetches): what went out (client and bidi streams), what
-    came back, how soon, how far apart (results from before gaps were timed have no
-    such rows) and how fast; items only where a workload
-    counts them, round trips only where --stream-round-trip timed them, send lag
-    only where --stream-interval set a timetable."""
+    came back, how soon, how far apart and how fast; items only where a workload
+    counts them; ``timed``: the PER_MESSAGE histograms some level has."""
 
     def per_second(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
         def value(level: LevelResult) -> float | None:
@@ -245,14 +248,8 @@ def _stream_rows(sent: bool, items: bool, gaps: bool, round_trips: bool, lags: b
     def first_message(lv: LevelResult) -> LatencySummary | None:
         return lv.load.stream.first_message if lv.load.stream else None
 
-    def gap(lv: LevelResult) -> LatencySummary | None:
-        return lv.load.stream.gap if lv.load.stream else None
-
-    def round_trip(lv: LevelResult) -> LatencySummary | None:
-        return lv.load.stream.round_trip if lv.load.stream else None
-
-    def send_lag(lv: LevelResult) -> LatencySummary | None:
-        return lv.load.stream.send_lag if lv.load.stream else None
+    def histogram(name: str) -> Callable[[LevelResult], LatencySummary | None]:
+        return lambda lv: getattr(lv.load.stream, name) if lv.load.stream else None
 
     def per_call(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
         return lambda lv: pick(lv.load.stream) / lv.load.stream.calls if lv.load.stream else None
@@ -268,20 +265,10 @@ def _stream_rows(sent: bool, items: bool, gaps: bool, round_trips: bool, lags: b
         _summary_row("First message p50", first_message, 50.0),
         _summary_row("First message p99", first_message, 99.0),
     ]
-    if gaps:
+    for name in timed:
         rows += [
-            _summary_row("Message gap p50", gap, 50.0),
-            _summary_row("Message gap p99", gap, 99.0),
-        ]
-    if round_trips:
-        rows += [
-            _summary_row("Round trip p50", round_trip, 50.0),
-            _summary_row("Round trip p99", round_trip, 99.0),
-        ]
-    if lags:
-        rows += [
-            _summary_row("Message send lag p50", send_lag, 50.0),
-            _summary_row("Message send lag p99", send_lag, 99.0),
+            _summary_row(f"{PER_MESSAGE[name]} p{percentile:g}", histogram(name), percentile)
+            for percentile in (50.0, 99.0)
         ]
     rows += [
         Row("Messages/sec", per_second(lambda s: s.messages), lambda v: f"{v:.2f}"),

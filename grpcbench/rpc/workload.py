@@ -70,7 +70,7 @@ async def _requests(
             log.lags_us.append(max(0, int((now - due) * 1e6)))
         log.count += 1
         if log.unanswered is not None:
-            log.unanswered.append(clock())
+            log.unanswered.append(now)
         yield message
 
 
