@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import shutil
 import subprocess
 from pathlib import Path
@@ -81,9 +82,14 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """Type-check the package with mypy (strict; the generated stubs excepted)."""
+    """Type-check the package with mypy (strict; the generated stubs excepted), then the
+    benchmarks and scripts that call it (not strict: a renamed method is still caught)."""
     session.install(".", "mypy", "pytest")  # pytest: the plugin's decorators are typed
     session.run("mypy", "grpcbench")
+    session.run(
+        "mypy", "--config-file", "benchmarks/mypy.ini", *sorted(glob.glob("benchmarks/*.py")),
+        *sorted(glob.glob("scripts/*.py")), env={"MYPYPATH": "benchmarks"},
+    )  # fmt: skip
 
 
 @nox.session
@@ -109,6 +115,14 @@ def loadgen(session: nox.Session) -> None:
     # What live telemetry costs the generator, side by side on the same greeter.
     session.install(".[telemetry,proto]")
     session.run("python", "benchmarks/telemetry_overhead.py", "--greeter", str(greeter))
+
+
+@nox.session
+def wire_replay(session: nox.Session) -> None:
+    """The wire stack's own CPU per unary call with no server or socket (replayed
+    replies): the figure to watch while changing the transport's hot path."""
+    session.install(".")
+    session.run("python", "-P", "benchmarks/wire_replay.py", *session.posargs)
 
 
 @nox.session

@@ -55,6 +55,7 @@ class BareLoopDriver:
                     progress(MEASUREMENT_STARTED, 0)
                     continue
                 progress(event["calls"], 0)
+                others_s, steal_share = neighbours.taken(1.0, float(event["cpu_s"]))
                 return LoadResult(
                     driver=self.name,
                     concurrency=spec.share.concurrency,
@@ -63,7 +64,8 @@ class BareLoopDriver:
                     latency=LatencySummary(),
                     wall_s=float(event["wall_s"]),
                     client_cpu_s=float(event["cpu_s"]),
-                    client_others_s=neighbours.others(1.0, float(event["cpu_s"])),
+                    client_others_s=others_s,
+                    client_steal_share=steal_share,
                 )
             raise DriverError(f"bare loop failed: {child.stderr_tail()}")
         finally:
@@ -124,12 +126,13 @@ class H2loadDriver:
             progress(MEASUREMENT_STARTED, 0)
             calls, wall_s, cpu_s = await self._run(spec, spec.share.requests, body)
         progress(calls, 0)
+        others_s, steal_share = neighbours.taken(1.0, cpu_s)
         missing = spec.share.requests - calls
         return LoadResult(
             driver=self.name, concurrency=spec.share.concurrency, connections=1,
             statuses={"OK": calls, "Unknown": missing} if missing > 0 else {"OK": calls},
             latency=LatencySummary(), wall_s=wall_s, client_cpu_s=cpu_s,
-            client_others_s=neighbours.others(1.0, cpu_s),
+            client_others_s=others_s, client_steal_share=steal_share,
         )  # fmt: skip
 
 

@@ -32,6 +32,7 @@ import asyncio
 import os
 import shutil
 import statistics
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 # benchmarks/, this script's directory
@@ -60,6 +61,7 @@ async def bench(args: argparse.Namespace) -> None:
     placement = default_placement()  # the same placement as `grpcbench run`
     server_cpus, client_cpus = placement.server_cpus, placement.client_cpus
     drivers = make_generators(args.generators)
+    stop: Callable[[], Awaitable[object]]
     if args.server == "go":
         child, target = await start_go_greeter(args.greeter, server_cpus)
         stop = child.stop

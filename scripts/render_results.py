@@ -273,9 +273,9 @@ def render_crosscheck(record: dict[str, Any]) -> str:
     client_cost = _medians(groups, "client_cpu_us_per_call")
     spreads = []
     for server in servers:
-        costs = [server_cost[server, c] for c in clients if (server, c) in server_cost]
-        if costs:
-            low, high = min(costs), max(costs)
+        served = [server_cost[server, c] for c in clients if (server, c) in server_cost]
+        if served:
+            low, high = min(served), max(served)
             spreads.append(f"{server} {low:.0f}-{high:.0f} µs ({high / low:.2f}x)")
     header = "| server | " + " | ".join(clients)
     rule = "|---|" + "---|" * len(clients)
@@ -292,7 +292,8 @@ def render_crosscheck(record: dict[str, Any]) -> str:
     spent = ["", "What each client spent, CPU µs per call (medians of the same runs):", ""]
     spent += [header + " |", rule]
     for server in servers:
-        cells, costs = [], []
+        cells: list[str] = []
+        costs: list[str] = []
         for client in clients:
             runs = groups.get((server, client), [])
             cost = server_cost.get((server, client))

@@ -22,6 +22,7 @@ from grpcbench.wire.headers import (
     request_fields,
 )
 from grpcbench.wire.stream import CLOSED, WireStream
+from tests.support.memory_transport import MemoryTransport
 
 frame_values = st.tuples(
     st.integers(0, 12),  # type (some unknown)
@@ -58,31 +59,10 @@ def test_an_oversized_frame_is_refused_before_its_payload(length: int) -> None:
         raise AssertionError("accepted")
 
 
-class FakeTransport:
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-        self.closing = False
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def close(self) -> None:
-        self.closing = True
-
-    def abort(self) -> None:
-        self.closing = True
-
-    def get_extra_info(self, name: str) -> None:
-        return None
-
-
 def _fed(chunks: list[bytes], calls: int) -> tuple[Connection, list[WireStream]]:
     async def main() -> tuple[Connection, list[WireStream]]:
         connection = Connection()
-        transport = FakeTransport()
+        transport = MemoryTransport()
         connection.connection_made(transport)  # type: ignore[arg-type]
         connection.data_received(frames.settings_frame({}))
         block = request_fields("/a.B/C", "127.0.0.1:1", "http", 1.0)

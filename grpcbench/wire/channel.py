@@ -310,12 +310,9 @@ class WireChannel:
         on_message: Callable[[bytes], None] | None = None,
     ) -> WireStream:
         deadline = time.monotonic() + timeout_s if timeout_s is not None else math.inf
-        stream = WireStream(
+        return WireStream(
             self.request_fields(path, timeout_s, metadata), body, end, on_done, deadline, on_message
         )
-        if self.connection is not None and timeout_s is not None:
-            self.connection.note_timeout(timeout_s)
-        return stream
 
     async def counted_unary_stream(
         self, path: str, request: bytes, timeout: float | None, metadata: Metadata = None

@@ -55,6 +55,7 @@ from grpcbench.wire.headers import (
 from grpcbench.wire.keepalive import Keepalive
 from grpcbench.wire.stream import (
     CLOSED,
+    HALF_CLOSED_LOCAL,
     IDLE,
     OPEN,
     StreamOwner,
@@ -81,7 +82,7 @@ class Connection(asyncio.Protocol):
         self.loop = asyncio.get_event_loop()
         self.transport: asyncio.Transport | None = None
         self.ready: asyncio.Future[None] = self.loop.create_future()
-        self.splitter = frames.FrameSplitter()
+        self.buffer = b""  # the start of a frame still arriving
         self.decoder = ReplyHeaderDecoder()
         self.encoder = RequestEncoder()
         self.streams: dict[int, WireStream] = {}  # open on this connection, by id
@@ -132,8 +133,26 @@ class Connection(asyncio.Protocol):
         # One clock reading per socket read: what came in it arrived together (the time
         # of a call's first reply message, and the gaps between a stream's messages).
         self.received_at = time.perf_counter()
+        # The frames are cut here as ``frames.FrameSplitter`` cuts them, inline: a
+        # list of tuples per read cost more than the rest of a DATA frame's handling.
+        if self.buffer:
+            data = self.buffer + data
+        size = len(data)
+        position = 0
+        unpack = frames.FRAME_HEADER.unpack_from
         try:
-            for kind, flags, stream_id, payload in self.splitter.split(data):
+            while size - position >= frames.HEADER_SIZE:
+                high, low, kind, flags, stream_id = unpack(data, position)
+                length = (high << 16) | low
+                if length > frames.DEFAULT_MAX_FRAME_SIZE:  # what we advertise
+                    raise frames.oversized(length, frames.DEFAULT_MAX_FRAME_SIZE)
+                start = position + frames.HEADER_SIZE
+                position = start + length
+                if position > size:
+                    position = start - frames.HEADER_SIZE
+                    break
+                payload = data[start:position]
+                stream_id &= 0x7FFFFFFF
                 if self.continued is not None:
                     self._continuation(kind, flags, stream_id, payload)
                 elif kind == frames.DATA:
@@ -149,6 +168,8 @@ class Connection(asyncio.Protocol):
                     return
         except ConnectionError_ as error:
             self.fail(error.code, error.reason)
+            return
+        self.buffer = data[position:] if position < size else b""
 
     def eof_received(self) -> bool | None:
         return None  # close the transport: connection_lost ends what is open
@@ -170,9 +191,9 @@ class Connection(asyncio.Protocol):
             else:
                 finish(stream, status.UNAVAILABLE, self.close_reason or "connection draining")
             return
+        self.deadlines.watch(stream)
         if len(self.streams) >= self.max_streams:
             self.pending.append(stream)
-            self.deadlines.watch(stream)
             return
         self._open(stream)
 
@@ -185,11 +206,27 @@ class Connection(asyncio.Protocol):
             return
         self.next_id = stream_id + 2
         self.keepalive.pings_without_data = 0  # HEADERS go out: keepalive may ping again
-        flow = self.send_flow
-        stream.send_window = flow.stream_window
         self.streams[stream_id] = stream
-        block = self.encoder.encode(stream.request)  # in the order blocks leave
+        flow = self.send_flow
+        request = stream.request
+        unary = self.encoder.unary.get(request)
         body = stream.body
+        if (
+            unary is not None
+            and (unary.body is body or unary.body == body)
+            and unary.length <= flow.window
+        ):
+            # A whole request again, as sent before on this connection (``RequestFrames``).
+            flow.window -= unary.length
+            stream.send_window = flow.stream_window - unary.length
+            stream.state = HALF_CLOSED_LOCAL  # stream.opened(), inline: the common case
+            stream.id = stream_id
+            stream.connection = self
+            sid = stream_id.to_bytes(4, "big")
+            self._write(unary.head + sid + unary.middle + sid + body)
+            return
+        stream.send_window = flow.stream_window
+        block = self.encoder.encode(request)  # in the order blocks leave
         sid = stream_id.to_bytes(4, "big")
         length = len(body)
         ends_with_headers = stream.end and not length
@@ -206,8 +243,11 @@ class Connection(asyncio.Protocol):
         ):  # the whole body in one DATA frame, the common case
             stream.send_window -= length
             flow.window -= length
-            out += prefix(frames.DATA, frames.END_STREAM if stream.end else 0, length) + sid + body
+            data_prefix = prefix(frames.DATA, frames.END_STREAM if stream.end else 0, length)
+            out += data_prefix + sid + body
             opened(stream, stream_id, self, stream.end)
+            if stream.end and len(block) <= flow.max_frame:
+                self.encoder.remember_unary(request, body, out[:5], block + data_prefix)
         else:
             opened(stream, stream_id, self, ends_with_headers)
             if length:
@@ -216,7 +256,6 @@ class Connection(asyncio.Protocol):
         self._write(out)
         if stream.unsent:
             flow.send(stream)
-        self.deadlines.watch(stream)
 
     def send(self, stream: WireStream, data: bytes, end: bool) -> None:
         """More request bytes (length-prefixed messages) on a stream."""
@@ -264,8 +303,10 @@ class Connection(asyncio.Protocol):
         if stream is None:
             self._unknown_stream(stream_id)
             return
+        given = size  # the message bytes in it (padding counts for flow control only)
         if flags & frames.PADDED:
             payload = frames.strip_padding(flags, payload, frames.DATA)
+            given = len(payload)
         if not stream.headers_seen:
             self._stream_error(stream, "DATA before the reply headers")
             return
@@ -275,8 +316,20 @@ class Connection(asyncio.Protocol):
             if stream.recv_used >= STREAM_CREDIT_AT:
                 self._write(frames.window_update(stream_id, stream.recv_used))
                 stream.recv_used = 0
-        if payload:
-            data = messages.take(stream, payload)
+        if (
+            not stream.messages
+            and not stream.have
+            and stream.on_message is None
+            and given > 4
+            and not payload[0]
+            and int.from_bytes(payload[1:5], "big") == given - 5
+            and (not self.max_recv or given - 5 <= self.max_recv)
+        ):  # messages.read, inline for the common case: one whole first reply message
+            stream.messages = 1
+            stream.bytes = given - 5
+            stream.first_at = stream.last_at = self.received_at
+        elif payload:
+            data = messages.take(stream, payload) if stream.have else payload
             if data is not None:
                 problem = messages.read(stream, data, self.max_recv, self.received_at)
                 if problem is not None:
@@ -335,8 +388,17 @@ class Connection(asyncio.Protocol):
             self._stream_error(stream, "trailers without END_STREAM")
             return
         stream.trailing_metadata = headers
-        self._ended(stream)
-        self._after_close()
+        if (
+            headers.grpc_status == status.OK
+            and stream.state == HALF_CLOSED_LOCAL
+            and not (stream.have or self.blocked or stream.http_status not in (0, 200))
+        ):  # the common ending, inline: OK, the request whole, nothing left over
+            del self.streams[stream_id]
+            finish(stream, status.OK, headers.grpc_message)
+        else:
+            self._ended(stream)
+        if self.pending or self.draining:
+            self._after_close()
 
     def _ended(self, stream: WireStream) -> None:
         """The server ended the stream: its status from the trailers (or trailers-only
@@ -396,8 +458,10 @@ class Connection(asyncio.Protocol):
                 self.max_streams = value
             elif key == frames.SETTINGS_INITIAL_WINDOW_SIZE:
                 self.send_flow.initial_window(value, self.streams.values())
+                self.encoder.unary.clear()  # framed for the old window
             elif key == frames.SETTINGS_MAX_FRAME_SIZE:
                 self.send_flow.max_frame = value
+                self.encoder.unary.clear()
             elif key == frames.SETTINGS_HEADER_TABLE_SIZE:
                 self.encoder.table_size(value)
         self._write(frames.frame(frames.SETTINGS, frames.ACK, 0))
@@ -479,12 +543,6 @@ class Connection(asyncio.Protocol):
             self.closed = True
             self.writer.flush()
             self.transport.close()
-
-    # --- deadlines ------------------------------------------------------------------
-
-    def note_timeout(self, timeout_s: float) -> None:
-        """Calls with one timeout expire in the order they started (``deadlines``)."""
-        self.deadlines.note_timeout(timeout_s)
 
     # --- teardown -------------------------------------------------------------------
 

@@ -3,12 +3,13 @@
 No timer exists per call (a benchmark's calls would each pay for one). The
 connection's one timer is set for the earliest deadline of its open and pending
 calls; when it fires it ends every call whose deadline has passed and is set
-again for the next one. When every call has the same timeout (the common case),
-calls expire in the order they started, so the earliest is the oldest open one
-and finding it is O(1); with mixed timeouts it is a scan, done only when the
-timer fires. A deadline fires within the event loop's timer resolution of its
-time (a millisecond on uvloop), where a fixed 10 ms sweep let a 1 ms deadline
-pass unseen.
+again for the next one. While each call's deadline is no earlier than the last
+one watched (one timeout for every call, the common case), calls expire in the
+order they started, so the earliest is the oldest open one and finding it is
+O(1); once one is earlier (mixed timeouts, a call resent from another
+connection) it is a scan, done only when the timer fires. A deadline fires within
+the event loop's timer resolution of its time (a millisecond on uvloop), where a
+fixed 10 ms sweep let a 1 ms deadline pass unseen.
 
 Deadlines are ``time.monotonic()`` values, not ``loop.time()``: uvloop's is cached
 per loop iteration and cut to milliseconds, so a deadline read from it could
@@ -37,21 +38,21 @@ class Deadlines:
         self.loop = loop
         self.live = live
         self.expire = expire
-        self.uniform_timeout: float | None = None  # None: not known yet; -1: mixed
         self.timer: asyncio.TimerHandle | None = None
         self.due = math.inf  # when the timer fires, as a deadline
-
-    def note_timeout(self, timeout_s: float) -> None:
-        """Calls with one timeout expire in the order they started."""
-        if self.uniform_timeout is None:
-            self.uniform_timeout = timeout_s
-        elif self.uniform_timeout != timeout_s:
-            self.uniform_timeout = -1.0
+        self.latest = -math.inf  # the latest deadline watched so far
+        self.ordered = True  # no call's deadline was earlier than one watched before it
 
     def watch(self, stream: WireStream) -> None:
-        """A call opened or queued: the timer is due no later than its deadline."""
-        if stream.deadline < self.due:
-            self._set(stream.deadline)
+        """A call opened or queued (once, in the order calls start): the timer is due
+        no later than its deadline."""
+        deadline = stream.deadline
+        if deadline >= self.latest:
+            self.latest = deadline
+        else:
+            self.ordered = False
+        if deadline < self.due:
+            self._set(deadline)
 
     def cancel(self) -> None:
         if self.timer is not None:
@@ -72,7 +73,7 @@ class Deadlines:
         self.timer = None
         self.due = math.inf
         now = time.monotonic()
-        ordered = self.uniform_timeout is not None and self.uniform_timeout >= 0
+        ordered = self.ordered
         open_calls, pending = self.live()
         expired: list[WireStream] = []
         earliest = math.inf

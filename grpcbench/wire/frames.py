@@ -55,7 +55,8 @@ DEFAULT_WINDOW = 65_535
 MAX_WINDOW = 2**31 - 1
 MAX_STREAM_ID = 2**31 - 1
 
-_HEADER = struct.Struct(">BHBBL")  # length (24 bits as 8 + 16), type, flags, stream id
+# length (24 bits as 8 + 16), type, flags, stream id
+FRAME_HEADER = _HEADER = struct.Struct(">BHBBL")
 HEADER_SIZE = 9
 
 
@@ -71,11 +72,20 @@ class ConnectionError_(Exception):
 Frame = tuple[int, int, int, bytes]  # type, flags, stream id, payload
 
 
+def oversized(length: int, limit: int) -> ConnectionError_:
+    """FRAME_SIZE_ERROR for a frame longer than we advertised (RFC 9113 4.2)."""
+    return ConnectionError_(
+        FRAME_SIZE_ERROR, f"a frame of {length} bytes, over the {limit} allowed"
+    )
+
+
 class FrameSplitter:
     """Cuts a byte stream into whole frames; keeps a partial frame for the next read.
 
     A frame longer than ``max_frame_size`` (what we advertised) is a connection
-    error (FRAME_SIZE_ERROR), raised before its payload is buffered."""
+    error (FRAME_SIZE_ERROR), raised before its payload is buffered.
+    ``Connection.data_received`` cuts frames the same way, inline (the tests hold
+    both to the same frames)."""
 
     __slots__ = ("buffer", "max_frame_size")
 
@@ -95,9 +105,7 @@ class FrameSplitter:
             high, low, kind, flags, stream_id = unpack(data, position)
             length = (high << 16) | low
             if length > limit:
-                raise ConnectionError_(
-                    FRAME_SIZE_ERROR, f"a frame of {length} bytes, over the {limit} allowed"
-                )
+                raise oversized(length, limit)
             end = position + HEADER_SIZE + length
             if end > size:
                 break

@@ -105,21 +105,43 @@ def request_fields(
     return RequestFields(fields, tail)
 
 
+class RequestFrames:
+    """A whole unary request as it left a connection once: its HEADERS frame's first 5
+    bytes (``head``), then the stream id, the header block and DATA's first 5 bytes
+    (``middle``), the stream id again, and ``body``. The next call with the same
+    fields and body is these bytes with its own stream id: no encoding, no framing."""
+
+    __slots__ = ("body", "head", "middle", "length")
+
+    def __init__(self, body: bytes, head: bytes, middle: bytes) -> None:
+        self.body = body
+        self.head = head
+        self.middle = middle
+        self.length = len(body)  # what it takes from the connection's send window
+
+
 class RequestEncoder:
     """One connection's request encoder: hpack's, with the dynamic table, plus a cache
-    of each fields' steady-state block (valid while the table stays as it is)."""
+    of each fields' steady-state block (valid while the table stays as it is), and of
+    the whole unary requests sent with those blocks (``unary``)."""
 
-    __slots__ = ("encoder", "cache")
+    __slots__ = ("encoder", "cache", "unary")
 
     def __init__(self) -> None:
         self.encoder = hpack.Encoder()
         self.cache: dict[Hashable, bytes] = {}
+        self.unary: dict[RequestFields, RequestFrames] = {}
 
     def table_size(self, size: int) -> None:
         """The peer's SETTINGS_HEADER_TABLE_SIZE: hpack announces it in the next block."""
         if size != self.encoder.header_table_size:
             self.encoder.header_table_size = size
-            self.cache.clear()
+            self.forget()
+
+    def forget(self) -> None:
+        """Blocks and frames no longer valid: the table, or the peer's settings, changed."""
+        self.cache.clear()
+        self.unary.clear()
 
     def encode(self, request: RequestFields) -> bytes:
         block = self.cache.get(request.key)
@@ -134,8 +156,20 @@ class RequestEncoder:
                     self.cache.clear()
                 self.cache[request.key] = block
             else:
-                self.cache.clear()
+                self.forget()
         return block + request.tail if request.tail else block
+
+    def remember_unary(
+        self, request: RequestFields, body: bytes, head: bytes, middle: bytes
+    ) -> None:
+        """A whole request just framed (``RequestFrames``): kept when its block is the
+        fields' steady one and nothing in it changes per call, the first body only (a
+        workload whose request varies frames each one anew)."""
+        if request.tail or request.key not in self.cache or request in self.unary:
+            return
+        if len(self.unary) > 256:
+            self.unary.clear()
+        self.unary[request] = RequestFrames(body, head, middle)
 
 
 class HeaderInfo:

@@ -1,0 +1,126 @@
+"""The wire connection's inline fast paths give what its general paths give.
+
+- ``data_received`` cuts frames inline (as ``frames.FrameSplitter`` does): calls end
+  alike however the socket cuts the bytes, padded DATA included;
+- a unary request sent again on a connection is its first frames with a new stream
+  id (``headers.RequestFrames``), the block the encoder would give; another body
+  is framed anew, and the peer's new settings drop what was kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import hpack
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grpcbench.wire import frames, status
+from grpcbench.wire.connection import Connection
+from grpcbench.wire.headers import request_fields
+from grpcbench.wire.stream import WireStream
+from tests.support.memory_transport import MemoryTransport
+
+
+def _connection() -> tuple[Connection, MemoryTransport]:
+    transport = MemoryTransport()
+    connection = Connection()
+    connection.connection_made(transport)  # type: ignore[arg-type]
+    connection._settings([])
+    return connection, transport
+
+
+FIELDS = request_fields("/a.B/C", "127.0.0.1:1", "http", None)
+
+
+def _replies(calls: list[tuple[int, list[bytes], int]]) -> bytes:
+    """Each call's reply (stream 1, 3, ...): headers, its messages one DATA frame each
+    (with ``pad`` bytes of padding when not 0), trailers with its status."""
+    encoder = hpack.Encoder()
+    out = []
+    for index, (code, bodies, pad) in enumerate(calls):
+        sid = 2 * index + 1
+        head = encoder.encode([(":status", "200"), ("content-type", "application/grpc")])
+        out.append(frames.frame(frames.HEADERS, frames.END_HEADERS, sid, head))
+        for body in bodies:
+            message = b"\x00" + len(body).to_bytes(4, "big") + body
+            if pad:
+                payload = bytes([pad]) + message + b"\x00" * pad
+                out.append(frames.frame(frames.DATA, frames.PADDED, sid, payload))
+            else:
+                out.append(frames.frame(frames.DATA, 0, sid, message))
+        trailers = encoder.encode([("grpc-status", str(code))])
+        end = frames.END_HEADERS | frames.END_STREAM
+        out.append(frames.frame(frames.HEADERS, end, sid, trailers))
+    return b"".join(out)
+
+
+Outcome = tuple[int, int, str, int, int]  # stream id, status, message, messages, bytes
+
+
+def _outcomes(calls: list[tuple[int, list[bytes], int]], cuts: list[int]) -> list[Outcome]:
+    async def run() -> list[Outcome]:
+        connection, _ = _connection()
+        ended: list[WireStream] = []
+        for _ in calls:
+            connection.start(WireStream(FIELDS, b"\x00" * 5, True, ended.append, math.inf))
+        wire = _replies(calls)
+        position = 0
+        for cut in cuts:
+            connection.data_received(wire[position : position + cut])
+            position += cut
+        connection.data_received(wire[position:])
+        return [(s.id, s.status, s.message, s.messages, s.bytes) for s in ended]
+
+    return asyncio.run(run())
+
+
+call_values = st.tuples(
+    st.sampled_from([status.OK, status.NOT_FOUND]),
+    st.lists(st.binary(max_size=200), max_size=3),
+    st.sampled_from([0, 0, 7]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(call_values, min_size=1, max_size=5), st.lists(st.integers(1, 40), max_size=30))
+def test_calls_end_alike_however_the_socket_cuts_the_bytes(
+    calls: list[tuple[int, list[bytes], int]], cuts: list[int]
+) -> None:
+    whole = _outcomes(calls, [])
+    assert _outcomes(calls, cuts) == whole
+    for (code, bodies, _), (_, got, _, count, size) in zip(calls, whole, strict=True):
+        assert (got, count, size) == (code, len(bodies), sum(map(len, bodies)))
+
+
+def _sent(transport: MemoryTransport) -> list[tuple[int, int, int, bytes]]:
+    """The HEADERS and DATA frames written after the connection's preface."""
+    splitter = frames.FrameSplitter()
+    wire = b"".join(transport.written)[len(frames.PREFACE) :]
+    return [f for f in splitter.split(wire) if f[0] in (frames.HEADERS, frames.DATA)]
+
+
+def test_a_repeated_unary_request_is_its_frames_again_with_its_own_stream_id() -> None:
+    async def run() -> tuple[Connection, list[tuple[int, int, int, bytes]], int]:
+        connection, transport = _connection()
+        for letter in b"aab":  # the second body equal to the first, not the same object
+            body = b"\x00\x00\x00\x00\x01" + bytes([letter])
+            connection.start(WireStream(FIELDS, body, True, lambda s: None, math.inf))
+        connection.writer.flush()
+        kept = len(connection.encoder.unary)
+        # The peer's new frame size (or window) drops what was framed for the old ones.
+        connection._settings([(frames.SETTINGS_MAX_FRAME_SIZE, 20_000)])
+        return connection, _sent(transport), kept
+
+    connection, sent, kept = asyncio.run(run())
+    headers = [f for f in sent if f[0] == frames.HEADERS]
+    data = [f for f in sent if f[0] == frames.DATA]
+    assert [f[2] for f in headers] == [1, 3, 5] and [f[2] for f in data] == [1, 3, 5]
+    # the first block fills the table; every later one is the steady block, kept once
+    steady = connection.encoder.cache[FIELDS.key]
+    assert headers[1][3] == headers[2][3] == steady != headers[0][3]
+    assert all(f[1] == frames.END_HEADERS for f in headers)
+    assert [f[3][-1:] for f in data] == [b"a", b"a", b"b"]  # the other body, framed anew
+    assert all(f[1] == frames.END_STREAM for f in data)
+    assert kept == 1 and not connection.encoder.unary
