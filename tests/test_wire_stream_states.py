@@ -10,7 +10,7 @@ from grpcbench.wire import stream as states
 from grpcbench.wire.connection import Connection
 from grpcbench.wire.headers import request_fields
 from grpcbench.wire.stream import WireStream
-from tests.test_wire_frames import FakeTransport
+from tests.support.memory_transport import MemoryTransport
 
 ALL = (states.IDLE, states.OPEN, states.HALF_CLOSED_LOCAL, states.CLOSED)
 
@@ -53,7 +53,7 @@ def test_each_transition_leads_where_the_table_says_and_only_from_where_it_says(
 def test_a_request_stream_walks_idle_open_half_closed_closed() -> None:
     async def main() -> list[int]:
         connection = Connection()
-        transport = FakeTransport()
+        transport = MemoryTransport()
         connection.connection_made(transport)  # type: ignore[arg-type]
         seen: list[int] = []
         stream = _stream(states.IDLE)
