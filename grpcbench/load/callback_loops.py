@@ -180,6 +180,7 @@ async def wire_closed_loop_phase(
     finished: asyncio.Future[None] = loop.create_future()
     clock = time.perf_counter_ns
     record = recorders.record_call if recorders is not None else None
+    record_ok = recorders.record_ok if recorders is not None and recorders.parts is None else None
     take = budget.take
 
     def next_call(user: int) -> None:
@@ -199,7 +200,10 @@ async def wire_closed_loop_phase(
         budget.done += 1
         if record is not None:
             if stream.status == status.OK and stream.messages < 2 and all_unary:
-                record("OK", elapsed_us, None, "", stream.part)  # unary_outcome's OK
+                if record_ok is not None:  # unary_outcome's OK, outside a mix
+                    record_ok(elapsed_us)
+                else:
+                    record("OK", elapsed_us, None, "", stream.part)
             else:
                 code, message, stats = outcome(stream)
                 record(status_name(code), elapsed_us, stats, message, stream.part)

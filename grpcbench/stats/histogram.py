@@ -40,16 +40,19 @@ _EXACT_BELOW = 2048
 class LatencyRecorder:
     """Records latencies in microseconds; values are clamped into the histogram range.
 
-    On the generator's hot path a call costs one dict update and three integer
-    operations: latencies are counted per histogram cell (the value rounded down
-    to its cell's start, which HdrHistogram records identically) and added in
-    batches, one ``record_value(cell, n)`` per distinct cell; count, sum, min
-    and max are kept exactly per call. A batch is a few hundred cells at most
-    for any real spread of latencies, so a flush never stalls the generator's
-    loop (buffering raw microseconds did: thousands of distinct values each
-    flush, 20 ms in one go, which an open loop shows as send lag)."""
+    On the generator's hot path a call costs one dict update and a few integer
+    operations: latencies are counted per histogram cell and added in batches, one
+    ``record_value(cell, n)`` per distinct cell. Below 2048 us a value is its own
+    cell, so those are counted as they are (``_exact``: at most 2047 entries, so it
+    needs no size check) and their count, sum and extremes are taken from the
+    counts at ``flush``. Above, a value is rounded down to its cell's start (which
+    HdrHistogram records identically) and its sum and extremes are kept per call.
+    A batch is a few hundred cells at most for any real spread of latencies, so a
+    flush never stalls the generator's loop (buffering raw microseconds did:
+    thousands of distinct values each flush, 20 ms in one go, which an open loop
+    shows as send lag)."""
 
-    __slots__ = ("hdr", "_count", "_total_us", "_min_us", "_max_us", "_pending")
+    __slots__ = ("hdr", "_count", "_total_us", "_min_us", "_max_us", "_exact", "_pending")
 
     def __init__(self) -> None:
         self.hdr = new_hdr()
@@ -57,19 +60,21 @@ class LatencyRecorder:
         self._total_us = 0
         self._min_us = HIGHEST_US
         self._max_us = 0
-        self._pending: dict[int, int] = {}
+        self._exact: dict[int, int] = {}  # value below 2048 us -> calls
+        self._pending: dict[int, int] = {}  # cell at or above 2048 us -> calls
 
     def record(self, micros: int, times: int = 1) -> None:
         """Record ``micros`` (``times`` times: messages that arrived together)."""
         if micros < _EXACT_BELOW:
+            exact = self._exact
             if micros < LOWEST_US:
                 micros = LOWEST_US
-            cell = micros
-        else:
-            if micros > HIGHEST_US:
-                micros = HIGHEST_US
-            shift = micros.bit_length() - 11
-            cell = micros >> shift << shift
+            exact[micros] = exact.get(micros, 0) + times
+            return
+        if micros > HIGHEST_US:
+            micros = HIGHEST_US
+        shift = micros.bit_length() - 11
+        cell = micros >> shift << shift
         self._total_us += micros * times
         if micros > self._max_us:
             self._max_us = micros
@@ -83,6 +88,15 @@ class LatencyRecorder:
     def flush(self) -> None:
         """Add the buffered cells to the histogram."""
         record = self.hdr.record_value
+        exact = self._exact
+        if exact:
+            for value, times in exact.items():
+                record(value, times)
+                self._count += times
+                self._total_us += value * times
+            self._min_us = min(self._min_us, min(exact))
+            self._max_us = max(self._max_us, max(exact))
+            exact.clear()
         for cell, times in self._pending.items():
             record(cell, times)
             self._count += times

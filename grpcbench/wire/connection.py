@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import struct
 import time
 from collections import deque
 
@@ -67,6 +68,16 @@ from grpcbench.wire.stream import (
 from grpcbench.wire.writer import FrameWriter, prefix
 
 __all__ = ["CONNECTION_WINDOW", "STREAM_WINDOW", "Connection", "http_error"]
+
+# DATA flags that take the general path (``Connection._data``): padding, and the end
+# of the reply (its stream then ends without trailers).
+_DATA_FLAGS_ELSEWHERE = frames.PADDED | frames.END_STREAM
+# Read for every frame, so module globals rather than attributes of ``frames``.
+_FRAME_HEADER = frames.FRAME_HEADER
+_HEADER_SIZE = frames.HEADER_SIZE
+_MAX_FRAME = frames.DEFAULT_MAX_FRAME_SIZE  # what we advertise
+_DATA = frames.DATA
+_MESSAGE_PREFIX = struct.Struct(">BL")  # a gRPC message's compressed flag and length
 
 
 def http_error(http_status: int) -> str:
@@ -139,31 +150,87 @@ class Connection(asyncio.Protocol):
             data = self.buffer + data
         size = len(data)
         position = 0
-        unpack = frames.FRAME_HEADER.unpack_from
+        unpack = _FRAME_HEADER.unpack_from
+        message_prefix = _MESSAGE_PREFIX.unpack_from
+        cache = self.decoder.cache
+        streams = self.streams
         try:
-            while size - position >= frames.HEADER_SIZE:
+            while size - position >= _HEADER_SIZE:
                 high, low, kind, flags, stream_id = unpack(data, position)
                 length = (high << 16) | low
-                if length > frames.DEFAULT_MAX_FRAME_SIZE:  # what we advertise
-                    raise frames.oversized(length, frames.DEFAULT_MAX_FRAME_SIZE)
-                start = position + frames.HEADER_SIZE
+                if length > _MAX_FRAME:  # what we advertise
+                    raise frames.oversized(length, _MAX_FRAME)
+                start = position + _HEADER_SIZE
                 position = start + length
                 if position > size:
-                    position = start - frames.HEADER_SIZE
+                    position = start - _HEADER_SIZE
                     break
-                payload = data[start:position]
                 stream_id &= 0x7FFFFFFF
+                stream = streams.get(stream_id)
                 if self.continued is not None:
-                    self._continuation(kind, flags, stream_id, payload)
-                elif kind == frames.DATA:
-                    self._data(flags, stream_id, payload)
-                elif kind == frames.HEADERS:
-                    if flags & PLAIN_HEADERS_MASK == frames.END_HEADERS and stream_id:
-                        self._header_block(stream_id, flags, payload)  # the common case
+                    self._continuation(kind, flags, stream_id, data[start:position])
+                elif kind == _DATA:
+                    if (
+                        stream is not None
+                        and length > 4
+                        and not flags & _DATA_FLAGS_ELSEWHERE
+                        and not stream.have
+                        and stream.headers_seen
+                        and stream.on_message is None
+                        and self.recv_used + length < CREDIT_AT
+                        and message_prefix(data, start) == (0, length - 5)
+                        and (not self.max_recv or length - 5 <= self.max_recv)
+                    ):  # _data's common case, inline: one whole message in the frame,
+                        # counted (its bytes never copied out of the read), as
+                        # messages.count_one counts it
+                        self.recv_used += length
+                        stream.recv_used += length
+                        if stream.recv_used >= STREAM_CREDIT_AT:
+                            self._write(frames.window_update(stream_id, stream.recv_used))
+                            stream.recv_used = 0
+                        stream.bytes += length - 5
+                        stream.messages += 1
+                        if stream.messages == 1:
+                            stream.first_at = self.received_at
+                        elif self.received_at == stream.last_at:  # the last one's read
+                            stream.together += 1
+                        else:
+                            messages.gap(stream, self.received_at)
+                        stream.last_at = self.received_at
                     else:
-                        self._headers(flags, stream_id, payload)
+                        self._data(flags, stream_id, data[start:position])
+                elif kind != frames.HEADERS:
+                    self._control(kind, flags, stream_id, data[start:position])
+                elif flags & PLAIN_HEADERS_MASK != frames.END_HEADERS or stream is None:
+                    self._headers(flags, stream_id, data[start:position])
                 else:
-                    self._control(kind, flags, stream_id, payload)
+                    # _header_block's two common cases, inline: a call's plain reply
+                    # headers, and its OK trailers once its request and reply are whole.
+                    block = data[start:position]
+                    headers = cache.get(block)
+                    if headers is None or not headers.plain:
+                        self._header_block(stream_id, flags, block)
+                    elif not flags & frames.END_STREAM:
+                        if stream.headers_seen or stream.on_headers is not None:
+                            self._header_block(stream_id, flags, block)
+                        else:
+                            stream.headers_seen = True
+                            stream.http_status = headers.http_status
+                            stream.encoding = headers.encoding
+                            stream.initial_metadata = headers
+                    elif (
+                        headers.grpc_status == status.OK
+                        and stream.headers_seen
+                        and stream.state == HALF_CLOSED_LOCAL
+                        and not (stream.have or self.blocked)
+                    ):
+                        del streams[stream_id]
+                        stream.trailing_metadata = headers
+                        finish(stream, status.OK, headers.grpc_message)
+                        if self.pending or self.draining:
+                            self._after_close()
+                    else:
+                        self._header_block(stream_id, flags, block)
                 if self.closed:
                     return
         except ConnectionError_ as error:
@@ -317,17 +384,14 @@ class Connection(asyncio.Protocol):
                 self._write(frames.window_update(stream_id, stream.recv_used))
                 stream.recv_used = 0
         if (
-            not stream.messages
-            and not stream.have
+            not stream.have
             and stream.on_message is None
             and given > 4
             and not payload[0]
             and int.from_bytes(payload[1:5], "big") == given - 5
             and (not self.max_recv or given - 5 <= self.max_recv)
-        ):  # messages.read, inline for the common case: one whole first reply message
-            stream.messages = 1
-            stream.bytes = given - 5
-            stream.first_at = stream.last_at = self.received_at
+        ):  # one whole message, counted (messages.read's common case)
+            messages.count_one(stream, given - 5, self.received_at)
         elif payload:
             data = messages.take(stream, payload) if stream.have else payload
             if data is not None:

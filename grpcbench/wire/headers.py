@@ -175,7 +175,9 @@ class RequestEncoder:
 class HeaderInfo:
     """A decoded reply block and the fields the transport reads from it, parsed once."""
 
-    __slots__ = ("headers", "grpc_status", "grpc_message", "http_status", "encoding", "size")
+    __slots__ = (
+        "headers", "grpc_status", "grpc_message", "http_status", "encoding", "size", "plain",
+    )  # fmt: skip
 
     def __init__(self, headers: HeaderList) -> None:
         self.headers = headers
@@ -194,6 +196,8 @@ class HeaderInfo:
                 self.http_status = int(value) if value.isdigit() and len(value) == 3 else 0
             elif name == b"grpc-encoding":
                 self.encoding = value
+        # Nothing here to check further: HTTP 200 (or none) and under grpc's soft limit.
+        self.plain = self.http_status in (0, 200) and self.size <= METADATA_SOFT_LIMIT
 
 
 # grpc's limits on received metadata (GRPC_ARG_MAX_METADATA_SIZE and its hard limit):

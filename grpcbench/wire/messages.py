@@ -78,7 +78,7 @@ def read(stream: WireStream, data: bytes, max_recv: int, now: float) -> Problem 
         elif now == stream.last_at:  # the same socket read as the stream's last ones
             stream.together += arrived
         else:
-            _gap(stream, now)
+            gap(stream, now)
             stream.together += arrived - 1
         stream.last_at = now
     if position < size:  # the start of a message still arriving
@@ -89,7 +89,22 @@ def read(stream: WireStream, data: bytes, max_recv: int, now: float) -> Problem 
     return None
 
 
-def _gap(stream: WireStream, now: float) -> None:
+def count_one(stream: WireStream, length: int, now: float) -> None:
+    """One whole uncompressed message of ``length`` bytes, counted and not kept (a
+    stream with no ``on_message``): what ``read`` records for it, done for one
+    message at a time by the connection's fast path."""
+    stream.bytes += length
+    stream.messages += 1
+    if stream.messages == 1:
+        stream.first_at = now
+    elif now == stream.last_at:  # the same socket read as the last one
+        stream.together += 1
+    else:
+        gap(stream, now)
+    stream.last_at = now
+
+
+def gap(stream: WireStream, now: float) -> None:
     """A socket read that completed messages after the stream's first: the gap since
     the last such read's (the others of this read arrived with its first)."""
     gap_us = int((now - stream.last_at) * 1e6)
