@@ -97,12 +97,17 @@ class _Issuer:
             method = self.method
             stream = WireStream(
                 method.blocks[index], method.body, True, self.on_done,
-                time.monotonic() + method.timeout_s,
+                started * 1e-9 + method.timeout_s,  # started: perf_counter_ns, as deadlines'
             )  # fmt: skip
             stream.tag = user if tag is None else tag
             stream.lane = index
             stream.started = started
-            self.channels[index].start(stream)
+            channel = self.channels[index]
+            connection = channel.connection
+            if connection is not None and not (connection.draining or connection.closed):
+                connection.start(stream)  # channel.start's first case, inline
+            else:
+                channel.start(stream)
             return
         if self.calls.per_user:
             index = user % self.count
@@ -127,7 +132,8 @@ class _Issuer:
                 method.path, method.timeout_s, metadata or None, varying=True
             )
             body = channel.frame(request)
-        stream = WireStream(block, body, True, self.on_done, time.monotonic() + method.timeout_s)
+        deadline = started * 1e-9 + method.timeout_s
+        stream = WireStream(block, body, True, self.on_done, deadline)
         stream.tag = user if tag is None else tag
         stream.lane = index
         stream.part = part

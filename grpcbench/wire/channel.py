@@ -309,7 +309,7 @@ class WireChannel:
         on_done: Callable[[WireStream], None],
         on_message: Callable[[bytes], None] | None = None,
     ) -> WireStream:
-        deadline = time.monotonic() + timeout_s if timeout_s is not None else math.inf
+        deadline = time.perf_counter() + timeout_s if timeout_s is not None else math.inf
         return WireStream(
             self.request_fields(path, timeout_s, metadata), body, end, on_done, deadline, on_message
         )

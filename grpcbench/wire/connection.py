@@ -555,7 +555,7 @@ class Connection(asyncio.Protocol):
         if code == frames.REFUSED_STREAM and stream.retryable and self.owner is not None:
             requeued(stream)  # never processed: send it again, once
             self.owner.resend([stream])
-        elif code == frames.CANCEL and time.monotonic() >= stream.deadline:
+        elif code == frames.CANCEL and time.perf_counter() >= stream.deadline:
             # The server's deadline fired (grpc-go resets with CANCEL): past the call's
             # own deadline grpc reports it as the deadline, and so does this.
             finish(stream, status.DEADLINE_EXCEEDED, "Deadline Exceeded")

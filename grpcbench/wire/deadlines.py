@@ -11,7 +11,7 @@ connection) it is a scan, done only when the timer fires. A deadline fires withi
 the event loop's timer resolution of its time (a millisecond on uvloop), where a
 fixed 10 ms sweep let a 1 ms deadline pass unseen.
 
-Deadlines are ``time.monotonic()`` values, not ``loop.time()``: uvloop's is cached
+Deadlines are ``time.perf_counter()`` values, not ``loop.time()``: uvloop's is cached
 per loop iteration and cut to milliseconds, so a deadline read from it could
 expire up to a millisecond early.
 """
@@ -67,12 +67,12 @@ class Deadlines:
         if deadline == math.inf:
             self.timer = None
             return
-        self.timer = self.loop.call_later(max(0.0, deadline - time.monotonic()), self._fire)
+        self.timer = self.loop.call_later(max(0.0, deadline - time.perf_counter()), self._fire)
 
     def _fire(self) -> None:
         self.timer = None
         self.due = math.inf
-        now = time.monotonic()
+        now = time.perf_counter()
         ordered = self.ordered
         open_calls, pending = self.live()
         expired: list[WireStream] = []

@@ -79,7 +79,7 @@ class WireStream:
         self.on_done = on_done
         self.on_message = on_message
         self.on_headers: Callable[[WireStream], None] | None = None
-        self.deadline = deadline  # a time.monotonic() value (not loop.time(): see deadlines)
+        self.deadline = deadline  # a time.perf_counter() value (not loop.time(): see deadlines)
         self.started = 0  # for the caller's timing
         self.send_window = 0
         # Request bytes the windows held back: ``unsent[unsent_at:]`` (an offset, so a
