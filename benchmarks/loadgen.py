@@ -141,7 +141,7 @@ async def rss_after(
 
 
 # Side-by-side ratios printed when both clients ran (the wire-speed goals among them:
-# builtin / h2load CPU <= 2.5x and rate >= 0.7x; builtin / ghz CPU <= 0.4x).
+# builtin / h2load CPU <= 1.5x and rate >= 0.9x; builtin / ghz CPU <= 0.4x).
 RATIOS = (
     ("builtin", "h2load"), ("builtin", "ghz"), ("builtin", "builtin@grpcio"),
     ("builtin@grpcio", "bare"), ("builtin:2", "builtin"), ("bare", "ghz"),

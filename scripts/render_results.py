@@ -85,7 +85,7 @@ def render_loadgen(record: dict[str, Any]) -> str:
     lines.append("")
     ratios = []
     for a, b, goal in (
-        ("builtin", "h2load", "goal: CPU ≤ 2.5x, rate ≥ 0.7x"),
+        ("builtin", "h2load", "goal: CPU ≤ 1.5x, rate ≥ 0.9x"),
         ("builtin", "ghz", "goal: CPU ≤ 0.4x"),
         ("builtin", "builtin@grpcio", ""),
         ("builtin@grpcio", "bare", ""),

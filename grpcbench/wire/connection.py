@@ -5,6 +5,12 @@ once, with ``status`` and ``message`` set, when the call ends for any reason
 (trailers, RST_STREAM, GOAWAY, deadline, connection loss). No coroutine,
 task or timer exists per call, which is what makes the transport cheap.
 
+The common frames (plain reply headers, OK trailers that end a whole call, a DATA
+frame of one whole counted message) are handled inline in ``data_received``'s loop;
+every other case takes the general methods below, and tests/test_wire_fast_paths.py
+holds the two to the same outcomes. A unary request sent again on a connection is
+its kept frames with a new stream id (``headers.RequestFrames``).
+
 This module is what the frames *do* to the calls; each other concern has its own
 module, as h2 keeps them:
 - ``stream``: a call's state machine (IDLE, OPEN, HALF_CLOSED_LOCAL, CLOSED);
@@ -286,9 +292,7 @@ class Connection(asyncio.Protocol):
             # A whole request again, as sent before on this connection (``RequestFrames``).
             flow.window -= unary.length
             stream.send_window = flow.stream_window - unary.length
-            stream.state = HALF_CLOSED_LOCAL  # stream.opened(), inline: the common case
-            stream.id = stream_id
-            stream.connection = self
+            opened(stream, stream_id, self, True)
             sid = stream_id.to_bytes(4, "big")
             self._write(unary.head + sid + unary.middle + sid + body)
             return
