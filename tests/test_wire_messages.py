@@ -4,7 +4,8 @@
   message that spans frames is joined once, when its last piece arrives (no copy
   of the bytes so far per frame: that was quadratic in the message's size);
 - a connection's one deadline timer is due at its earliest deadline, whatever the
-  order calls start in, and ends exactly the calls whose deadline passed.
+  order calls start in, and ends exactly the calls whose deadline passed;
+- a deadline fires within a millisecond of its time, never before it.
 """
 
 from __future__ import annotations
@@ -147,3 +148,34 @@ def test_the_deadline_timer_is_due_at_the_earliest_deadline() -> None:
     expired, dues = asyncio.run(run())
     assert expired == ["0.01 Deadline Exceeded", "0.02 Deadline Exceeded"]
     assert [round(due, 6) for due in dues] == [0.01, 5.0]
+
+
+def test_a_deadline_fires_within_a_millisecond_of_its_time() -> None:
+    """Calls of 1 to 10 ms to a peer that never answers, on both event loops: each
+    ends DeadlineExceeded, none before its deadline, and half within 1 ms after it
+    (the connection's one timer is due at the earliest deadline, not on a sweep)."""
+    import uvloop
+
+    async def lateness_ms() -> list[float]:
+        connection = _connection()
+        late = []
+        for timeout in (0.001, 0.002, 0.003, 0.005, 0.01) * 6:
+            ended: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+            start = time.perf_counter()
+            stream = WireStream(
+                request_fields("/a.B/C", "127.0.0.1:1", "http", timeout), b"\x00" * 5, True,
+                lambda _, ended=ended: ended.set_result(time.perf_counter()), start + timeout,
+            )  # fmt: skip
+            connection.start(stream)
+            late.append((await ended - start - timeout) * 1e3)
+            assert (stream.status, stream.message) == (
+                status.DEADLINE_EXCEEDED,
+                "Deadline Exceeded",
+            )
+        connection.abort()
+        return late
+
+    for run in (asyncio.run, uvloop.run):
+        late = run(lateness_ms())
+        assert min(late) >= 0.0, late  # never before its time
+        assert sorted(late)[len(late) // 2] < 1.0, late
