@@ -84,6 +84,7 @@ _HEADER_SIZE = frames.HEADER_SIZE
 _MAX_FRAME = frames.DEFAULT_MAX_FRAME_SIZE  # what we advertise
 _DATA = frames.DATA
 _MESSAGE_PREFIX = struct.Struct(">BL")  # a gRPC message's compressed flag and length
+_NO_LIMIT = 1 << 32  # a message's length is 32 bits
 
 
 def http_error(http_status: int) -> str:
@@ -149,7 +150,7 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         # One clock reading per socket read: what came in it arrived together (the time
         # of a call's first reply message, and the gaps between a stream's messages).
-        self.received_at = time.perf_counter()
+        now = self.received_at = time.perf_counter()
         # The frames are cut here as ``frames.FrameSplitter`` cuts them, inline: a
         # list of tuples per read cost more than the rest of a DATA frame's handling.
         if self.buffer:
@@ -160,6 +161,7 @@ class Connection(asyncio.Protocol):
         message_prefix = _MESSAGE_PREFIX.unpack_from
         cache = self.decoder.cache
         streams = self.streams
+        largest = self.max_recv or _NO_LIMIT  # the largest reply message taken
         try:
             while size - position >= _HEADER_SIZE:
                 high, low, kind, flags, stream_id = unpack(data, position)
@@ -173,38 +175,40 @@ class Connection(asyncio.Protocol):
                     break
                 stream_id &= 0x7FFFFFFF
                 stream = streams.get(stream_id)
+                if (
+                    kind == _DATA
+                    and stream is not None
+                    and length > 4
+                    and not flags & _DATA_FLAGS_ELSEWHERE
+                    and self.continued is None
+                    and not stream.have
+                    and stream.headers_seen
+                    and stream.on_message is None
+                    and self.recv_used + length < CREDIT_AT
+                    and message_prefix(data, start) == (0, length - 5)
+                    and length - 5 <= largest
+                ):  # _data's common case, inline: one whole message in the frame,
+                    # counted (its bytes never copied out of the read), as
+                    # messages.count_one counts it; it runs no caller's code
+                    self.recv_used += length
+                    stream.recv_used += length
+                    if stream.recv_used >= STREAM_CREDIT_AT:
+                        self._write(frames.window_update(stream_id, stream.recv_used))
+                        stream.recv_used = 0
+                    stream.bytes += length - 5
+                    stream.messages += 1
+                    if stream.messages == 1:
+                        stream.first_at = now
+                    elif now == stream.last_at:  # the same socket read as the last one
+                        stream.together += 1
+                    else:
+                        messages.gap(stream, now)
+                    stream.last_at = now
+                    continue
                 if self.continued is not None:
                     self._continuation(kind, flags, stream_id, data[start:position])
                 elif kind == _DATA:
-                    if (
-                        stream is not None
-                        and length > 4
-                        and not flags & _DATA_FLAGS_ELSEWHERE
-                        and not stream.have
-                        and stream.headers_seen
-                        and stream.on_message is None
-                        and self.recv_used + length < CREDIT_AT
-                        and message_prefix(data, start) == (0, length - 5)
-                        and (not self.max_recv or length - 5 <= self.max_recv)
-                    ):  # _data's common case, inline: one whole message in the frame,
-                        # counted (its bytes never copied out of the read), as
-                        # messages.count_one counts it
-                        self.recv_used += length
-                        stream.recv_used += length
-                        if stream.recv_used >= STREAM_CREDIT_AT:
-                            self._write(frames.window_update(stream_id, stream.recv_used))
-                            stream.recv_used = 0
-                        stream.bytes += length - 5
-                        stream.messages += 1
-                        if stream.messages == 1:
-                            stream.first_at = self.received_at
-                        elif self.received_at == stream.last_at:  # the last one's read
-                            stream.together += 1
-                        else:
-                            messages.gap(stream, self.received_at)
-                        stream.last_at = self.received_at
-                    else:
-                        self._data(flags, stream_id, data[start:position])
+                    self._data(flags, stream_id, data[start:position])
                 elif kind != frames.HEADERS:
                     self._control(kind, flags, stream_id, data[start:position])
                 elif flags & PLAIN_HEADERS_MASK != frames.END_HEADERS or stream is None:
