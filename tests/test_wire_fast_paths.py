@@ -4,7 +4,8 @@
   alike however the socket cuts the bytes, padded DATA included;
 - a unary request sent again on a connection is its first frames with a new stream
   id (``headers.RequestFrames``), the block the encoder would give; another body
-  is framed anew, and the peer's new settings drop what was kept.
+  is framed anew, and the peer's new settings drop what was kept;
+- writes leave once 8 are queued, and the rest when the loop iteration ends.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from grpcbench.wire import frames, status
 from grpcbench.wire.connection import Connection
 from grpcbench.wire.headers import request_fields
 from grpcbench.wire.stream import WireStream
+from grpcbench.wire.writer import EARLY_FLUSH, FrameWriter
 from tests.support.memory_transport import MemoryTransport
 
 
@@ -124,3 +126,23 @@ def test_a_repeated_unary_request_is_its_frames_again_with_its_own_stream_id() -
     assert [f[3][-1:] for f in data] == [b"a", b"a", b"b"]  # the other body, framed anew
     assert all(f[1] == frames.END_STREAM for f in data)
     assert kept == 1 and not connection.encoder.unary
+
+
+def test_writes_leave_every_eight_and_at_the_end_of_the_loop_iteration() -> None:
+    """20 writes in one iteration: two writes of 8 at once (the server starts on them
+    while the client reads on), the last 4 when the iteration ends; order kept."""
+
+    async def run() -> tuple[list[bytes], list[bytes]]:
+        transport = MemoryTransport()
+        writer = FrameWriter(asyncio.get_running_loop())
+        writer.transport = transport  # type: ignore[assignment]
+        for number in range(20):
+            writer.write(bytes([number]))
+        during = list(transport.written)
+        await asyncio.sleep(0)
+        return during, transport.written
+
+    during, written = asyncio.run(run())
+    assert EARLY_FLUSH == 8
+    assert during == [bytes(range(8)), bytes(range(8, 16))]
+    assert written == [*during, bytes(range(16, 20))]

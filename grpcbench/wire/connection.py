@@ -20,7 +20,7 @@ module, as h2 keeps them:
 - ``keepalive``: throttled PINGs (gRFC A8);
 - ``messages``: reply messages cut from DATA (joined once when they span frames);
 - ``header_blocks``: CONTINUATION in and out;
-- ``writer``: frames flushed once per loop iteration.
+- ``writer``: frames flushed at the end of each loop iteration, or once 8 are queued.
 
 MAX_CONCURRENT_STREAMS: calls beyond it wait in ``pending`` in order. GOAWAY:
 calls the server did not process (ids above its last-stream-id, and the pending

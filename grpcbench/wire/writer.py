@@ -1,8 +1,13 @@
-"""Frames out, batched: one ``transport.write`` per loop iteration per connection.
+"""Frames out, batched: a ``transport.write`` per loop iteration, or per 8 writes.
 
 Frames are appended to a list that is flushed once per loop iteration, so the calls
 that a batch of replies starts (each reply's callback starts the next call) leave in
-one ``write`` and one system call, not one each.
+a few ``write`` calls, not one each. Not one only: the list is also flushed as soon
+as it holds ``EARLY_FLUSH`` writes, so the server starts on the first calls of a
+batch while the client still reads the rest. Waiting for the whole batch left the
+server idle meanwhile: against the Go greeter at concurrency 50 (about 22 replies a
+read), one write a batch gave 59,000 calls/s, a write per 8 calls 78,000 (h2load:
+76,000), for 0.1-0.2 us more client CPU per call (``nox -s loadgen``).
 """
 
 from __future__ import annotations
@@ -10,6 +15,10 @@ from __future__ import annotations
 import asyncio
 
 from grpcbench.wire import frames
+
+# Writes queued before they are flushed at once (see above): 4 to 8 measured alike;
+# 2 cost 1 us more client CPU per call, 16 and more lost rate.
+EARLY_FLUSH = 8
 
 _PREFIXES: dict[tuple[int, int, int], bytes] = {}
 
@@ -26,7 +35,8 @@ def prefix(kind: int, flags: int, length: int) -> bytes:
 
 
 class FrameWriter:
-    """The bytes a connection will write at the end of this loop iteration."""
+    """The bytes a connection will write at the end of this loop iteration (or once
+    ``EARLY_FLUSH`` writes are queued)."""
 
     __slots__ = ("loop", "transport", "out", "scheduled")
 
@@ -37,14 +47,20 @@ class FrameWriter:
         self.scheduled = False
 
     def write(self, data: bytes) -> None:
-        self.out.append(data)
-        if not self.scheduled:
+        out = self.out
+        out.append(data)
+        if len(out) >= EARLY_FLUSH:
+            self.flush()  # the flush still scheduled, if any, finds what comes after
+        elif not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            self.loop.call_soon(self._end_of_iteration)
+
+    def _end_of_iteration(self) -> None:
+        self.scheduled = False
+        self.flush()
 
     def flush(self) -> None:
         """Write what is queued now (also before a close, so a GOAWAY leaves)."""
-        self.scheduled = False
         transport = self.transport
         if self.out and transport is not None and not transport.is_closing():
             transport.write(b"".join(self.out) if len(self.out) > 1 else self.out[0])
