@@ -6,8 +6,9 @@ a few ``write`` calls, not one each. Not one only: the list is also flushed as s
 as it holds ``EARLY_FLUSH`` writes, so the server starts on the first calls of a
 batch while the client still reads the rest. Waiting for the whole batch left the
 server idle meanwhile: against the Go greeter at concurrency 50 (about 22 replies a
-read), one write a batch gave 59,000 calls/s, a write per 8 calls 78,000 (h2load:
-76,000), for 0.1-0.2 us more client CPU per call (``nox -s loadgen``).
+read), one write a batch gave 56,000-61,000 calls/s, a write per 8 calls 75,000-78,000
+(h2load: 76,000), for 0.1-0.4 us more client CPU per call (``benchmarks/loadgen.py``,
+A/B on one day). One early write per loop iteration gave no rate at all.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import asyncio
 from grpcbench.wire import frames
 
 # Writes queued before they are flushed at once (see above): 4 to 8 measured alike;
-# 2 cost 1 us more client CPU per call, 16 and more lost rate.
+# 2 cost 1 us more client CPU per call, 16 and 32 lost rate.
 EARLY_FLUSH = 8
 
 _PREFIXES: dict[tuple[int, int, int], bytes] = {}
