@@ -173,8 +173,9 @@ def test_keepalive_under_grpc_go_s_default_policy(protoset: bytes) -> None:
 
 
 def test_a_server_side_deadline_on_a_stream(protoset: bytes) -> None:
-    """StreamingOutputCall with replies 50 ms apart and a 120 ms deadline: both stacks
-    end every call DeadlineExceeded (grpc-go resets the stream when it fires)."""
+    """StreamingOutputCall with replies 50 ms apart and a 120 ms deadline: grpc-go
+    resets each stream with CANCEL when its deadline fires, after ours; the wire stack
+    ends every call DeadlineExceeded, as grpc does when its deadline timer is on time."""
     schema = MethodSchema(f"{SERVICE}/StreamingOutputCall", protoset)
     body = schema.request_class(
         response_parameters=[{"size": 10, "interval_us": 50_000} for _ in range(10)]
@@ -195,4 +196,7 @@ def test_a_server_side_deadline_on_a_stream(protoset: bytes) -> None:
 
     with interop_server() as address:
         grpc_says, wire_says = both(address, ClientOptions(), main)
-    assert grpc_says == wire_says == Counter({"DEADLINE_EXCEEDED": 20})
+    assert wire_says == Counter({"DEADLINE_EXCEEDED": 20})
+    # grpc says the same when its own deadline timer runs on time; on a loaded machine
+    # it reads the server's reset first and says CANCELLED (seen: 1 to 19 of 20).
+    assert set(grpc_says) <= {"DEADLINE_EXCEEDED", "CANCELLED"}, grpc_says

@@ -187,22 +187,51 @@ class Connection(asyncio.Protocol):
                     and self.recv_used + length < CREDIT_AT
                     and message_prefix(data, start) == (0, length - 5)
                     and length - 5 <= largest
-                ):  # _data's common case, inline: one whole message in the frame,
-                    # counted (its bytes never copied out of the read), as
-                    # messages.count_one counts it; it runs no caller's code
-                    self.recv_used += length
-                    stream.recv_used += length
-                    if stream.recv_used >= STREAM_CREDIT_AT:
-                        self._write(frames.window_update(stream_id, stream.recv_used))
-                        stream.recv_used = 0
-                    stream.bytes += length - 5
-                    stream.messages += 1
-                    if stream.messages == 1:
+                ):  # _data's common case, inline: DATA frames of one stream, each one
+                    # whole message, counted (their bytes never copied out of the read),
+                    # as messages.count_one counts them; it runs no caller's code
+                    received = self.recv_used + length
+                    credit = stream.recv_used + length
+                    count = 1
+                    sizes = length - 5
+                    # The frames after it in this read, while they are more of the same
+                    # (a frame's type is its fourth byte: a reply's trailers end this at
+                    # once, so a unary call pays one comparison for it).
+                    while size - position >= _HEADER_SIZE and data[position + 3] == _DATA:
+                        high, low, kind, flags, next_id = unpack(data, position)
+                        length = (high << 16) | low
+                        start = position + _HEADER_SIZE
+                        if (
+                            kind != _DATA
+                            or next_id != stream_id
+                            or length <= 4
+                            or flags & _DATA_FLAGS_ELSEWHERE
+                            or start + length > size
+                            or received + length >= CREDIT_AT
+                            or message_prefix(data, start) != (0, length - 5)
+                            or length - 5 > largest
+                        ):
+                            break  # the outer loop reads it
+                        position = start + length
+                        received += length
+                        credit += length
+                        count += 1
+                        sizes += length - 5
+                    self.recv_used = received
+                    if credit >= STREAM_CREDIT_AT:
+                        self._write(frames.window_update(stream_id, credit))
+                        credit = 0
+                    stream.recv_used = credit
+                    stream.bytes += sizes
+                    stream.messages += count
+                    if stream.messages == count:  # the stream's first messages
                         stream.first_at = now
-                    elif now == stream.last_at:  # the same socket read as the last one
-                        stream.together += 1
+                        stream.together += count - 1
+                    elif now == stream.last_at:  # the same socket read as the last ones
+                        stream.together += count
                     else:
                         messages.gap(stream, now)
+                        stream.together += count - 1
                     stream.last_at = now
                     continue
                 if self.continued is not None:
