@@ -190,12 +190,17 @@ async def wire_closed_loop_phase(
     take = budget.take
 
     def next_call(user: int) -> None:
-        """The user's next call; with none left here, it waits for the shared pool
-        (``Budget.park``) or, when no more will come, may end the phase."""
+        """The user's next call, or ``none_left``."""
         if take():
             budget.in_flight += 1
             send(user, clock())
-        elif budget.park(lambda: next_call(user)):
+        else:
+            none_left(user)
+
+    def none_left(user: int) -> None:
+        """No call left here for the user: it waits for the shared pool
+        (``Budget.park``) or, when no more will come, may end the phase."""
+        if budget.park(lambda: next_call(user)):
             pass
         elif budget.in_flight == 0 and not budget.parked and not finished.done():
             finished.set_result(None)
@@ -217,7 +222,7 @@ async def wire_closed_loop_phase(
             send(stream.tag, now)
         else:
             budget.in_flight -= 1
-            next_call(stream.tag)
+            none_left(stream.tag)
 
     issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
     send, outcome, all_unary = issuer.send, issuer.outcome, issuer.all_unary

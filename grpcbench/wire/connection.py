@@ -188,8 +188,8 @@ class Connection(asyncio.Protocol):
                     and message_prefix(data, start) == (0, length - 5)
                     and length - 5 <= largest
                 ):  # _data's common case, inline: DATA frames of one stream, each one
-                    # whole message, counted (their bytes never copied out of the read),
-                    # as messages.count_one counts them; it runs no caller's code
+                    # whole message, counted as messages.read counts them (their bytes
+                    # never copied out of the read); it runs no caller's code
                     received = self.recv_used + length
                     credit = stream.recv_used + length
                     count = 1
@@ -224,15 +224,7 @@ class Connection(asyncio.Protocol):
                     stream.recv_used = credit
                     stream.bytes += sizes
                     stream.messages += count
-                    if stream.messages == count:  # the stream's first messages
-                        stream.first_at = now
-                        stream.together += count - 1
-                    elif now == stream.last_at:  # the same socket read as the last ones
-                        stream.together += count
-                    else:
-                        messages.gap(stream, now)
-                        stream.together += count - 1
-                    stream.last_at = now
+                    messages.timed(stream, count, now)
                     continue
                 if self.continued is not None:
                     self._continuation(kind, flags, stream_id, data[start:position])
@@ -407,10 +399,8 @@ class Connection(asyncio.Protocol):
         if stream is None:
             self._unknown_stream(stream_id)
             return
-        given = size  # the message bytes in it (padding counts for flow control only)
         if flags & frames.PADDED:
             payload = frames.strip_padding(flags, payload, frames.DATA)
-            given = len(payload)
         if not stream.headers_seen:
             self._stream_error(stream, "DATA before the reply headers")
             return
@@ -420,17 +410,8 @@ class Connection(asyncio.Protocol):
             if stream.recv_used >= STREAM_CREDIT_AT:
                 self._write(frames.window_update(stream_id, stream.recv_used))
                 stream.recv_used = 0
-        if (
-            not stream.have
-            and stream.on_message is None
-            and given > 4
-            and not payload[0]
-            and int.from_bytes(payload[1:5], "big") == given - 5
-            and (not self.max_recv or given - 5 <= self.max_recv)
-        ):  # one whole message, counted (messages.read's common case)
-            messages.count_one(stream, given - 5, self.received_at)
-        elif payload:
-            data = messages.take(stream, payload) if stream.have else payload
+        if payload:
+            data = messages.take(stream, payload)
             if data is not None:
                 problem = messages.read(stream, data, self.max_recv, self.received_at)
                 if problem is not None:
@@ -489,17 +470,8 @@ class Connection(asyncio.Protocol):
             self._stream_error(stream, "trailers without END_STREAM")
             return
         stream.trailing_metadata = headers
-        if (
-            headers.grpc_status == status.OK
-            and stream.state == HALF_CLOSED_LOCAL
-            and not (stream.have or self.blocked or stream.http_status not in (0, 200))
-        ):  # the common ending, inline: OK, the request whole, nothing left over
-            del self.streams[stream_id]
-            finish(stream, status.OK, headers.grpc_message)
-        else:
-            self._ended(stream)
-        if self.pending or self.draining:
-            self._after_close()
+        self._ended(stream)
+        self._after_close()
 
     def _ended(self, stream: WireStream) -> None:
         """The server ended the stream: its status from the trailers (or trailers-only

@@ -11,7 +11,9 @@ connection) it is a scan, done only when the timer fires. A deadline fires withi
 the event loop's timer resolution of its time (a millisecond on uvloop), where a
 fixed 10 ms sweep let a 1 ms deadline pass unseen.
 
-Deadlines are ``time.perf_counter()`` values, not ``loop.time()``: uvloop's is cached
+Deadlines are ``time.perf_counter()`` values (the clock the callback loops read a
+call's start from, so a deadline is that start plus the timeout, with no clock read
+of its own), not ``loop.time()``: uvloop's is cached
 per loop iteration and cut to milliseconds, so a deadline read from it could
 expire up to a millisecond early.
 """

@@ -56,7 +56,7 @@ MAX_WINDOW = 2**31 - 1
 MAX_STREAM_ID = 2**31 - 1
 
 # length (24 bits as 8 + 16), type, flags, stream id
-FRAME_HEADER = _HEADER = struct.Struct(">BHBBL")
+FRAME_HEADER = struct.Struct(">BHBBL")
 HEADER_SIZE = 9
 
 
@@ -99,7 +99,7 @@ class FrameSplitter:
         frames: list[Frame] = []
         size = len(data)
         position = 0
-        unpack = _HEADER.unpack_from
+        unpack = FRAME_HEADER.unpack_from
         limit = self.max_frame_size
         while size - position >= HEADER_SIZE:
             high, low, kind, flags, stream_id = unpack(data, position)
@@ -117,12 +117,12 @@ class FrameSplitter:
 
 def frame(kind: int, flags: int, stream_id: int, payload: bytes = b"") -> bytes:
     length = len(payload)
-    return _HEADER.pack(length >> 16, length & 0xFFFF, kind, flags, stream_id) + payload
+    return FRAME_HEADER.pack(length >> 16, length & 0xFFFF, kind, flags, stream_id) + payload
 
 
 def frame_prefix(kind: int, flags: int, length: int) -> bytes:
     """The first 5 bytes of a frame header; the stream id follows (pre-encoded frames)."""
-    return _HEADER.pack(length >> 16, length & 0xFFFF, kind, flags, 0)[:5]
+    return FRAME_HEADER.pack(length >> 16, length & 0xFFFF, kind, flags, 0)[:5]
 
 
 def settings_frame(settings: dict[int, int]) -> bytes:

@@ -71,16 +71,8 @@ def read(stream: WireStream, data: bytes, max_recv: int, now: float) -> Problem 
         if on_message is not None:
             on_message(message)
         position = end
-    if arrived:  # inline: a unary reply takes this path
-        if stream.messages == arrived:  # the stream's first messages
-            stream.first_at = now
-            stream.together += arrived - 1
-        elif now == stream.last_at:  # the same socket read as the stream's last ones
-            stream.together += arrived
-        else:
-            gap(stream, now)
-            stream.together += arrived - 1
-        stream.last_at = now
+    if arrived:
+        timed(stream, arrived, now)
     if position < size:  # the start of a message still arriving
         rest = data[position:]
         stream.parts = [rest]
@@ -89,18 +81,18 @@ def read(stream: WireStream, data: bytes, max_recv: int, now: float) -> Problem 
     return None
 
 
-def count_one(stream: WireStream, length: int, now: float) -> None:
-    """One whole uncompressed message of ``length`` bytes, counted and not kept (a
-    stream with no ``on_message``): what ``read`` records for it, done for one
-    message at a time by the connection's fast path."""
-    stream.bytes += length
-    stream.messages += 1
-    if stream.messages == 1:
+def timed(stream: WireStream, arrived: int, now: float) -> None:
+    """``arrived`` messages just counted on ``stream`` (in ``messages``), all of one
+    socket read that came in at ``now``: when the stream's first came, or the gap
+    since the last read's; the others of a read came together with its first."""
+    if stream.messages == arrived:  # the stream's first messages
         stream.first_at = now
-    elif now == stream.last_at:  # the same socket read as the last one
-        stream.together += 1
+        stream.together += arrived - 1
+    elif now == stream.last_at:  # the same socket read as the stream's last ones
+        stream.together += arrived
     else:
         gap(stream, now)
+        stream.together += arrived - 1
     stream.last_at = now
 
 
