@@ -128,6 +128,37 @@ def test_a_repeated_unary_request_is_its_frames_again_with_its_own_stream_id() -
     assert kept == 1 and not connection.encoder.unary
 
 
+def test_start_unary_sends_and_tracks_calls_as_start_does() -> None:
+    """The callback loops' ``start_unary`` is ``start`` with its steps inline: the same
+    bytes leave, each stream ends in the same state, the deadline timer is due at the
+    same time, and past MAX_CONCURRENT_STREAMS the call waits in ``pending`` alike."""
+
+    async def run(use_inline: bool) -> tuple[list[tuple[int, int, int, bytes]], list[tuple]]:
+        connection, transport = _connection()
+        connection.max_streams = 4
+        streams = []
+        for number in range(6):
+            body = b"\x00\x00\x00\x00\x01" + (b"b" if number == 2 else b"a")
+            stream = WireStream(FIELDS, body, True, lambda s: None, 100.0 - number)
+            streams.append(stream)
+            (connection.start_unary if use_inline else connection.start)(stream)
+        connection.writer.flush()
+        state = [
+            (s.state, s.id, s.send_window, s.connection is connection, s.retryable) for s in streams
+        ]
+        timer = connection.deadlines
+        state.append((len(connection.pending), timer.due, timer.latest, timer.ordered))
+        state.append((connection.next_id, connection.send_flow.window))
+        connection.deadlines.cancel()
+        return _sent(transport), state
+
+    inline_sent, inline_state = asyncio.run(run(True))
+    plain_sent, plain_state = asyncio.run(run(False))
+    assert inline_sent == plain_sent
+    assert inline_state == plain_state
+    assert inline_state[-2] == (2, 95.0, 100.0, False)  # two pending; deadlines not in order
+
+
 def test_writes_leave_every_eight_and_at_the_end_of_the_loop_iteration() -> None:
     """20 writes in one iteration: two writes of 8 at once (the server starts on them
     while the client reads on), the last 4 when the iteration ends; order kept."""

@@ -105,7 +105,7 @@ class _Issuer:
             channel = self.channels[index]
             connection = channel.connection
             if connection is not None and not (connection.draining or connection.closed):
-                connection.start(stream)  # channel.start's first case, inline
+                connection.start_unary(stream)  # channel.start's first case, inline
             else:
                 channel.start(stream)
             return

@@ -57,6 +57,7 @@ from grpcbench.wire.headers import (
     METADATA_SOFT_LIMIT,
     ReplyHeaderDecoder,
     RequestEncoder,
+    RequestFrames,
     metadata_refusal,
 )
 from grpcbench.wire.keepalive import Keepalive
@@ -223,8 +224,13 @@ class Connection(asyncio.Protocol):
                         credit = 0
                     stream.recv_used = credit
                     stream.bytes += sizes
-                    stream.messages += count
-                    messages.timed(stream, count, now)
+                    if stream.messages:
+                        stream.messages += count
+                        messages.timed(stream, count, now)
+                    else:  # messages.timed's first case, inline (every unary reply)
+                        stream.messages = count
+                        stream.first_at = stream.last_at = now
+                        stream.together = count - 1
                     continue
                 if self.continued is not None:
                     self._continuation(kind, flags, stream_id, data[start:position])
@@ -249,6 +255,7 @@ class Connection(asyncio.Protocol):
                             stream.http_status = headers.http_status
                             stream.encoding = headers.encoding
                             stream.initial_metadata = headers
+                            continue  # nothing ran that could close the connection
                     elif (
                         headers.grpc_status == status.OK
                         and stream.headers_seen
@@ -257,7 +264,10 @@ class Connection(asyncio.Protocol):
                     ):
                         del streams[stream_id]
                         stream.trailing_metadata = headers
-                        finish(stream, status.OK, headers.grpc_message)
+                        stream.state = CLOSED  # stream.finish, inline
+                        stream.status = status.OK
+                        stream.message = headers.grpc_message
+                        stream.on_done(stream)
                         if self.pending or self.draining:
                             self._after_close()
                     else:
@@ -295,6 +305,42 @@ class Connection(asyncio.Protocol):
             return
         self._open(stream)
 
+    def start_unary(self, stream: WireStream) -> None:
+        """``start`` on a live connection (neither closed nor draining: the caller
+        checked), for the callback loops. A whole unary request sent before on this
+        connection is its kept frames with a new stream id (``RequestFrames``), with
+        ``start``'s and ``_open``'s steps inline; anything else takes ``start``."""
+        unary = self.encoder.unary.get(stream.request)
+        flow = self.send_flow
+        stream_id = self.next_id
+        body = stream.body
+        if (
+            unary is None
+            or len(self.streams) >= self.max_streams
+            or stream_id > frames.MAX_STREAM_ID
+            or unary.length > flow.window
+            or not (unary.body is body or unary.body == body)
+        ):
+            self.start(stream)
+            return
+        self.deadlines.watch(stream)
+        self.next_id = stream_id + 2
+        self.keepalive.pings_without_data = 0
+        self.streams[stream_id] = stream
+        self._send_kept(stream, stream_id, unary)
+
+    def _send_kept(self, stream: WireStream, stream_id: int, unary: RequestFrames) -> None:
+        """A whole unary request again, as it left this connection before: its kept
+        frames with the new stream id (``RequestFrames``)."""
+        flow = self.send_flow
+        flow.window -= unary.length
+        stream.send_window = flow.stream_window - unary.length
+        stream.state = HALF_CLOSED_LOCAL  # stream.opened, inline
+        stream.id = stream_id
+        stream.connection = self
+        sid = stream_id.to_bytes(4, "big")
+        self._write(unary.head + sid + unary.middle + sid + stream.body)
+
     def _open(self, stream: WireStream) -> None:
         """HEADERS, and the request body with them as far as the windows allow."""
         stream_id = self.next_id
@@ -314,12 +360,7 @@ class Connection(asyncio.Protocol):
             and (unary.body is body or unary.body == body)
             and unary.length <= flow.window
         ):
-            # A whole request again, as sent before on this connection (``RequestFrames``).
-            flow.window -= unary.length
-            stream.send_window = flow.stream_window - unary.length
-            opened(stream, stream_id, self, True)
-            sid = stream_id.to_bytes(4, "big")
-            self._write(unary.head + sid + unary.middle + sid + body)
+            self._send_kept(stream, stream_id, unary)
             return
         stream.send_window = flow.stream_window
         block = self.encoder.encode(request)  # in the order blocks leave
