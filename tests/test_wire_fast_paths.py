@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from grpcbench.wire import frames, status
 from grpcbench.wire.connection import Connection
+from grpcbench.wire.flow import CREDIT_AT, STREAM_CREDIT_AT
 from grpcbench.wire.headers import request_fields
 from grpcbench.wire.stream import WireStream
 from grpcbench.wire.writer import EARLY_FLUSH, FrameWriter
@@ -73,7 +74,9 @@ def _outcomes(calls: list[tuple[int, list[bytes], int]], cuts: list[int]) -> lis
             connection.data_received(wire[position : position + cut])
             position += cut
         connection.data_received(wire[position:])
-        return [(s.id, s.status, s.message, s.messages, s.bytes) for s in ended]
+        outcomes = [(s.id, s.status, s.message, s.messages, s.bytes) for s in ended]
+        # the connection window's use: every DATA payload, padding included
+        return [*outcomes, (connection.recv_used, 0, "", 0, 0)]
 
     return asyncio.run(run())
 
@@ -92,8 +95,40 @@ def test_calls_end_alike_however_the_socket_cuts_the_bytes(
 ) -> None:
     whole = _outcomes(calls, [])
     assert _outcomes(calls, cuts) == whole
-    for (code, bodies, _), (_, got, _, count, size) in zip(calls, whole, strict=True):
+    for (code, bodies, _), (_, got, _, count, size) in zip(calls, whole[:-1], strict=True):
         assert (got, count, size) == (code, len(bodies), sum(map(len, bodies)))
+    used = sum(
+        5 + len(body) + (1 + pad if pad else 0) for _, bodies, pad in calls for body in bodies
+    )
+    assert whole[-1][0] == used
+
+
+def test_a_run_of_data_frames_gives_both_windows_back_once_they_are_half_used() -> None:
+    """The read loop counts a run of DATA frames in one pass and settles the windows
+    after it: WINDOW_UPDATE for the connection and the stream once our credit points
+    (``flow.CREDIT_AT``, ``STREAM_CREDIT_AT``) are passed, each for all that was read."""
+
+    async def run() -> tuple[list[tuple[int, int, int, bytes]], WireStream, Connection]:
+        connection, transport = _connection()
+        stream = WireStream(FIELDS, b"\x00" * 5, True, lambda s: None, math.inf)
+        connection.start(stream)
+        connection.writer.flush()
+        transport.written.clear()
+        head = hpack.Encoder().encode([(":status", "200"), ("content-type", "application/grpc")])
+        connection.data_received(frames.frame(frames.HEADERS, frames.END_HEADERS, 1, head))
+        connection.recv_used = CREDIT_AT - 100  # as if nearly a quarter of the window went
+        stream.recv_used = STREAM_CREDIT_AT - 100
+        message = b"\x00" + (45).to_bytes(4, "big") + b"x" * 45
+        connection.data_received(b"".join(frames.frame(frames.DATA, 0, 1, message)
+                                          for _ in range(4)))  # fmt: skip
+        connection.writer.flush()
+        return frames.FrameSplitter().split(b"".join(transport.written)), stream, connection
+
+    sent, stream, connection = asyncio.run(run())
+    increments = [(f[2], int.from_bytes(f[3], "big")) for f in sent if f[0] == frames.WINDOW_UPDATE]
+    assert increments == [(0, CREDIT_AT + 100), (1, STREAM_CREDIT_AT + 100)]
+    assert (connection.recv_used, stream.recv_used) == (0, 0)
+    assert (stream.messages, stream.bytes) == (4, 180)
 
 
 def _sent(transport: MemoryTransport) -> list[tuple[int, int, int, bytes]]:

@@ -85,6 +85,9 @@ _HEADER_SIZE = frames.HEADER_SIZE
 _MAX_FRAME = frames.DEFAULT_MAX_FRAME_SIZE  # what we advertise
 _DATA = frames.DATA
 _MESSAGE_PREFIX = struct.Struct(">BL")  # a gRPC message's compressed flag and length
+# A DATA frame's header but its type, and the message prefix that starts its payload.
+_DATA_HEAD = struct.Struct(">BHxBLBL")
+_DATA_HEAD_SIZE = _DATA_HEAD.size
 _NO_LIMIT = 1 << 32  # a message's length is 32 bits
 
 
@@ -160,6 +163,7 @@ class Connection(asyncio.Protocol):
         position = 0
         unpack = _FRAME_HEADER.unpack_from
         message_prefix = _MESSAGE_PREFIX.unpack_from
+        data_head = _DATA_HEAD.unpack_from
         cache = self.decoder.cache
         streams = self.streams
         largest = self.max_recv or _NO_LIMIT  # the largest reply message taken
@@ -191,34 +195,36 @@ class Connection(asyncio.Protocol):
                 ):  # _data's common case, inline: DATA frames of one stream, each one
                     # whole message, counted as messages.read counts them (their bytes
                     # never copied out of the read); it runs no caller's code
-                    received = self.recv_used + length
-                    credit = stream.recv_used + length
-                    count = 1
-                    sizes = length - 5
                     # The frames after it in this read, while they are more of the same
                     # (a frame's type is its fourth byte: a reply's trailers end this at
-                    # once, so a unary call pays one comparison for it).
-                    while size - position >= _HEADER_SIZE and data[position + 3] == _DATA:
-                        high, low, kind, flags, next_id = unpack(data, position)
-                        length = (high << 16) | low
-                        start = position + _HEADER_SIZE
+                    # once, so a unary call pays one comparison for it). Each is read
+                    # with its message prefix in one unpack; what they add up to is
+                    # worked out once, after the run.
+                    run_start = position
+                    count = 1
+                    while size - position >= _DATA_HEAD_SIZE and data[position + 3] == _DATA:
+                        high, low, flags, next_id, compressed, wanted = data_head(data, position)
+                        end = position + _HEADER_SIZE + ((high << 16) | low)
                         if (
-                            kind != _DATA
-                            or next_id != stream_id
-                            or length <= 4
+                            next_id != stream_id
                             or flags & _DATA_FLAGS_ELSEWHERE
-                            or start + length > size
-                            or received + length >= CREDIT_AT
-                            or message_prefix(data, start) != (0, length - 5)
-                            or length - 5 > largest
+                            or compressed
+                            or end - position != wanted + _DATA_HEAD_SIZE  # one whole message
+                            or end > size
+                            or wanted > largest
                         ):
                             break  # the outer loop reads it
-                        position = start + length
-                        received += length
-                        credit += length
+                        position = end
                         count += 1
-                        sizes += length - 5
+                    # the frames' payloads: the first's, and the run's bytes but headers
+                    payload = length + position - run_start - (count - 1) * _HEADER_SIZE
+                    sizes = payload - 5 * count
+                    received = self.recv_used + payload
+                    if received >= CREDIT_AT:  # a read is far smaller than the window
+                        self._write(frames.window_update(0, received))
+                        received = 0
                     self.recv_used = received
+                    credit = stream.recv_used + payload
                     if credit >= STREAM_CREDIT_AT:
                         self._write(frames.window_update(stream_id, credit))
                         credit = 0
