@@ -120,10 +120,28 @@ def _schema(call: str) -> MethodSchema:
 LEVEL_CALLS = [
     ("echo.Echo/Say", '{"message": "fixed"}'),  # the callback loop, frames encoded once
     ("echo.Echo/Say", '{"message": "n{{.RequestNumber}}"}'),  # the callback loop, per call
+    # streams of fixed requests: the callback loops too (MethodWorkload.stream_plan)
     ("echo.Echo/Expand", '{"message": "s", "repeat": 7}'),
     ("echo.Echo/Collect", '[{"message": "a"}, {"message": "b"}, {"message": "c"}]'),
     ("echo.Echo/Chat", '[{"message": "a"}, {"message": "b"}]'),
 ]
+
+
+@pytest.mark.parametrize("call, data", LEVEL_CALLS[2:])
+def test_a_stream_of_fixed_requests_runs_on_the_callback_loops_unless_paced(
+    call: str, data: str
+) -> None:
+    """So the differential levels above hold the callback loops' streams to grpc's; a
+    paced or templated stream takes the coroutine loops (no plan)."""
+    from grpcbench.rpc.workload import MethodWorkload
+
+    plan = MethodWorkload(MethodCall.build(_schema(call), data, "{}")).unary_plan()
+    assert plan is not None and plan.kind != "unary" and plan.requests
+    paced = MethodCall.build(_schema(call), data, "{}", stream_interval_s=0.01)
+    templated = MethodCall.build(_schema(call), data.replace('"a"', '"{{.RequestNumber}}"'), "{}")
+    if plan.kind != "server-streaming":  # a server stream sends one request: never paced
+        assert MethodWorkload(paced).unary_plan() is None
+        assert MethodWorkload(templated).unary_plan() is None
 
 
 async def level(address: str, stack: str, call: str, data: str, **kw: Any) -> LoadResult:

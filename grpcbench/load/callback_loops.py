@@ -1,13 +1,13 @@
-"""The callback loops: closed- and open-loop unary load with no coroutine per call.
+"""The callback loops: closed- and open-loop load with no coroutine per call.
 
 A workload that is one unary call with a request known in advance (the hello
-service, ``--call`` on a unary method) describes itself as a
-``services.base.UnaryPlan``. Then a call is a ``WireStream`` whose body is
-framed once and whose header block comes from its connection's cache, and its
-``on_done`` callback records it and starts the next one: no task, future,
-timer or ``await`` per call. The phase rules are the engine's own
-(``closed_loop.Budget``: counts, time limits, the watchdog), and so is what
-is recorded (``LevelRecorders``), so a level reads the same on either path.
+service, ``--call`` on a unary method), or a stream whose requests are fixed and
+unpaced, describes itself as a ``services.base.UnaryPlan``. Then a call is a
+``WireStream`` whose body is framed once and whose header block comes from its
+connection's cache, and its ``on_done`` callback records it and starts the next
+one: no task, future, timer or ``await`` per call. The phase rules are the
+engine's own (``closed_loop.Budget``: counts, time limits, the watchdog), and so
+is what is recorded (``LevelRecorders``), so a level reads the same on either path.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Chooses the closed loop (virtual users) or the open loop (``rate`` > 0), over
 the connection strategy and client stack of the spec (the wire stack's
-callback loops for plain unary workloads), and returns the measured ``LoadResult``.
+callback loops for plain unary workloads and fixed streams), and returns the
+measured ``LoadResult``.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class Loops:
 
 
 # Awaitable calls run on the coroutine loops; a source with loops of its own is listed
-# here by its type (the wire stack's callback loops for plain unary workloads).
+# here by its type (the wire stack's callback loops for plain unary and fixed streams).
 COROUTINE_LOOPS = Loops(closed=closed_loop_phase, open=open_loop_phase)
 OWN_LOOPS: dict[type, Loops] = {
     WireUnaryCalls: Loops(closed=wire_closed_loop_phase, open=wire_open_loop_phase),

@@ -112,9 +112,10 @@ class MethodWorkload:
 
     def unary_plan(self) -> UnaryPlan | None:
         """A unary method runs on the wire transport's callback loops; each virtual
-        user keeps its worker id, as it does here with tasks."""
+        user keeps its worker id, as it does here with tasks. So does a stream whose
+        requests are fixed and unpaced (``stream_plan``)."""
         if self.kind != "unary":
-            return None
+            return self.stream_plan()
         messages = self.messages
         fixed = messages.fixed_messages
         if fixed is not None and len(fixed) == 1 and messages.fixed_metadata is not None:
@@ -129,8 +130,8 @@ class MethodWorkload:
 
     def stream_plan(self) -> UnaryPlan | None:
         """A stream whose requests are the same every call and sent back to back (no
-        --stream-interval/--stream-call-duration, no --stream-messages count): in a mix,
-        the callback loops run it as they run unary calls, so a mix keeps their cost."""
+        --stream-interval/--stream-call-duration, no --stream-messages count): the
+        callback loops run it as they run unary calls, alone or in a mix."""
         messages = self.messages
         fixed = messages.fixed_messages
         if (

@@ -97,9 +97,10 @@ class Workload(Protocol):
     """Client-side behaviour of one virtual user, bound to a channel: grpc.aio's, or
     the wire transport's ``WireChannel``, which has the same methods.
 
-    A workload that is one unary call with a request known in advance may also
-    have ``unary_plan() -> UnaryPlan | None``: the wire transport then runs it
-    on its callback loops, with no coroutine per call (``load.callback_loops``)."""
+    A workload that is one unary call with a request known in advance (or a stream
+    whose requests are fixed and unpaced) may also have ``unary_plan() -> UnaryPlan
+    | None``: the wire transport then runs it on its callback loops, with no
+    coroutine per call (``load.callback_loops``)."""
 
     def bind(self, channel: Any) -> CallFunction: ...
 
@@ -109,7 +110,8 @@ Metadata = tuple[tuple[str, str | bytes], ...]
 
 @dataclass(frozen=True)
 class UnaryPlan:
-    """A workload that is one unary call: its method, and its request.
+    """A workload that is one call (unary, or a stream of fixed requests): its
+    method, and its request.
 
     ``request``: the serialized request of every call (its frames are then
     encoded once); else ``next_request(user)`` gives each call's serialized
@@ -124,8 +126,9 @@ class UnaryPlan:
     timeout_s: float = 0.0
     parts: tuple[UnaryPlan, ...] = ()
     cycle: tuple[int, ...] = ()
-    # A mix's stream method whose requests are fixed and unpaced: its kind and all its
-    # request messages, sent in one body (the callback loops count the replies).
+    # A stream method whose requests are fixed and unpaced (alone or in a mix): its
+    # kind and all its request messages, sent in one body (the callback loops count
+    # the replies).
     kind: str = "unary"
     requests: tuple[bytes, ...] = ()
 
