@@ -1,7 +1,8 @@
 """The wire connection's inline fast paths give what its general paths give.
 
 - ``data_received`` cuts frames inline (as ``frames.FrameSplitter`` does): calls end
-  alike however the socket cuts the bytes, padded DATA included;
+  alike however the socket cuts the bytes, with padded DATA, flags HTTP/2 does not
+  define, and streams' DATA frames interleaved;
 - a unary request sent again on a connection is its first frames with a new stream
   id (``headers.RequestFrames``), the block the encoder would give; another body
   is framed anew, and the peer's new settings drop what was kept;
@@ -37,44 +38,72 @@ def _connection() -> tuple[Connection, MemoryTransport]:
 FIELDS = request_fields("/a.B/C", "127.0.0.1:1", "http", None)
 
 
-def _replies(calls: list[tuple[int, list[bytes], int]]) -> bytes:
+def _replies(calls: list[tuple[int, list[bytes], int]], interleaved: bool = False) -> bytes:
     """Each call's reply (stream 1, 3, ...): headers, its messages one DATA frame each
-    (with ``pad`` bytes of padding when not 0), trailers with its status."""
-    encoder = hpack.Encoder()
-    out = []
-    for index, (code, bodies, pad) in enumerate(calls):
-        sid = 2 * index + 1
-        head = encoder.encode([(":status", "200"), ("content-type", "application/grpc")])
-        out.append(frames.frame(frames.HEADERS, frames.END_HEADERS, sid, head))
-        for body in bodies:
+    (with ``pad`` bytes of padding when above 0; with -1, a flag HTTP/2 does not define,
+    which must be ignored), trailers with its status; with -2, the last DATA frame ends
+    the stream instead (grpc: Internal). ``interleaved``: every call's
+    headers, then their DATA frames in turn, one of each stream at a time (as a server
+    sends concurrent streams), then the trailers."""
+    ids = [2 * index + 1 for index in range(len(calls))]
+    datas = []
+    for sid, (_, bodies, pad) in zip(ids, calls, strict=True):
+        data = []
+        for number, body in enumerate(bodies, 1):
             message = b"\x00" + len(body).to_bytes(4, "big") + body
-            if pad:
+            if pad == -1:
+                data.append(frames.frame(frames.DATA, 0x20, sid, message))
+            elif pad == -2:  # the last ends the stream, with no trailers
+                flags = frames.END_STREAM if number == len(bodies) else 0
+                data.append(frames.frame(frames.DATA, flags, sid, message))
+            elif pad:
                 payload = bytes([pad]) + message + b"\x00" * pad
-                out.append(frames.frame(frames.DATA, frames.PADDED, sid, payload))
+                data.append(frames.frame(frames.DATA, frames.PADDED, sid, payload))
             else:
-                out.append(frames.frame(frames.DATA, 0, sid, message))
-        trailers = encoder.encode([("grpc-status", str(code))])
-        end = frames.END_HEADERS | frames.END_STREAM
-        out.append(frames.frame(frames.HEADERS, end, sid, trailers))
-    return b"".join(out)
+                data.append(frames.frame(frames.DATA, 0, sid, message))
+        datas.append(data)
+    encoder = hpack.Encoder()  # blocks encoded in the order they are sent (its table)
+
+    def head(sid: int) -> bytes:
+        block = encoder.encode([(":status", "200"), ("content-type", "application/grpc")])
+        return frames.frame(frames.HEADERS, frames.END_HEADERS, sid, block)
+
+    def tail(sid: int, code: int) -> bytes:
+        if code < 0:
+            return b""  # the stream ended with its last DATA frame
+        block = encoder.encode([("grpc-status", str(code))])
+        return frames.frame(frames.HEADERS, frames.END_HEADERS | frames.END_STREAM, sid, block)
+
+    codes = [-1 if pad == -2 and bodies else code for code, bodies, pad in calls]
+    if not interleaved:
+        return b"".join(
+            b"".join([head(sid), *data, tail(sid, code)])
+            for sid, data, code in zip(ids, datas, codes, strict=True)
+        )
+    heads = [head(sid) for sid in ids]
+    turns = [data[turn] for turn in range(3) for data in datas if turn < len(data)]
+    tails = [tail(sid, code) for sid, code in zip(ids, codes, strict=True)]
+    return b"".join([*heads, *turns, *tails])
 
 
 Outcome = tuple[int, int, str, int, int]  # stream id, status, message, messages, bytes
 
 
-def _outcomes(calls: list[tuple[int, list[bytes], int]], cuts: list[int]) -> list[Outcome]:
+def _outcomes(
+    calls: list[tuple[int, list[bytes], int]], cuts: list[int], interleaved: bool = False
+) -> list[Outcome]:
     async def run() -> list[Outcome]:
         connection, _ = _connection()
         ended: list[WireStream] = []
         for _ in calls:
             connection.start(WireStream(FIELDS, b"\x00" * 5, True, ended.append, math.inf))
-        wire = _replies(calls)
+        wire = _replies(calls, interleaved)
         position = 0
         for cut in cuts:
             connection.data_received(wire[position : position + cut])
             position += cut
         connection.data_received(wire[position:])
-        outcomes = [(s.id, s.status, s.message, s.messages, s.bytes) for s in ended]
+        outcomes = sorted((s.id, s.status, s.message, s.messages, s.bytes) for s in ended)
         # the connection window's use: every DATA payload, padding included
         return [*outcomes, (connection.recv_used, 0, "", 0, 0)]
 
@@ -84,21 +113,27 @@ def _outcomes(calls: list[tuple[int, list[bytes], int]], cuts: list[int]) -> lis
 call_values = st.tuples(
     st.sampled_from([status.OK, status.NOT_FOUND]),
     st.lists(st.binary(max_size=200), max_size=3),
-    st.sampled_from([0, 0, 7]),
+    st.sampled_from([0, 0, 7, -1, -2]),
 )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(call_values, min_size=1, max_size=5), st.lists(st.integers(1, 40), max_size=30))
+@given(
+    st.lists(call_values, min_size=1, max_size=5),
+    st.lists(st.integers(1, 40), max_size=30),
+    st.booleans(),
+)
 def test_calls_end_alike_however_the_socket_cuts_the_bytes(
-    calls: list[tuple[int, list[bytes], int]], cuts: list[int]
+    calls: list[tuple[int, list[bytes], int]], cuts: list[int], interleaved: bool
 ) -> None:
-    whole = _outcomes(calls, [])
-    assert _outcomes(calls, cuts) == whole
-    for (code, bodies, _), (_, got, _, count, size) in zip(calls, whole[:-1], strict=True):
+    whole = _outcomes(calls, [], interleaved)
+    assert _outcomes(calls, cuts, interleaved) == whole
+    for (code, bodies, pad), (_, got, _, count, size) in zip(calls, whole[:-1], strict=True):
+        if pad == -2 and bodies:
+            code = status.INTERNAL  # "the server ended the stream without trailers"
         assert (got, count, size) == (code, len(bodies), sum(map(len, bodies)))
     used = sum(
-        5 + len(body) + (1 + pad if pad else 0) for _, bodies, pad in calls for body in bodies
+        5 + len(body) + (1 + pad if pad > 0 else 0) for _, bodies, pad in calls for body in bodies
     )
     assert whole[-1][0] == used
 

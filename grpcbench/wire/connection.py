@@ -85,8 +85,10 @@ _HEADER_SIZE = frames.HEADER_SIZE
 _MAX_FRAME = frames.DEFAULT_MAX_FRAME_SIZE  # what we advertise
 _DATA = frames.DATA
 _MESSAGE_PREFIX = struct.Struct(">BL")  # a gRPC message's compressed flag and length
-# A DATA frame's header but its type, and the message prefix that starts its payload.
-_DATA_HEAD = struct.Struct(">BHxBLBL")
+# A DATA frame's header and the message prefix that starts its payload, as 4 words:
+# length and type; flags and the stream id's first 3 bytes; the id's last byte and
+# the compressed flag; the message's length.
+_DATA_HEAD = struct.Struct(">LLHL")
 _DATA_HEAD_SIZE = _DATA_HEAD.size
 _NO_LIMIT = 1 << 32  # a message's length is 32 bits
 
@@ -195,21 +197,25 @@ class Connection(asyncio.Protocol):
                 ):  # _data's common case, inline: DATA frames of one stream, each one
                     # whole message, counted as messages.read counts them (their bytes
                     # never copied out of the read); it runs no caller's code
+                    first = length
                     # The frames after it in this read, while they are more of the same
                     # (a frame's type is its fourth byte: a reply's trailers end this at
                     # once, so a unary call pays one comparison for it). Each is read
-                    # with its message prefix in one unpack; what they add up to is
-                    # worked out once, after the run.
+                    # with its message prefix in one unpack (``_DATA_HEAD``), its flags
+                    # and stream id compared as the words they fall in; what the frames
+                    # add up to is worked out once, after the run.
                     run_start = position
                     count = 1
+                    same_flags_id = stream_id >> 8  # no flags; the id's first 3 bytes
+                    same_id_prefix = (stream_id & 0xFF) << 8  # its last; not compressed
                     while size - position >= _DATA_HEAD_SIZE and data[position + 3] == _DATA:
-                        high, low, flags, next_id, compressed, wanted = data_head(data, position)
-                        end = position + _HEADER_SIZE + ((high << 16) | low)
+                        length_kind, flags_id, id_prefix, wanted = data_head(data, position)
+                        length = length_kind >> 8
+                        end = position + _HEADER_SIZE + length
                         if (
-                            next_id != stream_id
-                            or flags & _DATA_FLAGS_ELSEWHERE
-                            or compressed
-                            or end - position != wanted + _DATA_HEAD_SIZE  # one whole message
+                            flags_id != same_flags_id
+                            or id_prefix != same_id_prefix
+                            or length != wanted + 5  # one whole message
                             or end > size
                             or wanted > largest
                         ):
@@ -217,7 +223,7 @@ class Connection(asyncio.Protocol):
                         position = end
                         count += 1
                     # the frames' payloads: the first's, and the run's bytes but headers
-                    payload = length + position - run_start - (count - 1) * _HEADER_SIZE
+                    payload = first + position - run_start - (count - 1) * _HEADER_SIZE
                     sizes = payload - 5 * count
                     received = self.recv_used + payload
                     if received >= CREDIT_AT:  # a read is far smaller than the window
