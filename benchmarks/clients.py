@@ -1,7 +1,9 @@
 """The clients the benchmarks compare, each a ``LoadDriver`` measured like grpcbench's own.
 
-- ``BareLoopDriver``: ``bare_loop.py``, forty lines of grpc.aio and nothing of
-  grpcbench (the floor of a Python gRPC library client);
+- ``ScriptDriver``: a client script of its own: ``bare_loop.py``, forty lines of
+  grpc.aio and nothing of grpcbench (the floor of a Python gRPC library client), or
+  ``python_floor.py``, HTTP/2 frames in Python without gRPC's rules (the floor of
+  a pure-Python client);
 - ``H2loadDriver``: nghttp2's h2load posting the serialized request (no gRPC
   library at all: the floor of client cost per call);
 - ``make_generators``: labels such as ``builtin:2@grpcio`` to drivers.
@@ -31,16 +33,21 @@ from grpcbench.stats.histogram import LatencySummary
 from grpcbench.targets.external import ExternalTarget
 
 BARE_LOOP = Path(__file__).with_name("bare_loop.py")
+PYTHON_FLOOR = Path(__file__).with_name("python_floor.py")
 
 
-class BareLoopDriver:
-    """benchmarks/bare_loop.py as a LoadDriver, so it is measured like the others."""
+class ScriptDriver:
+    """A client script of benchmarks/ (bare_loop.py, python_floor.py) as a LoadDriver,
+    so it is measured like the others: the script prints ``{"event": "measuring"}``
+    when its warm-up ends, then its calls, wall and CPU seconds as one JSON line."""
 
-    name = "bare"
+    def __init__(self, name: str, script: Path) -> None:
+        self.name = name
+        self.script = script
 
     async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
         argv = [
-            sys.executable, "-P", str(BARE_LOOP), spec.target,
+            sys.executable, "-P", str(self.script), spec.target,
             f"--concurrency={spec.share.concurrency}", f"--requests={spec.share.requests}",
             f"--warmup={spec.share.warmup_requests}",
         ]  # fmt: skip
@@ -67,7 +74,7 @@ class BareLoopDriver:
                     client_others_s=others_s,
                     client_steal_share=steal_share,
                 )
-            raise DriverError(f"bare loop failed: {child.stderr_tail()}")
+            raise DriverError(f"{self.script.name} failed: {child.stderr_tail()}")
         finally:
             await child.stop()
 
@@ -144,7 +151,9 @@ def make_generators(names: str) -> dict[str, tuple[LoadDriver, str]]:
         name, _, processes = driver_part.partition(":")
         stack = stack or defaults.CLIENT_STACK
         if name == "bare":
-            drivers[entry] = (BareLoopDriver(), stack)
+            drivers[entry] = (ScriptDriver("bare", BARE_LOOP), stack)
+        elif name == "floor":
+            drivers[entry] = (ScriptDriver("floor", PYTHON_FLOOR), stack)
         elif name == "h2load":
             drivers[entry] = (H2loadDriver(shutil.which("h2load") or "h2load"), stack)
         else:

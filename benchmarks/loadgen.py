@@ -4,6 +4,8 @@ One fixed server, pinned to its own CPU, driven at one concurrency by each
 client in turn, interleaved over several rounds so drift hits all alike:
 - ``bare``: benchmarks/bare_loop.py, forty lines of grpc.aio and nothing of
   grpcbench (the floor of a Python gRPC client);
+- ``floor``: benchmarks/python_floor.py, HTTP/2 frames in Python with what a
+  benchmark's call needs and none of gRPC's rules (the floor of a pure-Python client);
 - ``builtin`` (1 process) and ``builtin:2`` (2 processes): grpcbench's driver on
   its default client stack (wire: its own HTTP/2 frames); ``builtin@grpcio`` the
   same driver on grpc.aio (``--client-stack grpcio``);
@@ -145,6 +147,7 @@ async def rss_after(
 RATIOS = (
     ("builtin", "h2load"), ("builtin", "ghz"), ("builtin", "builtin@grpcio"),
     ("builtin@grpcio", "bare"), ("builtin:2", "builtin"), ("bare", "ghz"),
+    ("builtin", "floor"), ("floor", "h2load"),
 )  # fmt: skip
 
 
@@ -214,10 +217,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
         "--generators",
-        default="bare,builtin,builtin@grpcio,builtin:2"
+        default="bare,floor,builtin,builtin@grpcio,builtin:2"
         + (",ghz" if shutil.which("ghz") else "")
         + (",h2load" if shutil.which("h2load") else ""),
-        help="bare, h2load, DRIVER[:PROCESSES][@STACK], ... to compare",
+        help="bare, floor, h2load, DRIVER[:PROCESSES][@STACK], ... to compare",
     )
     parser.add_argument(
         "--rss-calls",

@@ -38,6 +38,7 @@ def documents() -> list[Path]:
 
 LOADGEN_LABELS = {
     "h2load": "h2load (nghttp2), the request as a raw HTTP/2 body",
+    "floor": "pure-Python floor: frames without gRPC's rules (`benchmarks/python_floor.py`)",
     "builtin": "**grpcbench built-in, wire stack (default)**",
     "builtin:2": "built-in, wire, 2 processes (sharing CPU 1)",
     "builtin@grpcio": "built-in, `--client-stack grpcio` (grpc.aio)",
@@ -89,6 +90,8 @@ def render_loadgen(record: dict[str, Any]) -> str:
         ("builtin", "ghz", "goal: CPU ≤ 0.4x"),
         ("builtin", "builtin@grpcio", ""),
         ("builtin@grpcio", "bare", ""),
+        ("floor", "h2load", "CPython's own cost"),
+        ("builtin", "floor", "the cost of gRPC's rules in Python"),
     ):
         if a in by_client and b in by_client:
             rate = _median(by_client[a], "rps") / _median(by_client[b], "rps")
