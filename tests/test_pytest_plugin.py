@@ -28,7 +28,12 @@ def test_two_servers(grpcbench):
 """
 
 
-def test_fixtures_feed_pytest_benchmark_storage(pytester: pytest.Pytester) -> None:
+def test_fixtures_feed_pytest_benchmark_storage(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under pytest-xdist the inner run would inherit the worker's name, and
+    # pytest-benchmark turns itself off in an xdist worker (nothing saved).
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest_subprocess(
         "--benchmark-autosave", "--benchmark-storage=file://store", "-p", "no:cacheprovider"

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from grpcbench.wire import frames, status
 from grpcbench.wire.connection import Connection
-from grpcbench.wire.flow import CREDIT_AT, STREAM_CREDIT_AT
+from grpcbench.wire.flow import CONNECTION_WINDOW, CREDIT_AT, STREAM_CREDIT_AT
 from grpcbench.wire.headers import request_fields
 from grpcbench.wire.stream import WireStream
 from grpcbench.wire.writer import EARLY_FLUSH, FrameWriter
@@ -171,6 +171,34 @@ def _sent(transport: MemoryTransport) -> list[tuple[int, int, int, bytes]]:
     splitter = frames.FrameSplitter()
     wire = b"".join(transport.written)[len(frames.PREFACE) :]
     return [f for f in splitter.split(wire) if f[0] in (frames.HEADERS, frames.DATA)]
+
+
+def test_a_run_of_data_frames_past_our_connection_window_breaks_the_connection() -> None:
+    """As frame by frame (``_data``): DATA beyond the window we gave is the peer's
+    FLOW_CONTROL_ERROR, and the call on it ends Unavailable with the reason."""
+
+    async def run() -> tuple[list[tuple[int, int, int, bytes]], WireStream, Connection]:
+        connection, transport = _connection()
+        stream = WireStream(FIELDS, b"\x00" * 5, True, lambda s: None, math.inf)
+        connection.start(stream)
+        head = hpack.Encoder().encode([(":status", "200"), ("content-type", "application/grpc")])
+        connection.data_received(frames.frame(frames.HEADERS, frames.END_HEADERS, 1, head))
+        connection.recv_used = CREDIT_AT - 100  # below the credit point: the fast path
+        message = b"\x00" + (45).to_bytes(4, "big") + b"x" * 45
+        run = frames.frame(frames.DATA, 0, 1, message) * (
+            (CONNECTION_WINDOW - CREDIT_AT) // 50 + 10
+        )
+        connection.data_received(run)  # one read: far larger than a socket gives
+        written = b"".join(transport.written)[len(frames.PREFACE) :]
+        return frames.FrameSplitter().split(written), stream, connection
+
+    sent, stream, connection = asyncio.run(run())
+    goaway = [f for f in sent if f[0] == frames.GOAWAY]
+    assert (
+        len(goaway) == 1 and int.from_bytes(goaway[0][3][4:8], "big") == frames.FLOW_CONTROL_ERROR
+    )
+    assert connection.closed and stream.status == status.UNAVAILABLE
+    assert "DATA beyond our connection window" in stream.message
 
 
 def test_a_repeated_unary_request_is_its_frames_again_with_its_own_stream_id() -> None:

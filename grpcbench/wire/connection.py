@@ -227,6 +227,10 @@ class Connection(asyncio.Protocol):
                     sizes = payload - 5 * count
                     received = self.recv_used + payload
                     if received >= CREDIT_AT:  # a read is far smaller than the window
+                        if received > CONNECTION_WINDOW:  # as _data: the peer overran it
+                            raise ConnectionError_(
+                                frames.FLOW_CONTROL_ERROR, "DATA beyond our connection window"
+                            )
                         self._write(frames.window_update(0, received))
                         received = 0
                     self.recv_used = received
