@@ -1,22 +1,25 @@
 """The floor of a pure-Python gRPC client: what a call costs CPython before gRPC's rules.
 
 A uvloop ``Protocol`` on one HTTP/2 connection, closed loop of C calls of
-SayHello, with only what a benchmark's unary call cannot do without:
+SayHello (or ``--path`` with ``--request-hex``: a unary call or a server stream),
+with only what a benchmark's call cannot do without:
 - the request's frames encoded once, each call's a copy with its own stream id;
 - one small object per call (its id, user, start, deadline, messages, status);
-- the latency of each call recorded in grpcbench's HDR recorder;
+- each call's status counted, and its latency recorded in grpcbench's HDR recorder;
 - deadline ordering as the wire stack watches it (the timer itself is not set);
 - the connection's receive window given back, PING and SETTINGS answered;
 - writes flushed once 8 are queued and at the end of each loop iteration.
 
 And nothing of gRPC's rules: no stream states, no per-stream windows, no
-CONTINUATION, no checks of flags, padding, statuses or header lists, no budget
+CONTINUATION, no checks of flags, padding, HTTP statuses or header lists, no budget
 or time limit. Whatever the wire stack spends above this is the price of those
 rules in Python; what this spends above h2load is CPython's own
-(``nox -s loadgen -- --generators h2load,floor,builtin``).
+(``nox -s loadgen -- --generators h2load,floor,builtin``; ``nox -s streaming``
+runs it on ListFeatures for the same per reply message).
 
 Prints ``{"event": "measuring"}`` when its warm-up ends, then one JSON line:
-calls, wall seconds, req/s and CPU microseconds per call (as bare_loop.py).
+calls, wall seconds, req/s and CPU microseconds per call (as bare_loop.py), and
+the reply messages counted.
 
     python benchmarks/python_floor.py 127.0.0.1:50051 --concurrency 50 --requests 20000
 """
@@ -29,7 +32,6 @@ import json
 import math
 import struct
 import time
-from typing import Any
 
 import hpack
 import uvloop
@@ -47,6 +49,7 @@ WINDOW = 1 << 30  # what the client gives the server, for the connection
 CREDIT_AT = WINDOW >> 2
 EARLY_FLUSH = 8  # as grpcbench.wire.writer
 TIMEOUT_S = 20.0
+HELLO = helloworld_pb2.HelloRequest(name="world").SerializeToString()
 
 
 def frame(kind: int, flags: int, stream_id: int, payload: bytes) -> bytes:
@@ -71,7 +74,7 @@ class Call:
 class FloorClient(asyncio.Protocol):
     """The closed loop: each call's trailers start the same user's next call."""
 
-    def __init__(self, authority: str, concurrency: int) -> None:
+    def __init__(self, authority: str, concurrency: int, path: str, request: bytes) -> None:
         self.concurrency = concurrency
         self.left = 0
         self.done: asyncio.Future[None] | None = None
@@ -79,26 +82,28 @@ class FloorClient(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.buffer = b""
         self.decoder = hpack.Decoder()
-        self.blocks: dict[bytes, Any] = {}  # reply header blocks, decoded once
+        # reply header blocks, decoded once: their grpc-status (-1: none, reply headers)
+        self.blocks: dict[bytes, int] = {}
+        self.statuses: dict[int, int] = {}
         self.calls: dict[int, Call] = {}
         self.next_id = 1
         self.out: list[bytes] = []
         self.scheduled = False
         self.received = 0
         self.latency = LatencyRecorder()
-        self.ok = 0
+        self.ended = 0
+        self.messages = 0
         self.latest = -math.inf  # deadline ordering, as wire.deadlines.Deadlines.watch
         self.ordered = True
         self.due = math.inf
         fields = [(":method", "POST"), (":scheme", "http"),
-                  (":path", "/helloworld.Greeter/SayHello"), (":authority", authority),
+                  (":path", path), (":authority", authority),
                   ("content-type", "application/grpc"), ("te", "trailers"),
                   ("grpc-timeout", f"{int(TIMEOUT_S)}S")]  # fmt: skip
         encoder = hpack.Encoder()
         self.first_block = bytes(encoder.encode(fields))  # fills the table
         block = bytes(encoder.encode(fields))  # the steady block: table indexes
-        message = helloworld_pb2.HelloRequest(name="world").SerializeToString()
-        self.body = MESSAGE.pack(0, len(message)) + message
+        self.body = MESSAGE.pack(0, len(request)) + request
         self.head = FRAME.pack(0, len(block), HEADERS, END_HEADERS, 0)[:5]
         self.middle = block + FRAME.pack(0, len(self.body), DATA, END_STREAM, 0)[:5]
 
@@ -181,23 +186,26 @@ class FloorClient(asyncio.Protocol):
                     call.messages += 1
             elif kind == HEADERS:
                 block = data[start:end]
-                if block not in self.blocks:  # decoded once, in order: the table in step
-                    self.blocks[block] = self.decoder.decode(block)
+                code = self.blocks.get(block)
+                if code is None:  # decoded once, in order: the table in step
+                    fields = {str(name): str(value) for name, value in self.decoder.decode(block)}
+                    code = self.blocks[block] = int(fields.get("grpc-status", "-1"))
                 if flags & END_STREAM and call is not None:
                     del calls[stream_id]
-                    call.status = 0
-                    self.ended(call)
+                    call.status = code
+                    self.end(call)
             elif kind == SETTINGS and not flags & ACK:
                 self.write(frame(SETTINGS, ACK, 0, b""))
             elif kind == PING and not flags & ACK:
                 self.write(frame(PING, ACK, 0, data[start:end]))
         self.buffer = data[position:]
 
-    def ended(self, call: Call) -> None:
+    def end(self, call: Call) -> None:
         now = time.perf_counter_ns()
-        if call.status == 0 and call.messages == 1:
-            self.ok += 1
-            self.latency.record((now - call.started) // 1000)
+        self.ended += 1
+        self.statuses[call.status] = self.statuses.get(call.status, 0) + 1
+        self.messages += call.messages
+        self.latency.record((now - call.started) // 1000)
         if self.left > 0:
             self.send(call.user, now)
         elif not self.calls and self.done is not None and not self.done.done():
@@ -208,26 +216,29 @@ class FloorClient(asyncio.Protocol):
             self.done.set_exception(ConnectionError(f"connection lost: {exc}"))
 
 
-async def floor_loop(target: str, concurrency: int, requests: int, warmup: int) -> dict[str, float]:
+async def floor_loop(
+    target: str, concurrency: int, requests: int, warmup: int, path: str, request: bytes
+) -> dict[str, float]:
     host, port = parse_host_port(target)
     loop = asyncio.get_running_loop()
     _, client = await loop.create_connection(
-        lambda: FloorClient(target, concurrency), host, port
+        lambda: FloorClient(target, concurrency, path, request), host, port
     )  # fmt: skip
     if warmup:
         await client.run(warmup)
     print(json.dumps({"event": "measuring"}), flush=True)
-    ok_before = client.ok
+    ended, messages, ok = client.ended, client.messages, client.statuses.get(0, 0)
     cpu, wall = time.process_time(), time.perf_counter()
     await client.run(requests)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     if client.transport is not None:
         client.transport.close()
-    ok = client.ok - ok_before
-    if ok != requests:
-        raise SystemExit(f"{requests - ok} of {requests} calls did not end OK")
+    ended, messages = client.ended - ended, client.messages - messages
+    ok = client.statuses.get(0, 0) - ok
+    if ok != requests or messages < requests:  # every call OK, with a reply each
+        raise SystemExit(f"{ok} of {requests} calls ended OK, with {messages} replies")
     return {"calls": requests, "wall_s": wall, "cpu_s": cpu, "rps": requests / wall,
-            "cpu_us_per_call": cpu / requests * 1e6}  # fmt: skip
+            "cpu_us_per_call": cpu / requests * 1e6, "messages": messages}  # fmt: skip
 
 
 def main() -> None:
@@ -236,8 +247,13 @@ def main() -> None:
     parser.add_argument("target")
     for option, default in (("--concurrency", 50), ("--requests", 20000), ("--warmup", 2000)):
         parser.add_argument(option, type=int, default=default)
+    parser.add_argument("--path", default="/helloworld.Greeter/SayHello")
+    parser.add_argument("--request-hex", default=HELLO.hex(), help="the serialized request")
     args = parser.parse_args()
-    run = floor_loop(args.target, args.concurrency, args.requests, args.warmup)
+    request = bytes.fromhex(args.request_hex)
+    run = floor_loop(
+        args.target, args.concurrency, args.requests, args.warmup, args.path, request
+    )  # fmt: skip
     print(json.dumps(uvloop.run(run)))
 
 

@@ -7,8 +7,11 @@ stream of 100 features; RecordRoute: a client stream of 10 points; RouteChat:
 bidi, two notes per call at a location unique to the call) every client runs
 the same ``grpcbench run --target ... --call ...`` command in turn, rounds
 interleaved, each run against a fresh server pinned to CPU 0 (RouteChat keeps
-every note it is sent), the client on CPU 1. Prints every run, the medians
-(req/s, client CPU per call and per message) and the ratios built-in / ghz.
+every note it is sent), the client on CPU 1. On the server stream
+(ListFeatures), benchmarks/python_floor.py runs too: the pure-Python floor,
+HTTP/2 frames counted with none of gRPC's rules, what a reply message costs
+CPython itself. Prints every run, the medians (req/s, client CPU per call and
+per message) and the ratios built-in / ghz and built-in / floor.
 Numbers to track, not assertions.
 """
 
@@ -24,9 +27,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from clients import save_record  # benchmarks/, this script's directory
+from clients import PYTHON_FLOOR, save_record  # benchmarks/, this script's directory
 
 from grpcbench.base.processes import start_child
+from grpcbench.rpc.call import CallMessages, MethodCall
+from grpcbench.rpc.schema import MethodSchema, compile_proto
 from grpcbench.stats.histogram import LatencySummary
 
 POINTS = [{"latitude": 407838351 + i * 1000, "longitude": -746143763 + i * 1000} for i in range(10)]
@@ -65,7 +70,42 @@ async def fresh_server(binary: str) -> tuple[object, int, int]:
     raise SystemExit("route_guide did not listen")
 
 
+FLOOR_METHODS = ("ListFeatures",)  # python_floor.py calls unary methods and server streams
+WARMUP_CALLS = 500  # grpcbench run's default warm-up (--warmup)
+
+
+async def floor_run(args: argparse.Namespace, method: str) -> dict:
+    """python_floor.py on ``method``, pinned as the other clients, measured alike (its
+    CPU over the measured calls, from its own process)."""
+    schema = MethodSchema(f"routeguide.RouteGuide/{method}", compile_proto(args.proto))
+    call = MethodCall.build(schema, json.dumps(METHODS[method]), "{}")
+    fixed = CallMessages(call).fixed_messages
+    assert fixed is not None and len(fixed) == 1
+    child, port, _ = await fresh_server(args.route_guide)
+    try:
+        argv = [
+            "taskset", "-c", "1", sys.executable, "-P", str(PYTHON_FLOOR), f"127.0.0.1:{port}",
+            "--path", f"/routeguide.RouteGuide/{method}", "--request-hex", fixed[0].hex(),
+            f"--concurrency={args.concurrency}", f"--requests={args.requests}",
+            f"--warmup={WARMUP_CALLS}",
+        ]  # fmt: skip
+        done = await asyncio.to_thread(subprocess.run, argv, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"floor on {method} failed: {done.stderr[-600:]}")
+        result = json.loads(done.stdout.splitlines()[-1])
+    finally:
+        await child.stop()  # type: ignore[attr-defined]
+    calls, messages = result["calls"], result["messages"]
+    return {
+        "rps": result["rps"], "ok": True, "cpu_per_call": result["cpu_us_per_call"],
+        "cpu_per_message": result["cpu_s"] / messages * 1e6,
+        "messages_per_call": messages / calls, "verdict": "-",
+    }  # fmt: skip
+
+
 async def one_run(args: argparse.Namespace, method: str, client: str, out: Path) -> dict:
+    if client == "floor":
+        return await floor_run(args, method)
     child, port, pid = await fresh_server(args.route_guide)
     try:
         argv = [
@@ -119,7 +159,7 @@ async def bench(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for round_number in range(1, args.repeat + 1):
             for method in args.methods:
-                for client in clients:
+                for client in clients + (["floor"] if method in FLOOR_METHODS else []):
                     result = await one_run(args, method, client, Path(folder) / "run.json")
                     samples.setdefault((method, client), []).append(result)
                     runs.append({"round": round_number, "method": method, "client": client,
@@ -153,6 +193,12 @@ async def bench(args: argparse.Namespace) -> None:
             if (method, a) in medians and (method, b) in medians:
                 ratio = medians[(method, a)] / medians[(method, b)]
                 print(f"{method}: {a} / {b} req/s {ratio:.2f}x")
+        if (method, "floor") in samples and (method, "builtin") in samples:
+            cost = [
+                statistics.median(r["cpu_per_message"] for r in samples[(method, client)])
+                for client in ("builtin", "floor")
+            ]
+            print(f"{method}: builtin / floor CPU per message {cost[0] / cost[1]:.2f}x")
     if args.save:
         save_results(args, runs)
 

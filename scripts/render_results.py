@@ -167,6 +167,13 @@ def render_streaming(record: dict[str, Any]) -> str:
                 groups[(method, "ghz")], "rps"
             )
             lines.append(f"- {method}: built-in / ghz req/s **{ratio:.2f}x**")
+        if (method, "builtin") in groups and (method, "floor") in groups:
+            cost = _median(groups[(method, "builtin")], "cpu_per_message") / _median(
+                groups[(method, "floor")], "cpu_per_message"
+            )
+            lines.append(
+                f"- {method}: built-in / pure-Python floor, CPU per reply message **{cost:.2f}x**"
+            )
     return "\n".join(lines)
 
 
