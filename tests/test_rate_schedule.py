@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -208,7 +209,11 @@ def test_a_ramp_runs_on_its_timetable_and_shows_over_time(tmp_path: Path) -> Non
     assert level["load"]["statuses"]["OK"] == pytest.approx(600, abs=10)
     # Live: one line per interval, both generator processes merged into it.
     assert done.stderr.count(" req/s of ") == 6
-    assert "2.5-3.0 s: 300 req/s of 300/s offered" in done.stderr
+    # The last interval's line: its offered rate exactly, its achieved one as above (a
+    # reply late by a moment on a loaded machine is counted in the interval it came in).
+    last = re.search(r"2\.5-3\.0 s: (\d+) req/s of 300/s offered", done.stderr)
+    assert last is not None, done.stderr
+    assert int(last.group(1)) == pytest.approx(300, rel=0.15), done.stderr
     # The chart over time is in the report, beside the CPU/RSS timeline.
     assert "Rate and latency over time" in (tmp_path / "r.html").read_text()
 
