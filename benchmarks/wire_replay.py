@@ -23,12 +23,12 @@ from typing import Any
 
 import hpack
 
+from grpcbench.contract.calls import UnaryPlan
 from grpcbench.load.callback_loops import wire_closed_loop_phase
 from grpcbench.load.closed_loop import Budget
 from grpcbench.load.recorders import level_recorders
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.load_result import LoadSpec
-from grpcbench.services.base import UnaryPlan
 from grpcbench.wire import frames
 from grpcbench.wire.channel import WireChannel
 from grpcbench.wire.connection import Connection

@@ -154,6 +154,7 @@ def test_the_wire_transport_is_a_lower_layer() -> None:
 # listing it, and a new package fails until it is given its place.
 LAYERS: list[tuple[str, ...]] = [
     ("base",),  # errors, parsing, declarations, secrets, units, child processes
+    ("contract",),  # the call contract: CallStats, CallFunction, Workload, UnaryPlan
     ("stats", "proto", "observe", "profile"),  # histograms, stubs, process usage, py-spy
     ("backing",),  # embedded S3, MongoDB, PostgreSQL; MySQL
     ("services",),  # the benchmark services and their registry
@@ -214,6 +215,22 @@ def test_the_layer_check_catches_upward_and_sideways_imports() -> None:
         ("grpcbench.model.plan", "grpcbench.load.engine"),
         ("grpcbench.servers.kinds", "grpcbench.capacity.slo"),
     ]
+
+
+def test_calls_are_spoken_of_through_the_contract() -> None:
+    """rpc and load make and count calls through ``contract``, never through the
+    plugin module: what they take from ``services.base`` is the plugin itself."""
+    graph = import_graph()
+    through_plugin = sorted(
+        name
+        for name in graph
+        if name.startswith(("grpcbench.rpc", "grpcbench.load", "grpcbench.wire"))
+        and "grpcbench.services.base" in graph[name]
+        and "ServiceDefinition"
+        not in (PACKAGE.parent / (name.replace(".", "/") + ".py")).read_text()
+    )
+    assert not through_plugin, through_plugin
+    assert "grpcbench.contract.calls" in graph["grpcbench.load.engine"]
 
 
 def test_a_report_of_saved_results_starts_nothing_heavy() -> None:

@@ -13,11 +13,11 @@ import grpc
 import psutil
 import pytest
 
+from grpcbench.contract.calls import WorkloadError
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.proto import users_pb2
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
-from grpcbench.services.base import WorkloadError
 from grpcbench.services.users import _Checker, build_database, prepare
 from tests.conftest import GRPCBENCH
 from tests.support.factories import make_spec

@@ -2,7 +2,7 @@
 
 A workload that is one unary call with a request known in advance (the hello
 service, ``--call`` on a unary method), or a stream whose requests are fixed and
-unpaced, describes itself as a ``services.base.UnaryPlan``. Then a call is a
+unpaced, describes itself as a ``contract.calls.UnaryPlan``. Then a call is a
 ``WireStream`` whose body is framed once and whose header block comes from its
 connection's cache, and its ``on_done`` callback records it and starts the next
 one: no task, future, timer or ``await`` per call. The phase rules are the
@@ -17,12 +17,12 @@ import itertools
 import time
 from collections.abc import Callable
 
+from grpcbench.contract.calls import CallStats, UnaryPlan
 from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
 from grpcbench.load.open_loop import spec_timetable
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.load_result import LoadSpec
-from grpcbench.services.base import CallStats, UnaryPlan
 from grpcbench.wire import status
 from grpcbench.wire.channel import WireChannel
 from grpcbench.wire.headers import RequestFields

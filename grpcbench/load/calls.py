@@ -18,12 +18,12 @@ import grpc
 
 from grpcbench.base import defaults
 from grpcbench.base.errors import UsageError
+from grpcbench.contract.calls import CallFunction, CallStats, Workload, WorkloadError
 from grpcbench.model.connections import Policy
 from grpcbench.model.load_result import LoadSpec
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.rpc.status_names import status_name
-from grpcbench.services.base import CallFunction, CallStats, Workload, WorkloadError
 from grpcbench.stats.histogram import LatencyRecorder
 
 if TYPE_CHECKING:

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import grpc
 
+from grpcbench.contract.calls import CallFunction, WorkloadError
 from grpcbench.load.recorders import LevelRecorders, error_key
 from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.model.load_result import LoadSpec
 from grpcbench.rpc.status_names import status_name
-from grpcbench.services.base import CallFunction, WorkloadError
 
 PROGRESS_INTERVAL_S = 0.2
 # The watchdog's margin past a phase's time limit and one call deadline.

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from grpcbench.base.errors import UsageError
+from grpcbench.contract.calls import CallFunction, Workload
 from grpcbench.load.callback_loops import wire_closed_loop_phase, wire_open_loop_phase
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
@@ -39,7 +40,6 @@ from grpcbench.model.intervals import (
 from grpcbench.model.load_result import LoadResult, LoadSpec, MethodFigures
 from grpcbench.observe.cpu_share import run_queue_wait_s
 from grpcbench.observe.timeline import TimelineRecorder, sample
-from grpcbench.services.base import CallFunction, Workload
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
 

@@ -16,13 +16,13 @@ import asyncio
 import time
 from collections.abc import Callable, Iterator
 
+from grpcbench.contract.calls import CallFunction
 from grpcbench.load.calls import call_status
 from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.model.load_result import LoadSpec
 from grpcbench.model.schedule import ConstantRate, Pacer, pacer_timetable
 from grpcbench.rpc.templates import CURRENT_WORKER
-from grpcbench.services.base import CallFunction
 
 # Do not sleep for less than this: fire every call that is due instead.
 MIN_SLEEP_S = 0.0005

@@ -7,12 +7,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from grpcbench.contract.calls import CallStats
 from grpcbench.load.schedule_count import ScheduleCount
 from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalRecorder
 from grpcbench.model.load_result import MethodFigures, StreamSummary
 from grpcbench.rpc.mix import CURRENT_PART
-from grpcbench.services.base import CallStats
 from grpcbench.stats.histogram import LatencyRecorder
 
 

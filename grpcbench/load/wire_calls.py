@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from grpcbench.services.base import UnaryPlan
+from grpcbench.contract.calls import UnaryPlan
 from grpcbench.wire.channel import WireChannel
 
 

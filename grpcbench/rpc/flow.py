@@ -36,10 +36,10 @@ import grpc
 from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
+from grpcbench.contract.calls import CallFunction, WorkloadError
 from grpcbench.rpc.call import Metadata, parse_metadata
 from grpcbench.rpc.schema import MethodSchema, parse_call_name
 from grpcbench.rpc.status_names import status_name
-from grpcbench.services.base import CallFunction, WorkloadError
 
 Flow = Callable[["FlowClient"], Awaitable[Any]]
 

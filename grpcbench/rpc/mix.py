@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from grpcbench.contract.calls import CallFunction, CallStats, UnaryPlan
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.templates import WorkerIds
 from grpcbench.rpc.workload import MethodWorkload
-from grpcbench.services.base import CallFunction, CallStats, UnaryPlan
 
 if TYPE_CHECKING:
     import grpc

@@ -14,10 +14,10 @@ import grpc
 
 from grpcbench.base.errors import PreflightError
 from grpcbench.base.secrets import redact
+from grpcbench.contract.calls import Workload, WorkloadError
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import ChannelSecurity, tls_failure
 from grpcbench.rpc.status_names import status_name
-from grpcbench.services.base import Workload, WorkloadError
 
 # PreflightError lives in errors and tls_failure in rpc.security (lower layers); both
 # stay importable from here.

@@ -22,9 +22,9 @@ from typing import Any
 
 import grpc
 
+from grpcbench.contract.calls import CallFunction, CallStats, ReplyCounter, UnaryPlan
 from grpcbench.rpc.call import CallMessages, Metadata, MethodCall
 from grpcbench.rpc.templates import CURRENT_WORKER, WorkerIds
-from grpcbench.services.base import CallFunction, CallStats, ReplyCounter, UnaryPlan
 
 
 class _Raw(ReplyCounter):

@@ -21,8 +21,9 @@ import grpc
 from grpclib.server import Stream
 
 from grpcbench.base.errors import UsageError
+from grpcbench.contract.calls import CallFunction, UnaryPlan
 from grpcbench.proto import helloworld_grpc, helloworld_pb2, helloworld_pb2_grpc
-from grpcbench.services.base import CallFunction, ServiceDefinition, UnaryPlan
+from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import Param
 
 

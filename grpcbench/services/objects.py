@@ -28,8 +28,9 @@ import grpc
 from grpclib.server import Stream
 
 from grpcbench.base.errors import UsageError
+from grpcbench.contract.calls import CallStats, ReplyCounter, WorkloadError
 from grpcbench.proto import objects_grpc, objects_pb2, objects_pb2_grpc
-from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
+from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import Param
 
 DEFAULT_POOL_SIZE = 100

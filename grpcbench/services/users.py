@@ -34,8 +34,9 @@ from grpclib.server import Stream
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact
+from grpcbench.contract.calls import CallStats, ReplyCounter, WorkloadError
 from grpcbench.proto import users_grpc, users_pb2, users_pb2_grpc
-from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
+from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import Param
 from grpcbench.services.user_stores import (
     QUERY_CONNECTIONS,

@@ -38,8 +38,9 @@ from grpclib.exceptions import GRPCError
 from grpclib.server import Stream
 
 from grpcbench.base.errors import UsageError
+from grpcbench.contract.calls import CallStats, ReplyCounter, WorkloadError
 from grpcbench.proto import watch_grpc, watch_pb2
-from grpcbench.services.base import CallStats, ReplyCounter, ServiceDefinition, WorkloadError
+from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import Param
 
 VALUE_SIZES = {"small": 500, "medium": 5_000, "large": 50_000}

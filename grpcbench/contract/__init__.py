@@ -1,0 +1,1 @@
+"""The call contract every layer that makes, runs or counts calls shares (``calls``)."""
