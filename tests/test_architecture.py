@@ -124,7 +124,7 @@ def test_every_registry_entry_imports(registry: str) -> None:
     references = {
         "drivers": [info.factory for info in DRIVERS.values()]
         + [info.workload_check for info in DRIVERS.values() if info.workload_check],
-        "exporters": [info.writer for info in EXPORTERS.values()]
+        "exporters": [info.render for info in EXPORTERS.values()]
         + [info.requires for info in EXPORTERS.values() if info.requires],
         "targets": list(TARGET_KINDS.values()),
     }[registry]

@@ -129,11 +129,12 @@ def test_show_and_compare_on_the_command_line() -> None:
 @pytest.mark.integration
 def test_show_compare_and_report_read_format_1_and_format_2(tmp_path: Path) -> None:
     """The commands read today's files and every older format, side by side."""
-    from grpcbench.model.results import write_json_atomically
+    from grpcbench.base.output_files import write_atomically
+    from grpcbench.model.results import results_bytes
 
     old = RESULTS / "repeat3_a.json"
     new = tmp_path / "repeat3_b_v2.json"
-    write_json_atomically(new, load_run(RESULTS / "repeat3_b.json").to_json())
+    write_atomically(new, results_bytes(load_run(RESULTS / "repeat3_b.json").to_json()))
     assert json.loads(new.read_text())["format_version"] == 2
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -132,7 +132,11 @@ def test_a_csv_feeder_and_random_order(tmp_path: Path) -> None:
         ({"r.json": "{}"}, ["-D", "r.json", "--feed", "once"], "--feed takes the lines of"),
         ({"r.jsonl": "{}\n"}, ["-D", "r.jsonl", "--feed", "twice"], "bad --feed 'twice'"),
         ({"r.jsonl": "{}\n"}, ["-D", "r.jsonl", "--feed", "once", "--warmup", "2s"], "timed"),
-        ({"r.jsonl": "{}\n"}, ["-D", "r.jsonl", "--load", "ghz"], "feeder file runs on"),
+        (
+            {"r.jsonl": "{}\n"},
+            ["-D", "r.jsonl", "--load", "ghz"],
+            "--load ghz cannot run a feeder file",
+        ),
         ({"r.csv": "message\na,b\n"}, ["-D", "r.csv"], "2 values for 1 columns"),
         ({}, ["-D", "missing.jsonl"], "cannot read -D missing.jsonl"),
     ],

@@ -119,7 +119,7 @@ def test_a_failed_step_is_its_own_status_and_a_caught_one_lets_the_flow_go_on(
         (["--workload", "flows:missing"], "has no attribute 'missing'"),
         (["--workload", "flows"], "give package.module:function"),
         (["--workload", "flows:chain", "--call", "echo.Echo/Say"], "give it or --call"),
-        (["--workload", "flows:chain", "--load", "ghz"], "flow runs on --load builtin"),
+        (["--workload", "flows:chain", "--load", "ghz"], "--load ghz cannot run a --workload flow"),
     ],
 )
 def test_a_bad_flow_is_one_line(flows: Path, args: list[str], fragment: str) -> None:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from grpcbench.base.output_files import write_atomically
 from grpcbench.model.results import load_run
 from grpcbench.report.charts import render_charts, write_images
-from grpcbench.report.html import run_to_html, write_html
+from grpcbench.report.html import render_html, run_to_html
 from tests.conftest import GRPCBENCH
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
@@ -83,7 +84,7 @@ def test_report_renders_its_charts_in_headless_chromium(tmp_path: Path) -> None:
     record = load_run(RESULTS / "with_errors.json")
     charts = render_charts(record)
     page = tmp_path / "report.html"
-    write_html(record, page, charts)
+    write_atomically(page, render_html(record, charts))
     common = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run(
         [*common, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
@@ -142,7 +143,7 @@ def test_report_draws_a_flame_graph_per_profiled_cell_with_search(tmp_path: Path
     chromium = _chromium()
     record = _profiled_record(tmp_path)
     page = tmp_path / "report.html"
-    write_html(record, page, charts=[])
+    write_atomically(page, render_html(record, charts=[]))
     cells = len(record.levels)
     burning = sum(1 for index in range(cells) if index % 2)
     dom = subprocess.run(

@@ -53,12 +53,13 @@ def test_an_output_that_fails_mid_run_is_said_once_and_the_others_are_written(
     full, fine = tmp_path / "full.json", tmp_path / "fine.md"
     written: list[Path] = []
 
-    def writer(record: RunRecord, path: Path) -> None:
+    def write(path: Path, data: bytes) -> None:
         if path == full:
             raise OSError(errno.ENOSPC, "No space left on device")
         written.append(path)
 
-    monkeypatch.setattr(exporters, "load_reference", lambda reference: writer)
+    monkeypatch.setattr(exporters, "load_reference", lambda reference: lambda record: b"x")
+    monkeypatch.setattr(exporters, "write_atomically", write)
     exports = Exports((Output("json", full), Output("markdown", fine)))
     said: list[str] = []
     exports.on_failure = said.append

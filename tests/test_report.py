@@ -6,7 +6,7 @@ from rich.console import Console
 
 from grpcbench.model.results import LevelResult, RecordedOptions, RunRecord
 from grpcbench.report.console import print_tables
-from grpcbench.report.csv_export import FIELDS, write_csv
+from grpcbench.report.csv_export import FIELDS, render_csv
 from grpcbench.report.markdown import run_to_markdown, table_to_markdown
 from grpcbench.report.table import build_tables
 from tests.support.factories import level
@@ -122,7 +122,7 @@ def test_console_and_csv(tmp_path: Path) -> None:
     print_tables(console, [level("grpclib")])
     assert "Requests/sec" in console.export_text()
     path = tmp_path / "r.csv"
-    write_csv(RunRecord(RecordedOptions(), {}, levels=[level("grpclib")]), path)
+    path.write_bytes(render_csv(RunRecord(RecordedOptions(), {}, levels=[level("grpclib")])))
     rows = list(csv.reader(path.open()))
     assert rows[0] == FIELDS and rows[1][1] == "grpclib" and len(rows) == 2
 

@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from grpcbench.base.errors import UsageError
+from grpcbench.base.output_files import write_atomically
 from grpcbench.load.builtin import cap_cpu_budget, split, split_spec
 from grpcbench.model.load_result import LoadResult, LoadSpec
 from grpcbench.model.results import (
@@ -13,7 +14,7 @@ from grpcbench.model.results import (
     RecordedOptions,
     RunRecord,
     load_run,
-    write_json_atomically,
+    results_bytes,
 )
 from tests.support.factories import level, load_result, make_spec
 
@@ -25,7 +26,7 @@ def test_run_record_json_round_trip(tmp_path: Path) -> None:
     record.levels.append(level("grpclib", statuses={"OK": 3, "Unavailable": 1}))
     record.finish("complete")
     path = tmp_path / "r.json"
-    write_json_atomically(path, record.to_json())
+    write_atomically(path, results_bytes(record.to_json()))
     data = json.loads(path.read_text())
     assert data["format_version"] == FORMAT_VERSION and data["status"] == "complete"
     loaded = load_run(path)
@@ -114,7 +115,7 @@ def test_every_stored_format_1_file_loads_as_format_2(name: str, tmp_path: Path)
     assert list(record.options.placement.server_cpus) == options["placement"]["server_cpus"]
     # Written again, it is a format-2 file that loads to the same record.
     path = tmp_path / "again.json"
-    write_json_atomically(path, record.to_json())
+    write_atomically(path, results_bytes(record.to_json()))
     assert json.loads(path.read_text())["format_version"] == FORMAT_VERSION == 2
     again = load_run(path)
     assert again.levels == record.levels and again.options == record.options

@@ -27,7 +27,9 @@ def _same(value: Any) -> Any:
 @dataclass(frozen=True)
 class SettingInfo:
     option: str  # the `run` option, e.g. "--client-stack"
-    help: str  # its help text; "{default}" is replaced by the default's text
+    # Its help text ("{default}" is replaced by the default's text); a function when a
+    # registry writes it (--client-stack lists the stacks there are).
+    help: str | Callable[[], str]
     json: str  # its key in a results file
     dump: Callable[[Any], Any] = _same  # value -> JSON
     load: Callable[[Any], Any] = _same  # JSON -> value
@@ -79,7 +81,9 @@ def default_text(cls: type, name: str) -> str:
 
 
 def help_for(cls: type, name: str) -> str:
-    return declared(cls)[name][1].help.replace("{default}", default_text(cls, name))
+    declared_help = declared(cls)[name][1].help
+    text = declared_help() if callable(declared_help) else declared_help
+    return text.replace("{default}", default_text(cls, name))
 
 
 def keywords(cls: type) -> dict[str, str]:
@@ -174,18 +178,23 @@ def one_of(*choices: str) -> Callable[[Any], str | None]:
 @dataclass(frozen=True)
 class OptionInfo:
     names: tuple[str, ...]  # ("--output", "-o"), or ("--pin/--no-pin",); () = from the field
-    help: str
+    # Its help; a function when a registry writes it (--load lists the drivers there are).
+    help: str | Callable[[], str]
     panel: str = ""  # the `run --help` panel
     # Its value can carry a credential (request metadata, a key, a URI with a password):
     # masked on the saved command line and wherever it is shown.
     secret: bool = False
     metavar: str | None = None
 
+    @property
+    def help_text(self) -> str:
+        return self.help() if callable(self.help) else self.help
+
 
 def option(
     default: Any = _UNSET,
     *names: str,
-    help: str,  # noqa: A002 - the option's help, as Typer names it
+    help: str | Callable[[], str],  # noqa: A002 - the option's help, as Typer names it
     panel: str = "",
     secret: bool = False,
     metavar: str | None = None,

@@ -31,8 +31,7 @@ MAX_IN_FLIGHT = 1000  # open loop: most calls in flight at once
 CLIENT_PROCESSES = "auto"  # built-in generator processes per level
 SAMPLE_INTERVAL = "100ms"  # resource timelines: CPU % and RSS sampled this often ("off": none)
 CLIENT_LOOP = "uvloop"  # the built-in generator's event loop (uvloop or asyncio)
-CLIENT_STACKS: tuple[str, ...] = ("wire", "grpcio")
-# The built-in generator's gRPC client: grpcbench's own HTTP/2 frames, or grpc.aio.
+# The built-in generator's gRPC client (rpc.client_stacks): grpcbench's own HTTP/2 frames.
 CLIENT_STACK = "wire"
 REPEAT = 1
 PORT = 0  # 0 = any free port

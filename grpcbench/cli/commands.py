@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from grpcbench.base import interrupts
 from grpcbench.base.errors import InternalError, OneLineError, UsageError
+from grpcbench.load.catalogue import driver_info
 from grpcbench.rpc.settings import CallArgs
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.options import RunOptions, build_run_options
@@ -83,7 +84,7 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         + (f", {options.repeat} repeats" if options.repeat > 1 else "")
         + (
             f"; built-in client stack {options.load.client_stack}"
-            if "builtin" in options.drivers or "dask" in options.drivers
+            if any(driver_info(name).uses_client_stack for name in options.drivers)
             else ""
         )
         + f"; {options.placement.describe()}"
@@ -336,16 +337,11 @@ def serve(args: RunArgs, port: int, cpus: str | None, consoles: Consoles) -> int
     from grpcbench.base.parsing import parse_cpu_set
     from grpcbench.run.options import resolve_scenario
     from grpcbench.servers.launcher import start_server
-    from grpcbench.servers.spec import parse_server_spec
+    from grpcbench.servers.spec import check_served, parse_server_spec
 
     chosen, service = resolve_scenario(args)
     spec = parse_server_spec(args.servers[0])
-    if spec.kind not in service.kinds_served():
-        served = ", ".join(service.kinds_served()) or "none"
-        raise UsageError(
-            f"service {service.name} has no servicer for server kind {spec.kind} (it serves:"
-            f" {served})"
-        )
+    check_served(service, spec.kind)
     pinned = parse_cpu_set(cpus, "--cpus") if cpus else ()
 
     async def serve_forever(params: dict[str, object]) -> None:
@@ -447,11 +443,12 @@ def report(
     results: Path, html_path: Path | None, png: Path | None, svg: Path | None, consoles: Consoles
 ) -> int:
     """``grpcbench report``: charts and an offline HTML report from saved results."""
+    from grpcbench.base.output_files import write_atomically
     from grpcbench.model.results import load_run
     from grpcbench.report.chart_kit import require_matplotlib
     from grpcbench.report.charts import render_charts, write_images
     from grpcbench.report.exporters import check_writable
-    from grpcbench.report.html import write_html
+    from grpcbench.report.html import render_html
 
     if not (html_path or png or svg):
         raise UsageError("nothing to write: give --html FILE, --png DIR and/or --svg DIR")
@@ -461,7 +458,7 @@ def report(
     record = load_run(results)
     charts = render_charts(record)
     if html_path:
-        write_html(record, html_path, charts)
+        write_atomically(html_path, render_html(record, charts))
         consoles.err.print(f"wrote {html_path}", highlight=False)
     for directory, fmt in ((png, "png"), (svg, "svg")):
         if directory:
@@ -520,10 +517,9 @@ def list_servers(consoles: Consoles) -> int:
     from grpcbench.servers.kinds import KINDS
 
     for info in KINDS.values():
-        options = ",".join(f"{k}={v}" for k, v in info.default_options)
-        modifiers = "[+uvloop]" if info.supports_uvloop else ""
-        syntax = f"{info.name}{modifiers}" + (f"[:{options}]" if options else "")
-        consoles.out.print(f"[bold]{syntax}[/]  {info.description}", highlight=False)
+        consoles.out.print(
+            f"[bold]{escape(info.syntax)}[/]  {escape(info.description)}", highlight=False
+        )
     consoles.out.print(f"default set: {' '.join(defaults.SERVERS)}", highlight=False)
     return 0
 
@@ -559,7 +555,9 @@ def unavailable_variants(scenario: Scenario) -> dict[str, str]:
     found = {}
     for variant in scenario.variants:
         params = {**scenario.workload_params, **variant.params}
-        reasons = {kind: service.unavailable(kind, params) for kind in KINDS}
+        reasons = {
+            kind: service.unavailable(info.servicer_kind, params) for kind, info in KINDS.items()
+        }
         kinds = [kind for kind, reason in reasons.items() if reason]
         if kinds:
             found[variant.name] = f"not available on {', '.join(kinds)} ({reasons[kinds[0]]})"

@@ -7,7 +7,8 @@ declaration to the command's signature and hands the command what was typed as
 one ``settings`` mapping (field name -> text), which ``options`` parses through
 the same declarations. `run`'s other options are declared on ``run.arguments.RunArgs``
 (``base.declarations.option``): ``arguments_options`` adds theirs and hands the
-command one ``RunArgs``.
+command one ``RunArgs``. Help is plain text: it is escaped here, so an extra's name
+in brackets ("grpcbench[profile]") is not read as rich markup.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from grpcbench.base.declarations import (
     DeclaredOption,
@@ -32,10 +34,11 @@ from grpcbench.base.declarations import (
 PREFIX = "setting_"  # generated parameters' names, apart from the command's own
 
 
-def _help(cls: type, name: str, declared_help: str) -> str:
+def _help(cls: type, name: str, declared_help: str | Callable[[], str]) -> str:
     """The declared help, with the default when the help does not say it."""
     text = help_for(cls, name)
-    return text if "{default}" in declared_help else f"{text} Default: {default_text(cls, name)}."
+    said = declared_help() if callable(declared_help) else declared_help
+    return text if "{default}" in said else f"{text} Default: {default_text(cls, name)}."
 
 
 def settings_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -55,7 +58,7 @@ def settings_options(cls: type) -> Callable[[Callable[..., Any]], Callable[..., 
             names = (info.option, info.short) if info.short else (info.option,)
             option = typer.Option(
                 *names,
-                help=_help(cls, name, info.help),
+                help=escape(_help(cls, name, info.help)),
                 show_default=False,
                 metavar=None if info.flag else info.metavar,
                 rich_help_panel=info.panel or None,
@@ -137,7 +140,10 @@ def _parameter(option: DeclaredOption) -> inspect.Parameter:
         names = (f"{names[0]}/--no-{names[0].removeprefix('--')}", *names[1:])
     info = option.info
     declared = typer.Option(
-        *names, help=info.help, rich_help_panel=info.panel or None, metavar=info.metavar
+        *names,
+        help=escape(info.help_text),
+        rich_help_panel=info.panel or None,
+        metavar=info.metavar,
     )
     return inspect.Parameter(
         option.name,

@@ -22,6 +22,7 @@ from grpcbench.contract.calls import CallFunction, CallStats, Workload, Workload
 from grpcbench.model.connections import Policy
 from grpcbench.model.load_result import LoadSpec
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
+from grpcbench.rpc.client_stacks import open_stack_channel, stack_info
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.rpc.status_names import status_name
 from grpcbench.stats.histogram import LatencyRecorder
@@ -53,15 +54,10 @@ def open_channel(
     target: str, security: ChannelSecurity = PLAINTEXT, stack: str = defaults.CLIENT_STACK,
     connect_timeout_s: float = 10.0, client: ClientOptions = DEFAULT,
 ) -> Any:  # fmt: skip
-    """A connection of its own, plaintext or TLS: a ``wire.WireChannel`` (``--client-stack
-    wire``) or a grpc.aio channel (``grpcio``, see ``rpc.security.CHANNEL_OPTIONS``).
-    Both have the methods workloads bind to, ``channel_ready`` and ``close``; a wire
-    channel bounds each (re)connection by ``connect_timeout_s`` itself."""
-    if stack == "wire":
-        from grpcbench.wire.channel import WireChannel
-
-        return WireChannel(target, security, connect_timeout_s, client)
-    return security.aio_channel(target, client)
+    """A connection of its own, plaintext or TLS, on client stack ``stack``
+    (``rpc.client_stacks``): every stack's channel has the methods workloads bind to,
+    ``channel_ready`` and ``close``."""
+    return open_stack_channel(stack, target, security, connect_timeout_s, client)
 
 
 class PooledCalls:
@@ -240,7 +236,11 @@ async def call_source(
             raise UsageError(str(error)) from None
         plan = getattr(workload, "unary_plan", None)
         # (A request over --max-send-message-size fails its call; the generic path does.)
-        fast = dialer.stack == "wire" and plan is not None and not dialer.client.max_send_bytes
+        fast = (
+            stack_info(dialer.stack).callback_loops
+            and plan is not None
+            and not dialer.client.max_send_bytes
+        )
         unary = plan() if fast and plan is not None else None
         if unary is not None:
             from grpcbench.load.wire_calls import WireUnaryCalls

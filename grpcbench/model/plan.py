@@ -23,6 +23,7 @@ from grpcbench.base.panels import LOAD_MODEL, OUTPUT, WHAT_TO_RUN
 from grpcbench.base.parsing import duration_seconds, parse_duration, parse_size, parse_warmup
 from grpcbench.model.connections import ConnectionStrategy, parse_connection_strategy
 from grpcbench.model.schedule import ConstantRate, Pacer, RateSchedule, parse_rate_schedule
+from grpcbench.rpc.client_stacks import known_stack, stacks_help
 
 Arrivals = Literal["uniform", "poisson"]
 ARRIVALS: tuple[Arrivals, ...] = ("uniform", "poisson")
@@ -305,11 +306,9 @@ class LoadSettings:
         help="The built-in generator's event loop: uvloop (less CPU per call) or asyncio.",
     )  # fmt: skip
     client_stack: str = setting(
-        defaults.CLIENT_STACK, option="--client-stack", metavar="|".join(defaults.CLIENT_STACKS),
+        defaults.CLIENT_STACK, option="--client-stack", metavar="STACK",
         panel=LOAD_MODEL, json="client_stack", before="grpcio", load=str,
-        check=one_of(*defaults.CLIENT_STACKS),
-        help="The built-in generator's gRPC client: wire (grpcbench's own HTTP/2 frames,"
-        " a few us of CPU per call) or grpcio (grpc.aio, the reference).",
+        check=known_stack, help=stacks_help,
     )  # fmt: skip
     cooldown_s: float = setting(
         0.0, option="--cooldown", metavar="DURATION", panel=WHAT_TO_RUN, json="cooldown_s",

@@ -9,7 +9,6 @@ chain that lets every older file load as the current one.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -380,14 +379,9 @@ class RunRecord:
         )
 
 
-def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+def results_bytes(data: dict[str, Any]) -> bytes:
+    """A results file's bytes, as every writer of one writes them."""
+    return (json.dumps(data, indent=2) + "\n").encode()
 
 
 def load_run(path: Path) -> RunRecord:

@@ -8,7 +8,7 @@ tells two rows of a sweep apart (rate, channels, connections, variant, repeat).
 from __future__ import annotations
 
 import csv
-from pathlib import Path
+import io
 
 from grpcbench.model.results import LevelResult, RunRecord
 from grpcbench.report.figures import PERCENTILES
@@ -37,9 +37,9 @@ def level_row(level: LevelResult) -> list[object]:
     ]  # fmt: skip
 
 
-def write_csv(record: RunRecord, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(FIELDS)
-        writer.writerows(level_row(level) for level in record.levels)
+def render_csv(record: RunRecord) -> bytes:
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(FIELDS)
+    writer.writerows(level_row(level) for level in record.levels)
+    return text.getvalue().encode()

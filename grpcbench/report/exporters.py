@@ -1,22 +1,28 @@
-"""Exporter registry: each output format is one module with a ``write(record, path)``.
+"""Exporter registry: each output format is a renderer, ``render(record) -> bytes``.
 
-Formats marked ``after_each_level`` are rewritten after every level (so an
-interrupted or failed run keeps what it measured, as hyperfine does); the
-others are written once, when the run ends. Every destination is checked
-before anything starts. Adding a format is one module plus one entry below
-(and, for ``grpcbench run``, one option naming its path).
+Exporters render; ``Exports`` alone writes, through ``base.output_files`` (a
+temporary file renamed over the path, or standard output), as hyperfine's
+exporters do. So every format is written atomically, and a golden test per
+format (tests/golden/) holds its bytes. Formats marked ``after_each_level`` are
+rewritten after every level (an interrupted or failed run keeps what it
+measured); the others once, when the run ends. Every destination is checked
+before anything starts. Adding a format is one renderer plus one entry: below,
+or a plugin's ``grpcbench.exporters`` entry point (``base.plugins``); it is then
+given as ``--export NAME=PATH`` and listed in that option's help.
 """
 
 from __future__ import annotations
 
 import os
-import sys
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grpcbench.base.errors import UsageError
+from grpcbench.base.output_files import write_atomically, write_to_stdout
+from grpcbench.base.plugins import Registry, with_plugins
 from grpcbench.base.references import load_reference
 from grpcbench.model.results import RunRecord
 
@@ -24,47 +30,68 @@ from grpcbench.model.results import RunRecord
 @dataclass(frozen=True)
 class ExporterInfo:
     name: str
-    option: str  # the `grpcbench run` option that names its file
-    writer: str  # "module:function" taking (RunRecord, Path), imported only when used
+    description: str
+    render: str  # "module:function" taking a RunRecord, returning bytes; imported when used
     after_each_level: bool
+    # Its own `grpcbench run` option, if it has one (every format is --export NAME=PATH).
+    own_option: str = ""
     # "module:function" that raises UsageError when a needed extra is missing.
     requires: str = ""
     lists_calls: bool = False  # needs per-call records (LoadSettings.call_details)
 
+    @property
+    def option(self) -> str:
+        """How the user named it, for messages."""
+        return self.own_option or f"--export {self.name}"
 
-EXPORTERS: dict[str, ExporterInfo] = {
-    info.name: info
-    for info in (
-        ExporterInfo("json", "--output", "grpcbench.report.json_export:write_json", True),
-        ExporterInfo("markdown", "--markdown", "grpcbench.report.markdown:write_markdown", True),
-        ExporterInfo("csv", "--csv", "grpcbench.report.csv_export:write_csv", True),
-        *(
-            ExporterInfo(
-                f"ghz-{name}",
-                f"-O {name}",
-                f"grpcbench.report.{module}:write_{function}",
-                True,
-                lists_calls=lists_calls,
-            )
-            for name, module, function, lists_calls in (
-                ("json", "ghz_formats", "json", True),
-                ("pretty", "ghz_formats", "pretty", True),
-                ("csv", "ghz_formats", "csv", True),
-                ("summary", "ghz_formats", "summary", False),
-                ("influx-summary", "ghz_ingest", "influx_summary", False),
-                ("influx-details", "ghz_ingest", "influx_details", True),
-                ("prometheus", "ghz_ingest", "prometheus", False),
-            )
-        ),  # ghz's -O formats (report.ghz_formats, report.ghz_ingest)
+
+def _ghz(name: str, module: str, lists_calls: bool) -> ExporterInfo:
+    return ExporterInfo(
+        f"ghz-{name}",
+        f"ghz's -O {name}",
+        f"grpcbench.report.{module}:render_{name.replace('-', '_')}",
+        True,
+        f"-O {name}",
+        lists_calls=lists_calls,
+    )
+
+
+EXPORTERS: Registry[ExporterInfo] = with_plugins(
+    "grpcbench.exporters",
+    ExporterInfo,
+    (
         ExporterInfo(
-            "html",
-            "--report",
-            "grpcbench.report.html:write_html",
-            False,
+            "json", "the results file (grpcbench show, compare, report read it)",
+            "grpcbench.report.json_export:render_json", True, "--output",
+        ),
+        ExporterInfo(
+            "markdown", "the seed's tables, one per level",
+            "grpcbench.report.markdown:render_markdown", True, "--markdown",
+        ),
+        ExporterInfo(
+            "csv", "one row per level, server, driver and repeat",
+            "grpcbench.report.csv_export:render_csv", True, "--csv",
+        ),
+        _ghz("json", "ghz_formats", True),
+        _ghz("pretty", "ghz_formats", True),
+        _ghz("csv", "ghz_formats", True),
+        _ghz("summary", "ghz_formats", False),
+        _ghz("influx-summary", "ghz_ingest", False),
+        _ghz("influx-details", "ghz_ingest", True),
+        _ghz("prometheus", "ghz_ingest", False),
+        ExporterInfo(
+            "html", "a self-contained page of tables and charts",
+            "grpcbench.report.html:render_html", False, "--report",
             requires="grpcbench.report.chart_kit:require_matplotlib",
         ),
-    )
-}
+    ),
+)  # fmt: skip
+
+
+def exports_help() -> str:
+    """--export's help, from the registry (plugins' formats included)."""
+    listed = "; ".join(f"{info.name} ({info.description})" for info in EXPORTERS.values())
+    return f"Write FORMAT=PATH (repeatable; PATH - is standard output). Formats: {listed}."
 
 
 # An output path that means standard output (ghz's -O without -o, or -o -).
@@ -113,8 +140,9 @@ def _through_link(output: Output) -> Output:
 
 def check_writable(option: str, path: Path) -> None:
     """Fail now, not after a whole level, if ``path`` cannot be written. Results are
-    written to a temporary file renamed over ``path``, so an existing ``path`` must be
-    a regular file: a device (/dev/null, /dev/full) or a pipe would be replaced."""
+    written to a temporary file renamed over ``path`` (``base.output_files``), so an
+    existing ``path`` must be a regular file: a device (/dev/null, /dev/full) or a pipe
+    would be replaced; and a read-only one is refused, not replaced."""
     try:
         directory, exists, regular = path.is_dir(), path.exists(), path.is_file()
     except (OSError, ValueError) as error:  # a name too long; a NUL in it
@@ -127,6 +155,8 @@ def check_writable(option: str, path: Path) -> None:
         raise UsageError(
             f"{option} {path}: not a regular file (a device, pipe or socket); results go to a file"
         )
+    if exists and (not os.access(path, os.W_OK) or not path.stat().st_mode & stat.S_IWUSR):
+        raise UsageError(f"{option} {path}: read-only (it is not replaced)")
     parent = path.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -141,8 +171,8 @@ def check_writable(option: str, path: Path) -> None:
 class Exports:
     """The outputs of one run: checked up front, written after levels and at the end.
 
-    An output to standard output is written once, at the end, from a temporary
-    file (the tables then go to standard error: ``run_benchmark``). An output path
+    An output to standard output is written once, at the end (the tables then go
+    to standard error: ``run_benchmark``). An output path
     that is a symlink is written through: its target gets the file,
     the link stays. An output that cannot be written mid-run (the disk filled, it
     turned read-only) does not stop the run: it is said once, the others are
@@ -193,12 +223,13 @@ class Exports:
         ]
 
     def _write(self, output: Output, record: RunRecord) -> bool:
-        write = load_reference(output.info.writer)
+        render: Callable[[RunRecord], bytes] = load_reference(output.info.render)
         try:
+            data = render(record)
             if output.to_stdout:
-                _write_to_stdout(write, record)
+                write_to_stdout(data)
             else:
-                write(record, output.path)
+                write_atomically(output.path, data)
         except OSError as error:
             reason = f"cannot write {output.info.option} {output.path}: {error.strerror or error}"
             if output.path not in self.failed:
@@ -207,11 +238,3 @@ class Exports:
             return False
         self.failed.pop(output.path, None)
         return True
-
-
-def _write_to_stdout(write: Callable[[RunRecord, Path], None], record: RunRecord) -> None:
-    with tempfile.TemporaryDirectory(prefix="grpcbench-") as directory:
-        path = Path(directory) / "output"
-        write(record, path)
-        sys.stdout.buffer.write(path.read_bytes())
-        sys.stdout.flush()

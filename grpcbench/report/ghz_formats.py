@@ -9,7 +9,6 @@ ghz runs would; ``json`` prints one report per line (JSON Lines).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from grpcbench.model.results import RunRecord
@@ -105,15 +104,17 @@ def summary_text(record: RunRecord) -> str:
     return "\n".join(summary_report(report) for report in reports(record))
 
 
-def writer(render: Callable[[RunRecord], str]) -> Callable[[RunRecord, Path], None]:
-    def write(record: RunRecord, path: Path) -> None:
-        path.write_text(render(record), encoding="utf-8")
+def encoded(render: Callable[[RunRecord], str]) -> Callable[[RunRecord], bytes]:
+    """An exporter's renderer (bytes) from a text renderer."""
 
-    write.__doc__ = f"Write {render.__name__} to ``path``."
-    return write
+    def render_bytes(record: RunRecord) -> bytes:
+        return render(record).encode()
+
+    render_bytes.__doc__ = f"{render.__name__} as UTF-8."
+    return render_bytes
 
 
-write_json = writer(json_text)
-write_pretty = writer(pretty_text)
-write_csv = writer(csv_text)
-write_summary = writer(summary_text)
+render_json = encoded(json_text)
+render_pretty = encoded(pretty_text)
+render_csv = encoded(csv_text)
+render_summary = encoded(summary_text)

@@ -13,7 +13,7 @@ from typing import Any
 
 from grpcbench.base.go_time import epoch_ns
 from grpcbench.model.results import RunRecord
-from grpcbench.report.ghz_formats import reports, writer
+from grpcbench.report.ghz_formats import encoded, reports
 from grpcbench.report.ghz_report import detail_error
 from grpcbench.report.go_text import go_float, go_json
 
@@ -188,6 +188,6 @@ def prometheus_text(record: RunRecord) -> str:
     return "".join(f"# TYPE {family} {kind}\n{lines}" for family, (kind, lines) in merged.items())
 
 
-write_influx_summary = writer(influx_summary_text)
-write_influx_details = writer(influx_details_text)
-write_prometheus = writer(prometheus_text)
+render_influx_summary = encoded(influx_summary_text)
+render_influx_details = encoded(influx_details_text)
+render_prometheus = encoded(prometheus_text)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 from grpcbench.model.results import RunRecord
 from grpcbench.report.capacity import record_tables
@@ -108,6 +107,6 @@ def run_to_html(record: RunRecord, charts: list[Chart]) -> str:
 """
 
 
-def write_html(record: RunRecord, path: Path, charts: list[Chart] | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(run_to_html(record, render_charts(record) if charts is None else charts))
+def render_html(record: RunRecord, charts: list[Chart] | None = None) -> bytes:
+    """The page, with the record's charts unless ``charts`` are given."""
+    return run_to_html(record, render_charts(record) if charts is None else charts).encode()

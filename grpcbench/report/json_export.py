@@ -1,4 +1,4 @@
-"""JSON exporter: the versioned results file (``results.RunRecord``), written atomically.
+"""JSON exporter: the versioned results file (``results.RunRecord``).
 
 Beside the record it carries the run's summary lines (best server per level,
 seed 000's variant ratios): derived, for readers of the JSON alone; ignored on load.
@@ -6,14 +6,12 @@ seed 000's variant ratios): derived, for readers of the JSON alone; ignored on l
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from grpcbench.base.secrets import redact_all
-from grpcbench.model.results import RunRecord, write_json_atomically
+from grpcbench.model.results import RunRecord, results_bytes
 from grpcbench.report.summary import summary_lines
 
 
-def write_json(record: RunRecord, path: Path) -> None:
+def render_json(record: RunRecord) -> bytes:
     data = record.to_json()
     data["summary"] = redact_all(summary_lines(record.levels))
-    write_json_atomically(path, data)
+    return results_bytes(data)

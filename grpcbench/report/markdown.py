@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from grpcbench.model.results import RunRecord
 from grpcbench.report.capacity import record_tables
 from grpcbench.report.summary import summary_lines
@@ -41,6 +39,5 @@ def run_to_markdown(record: RunRecord) -> str:
     return "\n".join(lines) + "\n".join(tables) + "\n".join(tail) + ("\n" if tail else "")
 
 
-def write_markdown(record: RunRecord, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(run_to_markdown(record))
+def render_markdown(record: RunRecord) -> bytes:
+    return run_to_markdown(record).encode()

@@ -20,13 +20,13 @@ from grpcbench.base.units import (
     format_percent,
     format_seconds,
 )
+from grpcbench.load.catalogue import DRIVERS
 from grpcbench.model.load_result import MethodFigures, StreamSummary, WorkerFigures
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelError, LevelResult
 from grpcbench.model.thresholds import Threshold, breaches
 from grpcbench.model.verdict import Verdict, judge, note
 from grpcbench.observe.monitor import ProcessUsage
-from grpcbench.report.driver_notes import DRIVER_NOTES
 from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
 from grpcbench.report.figures import mean as _mean
 from grpcbench.stats.histogram import LatencySummary
@@ -501,8 +501,8 @@ def _notes(columns: list[Column], labels: list[str]) -> list[str]:
         notes += _stability_notes(column, label)
     notes += _driver_comparisons(columns)
     for driver in dict.fromkeys(column[0].driver for column in columns):
-        if driver in DRIVER_NOTES:
-            notes.append(DRIVER_NOTES[driver])
+        if driver in DRIVERS and DRIVERS[driver].note:
+            notes.append(DRIVERS[driver].note)
     return notes
 
 

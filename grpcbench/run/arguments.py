@@ -19,14 +19,21 @@ from typing import Any
 
 from grpcbench.base import defaults, panels
 from grpcbench.base.declarations import group, option, secret_option_names
+from grpcbench.load.catalogue import drivers_help
 from grpcbench.model.plan import LoadSettings
+from grpcbench.report.exporters import exports_help
 from grpcbench.rpc.settings import CallArgs
+from grpcbench.servers.kinds import kinds_help
 
-SPEC_HELP = (
-    "Server kinds to compare, as specs KIND[+uvloop][:key=value,...] - e.g. grpcio:workers=10,"
-    " grpclib+uvloop, grpcio-aio. Repeat the option or separate specs with spaces or ';'."
-    f" Default: the scenario's list ({' '.join(defaults.SERVERS)})."
-)
+
+def spec_help() -> str:
+    """--servers' help, from the kinds' declarations (plugins' kinds included)."""
+    return (
+        "Server kinds to compare, as specs KIND[+uvloop][:key=value,...]; repeat the option"
+        " or separate specs with spaces or ';'. Kinds: "
+        + kinds_help()
+        + f". Default: the scenario's list ({' '.join(defaults.SERVERS)})."
+    )
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ class RunArgs:
         defaults.SCENARIO, help=("Scenario name or path to a .toml file."), panel=panels.WHAT_TO_RUN
     )
     servers: tuple[str, ...] = option(
-        (), "--servers", "-s", help=SPEC_HELP, panel=panels.WHAT_TO_RUN
+        (), "--servers", "-s", help=spec_help, panel=panels.WHAT_TO_RUN
     )
     concurrency: str | None = option(
         None,
@@ -106,15 +113,7 @@ class RunArgs:
         f" ({','.join(map(str, defaults.CONCURRENCY))} unless it says otherwise).",
         panel=panels.WHAT_TO_RUN,
     )
-    load: str = option(
-        defaults.LOAD,
-        help=(
-            "Load driver(s), comma-separated: builtin, ghz (the Go tool), or fake "
-            "(synthetic, for tests). builtin,ghz runs both on the same servers and "
-            "levels, side by side."
-        ),
-        panel=panels.LOAD_MODEL,
-    )
+    load: str = option(defaults.LOAD, help=drivers_help, panel=panels.LOAD_MODEL)
     ghz: str | None = option(
         None, help=("Path to the ghz binary (default: from PATH)."), panel=panels.LOAD_MODEL
     )
@@ -272,10 +271,7 @@ class RunArgs:
     exports: tuple[str, ...] = option(
         (),
         "--export",
-        help=(
-            "Write FORMAT=PATH (repeatable) with any registered exporter: json, markdown,"
-            " csv, html."
-        ),
+        help=exports_help,
         panel=panels.OUTPUT,
     )
     pin: bool = option(
@@ -339,7 +335,7 @@ class RunArgs:
         help=(
             "Run the built-in generator on Dask distributed workers: local:N (a "
             "LocalCluster of N processes here) or tcp://SCHEDULER:8786 (pip install "
-            "'grpcbench\\[cluster]')."
+            "'grpcbench[cluster]')."
         ),
         panel=panels.LOAD_MODEL,
     )

@@ -29,7 +29,12 @@ from grpcbench.capacity.record import (
 )
 from grpcbench.capacity.search import RateSearch, round_rate
 from grpcbench.capacity.slo import Slo
-from grpcbench.load.catalogue import check_load_model, driver_info
+from grpcbench.load.catalogue import (
+    able_drivers,
+    check_features,
+    driver_info,
+    load_model_features,
+)
 from grpcbench.model.events import RunEvents
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelResult, RunRecord
@@ -59,13 +64,14 @@ def probe_options(options: RunOptions, settings: CapacitySettings) -> RunOptions
 def check_capacity_options(options: RunOptions) -> None:
     """What a search cannot do, refused before anything starts."""
     if len(options.drivers) != 1:
-        raise UsageError("capacity searches with one driver: give --load builtin (or dask)")
-    if not driver_info(options.drivers[0]).open_loop:
+        able = " or ".join(able_drivers("open_loop"))
+        raise UsageError(f"capacity searches with one driver: give --load {able}")
+    if not driver_info(options.drivers[0]).able("open_loop"):
         raise UsageError(
             f"capacity probes open loops, which the {options.drivers[0]} driver cannot run:"
-            " use --load builtin"
+            f" use --load {' or '.join(able_drivers('open_loop'))}"
         )
-    check_load_model(options.drivers, True, options.load.connections)
+    check_features(options.drivers, load_model_features(True, options.load.connections))
     variants = {plan.variant for plan in options.levels}
     if len(variants) > 1:
         raise UsageError(

@@ -16,6 +16,7 @@ from typing import Any
 from grpcbench.base.errors import OneLineError
 from grpcbench.base.preparation import Preparation
 from grpcbench.load.allocations import measure_allocations
+from grpcbench.load.catalogue import driver_info
 from grpcbench.load.driver import LoadDriver
 from grpcbench.model.events import NullEvents, RunEvents
 from grpcbench.model.plan import LevelPlan, Placement
@@ -86,7 +87,7 @@ class RunContext:
         )  # fmt: skip
         allocations = None
         interrupted = monitored.interrupted
-        if settings.client_allocations and driver.name == "builtin" and not interrupted:
+        if settings.client_allocations and driver_info(driver.name).runs_here and not interrupted:
             try:
                 allocations = await measure_allocations(spec.to_json(), settings.client_allocations)
             except OneLineError as error:

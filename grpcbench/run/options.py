@@ -33,7 +33,14 @@ from grpcbench.base.parsing import (
 )
 from grpcbench.base.secrets import mask_params, redact
 from grpcbench.load.allocations import check_available
-from grpcbench.load.catalogue import check_load_model, check_workload, parse_drivers
+from grpcbench.load.catalogue import (
+    check_features,
+    check_workload,
+    load_model_features,
+    on_cluster,
+    parse_drivers,
+    runs_here,
+)
 from grpcbench.load.driver import DriverSettings
 from grpcbench.model.call_details import DETAIL_LIMIT
 from grpcbench.model.plan import NO_TIMEOUT, LevelPlan, LoadSettings, Placement
@@ -47,19 +54,13 @@ from grpcbench.rpc.planned import PlannedCall, plan_call, plan_flow
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.rpc.status_names import parse_statuses
 from grpcbench.run.arguments import RunArgs
-from grpcbench.servers.spec import parse_server_specs
+from grpcbench.servers.spec import check_served, parse_server_specs
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import check_params, secret_names
 from grpcbench.services.registry import load_service
 from grpcbench.targets import TargetPlan, make_target_plan
 
 LOCALHOST = "127.0.0.1"
-# The shorthand field of a bundled server kind's servicer (for the error message).
-SERVICER_FIELDS = {
-    "grpcio": "register_grpcio",
-    "grpcio-aio": "register_aio",
-    "grpclib": "grpclib_handlers",
-}
 
 
 @dataclass(frozen=True)
@@ -216,24 +217,16 @@ def build_run_options(args: RunArgs) -> RunOptions:
             "--feed once sends each line once: a timed --warmup could use them all; give"
             " warm-up calls as a count (--warmup 100) or none (--warmup 0)"
         )
-    if call is not None and call.feed_path and "ghz" in drivers:
-        raise UsageError(
-            "--load ghz reads -D as one JSON request (or a list); a feeder file runs on the"
-            " built-in generator (--load builtin, or dask)"
-        )
-    if flow is not None and "ghz" in drivers:
-        raise UsageError("--load ghz calls one method; a --workload flow runs on --load builtin")
-    if call is not None and call.stream_round_trip and "ghz" in drivers:
-        raise UsageError(
-            "--stream-round-trip times each message on the built-in generator; ghz times"
-            " whole calls (--load builtin, or dask)"
-        )
-    if call is not None and call.mix and "ghz" in drivers:
-        raise UsageError(
-            "--load ghz calls one method per run; a mix of methods runs on the built-in"
-            " generator (--load builtin, or dask)"
-        )
-    check_load_model(drivers, bool(args.rate or load.rate_schedule), load.connections)
+    check_features(
+        drivers,
+        {
+            **load_model_features(bool(args.rate or load.rate_schedule), load.connections),
+            "feeder": call is not None and bool(call.feed_path),
+            "flow": flow is not None,
+            "stream_round_trip": call is not None and call.stream_round_trip,
+            "mix": call is not None and bool(call.mix),
+        },
+    )
     placement = build_placement(args.pin, args.server_cpus, args.client_cpus, args.backing_cpus)
     outputs = outputs_from(
         args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
@@ -327,7 +320,7 @@ def _check_client_allocations(options: RunOptions) -> None:
     """--client-allocations traces the built-in generator's workload here, with memray."""
     if not options.load.client_allocations:
         return
-    if "builtin" not in options.drivers:
+    if not runs_here(options.drivers):
         raise UsageError(
             "--client-allocations traces the built-in generator's calls here: with"
             f" --load {','.join(options.drivers)} there is none (ghz is Go; --cluster's"
@@ -338,7 +331,7 @@ def _check_client_allocations(options: RunOptions) -> None:
 
 def _check_profiled_generator(options: RunOptions) -> None:
     """--profile generator samples the built-in generator's processes on this machine."""
-    if options.profile and options.profile.generator and "builtin" not in options.drivers:
+    if options.profile and options.profile.generator and not runs_here(options.drivers):
         raise UsageError(
             "--profile generator samples the built-in generator's processes here: with"
             f" --load {','.join(options.drivers)} there are none (ghz is Go; --cluster's"
@@ -399,11 +392,7 @@ def _cluster_drivers(drivers: tuple[str, ...], args: RunArgs) -> tuple[str, ...]
         raise UsageError("--cluster-workers N needs --cluster and a positive N")
     if not args.cluster:
         return drivers
-    if "builtin" not in drivers:
-        raise UsageError(
-            "--cluster runs the built-in engine on the cluster: keep builtin in --load"
-        )
-    return tuple("dask" if name == "builtin" else name for name in drivers)
+    return on_cluster(drivers)
 
 
 def _bind_address(text: str | None) -> str:
@@ -436,16 +425,8 @@ def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
             f"scenario {options.scenario.name} names no service to serve: give --target"
             " HOST:PORT, or --service module:ATTRIBUTE with your servicers"
         )
-    served = service.kinds_served()
     for kind in started:
-        if kind not in served:
-            has = ", ".join(served) or "none"
-            raise UsageError(
-                f"service {service.name} has no servicer for server kind {kind}"
-                f" (servicers[{kind!r}]"
-                + (f" or {SERVICER_FIELDS[kind]}" if kind in SERVICER_FIELDS else "")
-                + f" is not set; it serves: {has})"
-            )
+        check_served(service, kind)
     if options.call is None and options.flow is None and service.workload is None:
         raise UsageError(
             f"service {service.name or '(none)'} has no client workload: give --call"

@@ -35,6 +35,7 @@ from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
 from grpcbench.run.measure import LevelInterrupted, load_spec
 from grpcbench.run.options import RunOptions
+from grpcbench.servers.kinds import KINDS
 from grpcbench.targets import Target, TargetContext, TargetPlan
 from grpcbench.targets.check_site import HERE, CheckSite
 
@@ -309,7 +310,10 @@ class Runner:
     def _reason_unavailable(self, plan: LevelPlan, kind: str | None) -> str | None:
         """Why this server kind cannot run the level (a variant it lacks), or None."""
         check = self.service.unavailable
-        return check(kind, self.options.workload_params(plan)) if check and kind else None
+        if not check or not kind:
+            return None
+        # Asked of the servicers it runs: a grpcio variant lacks what grpcio's lack.
+        return check(KINDS[kind].servicer_kind, self.options.workload_params(plan))
 
     def _unavailable(self, label: str, plan: LevelPlan, kind: str | None, repeat: int) -> bool:
         """A level this server kind cannot run is reported as such, never run as another."""

@@ -21,10 +21,10 @@ from grpcbench.services.base import ServiceDefinition
 
 
 async def _serve(
-    service: ServiceDefinition, params: Mapping[str, Any], host: str, port: int
+    service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
 ) -> None:
     stop = sigterm_event()
-    register = service.servicer("grpcio-aio")
+    register = service.servicer(spec.info.servicer_kind)
     server = grpc.aio.server(options=SERVER_OPTIONS)
     register(server, params)
     health_servicer = HealthServicer()
@@ -44,4 +44,4 @@ async def _serve(
 def serve(
     service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
 ) -> None:
-    run(_serve(service, params, host, port), spec.uvloop)
+    run(_serve(service, spec, params, host, port), spec.uvloop)

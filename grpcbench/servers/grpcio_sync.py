@@ -51,9 +51,14 @@ def _start_server(
     params: Mapping[str, Any],
     address: str,
     options: list[tuple[str, int]],
+    compression: grpc.Compression | None = None,
 ) -> tuple[grpc.Server, int]:
-    register = service.servicer("grpcio")
-    server = grpc.server(ThreadPoolExecutor(max_workers=spec.option("workers")), options=options)
+    register = service.servicer(spec.info.servicer_kind)
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=spec.count("workers")),
+        options=options,
+        compression=compression,
+    )
     register(server, params)
     health_servicer = health.HealthServicer()
     for name in ("", *service.service_names):
@@ -71,13 +76,22 @@ def _start_server(
 
 
 def serve(
-    service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
+    service: ServiceDefinition,
+    spec: ServerSpec,
+    params: Mapping[str, Any],
+    host: str,
+    port: int,
+    compression: grpc.Compression | None = None,
 ) -> None:
-    if spec.option("processes") > 1:
-        serve_processes(service, spec, params, host, port)
+    """Serve until SIGTERM. A variant kind (its own entry, ``servicers_from="grpcio"``)
+    calls this with what it changes, e.g. ``compression``."""
+    if spec.count("processes") > 1:
+        serve_processes(service, spec, params, host, port, compression)
         return
     stop = _sigterm_event()
-    server, bound = _start_server(service, spec, params, f"{host}:{port}", SERVER_OPTIONS)
+    server, bound = _start_server(
+        service, spec, params, f"{host}:{port}", SERVER_OPTIONS, compression
+    )
     announce_ready(bound)
     stop.wait()
     server.stop(grace=STOP_GRACE_SECONDS).wait()
@@ -96,10 +110,13 @@ def _worker(
     params: Mapping[str, Any],
     address: str,
     ready: Any,
+    compression: grpc.Compression | None,
 ) -> None:
     setup_child(None)  # die with the server's main process, ignore the terminal's Ctrl-C
     stop = _sigterm_event()
-    server, _ = _start_server(service, spec, params, address, [("grpc.so_reuseport", 1)])
+    server, _ = _start_server(
+        service, spec, params, address, [("grpc.so_reuseport", 1)], compression
+    )
     ready.set()
     stop.wait()
     server.stop(grace=STOP_GRACE_SECONDS).wait()
@@ -122,7 +139,12 @@ def _check_port_free(host: str, port: int) -> None:
 
 
 def serve_processes(
-    service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
+    service: ServiceDefinition,
+    spec: ServerSpec,
+    params: Mapping[str, Any],
+    host: str,
+    port: int,
+    compression: grpc.Compression | None = None,
 ) -> None:
     stop = _sigterm_event()
     if port:
@@ -140,10 +162,12 @@ def serve_processes(
     os.environ.update(child_environment())  # the workers' parent is this process
     workers = []
     try:
-        for _ in range(spec.option("processes")):
+        for _ in range(spec.count("processes")):
             ready = context.Event()
             worker = context.Process(
-                target=_worker, args=(service, spec, params, address, ready), daemon=True
+                target=_worker,
+                args=(service, spec, params, address, ready, compression),
+                daemon=True,
             )
             worker.start()
             workers.append((worker, ready))

@@ -23,10 +23,10 @@ from grpcbench.services.base import ServiceDefinition
 
 
 async def _serve(
-    service: ServiceDefinition, params: Mapping[str, Any], host: str, port: int
+    service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
 ) -> None:
     stop = sigterm_event()
-    handlers = service.servicer("grpclib")(params)
+    handlers = service.servicer(spec.info.servicer_kind)(params)
     health = Health({handler: [] for handler in handlers})
     codec = service.grpclib_codec() if service.grpclib_codec else None
     server = Server(ServerReflection.extend([*handlers, health]), codec=codec)
@@ -46,4 +46,4 @@ async def _serve(
 def serve(
     service: ServiceDefinition, spec: ServerSpec, params: Mapping[str, Any], host: str, port: int
 ) -> None:
-    run(_serve(service, params, host, port), spec.uvloop)
+    run(_serve(service, spec, params, host, port), spec.uvloop)

@@ -24,11 +24,19 @@ from grpcbench.contract.calls import (  # the plugin API names them too
 )
 from grpcbench.services.params import Params
 
+# The shorthand field of a bundled server kind's servicers.
+SHORTHANDS = {
+    "grpcio": "register_grpcio",
+    "grpcio-aio": "register_aio",
+    "grpclib": "grpclib_handlers",
+}
+
 __all__ = [
     "CallFunction",
     "CallStats",
     "Metadata",
     "ReplyCounter",
+    "SHORTHANDS",
     "ServiceDefinition",
     "UnaryPlan",
     "Workload",
@@ -75,11 +83,8 @@ class ServiceDefinition:
 
     def __post_init__(self) -> None:
         servicers = dict(self.servicers)
-        for kind, shorthand in (
-            ("grpcio", self.register_grpcio),
-            ("grpcio-aio", self.register_aio),
-            ("grpclib", self.grpclib_handlers),
-        ):
+        for kind, field_name in SHORTHANDS.items():
+            shorthand = getattr(self, field_name)
             if shorthand is not None:  # set: it wins (``dataclasses.replace`` of one changes it)
                 servicers[kind] = shorthand
         object.__setattr__(self, "servicers", servicers)

@@ -67,6 +67,7 @@ from grpcbench.wire.stream import (
     IDLE,
     OPEN,
     StreamOwner,
+    StreamStateError,
     WireStream,
     finish,
     opened,
@@ -280,7 +281,7 @@ class Connection(asyncio.Protocol):
                     ):
                         del streams[stream_id]
                         stream.trailing_metadata = headers
-                        stream.state = CLOSED  # stream.finish, inline
+                        stream.state = CLOSED  # transition: finish from HALF_CLOSED_LOCAL
                         stream.status = status.OK
                         stream.message = headers.grpc_message
                         stream.on_done(stream)
@@ -351,7 +352,9 @@ class Connection(asyncio.Protocol):
         flow = self.send_flow
         flow.window -= unary.length
         stream.send_window = flow.stream_window - unary.length
-        stream.state = HALF_CLOSED_LOCAL  # stream.opened, inline
+        if stream.state != IDLE:  # the table's only source of opened(END_STREAM)
+            raise StreamStateError(stream_id, "opened(END_STREAM)", stream.state)
+        stream.state = HALF_CLOSED_LOCAL  # transition: opened(END_STREAM) from IDLE
         stream.id = stream_id
         stream.connection = self
         sid = stream_id.to_bytes(4, "big")

@@ -1,9 +1,14 @@
 """One call on the wire: a ``WireStream``, its state machine, and who owns it.
 
 A stream's life is an explicit state (RFC 9113 section 5.1, as a client that never
-takes a push sees it), changed only by the four transitions below, each of which
-checks where it comes from (``TRANSITIONS`` lists them; the frame fuzzer of
-tests/test_wire_frames.py drives every path through them):
+takes a push sees it), changed only through the table ``TRANSITIONS`` (as h2's
+``stream.py`` is driven by its table): each transition function looks its next
+state up in ``NEXT`` by (state, event), and an event the table does not allow from
+the stream's state raises ``StreamStateError``, a connection error, in every mode
+(``python -O`` included). Two hot paths of ``connection`` take a transition inline;
+each is guarded by the state it comes from, and marked ``# transition: EVENT from
+STATE``, which tests/test_wire_stream_states.py holds to the table. The frame
+fuzzer of tests/test_wire_frames.py drives every path through them:
 
     IDLE --opened--> OPEN --end_sent--> HALF_CLOSED_LOCAL
     IDLE --opened(END_STREAM)--> HALF_CLOSED_LOCAL
@@ -22,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from grpcbench.wire import status
+from grpcbench.wire.frames import INTERNAL_ERROR, ConnectionError_
 from grpcbench.wire.headers import HeaderInfo, RequestFields
 
 if TYPE_CHECKING:
@@ -40,6 +46,32 @@ TRANSITIONS: dict[str, tuple[frozenset[int], int]] = {
     "requeued": (frozenset({OPEN, HALF_CLOSED_LOCAL}), IDLE),
     "finish": (frozenset({IDLE, OPEN, HALF_CLOSED_LOCAL}), CLOSED),
 }
+# (state, event) -> the next state: what every transition reads.
+NEXT: dict[tuple[int, str], int] = {
+    (source, event): target
+    for event, (sources, target) in TRANSITIONS.items()
+    for source in sources
+}
+STATE_NAMES = {IDLE: "IDLE", OPEN: "OPEN", HALF_CLOSED_LOCAL: "HALF_CLOSED_LOCAL", CLOSED: "CLOSED"}
+
+
+class StreamStateError(ConnectionError_):
+    """An event the table forbids in the stream's state: the transport lost track of
+    a stream, so the connection ends (GOAWAY INTERNAL_ERROR) with this reason."""
+
+    def __init__(self, stream_id: int, event: str, state: int) -> None:
+        super().__init__(
+            INTERNAL_ERROR,
+            f"stream {stream_id}: {event} is not allowed in state {STATE_NAMES.get(state, state)}",
+        )
+
+
+def _move(stream: WireStream, event: str) -> None:
+    """The one way a transition changes ``stream.state``: through ``NEXT``."""
+    try:
+        stream.state = NEXT[stream.state, event]
+    except KeyError:
+        raise StreamStateError(stream.id, event, stream.state) from None
 
 
 class StreamOwner(Protocol):
@@ -117,23 +149,20 @@ class WireStream:
 
 def opened(stream: WireStream, stream_id: int, connection: Connection, ended: bool) -> None:
     """HEADERS left on ``connection`` (with the whole request, if ``ended``)."""
-    assert stream.state == IDLE, stream.state
-    stream.state = HALF_CLOSED_LOCAL if ended else OPEN
+    _move(stream, "opened(END_STREAM)" if ended else "opened")
     stream.id = stream_id
     stream.connection = connection
 
 
 def end_sent(stream: WireStream) -> None:
     """Our END_STREAM left: the request is whole."""
-    assert stream.state == OPEN, stream.state
-    stream.state = HALF_CLOSED_LOCAL
+    _move(stream, "end_sent")
 
 
 def requeued(stream: WireStream) -> None:
     """The server did not process the call (GOAWAY above it, REFUSED_STREAM): it goes
     back to IDLE, once, to be sent again on another connection."""
-    assert stream.state in (OPEN, HALF_CLOSED_LOCAL), stream.state
-    stream.state = IDLE
+    _move(stream, "requeued")
     stream.id = 0
     stream.headers_seen = False
     stream.retryable = False
@@ -143,7 +172,7 @@ def finish(stream: WireStream, code: int, message: str = "") -> None:
     """End a call once (-> CLOSED); later events for it are ignored."""
     if stream.state == CLOSED:
         return
-    stream.state = CLOSED
+    _move(stream, "finish")
     stream.status = code
     stream.message = message
     stream.on_done(stream)

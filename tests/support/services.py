@@ -19,6 +19,7 @@ import grpc
 
 from grpcbench.proto import helloworld_pb2, helloworld_pb2_grpc
 from grpcbench.services import hello
+from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import Param
 
 
@@ -259,4 +260,13 @@ RATE_LIMITED = replace(
         RateLimitedGrpcio(float(params["limit_rps"])), server
     ),
     server_params={"limit_rps": Param(float, "calls per second answered OK", minimum=1)},
+)
+
+
+# grpc.aio's servicers only: a kind that reuses grpcio's is refused for it.
+AIO_ONLY = ServiceDefinition(
+    name="aio-only",
+    service_names=hello.SERVICE.service_names,
+    servicers={"grpcio-aio": hello.SERVICE.servicers["grpcio-aio"]},
+    workload=hello.SERVICE.workload,
 )

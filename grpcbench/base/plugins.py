@@ -1,0 +1,89 @@
+"""Registry entries from installed plugins: Python entry points, one group per registry.
+
+Every registry (load drivers, server kinds, client stacks, exporters) is a dict of
+frozen ``*Info`` declarations: the built-in ones, then those a plugin package
+declares in its ``pyproject.toml``, e.g.::
+
+    [project.entry-points."grpcbench.server_kinds"]
+    grpcio-gzip = "mypkg.kinds:GZIP"   # a ServerKindInfo (or a tuple of them)
+
+Entry points, not a registration call, because a server kind is looked up again in
+the server's own subprocess and a driver's factory on a Dask worker: every process
+finds the same entries without being told. A plugin that cannot be loaded is said
+in one line on standard error and left out, so one broken package does not stop
+every command.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, MutableMapping
+from importlib.metadata import entry_points
+from typing import Any, TypeVar
+
+Info = TypeVar("Info")
+
+
+def _entries(group: str, kind: type) -> Iterable[Any]:
+    for entry in entry_points(group=group):
+        try:
+            loaded = entry.load()
+        except Exception as error:  # noqa: BLE001 - any plugin's failure is one line
+            sys.stderr.write(f"grpcbench: plugin {entry.value} ({group}) not loaded: {error}\n")
+            continue
+        for info in loaded if isinstance(loaded, tuple) else (loaded,):
+            if not isinstance(info, kind):
+                sys.stderr.write(
+                    f"grpcbench: plugin {entry.value} ({group}) is not a {kind.__name__};"
+                    " left out\n"
+                )
+                continue
+            yield info
+
+
+class Registry(MutableMapping[str, Info]):
+    """Entries by name: the built-in ones, then the plugins', loaded on first use.
+
+    First use, not import: a plugin imports the registry's module for its ``*Info``
+    class, so loading plugins while that module is still being imported would find
+    it half made. A plugin may not replace a built-in entry: its name is refused in
+    one line. Tests may set and delete entries as in a dict."""
+
+    def __init__(self, group: str, kind: type[Info], built_in: Iterable[Info]) -> None:
+        self.group = group
+        self.kind = kind
+        self._entries: dict[str, Info] = {info.name: info for info in built_in}  # type: ignore[attr-defined]
+        self._loaded = False
+
+    def _all(self) -> dict[str, Info]:
+        if not self._loaded:
+            self._loaded = True
+            for info in _entries(self.group, self.kind):
+                name = info.name
+                if name in self._entries:
+                    sys.stderr.write(
+                        f"grpcbench: plugin entry {name!r} ({self.group}) exists already\n"
+                    )
+                    continue
+                self._entries[name] = info
+        return self._entries
+
+    def __getitem__(self, name: str) -> Info:
+        return self._all()[name]
+
+    def __setitem__(self, name: str, info: Info) -> None:
+        self._all()[name] = info
+
+    def __delitem__(self, name: str) -> None:
+        del self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def with_plugins(group: str, kind: type[Info], built_in: Iterable[Info]) -> Registry[Info]:
+    """The registry of ``group``: ``built_in``, then its plugins' entries."""
+    return Registry(group, kind, built_in)
