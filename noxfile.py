@@ -126,6 +126,14 @@ def wire_replay(session: nox.Session) -> None:
 
 
 @nox.session
+def deadlines(session: nox.Session) -> None:
+    """How late a wire call's deadline fires, on asyncio and uvloop (median, p90, worst):
+    the figure the tests leave to a benchmark, since load moves it."""
+    session.install(".")
+    session.run("python", "-P", "benchmarks/deadline_lateness.py", *session.posargs)
+
+
+@nox.session
 def telemetry_overhead(session: nox.Session) -> None:
     """What --prometheus (and the --interval it turns on) costs the generator per call,
     interleaved with runs without it, on the Go greeter at 20,000 calls/s."""

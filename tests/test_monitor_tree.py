@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 
 import psutil
 import pytest
@@ -27,14 +26,23 @@ print("reaped", flush=True)
 time.sleep(60)
 """
 
-# Two processes mapping the same 64 MiB of shared memory, touched by both.
+# Two processes mapping the same 64 MiB of shared memory, touched by both a MiB at a
+# time (no 64 MiB copy on either heap, however slowly a busy machine runs them); the
+# parent says "ready" once the child has touched every page.
 _SHARED = """
 import mmap, os, time
 region = mmap.mmap(-1, 64 << 20)
-region.write(b"x" * (64 << 20))
+chunk = b"x" * (1 << 20)
+for _ in range(64):
+    region.write(chunk)
+done_r, done_w = os.pipe()
 if os.fork() == 0:
-    region.seek(0); region.read(64 << 20)
+    for page in range(0, 64 << 20, 4096):  # a byte of each page maps it here too
+        region[page]
+    os.write(done_w, b"1")
     time.sleep(30); os._exit(0)
+os.read(done_r, 1)
+print("ready", flush=True)
 time.sleep(30)
 """
 
@@ -62,9 +70,12 @@ def test_a_child_born_and_reaped_mid_level_is_counted() -> None:
 
 
 def test_shared_pages_count_once_in_a_tree() -> None:
-    parent = subprocess.Popen([sys.executable, "-c", _SHARED])
+    parent = subprocess.Popen(
+        [sys.executable, "-P", "-c", _SHARED], stdout=subprocess.PIPE, text=True
+    )
     try:
-        time.sleep(1.5)  # mapped, written and forked
+        assert parent.stdout is not None
+        assert parent.stdout.readline().strip() == "ready"  # mapped, written, forked, touched
 
         async def measure() -> tuple[int, str, int]:
             monitor = ProcessMonitor(parent.pid)

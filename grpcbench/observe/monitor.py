@@ -128,6 +128,34 @@ def tree_cpu_seconds(root: psutil.Process) -> float:
     return sum(_cpu_seconds(process) for process in processes)
 
 
+def tree_cpu_demand_seconds(root: psutil.Process) -> float:
+    """Seconds ``root``'s tree ran *or waited to run* (Linux's per-thread schedstat:
+    time on a CPU plus time runnable on a run queue). CPU seconds alone call a busy
+    process idle when its neighbours starve it of a core; demand does not. Where
+    schedstat cannot be read (not Linux), CPU seconds stand in."""
+    processes = [root]
+    with contextlib.suppress(psutil.Error):
+        processes += root.children(recursive=True)
+    total_ns = 0
+    for process in processes:
+        try:
+            threads = os.listdir(f"/proc/{process.pid}/task")
+        except FileNotFoundError:
+            continue  # it ended
+        except OSError:
+            return tree_cpu_seconds(root)
+        for thread in threads:
+            try:
+                with open(f"/proc/{process.pid}/task/{thread}/schedstat") as stats:
+                    ran, waited = stats.read().split()[:2]
+            except FileNotFoundError:
+                continue  # the thread ended
+            except (OSError, ValueError):
+                return tree_cpu_seconds(root)
+            total_ns += int(ran) + int(waited)
+    return total_ns / 1e9
+
+
 class CpuMeter:
     """CPU seconds of a changing set of processes since the meter started (a generator's
     processes: one that ends keeps what it spent)."""
