@@ -19,8 +19,8 @@ import statistics
 from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.load.cluster import ClusterDriver
 from grpcbench.load.driver import LoadDriver
+from grpcbench.model.placement import default_placement
 from grpcbench.run.level_options import level_context
-from grpcbench.run.options import default_placement
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.started import StartedServer

@@ -22,9 +22,9 @@ import statistics
 from clients import make_generators, save_record  # benchmarks/, this script's directory
 
 from grpcbench.load.driver import LoadDriver
+from grpcbench.model.placement import default_placement
 from grpcbench.model.results import LevelResult
 from grpcbench.run.level_options import level_context
-from grpcbench.run.options import default_placement
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.started import StartedServer

@@ -42,8 +42,8 @@ from clients import make_generators, save_record, start_go_greeter
 
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings, LoadDriver
+from grpcbench.model.placement import default_placement
 from grpcbench.run.level_options import level_context
-from grpcbench.run.options import default_placement
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.external import ExternalTarget

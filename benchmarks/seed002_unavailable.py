@@ -41,9 +41,9 @@ from grpcbench.base.processes import start_child
 from grpcbench.base.resources import protos_dir
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings
+from grpcbench.model.placement import default_placement
 from grpcbench.model.results import now_iso
 from grpcbench.run.level_options import level_context
-from grpcbench.run.options import default_placement
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.services.objects import prepare

@@ -25,8 +25,8 @@ from typing import Any
 # benchmarks/, this script's directory
 from clients import save_record, start_go_greeter
 
+from grpcbench.model.placement import default_placement
 from grpcbench.model.results import LevelResult, load_run, now_iso
-from grpcbench.run.options import default_placement
 from grpcbench.targets.external import ExternalTarget
 
 ROOT = Path(__file__).resolve().parents[1]

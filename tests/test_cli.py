@@ -30,10 +30,10 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: 
     [
         (["--servers", "tornado"], "unknown server kind 'tornado'"),
         (["--servers", "grpcio+uvloop"], "cannot run on uvloop"),
-        (["--concurrency", "2,x"], "bad concurrency"),
+        (["--concurrency", "2,x"], "bad --concurrency"),
         (["--concurrency", "0"], "must be a positive integer"),
         (["--concurrency", "-5"], "must be a positive integer"),
-        (["--concurrency", ""], "bad concurrency list"),
+        (["--concurrency", ""], "bad --concurrency list"),
         (["--requests", "0"], "bad --requests"),
         (["--duration", "soon"], "bad --duration"),
         (["--timeout", "-1s"], "bad --timeout"),

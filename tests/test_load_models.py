@@ -22,6 +22,7 @@ from grpcbench.model.plan import LoadSettings
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.measure import load_spec
 from grpcbench.run.options import build_run_options
+from grpcbench.run.recorded import recorded_options
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from tests.conftest import GRPCBENCH
@@ -244,7 +245,7 @@ def test_scenario_params_can_be_overridden() -> None:
     )
     assert options.scenario.server_params["users"] == 1000000
     assert options.workload_params(options.levels[0])["keyword"] == "e"
-    assert options.recorded().to_json()["server_params"]["users"] == 1000000
+    assert recorded_options(options).to_json()["server_params"]["users"] == 1000000
 
 
 @pytest.mark.integration

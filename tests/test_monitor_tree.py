@@ -11,9 +11,9 @@ import psutil
 import pytest
 
 from grpcbench.base.errors import UsageError
+from grpcbench.model.placement import build_placement
 from grpcbench.model.plan import Placement
 from grpcbench.observe.monitor import ProcessMonitor
-from grpcbench.run.options import build_placement
 from tests.conftest import GRPCBENCH
 
 # After 0.3 s, a child burns 0.6 s of CPU and is reaped; the parent says so, then idles.

@@ -56,9 +56,9 @@ def test_a_fake_kind_is_one_module_plus_one_entry(monkeypatch: pytest.MonkeyPatc
     assert module.SERVED[-1] == ("fake", ("served", {"a": 1}))
 
     # The run's checks know the new kind too: served, and refused where it is not.
-    import grpcbench.run.options as options_module
+    import grpcbench.run.scenario_choice as scenario_choice
 
-    monkeypatch.setattr(options_module, "load_service", lambda name: service)
+    monkeypatch.setattr(scenario_choice, "load_service", lambda name: service)
     build_run_options(RunArgs(servers=("fake",), service="fakes"))
     with pytest.raises(UsageError, match=r"no servicer for server kind grpclib \(servicers"):
         build_run_options(RunArgs(servers=("grpclib",), service="fakes"))

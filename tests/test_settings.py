@@ -135,7 +135,7 @@ def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
     from grpcbench.cli import app as cli
     from grpcbench.cli import commands, pytest_plugin
     from grpcbench.cli.declared_options import settings_options
-    from grpcbench.run import options
+    from grpcbench.run import levels, options
 
     @dataclasses.dataclass(frozen=True)
     class WithFake(LoadSettings):
@@ -145,7 +145,7 @@ def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
             check=lambda value: None if value > 0 else "must be positive",
         )  # fmt: skip
 
-    monkeypatch.setattr(options, "LoadSettings", WithFake)  # the one class options builds
+    monkeypatch.setattr(levels, "LoadSettings", WithFake)  # the one class options builds
     made: list[options.RunOptions] = []
 
     def run_benchmark(args: RunArgs, consoles: object) -> int:

@@ -9,9 +9,9 @@ import pytest
 
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings
+from grpcbench.model.placement import default_placement
 from grpcbench.model.results import LevelResult
 from grpcbench.run.level_options import level_context
-from grpcbench.run.options import default_placement
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
 from grpcbench.targets.started import StartedServer

@@ -185,6 +185,11 @@ class OptionInfo:
     # masked on the saved command line and wherever it is shown.
     secret: bool = False
     metavar: str | None = None
+    # How its text becomes a value, given (text, the option's name), raising UsageError;
+    # None: the value is used as typed. A repeatable option's items parse one by one.
+    parse: Callable[[str, str], Any] | None = None
+    # The problem with a (parsed) value, or None: "bad --repeat 0: {problem}".
+    check: Callable[[Any], str | None] | None = None
 
     @property
     def help_text(self) -> str:
@@ -198,10 +203,44 @@ def option(
     panel: str = "",
     secret: bool = False,
     metavar: str | None = None,
+    parse: Callable[[str, str], Any] | None = None,
+    check: Callable[[Any], str | None] | None = None,
 ) -> Any:
     """A dataclass field that is a command-line option (see ``OptionInfo``)."""
-    info = OptionInfo(names, help, panel, secret, metavar)
+    info = OptionInfo(names, help, panel, secret, metavar, parse, check)
     return field(default=default, metadata={"option": info})
+
+
+class DeclaredArgs:
+    """A mixin for a dataclass of options: ``value(name)`` is an option's value, parsed
+    and checked by its declaration (``option(parse=, check=)``), so what one option
+    means is said once, beside it, and every reader gets the same typed value. The
+    fields themselves keep what was typed, for rewriters of a command line (ghz's
+    flags) that work on text."""
+
+    def value(self, name: str) -> Any:
+        spec = next(f for f in dataclasses.fields(self) if f.name == name)  # type: ignore[arg-type]
+        info: OptionInfo = spec.metadata["option"]
+        shown = (info.names or ("--" + name.replace("_", "-"),))[0].split("/")[0]
+        raw = getattr(self, name)
+        if raw is None:
+            return None
+        value = raw
+        if info.parse is not None:
+            if isinstance(raw, tuple):
+                value = tuple(info.parse(item, shown) for item in raw)
+            elif isinstance(raw, str):
+                value = info.parse(raw, shown)
+        if info.check is not None:
+            problem = info.check(value)
+            if problem:
+                raise UsageError(f"bad {shown} {_as_typed(raw)}: {problem}")
+        return value
+
+
+def _as_typed(value: Any) -> str:
+    """A value as a user typed it, for an error line."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def group(cls: type) -> Any:

@@ -27,6 +27,7 @@ from grpcbench.load.catalogue import driver_info
 from grpcbench.rpc.settings import CallArgs
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.options import RunOptions, build_run_options
+from grpcbench.run.recorded import recorded_options
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -76,7 +77,8 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         events = live_telemetry(args, options, events, err)
     runner = Runner(options, events)
     levels = ", ".join(plan.describe() for plan in options.levels)
-    named = options.recorded().describe_run()
+    recorded = recorded_options(options)
+    named = recorded.describe_run()
     err.print(
         (f"run [bold]{escape(named)}[/]: " if named else "")
         + f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
@@ -88,7 +90,7 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
             else ""
         )
         + f"; {options.placement.describe()}"
-        + f"; parameters: {escape(options.recorded().describe_params())}",
+        + f"; parameters: {escape(recorded.describe_params())}",
         highlight=False,
     )
 
@@ -284,7 +286,7 @@ def print_plan(options: RunOptions, consoles: Consoles) -> int:
 
     Exports(options.outputs).check()
     out = consoles.out
-    named = options.recorded().describe_run()
+    named = recorded_options(options).describe_run()
     prefix = f"run {named}: " if named else ""
     out.print(f"{prefix}scenario {options.scenario.name} (service {options.scenario.service})",
               highlight=False, markup=False)  # fmt: skip
@@ -335,7 +337,7 @@ def serve(args: RunArgs, port: int, cpus: str | None, consoles: Consoles) -> int
     spec (``servers``), scenario, ``--service`` and ``--server-param``, checked as `run`
     checks them."""
     from grpcbench.base.parsing import parse_cpu_set
-    from grpcbench.run.options import resolve_scenario
+    from grpcbench.run.scenario_choice import resolve_scenario
     from grpcbench.servers.launcher import start_server
     from grpcbench.servers.spec import check_served, parse_server_spec
 

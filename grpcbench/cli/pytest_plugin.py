@@ -73,7 +73,7 @@ class GrpcbenchSession:
         self, spec: str, service: str = "hello", params: Mapping[str, Any] | None = None
     ) -> RunningServer:
         """A server kind started now and stopped after the test, on the server's CPU."""
-        from grpcbench.run.options import default_placement
+        from grpcbench.model.placement import default_placement
 
         server = self.loop.run(
             start_server(

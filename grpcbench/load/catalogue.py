@@ -170,6 +170,15 @@ def runs_here(names: Sequence[str]) -> bool:
     return any(driver_info(name).runs_here for name in names)
 
 
+def check_generator_here(names: Sequence[str], asked: str, does: str) -> None:
+    """``asked`` (an option) needs a generator of grpcbench's engine on this machine."""
+    if not runs_here(names):
+        raise UsageError(
+            f"{asked} {does} here: with --load {','.join(names)} there is none (ghz is"
+            " Go; --cluster's generators run on the workers)"
+        )
+
+
 def on_cluster(names: Sequence[str]) -> tuple[str, ...]:
     """The drivers as they run with --cluster (builtin's engine as dask)."""
     if not any(driver_info(name).on_cluster for name in names):

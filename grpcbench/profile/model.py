@@ -3,6 +3,7 @@ options and the results can hold it without importing py-spy's runner."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,18 @@ class ProfileSettings:
     native: bool = False  # C frames too (grpcio's core)
     idle: bool = False  # samples of idle threads too
     generator: bool = False  # --profile generator: the built-in generator's processes too
+
+    @classmethod
+    def beside(
+        cls, output: Path | None, rate_hz: int, native: bool, idle: bool, generator: bool
+    ) -> ProfileSettings:
+        """Stacks go beside the results file (``r.json`` -> ``r.profiles``), or to a new
+        directory in the current one."""
+        if output:
+            directory = Path(output).with_suffix(".profiles")
+        else:
+            directory = Path(f"grpcbench-profiles-{time.strftime('%Y%m%d-%H%M%S')}")
+        return cls(directory.resolve(), rate_hz, native, idle, generator)
 
     def to_json(self) -> dict[str, Any]:
         return {"directory": str(self.directory), "rate_hz": self.rate_hz,

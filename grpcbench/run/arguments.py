@@ -1,8 +1,9 @@
 """``grpcbench run``'s options as typed, each declared once on the field that holds it.
 
 A field declared with ``base.declarations.option`` carries its option's names,
-help and panel; ``group`` fields hold the call's options (``rpc.settings.CallArgs``,
-with TLS's) and ghz's own flags. From these declarations come `run`'s and
+help, panel, and how its text is parsed and checked (``RunArgs.value``); ``group``
+fields hold the call's options (``rpc.settings.CallArgs``, with TLS's) and ghz's
+own flags. From these declarations come `run`'s and
 `capacity`'s parameters (``cli.declared_options``), the pytest plugin's keywords
 (``run.level_options``) and which options are masked on a saved command line, so
 a new option is one declaration plus the code that reads it. Load settings are
@@ -18,12 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from grpcbench.base import defaults, panels
-from grpcbench.base.declarations import group, option, secret_option_names
-from grpcbench.load.catalogue import drivers_help
+from grpcbench.base.declarations import DeclaredArgs, group, option, secret_option_names
+from grpcbench.base.parsing import (
+    parse_cluster,
+    parse_duration,
+    parse_positive_float_list,
+    parse_positive_int_list,
+)
+from grpcbench.load.catalogue import drivers_help, parse_drivers
+from grpcbench.model.placement import parse_client_processes
 from grpcbench.model.plan import LoadSettings
+from grpcbench.model.thresholds import parse_threshold
 from grpcbench.report.exporters import exports_help
 from grpcbench.rpc.settings import CallArgs
+from grpcbench.rpc.status_names import parse_statuses
 from grpcbench.servers.kinds import kinds_help
+from grpcbench.targets.choice import bind_address
 
 
 def spec_help() -> str:
@@ -95,9 +106,22 @@ class GhzFlags:
     )
 
 
+def positive(value: int) -> str | None:
+    return None if value > 0 else "must be a positive integer"
+
+
+def port_number(value: int) -> str | None:
+    return None if 0 <= value < 65536 else "a port from 0 to 65535"
+
+
+def share_below_one(value: float) -> str | None:
+    return None if 0 <= value < 1 else "a share of calls from 0 to below 1 (0.01 = 1%)"
+
+
 @dataclass(frozen=True)
-class RunArgs:
-    """``grpcbench run``'s options as typed on the command line (None = not given)."""
+class RunArgs(DeclaredArgs):
+    """``grpcbench run``'s options as typed on the command line (None = not given);
+    ``value(name)`` is one parsed and checked by its declaration."""
 
     scenario: str = option(
         defaults.SCENARIO, help=("Scenario name or path to a .toml file."), panel=panels.WHAT_TO_RUN
@@ -112,8 +136,14 @@ class RunArgs:
         help="Comma-separated levels, e.g. 2,10,25,50. Default: the scenario's"
         f" ({','.join(map(str, defaults.CONCURRENCY))} unless it says otherwise).",
         panel=panels.WHAT_TO_RUN,
+        parse=parse_positive_int_list,
     )
-    load: str = option(defaults.LOAD, help=drivers_help, panel=panels.LOAD_MODEL)
+    load: str = option(
+        defaults.LOAD,
+        help=drivers_help,
+        panel=panels.LOAD_MODEL,
+        parse=lambda text, option: parse_drivers(text),
+    )
     ghz: str | None = option(
         None, help=("Path to the ghz binary (default: from PATH)."), panel=panels.LOAD_MODEL
     )
@@ -121,6 +151,7 @@ class RunArgs:
         None,
         help=("Sweep the number of client connections, e.g. 1,10,15,20 (one level per count)."),
         panel=panels.LOAD_MODEL,
+        parse=parse_positive_int_list,
     )
     rate: str | None = option(
         None,
@@ -129,6 +160,7 @@ class RunArgs:
             "(500,1000,2000). Latency counts from each call's intended send time."
         ),
         panel=panels.LOAD_MODEL,
+        parse=parse_positive_float_list,
     )
     profile: bool = option(
         False,
@@ -147,7 +179,12 @@ class RunArgs:
         ),
         panel=panels.OUTPUT,
     )
-    profile_rate: int = option(100, help="--profile's samples per second.", panel=panels.OUTPUT)
+    profile_rate: int = option(
+        100,
+        help="--profile's samples per second.",
+        panel=panels.OUTPUT,
+        check=lambda rate: None if 1 <= rate <= 10_000 else "1 to 10000 samples/s",
+    )
     profile_native: bool = option(
         False, help=("--profile: C frames too (grpcio's core)."), panel=panels.OUTPUT
     )
@@ -163,6 +200,7 @@ class RunArgs:
             "summary, and the run exits 99 after saving everything."
         ),
         panel=panels.WHAT_TO_RUN,
+        parse=lambda text, option: parse_threshold(text),
     )
     repeat: int = option(
         defaults.REPEAT,
@@ -171,6 +209,7 @@ class RunArgs:
             "standard deviation and flag spreads over 10%."
         ),
         panel=panels.WHAT_TO_RUN,
+        check=positive,
     )
     variants: str | None = option(
         None,
@@ -231,6 +270,7 @@ class RunArgs:
         defaults.CLIENT_PROCESSES,
         help=("Built-in generator processes per level, results merged; auto = one per client CPU."),
         panel=panels.LOAD_MODEL,
+        parse=parse_client_processes,
     )
     target: str | None = option(
         None, help=("Benchmark an already running server at HOST:PORT."), panel=panels.TARGET
@@ -247,6 +287,7 @@ class RunArgs:
         defaults.PORT,
         help=("Port for the servers grpcbench starts (0 = any free port)."),
         panel=panels.TARGET,
+        check=port_number,
     )
     output: Path | None = option(
         None,
@@ -304,6 +345,7 @@ class RunArgs:
         help="How long a server may take to start and answer SERVING"
         f" (default {defaults.START_TIMEOUT}).",
         panel=panels.TARGET,
+        parse=parse_duration,
     )
     service: str | None = option(
         None,
@@ -329,6 +371,7 @@ class RunArgs:
             "(exit 4). Default: only a level whose every call failed."
         ),
         panel=panels.WHAT_TO_RUN,
+        check=share_below_one,
     )
     cluster: str | None = option(
         None,
@@ -338,9 +381,13 @@ class RunArgs:
             "'grpcbench[cluster]')."
         ),
         panel=panels.LOAD_MODEL,
+        parse=lambda text, option: parse_cluster(text),
     )
     cluster_workers: int | None = option(
-        None, help=("With --cluster: use N of its workers (default all)."), panel=panels.LOAD_MODEL
+        None,
+        help=("With --cluster: use N of its workers (default all)."),
+        panel=panels.LOAD_MODEL,
+        check=positive,
     )
     allow_plaintext_secrets: bool = option(
         False,
@@ -358,6 +405,7 @@ class RunArgs:
             "them."
         ),
         panel=panels.TARGET,
+        parse=bind_address,
     )
     insecure: bool = option(
         False,
@@ -373,6 +421,7 @@ class RunArgs:
             "Default: OK."
         ),
         panel=panels.CALL,
+        parse=parse_statuses,
     )
     prometheus: str | None = option(
         None,

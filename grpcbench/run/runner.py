@@ -35,6 +35,7 @@ from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
 from grpcbench.run.measure import LevelInterrupted, load_spec
 from grpcbench.run.options import RunOptions
+from grpcbench.run.recorded import recorded_options
 from grpcbench.servers.kinds import KINDS
 from grpcbench.targets import Target, TargetContext, TargetPlan
 from grpcbench.targets.check_site import HERE, CheckSite
@@ -102,7 +103,7 @@ class Runner:
         self.exports = self.context.exports
         self.columns = columns
         self.record = RunRecord(
-            options=options.recorded(),
+            options=recorded_options(options),
             metadata=collect_metadata(options.secret_params, secret_options()),
         )
         self.server_params: dict[str, Any] = dict(options.scenario.server_params)
