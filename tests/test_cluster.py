@@ -22,12 +22,8 @@ import pytest
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.parsing import parse_cluster
-from grpcbench.load.cluster import (
-    ClusterDriver,
-    check_versions,
-    spread_over_hosts,
-    worker_version,
-)
+from grpcbench.load.cluster import ClusterDriver
+from grpcbench.load.cluster_hosts import check_versions, spread_over_hosts, worker_version
 from tests.conftest import GRPCBENCH
 from tests.support.processes import assert_all_gone, own_children
 
@@ -124,7 +120,7 @@ def test_dask_tasks_never_retrieved_are_not_printed() -> None:
     that fails unseen is still printed."""
     import logging
 
-    from grpcbench.load.cluster import _DaskTaskNoise
+    from grpcbench.load.dask_logs import _DaskTaskNoise
 
     def record_of(filename: str) -> logging.LogRecord:
         namespace: dict[str, object] = {}
@@ -346,7 +342,7 @@ def test_a_cancelled_level_stops_its_load_on_the_worker() -> None:
 
     from distributed import Client, LocalCluster
 
-    from grpcbench.load.cluster import run_on_worker
+    from grpcbench.load.cluster_worker import run_on_worker
     from grpcbench.servers.launcher import start_server
     from grpcbench.servers.spec import parse_server_spec
     from tests.support.factories import make_spec
@@ -445,7 +441,7 @@ def test_target_checks_run_on_a_worker_and_keep_their_one_line() -> None:
 
     from distributed import Client, LocalCluster
 
-    from grpcbench.load.cluster import WorkerSite
+    from grpcbench.load.cluster_hosts import WorkerSite
     from grpcbench.rpc.security import PLAINTEXT
     from grpcbench.targets.external import reach
 

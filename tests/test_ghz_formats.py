@@ -315,8 +315,9 @@ def test_call_details_are_bounded_merge_in_time_order_and_stay_out_of_the_result
 
 def test_only_formats_that_list_calls_keep_per_call_records() -> None:
     from grpcbench.load.recorders import DetailedLevelRecorders, level_recorders
-    from grpcbench.run.arguments import GhzFlags, RunArgs
+    from grpcbench.run.arguments import RunArgs
     from grpcbench.run.ghz_compat import apply
+    from grpcbench.run.ghz_flags import GhzFlags
     from grpcbench.run.options import build_run_options
 
     def kept(form: str) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grpcbench.base.errors import UsageError
-from grpcbench.cli.app import profile_scope_spelled
+from grpcbench.cli.argv import profile_scope_spelled
 from grpcbench.profile import pyspy
 from grpcbench.profile.differential import differential
 from grpcbench.profile.flame import box_names, flame_tree

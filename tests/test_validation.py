@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from grpcbench.backing.options import BackingArgs
 from grpcbench.base.errors import UsageError
 from grpcbench.report.exporters import Exports, Output
 from grpcbench.run.arguments import RunArgs
@@ -43,12 +44,21 @@ def test_bad_scenario_files_are_one_clear_error(tmp_path: Path, body: str, messa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (RunArgs(io_delay_ms=500), "--io-delay-ms does not apply to scenario hello"),
-        (RunArgs(mongo_uri="mongodb://h/"), "--mongo-uri does not apply to scenario hello"),
+        (
+            RunArgs(backing=BackingArgs(io_delay_ms=500)),
+            "--io-delay-ms does not apply to scenario hello",
+        ),
+        (
+            RunArgs(backing=BackingArgs(mongo_uri="mongodb://h/")),
+            "--mongo-uri does not apply to scenario hello",
+        ),
         (RunArgs(server_params=("users=5",)), "unknown server param 'users'"),
         (RunArgs(workload_params=("keyword=e",)), "unknown workload param 'keyword'"),
-        (RunArgs(scenario="s3-list", mongo_driver="mango"), "pymongo or motor"),
-        (RunArgs(scenario="s3-list", io_delay_ms=-1), "bad --io-delay-ms -1"),
+        (
+            RunArgs(scenario="s3-list", backing=BackingArgs(mongo_driver="mango")),
+            "pymongo or motor",
+        ),
+        (RunArgs(scenario="s3-list", backing=BackingArgs(io_delay_ms=-1)), "bad --io-delay-ms -1"),
         (RunArgs(scenario="paginate-vs-stream", server_params=("users=0",)), "users"),
         (RunArgs(scenario="watch", variants="mono-huge-objects"), "unknown variant"),
     ],
@@ -60,7 +70,10 @@ def test_params_are_checked_by_the_service_that_owns_them(args: RunArgs, message
 
 def test_named_options_reach_the_service_typed() -> None:
     options = build_run_options(
-        RunArgs(scenario="s3-mongo", io_delay_ms=500, mongo_uri='mongodb://u:p"q@h/')
+        RunArgs(
+            scenario="s3-mongo",
+            backing=BackingArgs(io_delay_ms=500, mongo_uri='mongodb://u:p"q@h/'),
+        )
     )
     params = options.scenario.server_params
     assert params["io_delay_ms"] == 500.0 and params["mongo_uri"] == 'mongodb://u:p"q@h/'

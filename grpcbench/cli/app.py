@@ -22,13 +22,13 @@ from rich.markup import escape
 
 from grpcbench.base import defaults, interrupts, panels
 from grpcbench.base.declarations import declared_options
-from grpcbench.base.errors import OneLineError
+from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.secrets import redact
-from grpcbench.cli import commands
+from grpcbench.cli import commands, listing_commands, saved_commands
+from grpcbench.cli.argv import ghz_flags_of, profile_scope_spelled
 from grpcbench.cli.declared_options import arguments_options, settings_options
 from grpcbench.model.plan import LoadSettings
 from grpcbench.rpc.settings import CallArgs
-from grpcbench.run import ghz_compat
 from grpcbench.run.arguments import RunArgs
 
 app = typer.Typer(
@@ -260,7 +260,7 @@ def show(
     ] = False,
 ) -> None:
     """Re-render saved results as tables (or markdown) without running anything."""
-    _call(commands.show, results, markdown)
+    _call(saved_commands.show, results, markdown)
 
 
 @app.command()
@@ -289,10 +289,10 @@ def compare(
     ] = "text",
 ) -> None:
     """Compare two results files: ratio B / A of each figure, with its significance."""
-    args = commands.CompareArgs(
+    args = saved_commands.CompareArgs(
         baseline, contender, fail_on, alpha, significance, output_format
     )  # fmt: skip
-    _call(commands.compare, args)
+    _call(saved_commands.compare, args)
 
 
 @app.command()
@@ -309,13 +309,13 @@ def report(
     ] = None,
 ) -> None:
     """Charts and an offline HTML report from saved results (needs the charts extra)."""
-    _call(commands.report, results, html_path, png, svg)
+    _call(saved_commands.report, results, html_path, png, svg)
 
 
 @app.command("servers")
 def list_servers() -> None:
     """List the server kinds and their spec options."""
-    _call(commands.list_servers)
+    _call(listing_commands.list_servers)
 
 
 # `list` and `describe` take `run`'s schema options (where the descriptors come from).
@@ -340,7 +340,7 @@ def list_symbols(
     insecure: Annotated[bool, INSECURE] = False,
 ) -> None:
     """List a server's services, or one service's methods (grpcurl's list)."""
-    _call(commands.list_symbols, address, service, args, insecure)
+    _call(listing_commands.list_symbols, address, service, args, insecure)
 
 
 @app.command()
@@ -355,73 +355,24 @@ def describe(
     insecure: Annotated[bool, INSECURE] = False,
 ) -> None:
     """Show a service, method, message or enum as .proto text (grpcurl's describe)."""
-    _call(commands.describe_symbol, address, symbol, args, insecure)
+    _call(listing_commands.describe_symbol, address, symbol, args, insecure)
 
 
 @app.command("scenarios")
 def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """List the scenarios (bundled .toml files)."""
-    _call(commands.list_scenarios, as_json)
-
-
-def ghz_flags_of(argv: list[str]) -> list[str]:
-    """``argv`` without the ghz flags that only restate what grpcbench does (ghz's
-    ``--load-schedule const``, ``--duration-stop wait``: ``ghz_compat.AGREED``); any
-    other ghz flag `run` does not take is refused by name with its reason."""
-    if len(argv) < 2 or argv[1] != "run":
-        return argv
-    refused = ghz_compat.refused_flags()
-    kept = argv[:2]
-    words = iter(argv[2:])
-    for word in words:
-        if word == "--":
-            return [*kept, word, *words]
-        flag, equals, value = word.partition("=")
-        reason = refused.get(flag)
-        if not reason:
-            kept.append(word)
-            continue
-        if not equals and flag in ghz_compat.AGREED:
-            value = next(words, "")
-        if ghz_compat.AGREED.get(flag) == value:
-            continue
-        stderr.print(
-            f"[bold red]grpcbench: error:[/] ghz's {escape(flag)} is not supported:"
-            f" {escape(reason)}",
-            highlight=False,
-        )
-        sys.exit(2)
-    return kept
-
-
-PROFILE_SCOPES = {"servers": ["--profile"], "generator": ["--profile", "--profile-generator"]}
-
-
-def profile_scope_spelled(argv: list[str]) -> list[str]:
-    """``--profile generator`` (the issue's and the docs' spelling) as the flags click
-    parses: a bare ``--profile`` stays a flag, so ``--profile generator`` would
-    otherwise read "generator" as the target's address."""
-    spelled: list[str] = []
-    words = iter(argv)
-    for word in words:
-        if word == "--profile":
-            following = next(words, None)
-            if following in PROFILE_SCOPES:
-                spelled += PROFILE_SCOPES[following]
-                continue
-            spelled.append(word)
-            if following is not None:
-                spelled.append(following)
-            continue
-        spelled.append(word)
-    return spelled
+    _call(listing_commands.list_scenarios, as_json)
 
 
 def main() -> None:
     # gRPC's C core logs every failed TLS handshake and retry at INFO on stderr;
     # grpcbench says what went wrong in one line instead (a user's setting wins).
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-    sys.argv[:] = profile_scope_spelled(ghz_flags_of(sys.argv))
+    try:
+        sys.argv[:] = profile_scope_spelled(ghz_flags_of(sys.argv))
+    except UsageError as error:
+        stderr.print(f"[bold red]grpcbench: error:[/] {escape(str(error))}", highlight=False)
+        sys.exit(error.exit_code)
     interrupts.install()
     try:
         code = app(standalone_mode=False)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grpcbench.backing.options import BackingArgs
 from grpcbench.base import defaults, panels
 from grpcbench.base.declarations import DeclaredArgs, group, option, secret_option_names
 from grpcbench.base.parsing import (
@@ -33,6 +34,7 @@ from grpcbench.model.thresholds import parse_threshold
 from grpcbench.report.exporters import exports_help
 from grpcbench.rpc.settings import CallArgs
 from grpcbench.rpc.status_names import parse_statuses
+from grpcbench.run.ghz_flags import GhzFlags
 from grpcbench.servers.kinds import kinds_help
 from grpcbench.targets.choice import bind_address
 
@@ -44,65 +46,6 @@ def spec_help() -> str:
         " or separate specs with spaces or ';'. Kinds: "
         + kinds_help()
         + f". Default: the scenario's list ({' '.join(defaults.SERVERS)})."
-    )
-
-
-@dataclass(frozen=True)
-class GhzFlags:
-    """ghz's own flags as typed (None: not given); ``run.ghz_compat`` maps them onto
-    `run`'s options."""
-
-    rps: str | None = option(None, "--rps", "-r", help="ghz's --rps: --rate.", panel=panels.GHZ)
-    skip_first: int | None = option(
-        None, "--skipFirst", help=("ghz's: --warmup N."), panel=panels.GHZ
-    )
-    max_duration: str | None = option(
-        None, "--max-duration", "-x", help=("ghz's: --max-level."), panel=panels.GHZ
-    )
-    stream_call_count: int | None = option(None, help="ghz's: --stream-messages.", panel=panels.GHZ)
-    cpus: int | None = option(None, help="ghz's: --client-processes N.", panel=panels.GHZ)
-    config: str | None = option(
-        None, help=("ghz's JSON or TOML file of options; the command line wins."), panel=panels.GHZ
-    )
-    output_format: str | None = option(
-        None,
-        "--format",
-        "-O",
-        help="ghz's output formats, as ghz prints them: summary, csv, json, pretty,"
-        " influx-summary, influx-details or prometheus (to -o, or without it to standard"
-        " output, the tables then going to standard error); html or grpcbench (its JSON).",
-        panel=panels.GHZ,
-    )
-    run_name: str | None = option(
-        None, "--name", help=("A name for the run, recorded and shown."), panel=panels.GHZ
-    )
-    tags_json: str | None = option(
-        None,
-        "--tags",
-        help=('Tags as a JSON object (\'{"env": "ci"}\'), recorded and shown.'),
-        panel=panels.GHZ,
-    )
-    asynchronous: bool = option(
-        False, "--async", help=("ghz's: accepted (see docs)."), panel=panels.GHZ
-    )
-    count_errors: bool = option(
-        False,
-        help=("ghz's: always on here (failed calls count in every figure)."),
-        panel=panels.GHZ,
-    )
-    disable_template_functions: bool = option(
-        False,
-        help="ghz's: -d and -m keep their data fields; a function is refused.",
-        panel=panels.GHZ,
-    )
-    debug: str | None = option(
-        None,
-        help="ghz's: a log of the run (servers, levels, progress, statuses, warnings) to"
-        " this file, line by line.",
-        panel=panels.GHZ,
-    )
-    disable_template_data: bool = option(
-        False, help="ghz's: -d and -m are sent as they are, {{ }} included.", panel=panels.GHZ
     )
 
 
@@ -229,42 +172,6 @@ class RunArgs(DeclaredArgs):
         "--workload-param",
         help=("Override a workload param of the scenario, KEY=VALUE, e.g. keyword=e."),
         panel=panels.WHAT_TO_RUN,
-    )
-    s3_endpoint: str | None = option(
-        None,
-        help=("Use this S3 (or MinIO) instead of the embedded moto server."),
-        panel=panels.BACKING_SERVICES,
-        secret=True,
-    )
-    s3_bucket: str | None = option(
-        None, help=("Bucket for --s3-endpoint."), panel=panels.BACKING_SERVICES
-    )
-    mongo_uri: str | None = option(
-        None,
-        help=("Use this MongoDB instead of the embedded mongo-java-server."),
-        panel=panels.BACKING_SERVICES,
-        secret=True,
-    )
-    mongo_driver: str | None = option(
-        None,
-        help=("Async servers' MongoDB driver: pymongo (AsyncMongoClient) or motor."),
-        panel=panels.BACKING_SERVICES,
-    )
-    io_delay_ms: float | None = option(
-        None,
-        help=("Simulated upstream round trip before each S3 call, in ms."),
-        panel=panels.BACKING_SERVICES,
-    )
-    database: str | None = option(
-        None,
-        help=(
-            "paginate-vs-stream's database: postgresql (embedded, the default with the "
-            "database extra), sqlite, or your own postgresql://USER@HOST:PORT/DB or "
-            "mysql://USER@HOST:PORT/DB (passwords from PGPASSWORD or the URL, never "
-            "shown)."
-        ),
-        panel=panels.BACKING_SERVICES,
-        secret=True,
     )
     client_processes: str = option(
         defaults.CLIENT_PROCESSES,
@@ -469,8 +376,9 @@ class RunArgs(DeclaredArgs):
         help=("Check every option, file and output path, print the plan, start nothing."),
         panel=panels.WHAT_TO_RUN,
     )
+    backing: BackingArgs = group(BackingArgs)  # the backing services' (backing.options)
     call: CallArgs = group(CallArgs)  # --call and its companions, ghz's names
-    ghz_flags: GhzFlags = group(GhzFlags)
+    ghz_flags: GhzFlags = group(GhzFlags)  # ghz's own flags (run.ghz_flags)
     # Given otherwise than by a declared option:
     address: str | None = None  # ghz's positional HOST:PORT, the same as --target
     # Load settings as given (field or option name -> command-line text, or a value
@@ -481,15 +389,7 @@ class RunArgs(DeclaredArgs):
 
     def named_server_params(self) -> dict[str, Any]:
         """Server params given through their own options (--io-delay-ms, ...)."""
-        named = {
-            "s3_endpoint": self.s3_endpoint,
-            "s3_bucket": self.s3_bucket,
-            "mongo_uri": self.mongo_uri,
-            "mongo_driver": self.mongo_driver,
-            "io_delay_ms": self.io_delay_ms,
-            "database": self.database,
-        }
-        return {key: value for key, value in named.items() if value is not None}
+        return self.backing.named_server_params()
 
 
 def secret_options() -> frozenset[str]:

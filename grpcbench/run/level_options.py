@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from grpcbench.base.declarations import build_declared, declared_options
 from grpcbench.base.errors import UsageError
-from grpcbench.run.arguments import GhzFlags, RunArgs
+from grpcbench.run.arguments import RunArgs
+from grpcbench.run.ghz_flags import GhzFlags
 from grpcbench.run.options import RunOptions, build_run_options
 
 if TYPE_CHECKING:
