@@ -23,7 +23,7 @@ from pathlib import Path
 # benchmarks/, this script's directory
 from clients import save_record
 
-from grpcbench.model.results import load_run
+from grpcbench.model.results_file import load_run
 
 MODES = {"plain": "", "profile": " --profile", "native": " --profile --profile-native"}
 

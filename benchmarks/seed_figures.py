@@ -26,7 +26,8 @@ from typing import Any
 from clients import save_record, start_go_greeter
 
 from grpcbench.model.placement import default_placement
-from grpcbench.model.results import LevelResult, load_run, now_iso
+from grpcbench.model.results import LevelResult, now_iso
+from grpcbench.model.results_file import load_run
 from grpcbench.targets.external import ExternalTarget
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -214,7 +214,7 @@ def render_traffic(record: dict[str, Any]) -> str:
 def render_traffic_run(path: Path, server: str = "route_guide") -> str:
     """A saved run with its command line and its (last) table: docs/mixes.md's route_guide
     runs, seed 004's watches per message."""
-    from grpcbench.model.results import load_run
+    from grpcbench.model.results_file import load_run
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.table import build_tables
 
@@ -229,7 +229,7 @@ def render_run(record: dict[str, Any], path: Path) -> str:
     """A saved ``grpcbench run --output`` file: its table at the highest concurrency
     (the front door shows one table), through grpcbench's own Markdown exporter; a
     ``grpcbench capacity`` file: its capacity tables and command."""
-    from grpcbench.model.results import load_run
+    from grpcbench.model.results_file import load_run
     from grpcbench.report.capacity import capacity_tables
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.table import build_tables
@@ -700,7 +700,7 @@ def render_profile_overhead(record: dict[str, Any]) -> str:
 def render_profile_hello(path: Path, differential: bool = True) -> str:
     """A saved ``run --profile`` of hello: per kind its server CPU per call and top
     functions, then (unless ``differential`` is false) the differential grpcbench prints."""
-    from grpcbench.model.results import load_run
+    from grpcbench.model.results_file import load_run
     from grpcbench.profile.model import Profile
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.profiles import PYTHON_ONLY, differential_table
@@ -800,7 +800,7 @@ def render_capacity_summary(path: Path) -> str:
     from dataclasses import replace
 
     from grpcbench.capacity.record import CapacityRecord
-    from grpcbench.model.results import load_run
+    from grpcbench.model.results_file import load_run
     from grpcbench.report.capacity import capacity_table
     from grpcbench.report.markdown import table_to_markdown
 

@@ -18,7 +18,7 @@ from grpcbench.capacity.probe import achieved_rate, judge
 from grpcbench.capacity.search import RateSearch
 from grpcbench.capacity.slo import parse_slo
 from grpcbench.model.plan import LevelPlan
-from grpcbench.model.results import load_run
+from grpcbench.model.results_file import load_run
 from grpcbench.stats.histogram import LatencyRecorder
 from tests.support.factories import level
 from tests.support.host import STEAL_LIMIT, cpu_hogs, cpu_ticks, steal_share

@@ -65,7 +65,7 @@ def test_a_loopback_target_for_remote_workers_is_refused() -> None:
     """Decided by resolving the host and by each worker's loopback (kernel and network
     namespace), not by reading addresses: a worker on this machine's own non-loopback
     address shares its loopback; 0.0.0.0 and localhost are loopback too."""
-    from grpcbench.load.cluster import dials_this_machine, loopback_identity
+    from grpcbench.load.cluster_hosts import dials_this_machine, loopback_identity
 
     driver = object.__new__(ClusterDriver)
     driver.addresses = ["tcp://10.0.0.7:4001"]

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from grpcbench.base.errors import UsageError
-from grpcbench.model.results import RecordedOptions, RunRecord, load_run
+from grpcbench.model.results import RecordedOptions, RunRecord
+from grpcbench.model.results_file import load_run
 from grpcbench.report.compare import compare_runs, parse_fail_on, regressions
 from grpcbench.report.figures import Spread
 from grpcbench.report.table import build_tables

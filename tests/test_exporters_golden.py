@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from grpcbench.base.references import load_reference
-from grpcbench.model.results import load_run
+from grpcbench.model.results_file import load_run
 from grpcbench.report.exporters import EXPORTERS
 
 GOLDEN = Path(__file__).parent / "golden"

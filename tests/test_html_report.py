@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grpcbench.base.output_files import write_atomically
-from grpcbench.model.results import load_run
+from grpcbench.model.results_file import load_run
 from grpcbench.report.charts import render_charts, write_images
 from grpcbench.report.html import render_html, run_to_html
 from tests.conftest import GRPCBENCH

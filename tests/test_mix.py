@@ -157,7 +157,7 @@ def test_a_bad_scenario_mix_is_one_line(tmp_path: Path) -> None:
 def test_a_mix_s_failures_are_judged_per_method_s_expected_statuses() -> None:
     from dataclasses import replace
 
-    from grpcbench.model.load_result import MethodFigures
+    from grpcbench.model.level_parts import MethodFigures
     from tests.support.factories import level
 
     mixed = level("grpclib", statuses={"OK": 6, "NotFound": 3, "DeadlineExceeded": 1})
@@ -174,7 +174,8 @@ def test_a_mix_s_failures_are_judged_per_method_s_expected_statuses() -> None:
 def test_methods_and_steps_round_trip_and_merge_over_processes() -> None:
     from dataclasses import replace
 
-    from grpcbench.model.load_result import LoadResult, MethodFigures
+    from grpcbench.model.level_parts import MethodFigures
+    from grpcbench.model.load_result import LoadResult
     from tests.support.factories import load_result
 
     base = load_result([1000, 2000], {"OK": 2})

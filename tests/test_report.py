@@ -242,8 +242,8 @@ def test_cluster_workers_show_cpu_over_wall_beside_saturation() -> None:
     labelled (saturation also counts what neighbours took: 69% beside 17% of a core)."""
     from dataclasses import replace
 
-    from grpcbench.model.load_result import WorkerFigures
-    from grpcbench.report.table import _column_notes
+    from grpcbench.model.level_parts import WorkerFigures
+    from grpcbench.report.table_notes import _column_notes
 
     busy = WorkerFigures("tcp://127.0.0.1:4001", 1000, wall_s=10.0, cpu_s=1.7, saturation=0.69)
     full = WorkerFigures("tcp://127.0.0.1:4002", 900, wall_s=10.0, cpu_s=9.5, saturation=0.97)

@@ -13,9 +13,9 @@ from grpcbench.model.results import (
     FORMAT_VERSION,
     RecordedOptions,
     RunRecord,
-    load_run,
     results_bytes,
 )
+from grpcbench.model.results_file import load_run
 from tests.support.factories import level, load_result, make_spec
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grpcbench.contract.calls import CallStats
 from grpcbench.load.recorders import StreamRecorder
-from grpcbench.model.load_result import StreamSummary
+from grpcbench.model.level_parts import StreamSummary
 
 
 def test_gaps_round_trips_and_lags_are_counted_per_message() -> None:

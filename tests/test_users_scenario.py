@@ -18,7 +18,8 @@ from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.proto import users_pb2
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
-from grpcbench.services.users import _Checker, build_database, prepare
+from grpcbench.services.users import build_database, prepare
+from grpcbench.services.users_workload import _Checker
 from tests.conftest import GRPCBENCH
 from tests.support.factories import make_spec
 

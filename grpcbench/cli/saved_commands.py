@@ -17,7 +17,7 @@ from grpcbench.cli.commands import EXIT_REGRESSION, Consoles
 
 def show(results: Path, markdown: bool, consoles: Consoles) -> int:
     """``grpcbench show``: saved results as tables (or markdown), nothing run."""
-    from grpcbench.model.results import load_run
+    from grpcbench.model.results_file import load_run
     from grpcbench.report.capacity import record_tables
     from grpcbench.report.console import print_comparison_tables, print_summary
     from grpcbench.report.markdown import run_to_markdown
@@ -52,7 +52,7 @@ class CompareArgs:
 
 def compare(args: CompareArgs, consoles: Consoles) -> int:
     """``grpcbench compare``: B / A per figure with its significance; 1 on a regression."""
-    from grpcbench.model.results import load_run
+    from grpcbench.model.results_file import load_run
     from grpcbench.report.compare import (
         compare_runs,
         parse_fail_on,
@@ -90,7 +90,7 @@ def report(
 ) -> int:
     """``grpcbench report``: charts and an offline HTML report from saved results."""
     from grpcbench.base.output_files import write_atomically
-    from grpcbench.model.results import load_run
+    from grpcbench.model.results_file import load_run
     from grpcbench.report.chart_kit import require_matplotlib
     from grpcbench.report.charts import render_charts, write_images
     from grpcbench.report.exporters import check_writable

@@ -19,7 +19,8 @@ from grpcbench.base.child_setup import pin_to
 from grpcbench.base.errors import DriverError, UsageError
 from grpcbench.load.shared_calls import SharedCalls, pool_plan
 from grpcbench.model.intervals import IntervalFigures
-from grpcbench.model.load_result import LoadResult, LoadSpec, WorkerFigures
+from grpcbench.model.level_parts import WorkerFigures
+from grpcbench.model.load_result import LoadResult, LoadSpec
 
 POLL_S = 0.1
 CLAIM_TIMEOUT_S = 10.0  # a claim of more calls from the pool, scheduler round trip included

@@ -37,7 +37,8 @@ from grpcbench.model.intervals import (
     finish,
     with_offered,
 )
-from grpcbench.model.load_result import LoadResult, LoadSpec, MethodFigures
+from grpcbench.model.level_parts import MethodFigures
+from grpcbench.model.load_result import LoadResult, LoadSpec
 from grpcbench.observe.cpu_share import run_queue_wait_s
 from grpcbench.observe.timeline import TimelineRecorder, sample
 from grpcbench.services.registry import load_service

@@ -11,7 +11,7 @@ from grpcbench.contract.calls import CallStats
 from grpcbench.load.schedule_count import ScheduleCount
 from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalRecorder
-from grpcbench.model.load_result import MethodFigures, StreamSummary
+from grpcbench.model.level_parts import MethodFigures, StreamSummary
 from grpcbench.rpc.mix import CURRENT_PART
 from grpcbench.stats.histogram import LatencyRecorder
 

@@ -35,7 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from grpcbench.model.load_result import SATURATION_THRESHOLD, LoadResult
+from grpcbench.model.level_parts import SATURATION_THRESHOLD
+from grpcbench.model.load_result import LoadResult
 from grpcbench.observe.monitor import ProcessUsage
 
 
