@@ -27,7 +27,7 @@ from grpcbench.base.errors import DriverError
 from grpcbench.base.processes import Child, start_child
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, LoadDriver, ProgressCallback
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.observe.cpu_share import NeighbourMeter
 from grpcbench.stats.histogram import LatencySummary
 from grpcbench.targets.external import ExternalTarget
@@ -45,7 +45,7 @@ class ScriptDriver:
         self.name = name
         self.script = script
 
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+    async def run(self, spec: GeneratorJob, progress: ProgressCallback) -> LoadResult:
         argv = [
             sys.executable, "-P", str(self.script), spec.target,
             f"--concurrency={spec.share.concurrency}", f"--requests={spec.share.requests}",
@@ -97,7 +97,7 @@ class H2loadDriver:
     def __init__(self, path: str) -> None:
         self.path = path
 
-    async def _run(self, spec: LoadSpec, requests: int, body: Path) -> tuple[int, float, float]:
+    async def _run(self, spec: GeneratorJob, requests: int, body: Path) -> tuple[int, float, float]:
         argv = [
             sys.executable, "-P", "-c", self._WRAPPER, self.path, f"-n{requests}", "-c1",
             f"-m{spec.share.concurrency}", "-t1", "-H", "content-type: application/grpc",
@@ -119,7 +119,7 @@ class H2loadDriver:
         wall = float(rate.group(1)) / (1000 if rate.group(2) == "ms" else 1)
         return int(ok.group(1)), wall, float(cpu.group(1))
 
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+    async def run(self, spec: GeneratorJob, progress: ProgressCallback) -> LoadResult:
         from grpcbench.proto import helloworld_pb2
 
         message = helloworld_pb2.HelloRequest(name="world").SerializeToString()

@@ -53,9 +53,9 @@ async def bench(args: argparse.Namespace) -> None:
                     driver, StartedServer(server), context.options.levels[0]
                 )
                 cost = level.generator_cpu_us_per_call or 0.0
-                rates[name].append(level.load.rps)
+                rates[name].append(level.measured.rps)
                 costs[name].append(cost)
-                print(f"{round_number:>5} {name:>12} {level.load.rps:>9.0f} req/s"
+                print(f"{round_number:>5} {name:>12} {level.measured.rps:>9.0f} req/s"
                       f" {cost:>8.1f} CPU us/call  {level.verdict}")  # fmt: skip
     finally:
         for cluster in clusters:

@@ -63,11 +63,11 @@ async def crosscheck(args: argparse.Namespace) -> None:
                     await server.stop()
                 runs.append({
                     "server": spec, "round": round_number, "client": label,
-                    "rps": level.load.rps, "verdict": level.verdict,
+                    "rps": level.measured.rps, "verdict": level.verdict,
                     "server_cpu_us_per_call": level.server_cpu_us_per_call or 0.0,
                     "client_cpu_us_per_call": level.generator_cpu_us_per_call or 0.0,
                 })  # fmt: skip
-                print(f"{spec:<18} {label:<16} {level.load.rps:>9,.0f} req/s"
+                print(f"{spec:<18} {label:<16} {level.measured.rps:>9,.0f} req/s"
                       f"  server {level.server_cpu_us_per_call or 0:>5.0f} us/call"
                       f"  {level.verdict}")  # fmt: skip
         mine = [r for r in runs if r["server"] == spec]

@@ -90,17 +90,17 @@ async def bench(args: argparse.Namespace) -> None:
                 context = contexts[stack]
                 level = await context.measure_level(driver, target, context.options.levels[0])
                 cost = level.generator_cpu_us_per_call or 0.0
-                samples[label].rps.append(level.load.rps)
+                samples[label].rps.append(level.measured.rps)
                 samples[label].cpu_us_per_call.append(cost)
                 runs.append({
-                    "round": round_number, "client": label, "rps": level.load.rps,
+                    "round": round_number, "client": label, "rps": level.measured.rps,
                     "cpu_us_per_call": cost, "verdict": level.verdict,
-                    "statuses": dict(level.load.statuses),
-                    "p50_us": level.load.latency.percentile_us(50),
+                    "statuses": dict(level.measured.statuses),
+                    "p50_us": level.measured.latency.percentile_us(50),
                 })  # fmt: skip
-                if level.load.count != level.load.statuses.get("OK", 0):
-                    print(f"      {label}: not every call OK: {dict(level.load.statuses)}")
-                print(f"{round_number:>5} {label:>16} {level.load.rps:>9.0f} {cost:>12.1f}"
+                if level.measured.count != level.measured.statuses.get("OK", 0):
+                    print(f"      {label}: not every call OK: {dict(level.measured.statuses)}")
+                print(f"{round_number:>5} {label:>16} {level.measured.rps:>9.0f} {cost:>12.1f}"
                       f"  {level.verdict}")  # fmt: skip
         print()
         print("| client | req/s (median) | client CPU us per call (median) |")
@@ -134,7 +134,7 @@ async def rss_after(
         warmup=args.requests // 10, client_cpus=client_cpus, max_level="3600s",
     )  # fmt: skip
     level = await context.measure_level(driver, target, context.options.levels[0])
-    load = level.load
+    load = level.measured
     start, peak = load.client_rss_start_bytes / 2**20, load.client_peak_rss_bytes / 2**20
     print(
         f"built-in generator after {load.count:,} calls ({load.rps:,.0f} req/s): RSS"
@@ -158,20 +158,20 @@ async def open_loop_runs(
     client_cpus: tuple[int, ...],
 ) -> list[dict[str, object]]:
     """The built-in driver's open loop at each ``--rates`` rate, on each client stack:
-    whether it keeps its timetable (send lag) and what latency it then records."""
+    whether it keeps its pacer (send lag) and what latency it then records."""
     results: list[dict[str, object]] = []
     builtins = {label: pair for label, pair in drivers.items() if label.startswith("builtin")}
     for rate in args.rates:
         for round_number in range(1, args.repeat + 1):
             for label, (driver, stack) in builtins.items():
                 if ":" in label.split("@")[0]:
-                    continue  # one process: the timetable of one generator
+                    continue  # one process: the pacer of one generator
                 context = level_context(
                     target.address, rate=rate, requests=int(rate * 3),
                     warmup=args.requests // 10, client_stack=stack, client_cpus=client_cpus,
                 )  # fmt: skip
                 level = await context.measure_level(driver, target, context.options.levels[0])
-                load = level.load
+                load = level.measured
                 lag = load.schedule_lag
                 row = {
                     "rate": rate, "round": round_number, "client": label, "rps": load.rps,

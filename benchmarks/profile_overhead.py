@@ -34,7 +34,7 @@ def one_run(command: str, workdir: Path) -> float:
     subprocess.run([sys.executable, "-P", "-m", "grpcbench", *argv], check=True,
                    stdout=subprocess.DEVNULL)  # fmt: skip
     (level,) = load_run(output).levels
-    return level.load.rps
+    return level.measured.rps
 
 
 def main() -> None:

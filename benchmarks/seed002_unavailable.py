@@ -67,7 +67,7 @@ async def _builtin(
     )  # fmt: skip
     driver = make_driver("builtin", DriverSettings(client_processes=1))
     level = await context.measure_level(driver, StartedServer(server), context.options.levels[0])
-    return Counter(level.load.statuses)
+    return Counter(level.measured.statuses)
 
 
 async def _ghz(binary: str, server: RunningServer, concurrency: int, requests: int) -> Counter[str]:

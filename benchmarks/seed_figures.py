@@ -115,7 +115,7 @@ SEEDS: dict[str, dict[tuple[str, str], str]] = {
 
 def level_figures(level: LevelResult) -> dict[str, Any]:
     """What the seed pages show of one measured level."""
-    load, usage = level.load, level.server_usage
+    load, usage = level.measured, level.server_usage
     connects = load.connect_latency.count if load.connect_latency else 0
     return {
         "server": level.server,

@@ -17,4 +17,4 @@ from grpcbench.base.defaults import SERVERS as DEFAULT_SERVERS
 @pytest.mark.parametrize("spec", DEFAULT_SERVERS)
 def test_hello(grpcbench_benchmark, spec: str) -> None:  # type: ignore[no-untyped-def]
     level = grpcbench_benchmark(spec, concurrency=10, requests=3000, warmup=300)
-    assert level.load.ok == 3000
+    assert level.measured.ok == 3000

@@ -28,7 +28,7 @@ from grpcbench.load.callback_loops import wire_closed_loop_phase
 from grpcbench.load.closed_loop import Budget
 from grpcbench.load.recorders import level_recorders
 from grpcbench.load.wire_calls import WireUnaryCalls
-from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.load_result import GeneratorJob
 from grpcbench.wire import frames
 from grpcbench.wire.channel import WireChannel
 from grpcbench.wire.connection import Connection
@@ -105,7 +105,7 @@ async def one_round(calls: int, concurrency: int) -> float:
     channel.connection = connection
     plan = UnaryPlan(path="/helloworld.Greeter/SayHello", request=REQUEST)
     wire_calls = WireUnaryCalls([channel], plan, per_user=False)
-    spec = LoadSpec.from_json(_spec_json(calls, concurrency))
+    spec = GeneratorJob.from_json(_spec_json(calls, concurrency))
     recorders = level_recorders(0)
     budget = Budget.for_phase(calls, 0.0, 600.0)
     start = time.process_time()

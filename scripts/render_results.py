@@ -109,7 +109,7 @@ def render_loadgen(record: dict[str, Any]) -> str:
             groups.setdefault((run["rate"], run["client"]), []).append(run)
         ratios += [
             "",
-            "Open loop (`--rate`, 3 s per run, medians): does the generator keep its timetable?",
+            "Open loop (`--rate`, 3 s per run, medians): does the generator keep its pacer?",
             "",
             "| offered rate | client | achieved req/s | send lag p99 | latency p99 |",
             "|---|---|---|---|---|",
@@ -235,7 +235,7 @@ def render_run(record: dict[str, Any], path: Path) -> str:
     from grpcbench.report.table import build_tables
 
     run = load_run(path)
-    meta, load = run.metadata, run.options.load
+    meta, load = run.metadata, run.options.settings
     packages = meta.get("packages", {})
     machine = (
         f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')}), Python {meta.get('python')},"

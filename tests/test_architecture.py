@@ -119,14 +119,14 @@ def test_no_import_cycles_in_the_package() -> None:
 def test_every_registry_entry_imports(registry: str) -> None:
     from grpcbench.load.catalogue import DRIVERS
     from grpcbench.report.exporters import EXPORTERS
-    from grpcbench.targets import TARGET_KINDS
+    from grpcbench.targets import TARGET_TYPES
 
     references = {
         "drivers": [info.factory for info in DRIVERS.values()]
         + [info.workload_check for info in DRIVERS.values() if info.workload_check],
         "exporters": [info.render for info in EXPORTERS.values()]
         + [info.requires for info in EXPORTERS.values() if info.requires],
-        "targets": list(TARGET_KINDS.values()),
+        "targets": list(TARGET_TYPES.values()),
     }[registry]
     for reference in references:
         assert callable(load_reference(reference)), reference

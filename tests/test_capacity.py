@@ -112,10 +112,10 @@ def _probe(latency_ms: float, *, rate: float = 100, calls: int = 100, errors: in
     base = level("grpcio", statuses={"OK": calls - errors, "Unavailable": errors} if errors
                  else {"OK": calls}, client_cpu_s=client_cpu_s)  # fmt: skip
     load = replace(
-        base.load, latency=recorder.summary(), service_latency=recorder.summary(),
+        base.measured, latency=recorder.summary(), service_latency=recorder.summary(),
         schedule_lag=lag.summary(), rate=rate, wall_s=calls / rate,
     )  # fmt: skip
-    return replace(base, load=load, plan=LevelPlan(1000, rate=rate))
+    return replace(base, measured=load, plan=LevelPlan(1000, rate=rate))
 
 
 def test_the_judge_blames_the_right_side() -> None:
@@ -133,20 +133,22 @@ def test_the_judge_blames_the_right_side() -> None:
     recorder = LatencyRecorder()
     for _ in range(100):
         recorder.record(13_000)  # from the intended send: 5 ms of service + 8 ms late
-    late = replace(late, load=replace(late.load, latency=recorder.summary()))
+    late = replace(late, measured=replace(late.measured, latency=recorder.summary()))
     judged = judge(late, slo, 0.001, 1.0)
     assert judged.outcome == "generator" and "send lag" in judged.reason
     # Its CPU 10% busy: the host woke its timers late, and the judgement says so; at
     # 70% (busy, though not saturated) the lateness may be its own.
     assert judged.host_stalled and "the host woke its timers late" in judged.reason
-    busy = replace(late, load=replace(late.load, client_cpu_s=0.7))
+    busy = replace(late, measured=replace(late.measured, client_cpu_s=0.7))
     judged = judge(busy, slo, 0.001, 1.0)
     assert judged.outcome == "generator" and not judged.host_stalled
     assert judge(_probe(5, lag_ms=4), slo, 0.001, 1.0).outcome == "pass"
     # Too few calls finished for the rate offered: the server's.
-    short = judge(replace(_probe(5), load=replace(_probe(5).load, wall_s=1.1)), slo, 0.001, 1.0)
+    short = judge(
+        replace(_probe(5), measured=replace(_probe(5).measured, wall_s=1.1)), slo, 0.001, 1.0
+    )
     # A server that keeps up with a long latency is not slow: the drain is its latency.
-    slow_but_keeping_up = replace(_probe(500), load=replace(_probe(500).load, wall_s=1.5))
+    slow_but_keeping_up = replace(_probe(500), measured=replace(_probe(500).measured, wall_s=1.5))
     assert judge(slow_but_keeping_up, parse_slo("p99<=1s"), 0.001, 1.0).outcome == "pass"
     assert short.outcome == "fail" and "of 100/s scheduled" in short.reason
 
@@ -154,21 +156,23 @@ def test_the_judge_blames_the_right_side() -> None:
 def test_the_achieved_rate_is_what_was_completed_in_the_windows_second_half() -> None:
     """A server behind its offered rate is credited with what it completed, however
     much its latency grew; one that keeps up with a long latency is not penalised."""
-    behind = replace(_probe(254), load=replace(_probe(254).load, window_calls=(180, 366)))
+    behind = replace(_probe(254), measured=replace(_probe(254).measured, window_calls=(180, 366)))
     assert achieved_rate(behind, 2.0) == 186.0  # (366 - 180) calls in the last second
-    keeping_up = replace(_probe(900), load=replace(_probe(900).load, window_calls=(10, 110)))
+    keeping_up = replace(
+        _probe(900), measured=replace(_probe(900).measured, window_calls=(10, 110))
+    )
     assert achieved_rate(keeping_up, 2.0) == 100.0
 
 
 def test_what_was_achieved_is_held_to_what_was_scheduled_in_the_same_half() -> None:
-    """A Poisson timetable scheduled 19 calls in its second half and 29 in its first:
+    """A Poisson pacer scheduled 19 calls in its second half and 29 in its first:
     19 completed there is keeping up, though under 99% of the window's 24/s. One
     call short of the half's schedule is within grace; three short is not."""
     slo = parse_slo("p99<=2s")
 
     def probe(window: tuple[int, ...]) -> Any:
         base = _probe(25, rate=24, calls=48)
-        return replace(base, load=replace(base.load, window_calls=window))
+        return replace(base, measured=replace(base.measured, window_calls=window))
 
     assert judge(probe((29, 48, 29, 48)), slo, 0.001, 2.0).outcome == "pass"
     assert judge(probe((29, 47, 29, 48)), slo, 0.001, 2.0).outcome == "pass"
@@ -282,7 +286,7 @@ def test_a_miss_far_below_the_closed_loop_is_measured_again(stalled: float, retr
         rate = plan.rate or 0.0
         stall = rate == stalled and not any(lv.rate == rate for lv in levels)
         load = SimpleNamespace(count=1000, wall_s=1.0)
-        levels.append(SimpleNamespace(rate=rate, load=load, unexpected=0, stall=stall))
+        levels.append(SimpleNamespace(rate=rate, measured=load, unexpected=0, stall=stall))
         runner.capacity.probes.append(Probe(len(levels) - 1, "s", phase, rate))  # type: ignore[arg-type]
         return len(levels) - 1
 
@@ -316,7 +320,7 @@ def _capacity(tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[s
 @pytest.mark.integration
 def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path, hogs: int) -> None:
     """hello with a 20 ms handler on 4 workers serves at most 200 calls/s: on a uniform
-    timetable a loose SLO finds it, confirmed on fresh servers; and the results file
+    pacer a loose SLO finds it, confirmed on fresh servers; and the results file
     is an ordinary one that show and report read. The found rate may sit one bracket
     (--precision 5%) below the first failing rate, and one confirmation step (5%)
     below that: 188 with the bracket 188-194/s is a correct answer on a busy machine.
@@ -355,15 +359,18 @@ def test_capacity_of_a_server_with_a_known_ceiling(tmp_path: Path, hogs: int) ->
     assert len(load_run(results).levels) == len(probes)
     # What each open-loop probe achieved is what the server completed: never above its
     # physical ceiling (a 235/s probe reported 211/s on this 200/s server), counted by
-    # the generator in the second half of the timetable's window.
+    # the generator in the second half of the pacer's window.
     for probe in load_run(results).levels:
         if probe.rate:
             # finished by the middle and the end; scheduled before the middle and the end
-            assert len(probe.load.window_calls) == 4
-            # a uniform timetable: rate x 2 s scheduled, half of it before the middle
-            assert abs(probe.load.window_calls[3] - probe.rate * 2) <= 2
-            assert abs(probe.load.window_calls[2] - probe.rate) <= 2
-            assert achieved_rate(probe, 2.0) <= 200 * 1.04, (probe.rate, probe.load.window_calls)
+            assert len(probe.measured.window_calls) == 4
+            # a uniform pacer: rate x 2 s scheduled, half of it before the middle
+            assert abs(probe.measured.window_calls[3] - probe.rate * 2) <= 2
+            assert abs(probe.measured.window_calls[2] - probe.rate) <= 2
+            assert achieved_rate(probe, 2.0) <= 200 * 1.04, (
+                probe.rate,
+                probe.measured.window_calls,
+            )
     shown = subprocess.run([*GRPCBENCH, "show", str(results)], capture_output=True, text=True,
                            check=False)  # fmt: skip
     assert shown.returncode == 0 and "capacity under p99<=2s" in shown.stdout
@@ -432,7 +439,7 @@ def _tight_slo_ms(handler_ms: float = 20.0, hogs: int = 0) -> int:
 
 
 @pytest.mark.integration
-def test_a_tight_slo_finds_less_on_a_random_timetable(tmp_path: Path, hogs: int) -> None:
+def test_a_tight_slo_finds_less_on_a_random_pacer(tmp_path: Path, hogs: int) -> None:
     """Poisson arrivals queue now and then even below the ceiling, so p99 <= 25 ms on a
     20 ms handler (more on a host that oversleeps: ``_tight_slo_ms``) holds only well
     below 200/s; both SLOs share the probes they can."""
@@ -460,10 +467,10 @@ def test_a_tight_slo_is_lower_and_steady_across_three_fresh_servers(
     tmp_path: Path, hogs: int
 ) -> None:
     """p99 <= 25 ms on a 20 ms handler (more on a host that oversleeps:
-    ``_tight_slo_ms``), on a uniform timetable: at most the loose SLO's capacity (well
-    under it on a random timetable: the test above), and its confirmations on 3 fresh
+    ``_tight_slo_ms``), on a uniform pacer: at most the loose SLO's capacity (well
+    under it on a random pacer: the test above), and its confirmations on 3 fresh
     servers agree (achieved rate's cv under 3%). Uniform, because a Poisson
-    timetable's own count of calls varies by about 1/sqrt(n)."""
+    pacer's own count of calls varies by about 1/sqrt(n)."""
     from grpcbench.capacity.record import CapacityRecord, Confirmed
 
     tight_slo = f"p99<={_tight_slo_ms(hogs=hogs)}ms"

@@ -89,7 +89,7 @@ def test_nothing_in_common_is_a_clear_error() -> None:
 def test_stored_files_load_including_an_early_v1_file() -> None:
     early = load_run(RESULTS / "early_v1.json")
     assert len(early.levels) == 12 and early.levels[0].repeat == 0
-    assert early.levels[0].load.cpu_cores == 1.0  # field added later: default applies
+    assert early.levels[0].measured.cpu_cores == 1.0  # field added later: default applies
     repeated = load_run(RESULTS / "repeat3_a.json")
     assert {lv.repeat for lv in repeated.levels} == {0, 1, 2}
 

@@ -194,7 +194,7 @@ def test_stream_pacing_and_reflection_metadata(tmp_path: Path) -> None:
             (level,) = json.loads(out.read_text())["levels"]
             stream = level["load"]["stream"]
             assert stream["sent"] == sent * 10, stream
-            # Each message after the first has a due time on the stream's timetable.
+            # Each message after the first has a due time on the stream's pacer.
             assert stream["send_lag"]["count"] == (sent - 1) * 10, stream
             assert "Message send lag p99" in result.stdout
             # (an event loop timer may fire up to a millisecond early)

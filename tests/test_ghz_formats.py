@@ -45,14 +45,14 @@ def record(case: str) -> RunRecord:
     for i in range(count):
         message = "context deadline exceeded" if failing else ""
         details.add(START_NS + i * 1000, (500 + 100 * i) * 1000, status, message)
-    load = result.load
+    load = result.measured
     errors = {"DeadlineExceeded: context deadline exceeded": count} if failing else {}
     result = type(result)(**{
         **result.__dict__,
-        "load": type(load)(**{**load.__dict__, "errors": errors, "details": details}),
+        "measured": type(load)(**{**load.__dict__, "errors": errors, "details": details}),
     })  # fmt: skip
     options = RecordedOptions(
-        load=LoadSettings(requests=count, timeout_s=1e-6 if failing else 20.0),
+        settings=LoadSettings(requests=count, timeout_s=1e-6 if failing else 20.0),
         call={
             "method": "helloworld.Greeter/SayHello",
             "schema": "proto /work/main/protos/grpcbench/proto/helloworld.proto",
@@ -309,7 +309,7 @@ def test_call_details_are_bounded_merge_in_time_order_and_stay_out_of_the_result
     assert merged.dropped == 4 and merged.rows()[1][2:] == ("Unavailable", "request 0")
     assert CallDetails.from_json(merged.to_json()).rows() == merged.rows()
     run = record("ok")
-    assert run.levels[0].load.details is not None
+    assert run.levels[0].measured.details is not None
     assert run.to_json()["levels"][0]["load"]["details"] is None
 
 
@@ -322,7 +322,7 @@ def test_only_formats_that_list_calls_keep_per_call_records() -> None:
 
     def kept(form: str) -> int:
         args = RunArgs(address="127.0.0.1:1", ghz_flags=GhzFlags(output_format=form))
-        return build_run_options(apply(args)).load.call_details
+        return build_run_options(apply(args)).settings.call_details
 
     assert {form: kept(form) for form in ("json", "csv", "summary", "prometheus")} == {
         "json": 1_000_000, "csv": 1_000_000, "summary": 0, "prometheus": 0}  # fmt: skip

@@ -47,22 +47,22 @@ def test_what_is_not_a_duration_is_refused(text: str) -> None:
 
 def test_timeout_zero_is_ghz_no_timeout_the_levels_limit() -> None:
     options = ghz_line({"timeout": "0"})
-    assert options.load.timeout_s == options.load.max_level_s == 300.0
-    assert ghz_line({"timeout": "200us"}).load.timeout_s == pytest.approx(200e-6)
+    assert options.settings.timeout_s == options.settings.max_level_s == 300.0
+    assert ghz_line({"timeout": "200us"}).settings.timeout_s == pytest.approx(200e-6)
 
 
 def test_x_is_the_runs_duration_and_n_is_ignored() -> None:
     """ghz's binary (main.go: cfg.Z = cfg.X), not its docs: -x 10s -n 2000 runs 10 s."""
     options = ghz_line({"requests": "2000"}, max_duration="10s")
-    assert (options.load.duration_s, options.load.requests) == (10.0, 0)
-    assert ghz_line({"duration": "1s"}, max_duration="30s").load.duration_s == 30.0
+    assert (options.settings.duration_s, options.settings.requests) == (10.0, 0)
+    assert ghz_line({"duration": "1s"}, max_duration="30s").settings.duration_s == 30.0
 
 
 def test_skip_first_counts_within_n() -> None:
     """-n 300 --skipFirst 100: 300 calls made, 200 reported; ghz's default -n 200 too."""
     options = ghz_line({"requests": "300"}, skip_first=100)
-    assert (options.load.warmup_requests, options.load.requests) == (100, 200)
-    assert ghz_line(skip_first=10).load.requests == 190
+    assert (options.settings.warmup_requests, options.settings.requests) == (100, 200)
+    assert ghz_line(skip_first=10).settings.requests == 190
     with pytest.raises(UsageError, match="skips every one of the 300 calls"):
         ghz_line({"requests": "300"}, skip_first=300)
 
@@ -70,20 +70,20 @@ def test_skip_first_counts_within_n() -> None:
 def test_more_connections_than_concurrency_is_refused_as_ghz_does() -> None:
     with pytest.raises(UsageError, match="cannot be greater than concurrency"):
         ghz_line({"connections": "20"}, concurrency="10")
-    assert ghz_line({"connections": "5"}, concurrency="10").load.connections.size == 5
+    assert ghz_line({"connections": "5"}, concurrency="10").settings.connections.size == 5
 
 
 def test_a_rate_schedule_on_a_ghz_line_gets_no_ghz_count_or_concurrency() -> None:
     """ghz's defaults (-n 200, -c 50) were injected and the schedule then refused them."""
     options = ghz_line({"rate_schedule": "step:start=10,step=10,every=1s,end=30"})
-    assert (options.load.duration_s, options.load.requests) == (3.0, 0)
+    assert (options.settings.duration_s, options.settings.requests) == (3.0, 0)
 
 
 def test_a_duration_past_the_default_level_limit_runs_it() -> None:
     """-z 6m ran 300 s and said nothing: the level's limit rises to a given duration, or,
     given shorter, the line is refused."""
     options = ghz_line({"duration": "6m"}, rps="5")
-    assert (options.load.duration_s, options.load.max_level_s) == (360.0, 360.0)
+    assert (options.settings.duration_s, options.settings.max_level_s) == (360.0, 360.0)
     with pytest.raises(UsageError, match="longer than --max-level"):
         ghz_line({"duration": "6m", "max_level": "5m"}, rps="5")
 

@@ -15,12 +15,12 @@ import pytest
 from grpcbench.base.declarations import declared
 from grpcbench.base.errors import UsageError
 from grpcbench.load.builtin import BuiltinDriver
-from grpcbench.load.open_loop import timetable
+from grpcbench.load.open_loop import constant_send_times
 from grpcbench.model.connections import parse_connection_strategy
 from grpcbench.model.load_result import LoadResult
 from grpcbench.model.plan import LoadSettings
 from grpcbench.run.arguments import RunArgs
-from grpcbench.run.measure import load_spec
+from grpcbench.run.measure import generator_job
 from grpcbench.run.options import build_run_options
 from grpcbench.run.recorded import recorded_options
 from grpcbench.servers.launcher import start_server
@@ -54,7 +54,7 @@ def test_level_plans_sweep_channels_and_rates() -> None:
         "concurrency 10, channels 1", "concurrency 10, channels 4",
         "concurrency 20, channels 1", "concurrency 20, channels 4",
     ]  # fmt: skip
-    assert options.load.connections_for(options.levels[1]) == 4
+    assert options.settings.connections_for(options.levels[1]) == 4
     open_loop = build_run_options(RunArgs(rate="500,1000", settings={"max_in_flight": "64"}))
     assert [(p.rate, p.concurrency) for p in open_loop.levels] == [(500, 64), (1000, 64)]
 
@@ -86,10 +86,10 @@ def _run_args(given: dict) -> RunArgs:  # type: ignore[type-arg]
     return RunArgs(**given, settings=settings)
 
 
-def test_uniform_and_poisson_timetables() -> None:
-    uniform = timetable(100.0, "uniform")
+def test_uniform_and_poisson_send_times() -> None:
+    uniform = constant_send_times(100.0, "uniform")
     assert [round(next(uniform), 6) for _ in range(4)] == [0.0, 0.01, 0.02, 0.03]
-    poisson = timetable(1000.0, "poisson", seed=7)
+    poisson = constant_send_times(1000.0, "poisson", seed=7)
     times = [next(poisson) for _ in range(20001)]
     assert times == sorted(times)
     assert times[-1] == pytest.approx(20.0, rel=0.05)  # mean gap 1/rate
@@ -120,8 +120,8 @@ def _peers_after(
                     settings={"connections": strategy},
                 )
             )
-            settings = replace(options.load, requests=requests, warmup_requests=0)
-            spec = load_spec(settings, options.levels[0], server.address, PEERS, {})
+            settings = replace(options.settings, requests=requests, warmup_requests=0)
+            spec = generator_job(settings, options.levels[0], server.address, PEERS, {})
             result = await BuiltinDriver().run(spec, lambda *_: None)
             assert result.statuses == {"OK": requests}
             if strategy == "per-request":
@@ -185,7 +185,7 @@ def _open_loop_against_100ms_server(concurrency: int, requests: int, rate: float
 def test_open_loop_corrects_for_coordinated_omission() -> None:
     """A 100 ms server, 20 calls/s offered, at most one call in flight.
 
-    The generator can send only every 100 ms while its timetable says every
+    The generator can send only every 100 ms while its pacer says every
     50 ms, so call i goes out 50*i ms late. Service time stays ~100 ms; the
     latency from the intended send time is 100 + 50*i ms (i = 0..9): up to ~550 ms.
     """
@@ -202,7 +202,7 @@ def test_open_loop_corrects_for_coordinated_omission() -> None:
 
 
 @pytest.mark.integration
-def test_open_loop_keeps_its_timetable_when_calls_can_overlap() -> None:
+def test_open_loop_keeps_its_pacer_when_calls_can_overlap() -> None:
     """Same server and rate with room for calls in flight: sent on time, ~100 ms each."""
 
     result = _open_loop_against_100ms_server(concurrency=100, requests=50, rate=50.0)

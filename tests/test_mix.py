@@ -161,12 +161,12 @@ def test_a_mix_s_failures_are_judged_per_method_s_expected_statuses() -> None:
     from tests.support.factories import level
 
     mixed = level("grpclib", statuses={"OK": 6, "NotFound": 3, "DeadlineExceeded": 1})
-    summary = mixed.load.latency
+    summary = mixed.measured.latency
     methods = (
         MethodFigures("found", SAY, 2, {"OK": 6, "NotFound": 1}, summary),
         MethodFigures("missing", SAY, 1, {"NotFound": 2}, summary, expected=("NotFound",)),
     )
-    mixed = replace(mixed, load=replace(mixed.load, methods=methods))
+    mixed = replace(mixed, measured=replace(mixed.measured, methods=methods))
     # found's NotFound, and the call no method recorded (the watchdog's), are failures
     assert mixed.unexpected == 2
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 SUITE = """
 def test_hello(grpcbench_benchmark):
     level = grpcbench_benchmark("grpcio-aio", concurrency=2, requests=60, warmup=6, rounds=2)
-    assert level.load.ok == 60
+    assert level.measured.ok == 60
 
 
 def test_two_servers(grpcbench):
@@ -23,7 +23,7 @@ def test_two_servers(grpcbench):
     second = grpcbench.server("grpcio:workers=2")
     for server in (first, second):
         level = grpcbench.load(server, concurrency=3, requests=30, warmup=0)
-        assert level.load.statuses == {"OK": 30}
+        assert level.measured.statuses == {"OK": 30}
         assert level.server_usage is not None
 """
 
@@ -74,7 +74,7 @@ def test_running(grpcbench, grpcbench_benchmark):
     server = grpcbench.server("grpclib")
     level = grpcbench_benchmark(target=server.address, target_pid=server.pid,
                                 concurrency=2, requests=40, warmup=0)
-    assert level.load.ok == 40 and level.server_usage is not None
+    assert level.measured.ok == 40 and level.server_usage is not None
 """
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
@@ -107,7 +107,7 @@ def test_call(grpcbench, grpcbench_benchmark):
         target=server.address, call="helloworld.Greeter/SayHello", data={"name": "x" * 100},
         metadata={"k": "v"}, concurrency=2, requests=40, warmup=0, rounds=2,
     )
-    assert level.load.ok == 40 and level.server_usage is None
+    assert level.measured.ok == 40 and level.server_usage is None
 
 
 def test_wrong_method(grpcbench):
@@ -213,7 +213,7 @@ def test_a_call_on_a_running_server_gets_run_calls_defaults(pytester: pytest.Pyt
 def test_calls(grpcbench_benchmark):
     level = grpcbench_benchmark(target="{address}", call="echo.Echo/Say",
                                 data={{"message": "hi"}}, requests=40, rounds=2)
-    assert level.load.ok == 40 and level.concurrency == 50
+    assert level.measured.ok == 40 and level.concurrency == 50
 """
         )
         result = pytester.runpytest_subprocess("-p", "no:cacheprovider")

@@ -12,7 +12,7 @@ import pytest
 
 from grpcbench.base.errors import UsageError
 from grpcbench.model.intervals import IntervalFigures, IntervalRecorder, finish, merge_intervals
-from grpcbench.model.schedule import pacer_timetable, parse_rate_schedule
+from grpcbench.model.schedule import parse_rate_schedule, send_times
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.options import build_run_options
 from grpcbench.stats.histogram import LatencySummary
@@ -23,7 +23,7 @@ def test_a_step_schedule_offers_each_steps_rate_for_its_time() -> None:
     schedule = parse_rate_schedule("step:start=500,step=500,every=5s,end=5000")
     assert (schedule.steps, schedule.duration_s, schedule.peak) == (10, 50.0, 5000.0)
     assert [schedule.rate_at(t) for t in (0, 4.99, 5, 49.9, 60)] == [500, 500, 1000, 5000, 5000]
-    times = list(itertools.takewhile(lambda t: t < 50, pacer_timetable(schedule, "uniform")))
+    times = list(itertools.takewhile(lambda t: t < 50, send_times(schedule, "uniform")))
     per_step = [sum(1 for t in times if 5 * k <= t < 5 * (k + 1)) for k in range(10)]
     assert per_step == [2500 * (k + 1) for k in range(10)]  # exactly rate x 5 s each
     assert schedule.expected_calls(50) == sum(per_step)
@@ -40,9 +40,7 @@ def test_a_line_schedule_and_a_step_down() -> None:
 
 def test_poisson_arrivals_follow_the_ramp() -> None:
     schedule = parse_rate_schedule("line:start=1000,end=3000,over=10s")
-    times = list(
-        itertools.takewhile(lambda t: t < 10, pacer_timetable(schedule, "poisson", seed=7))
-    )
+    times = list(itertools.takewhile(lambda t: t < 10, send_times(schedule, "poisson", seed=7)))
     first, last = sum(1 for t in times if t < 1), sum(1 for t in times if t >= 9)
     assert first == pytest.approx(1100, rel=0.1) and last == pytest.approx(2900, rel=0.1)
     assert len(times) == pytest.approx(20_000, rel=0.03)
@@ -99,7 +97,7 @@ def test_a_schedule_is_one_level_lasting_the_schedule() -> None:
     (level,) = options.levels
     assert level.rate == 300 and level.schedule.startswith("step:")
     assert level.describe() == "ramp 100/s to 300/s in 3 steps of 2 s"
-    assert options.load.duration_s == 6 and options.load.requests == 0
+    assert options.settings.duration_s == 6 and options.settings.requests == 0
 
 
 def _figures(index: int, ok: int, latency_us: int) -> IntervalFigures:
@@ -190,7 +188,7 @@ def test_the_last_sliver_joins_the_interval_before() -> None:
 
 
 @pytest.mark.integration
-def test_a_ramp_runs_on_its_timetable_and_shows_over_time(tmp_path: Path) -> None:
+def test_a_ramp_runs_on_its_pacer_and_shows_over_time(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     done = subprocess.run(
         [*GRPCBENCH, "run", "-s", "grpcio:workers=4", "--rate-schedule",
@@ -230,7 +228,7 @@ def test_every_pacer_paces_an_open_loop_the_same_way() -> None:
         parse_rate_schedule("line:start=10,end=50,over=2s"),
     ]
     for pacer in pacers:
-        times = list(itertools.islice(pacer_timetable(pacer, "uniform"), 50))
+        times = list(itertools.islice(send_times(pacer, "uniform"), 50))
         assert times == [pacer.time_of(n) for n in range(50)]
         assert all(abs(pacer.expected_calls(t) - n) < 1e-6 for n, t in enumerate(times))
         assert pacer.scaled(0.5).peak == pacer.peak / 2
@@ -242,7 +240,7 @@ def test_every_pacer_paces_an_open_loop_the_same_way() -> None:
     assert LevelPlan(4).pacer() is None
 
 
-def test_a_timed_timetable_counts_what_it_scheduled_per_half() -> None:
+def test_a_timed_pacer_counts_what_it_scheduled_per_half() -> None:
     """Draw by draw, and to its end when the phase stopped drawing early (its slots
     full): what the capacity probe holds the second half's completions to."""
     from grpcbench.load.schedule_count import ScheduleCount

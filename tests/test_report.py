@@ -217,7 +217,7 @@ def test_variant_ratios_leave_out_levels_with_failed_calls() -> None:
     ]
     (line,) = variant_ratios(levels)
     assert "stream-fetch-1 2.00x" in line and "stream-fetch-10" not in line
-    assert variant_ratios([replace(levels[0], load=levels[2].load), levels[1]]) == []
+    assert variant_ratios([replace(levels[0], measured=levels[2].measured), levels[1]]) == []
 
 
 def test_the_headline_rate_counts_served_calls_and_names_the_failed_ones() -> None:
@@ -228,9 +228,9 @@ def test_the_headline_rate_counts_served_calls_and_names_the_failed_ones() -> No
     from grpcbench.report.summary import summary_lines
 
     dying = level("dying", statuses={"OK": 100, "Unavailable": 900})
-    dying = replace(dying, load=replace(dying.load, wall_s=1.0))
+    dying = replace(dying, measured=replace(dying.measured, wall_s=1.0))
     steady = level("steady", statuses={"OK": 400})
-    steady = replace(steady, load=replace(steady.load, wall_s=1.0))
+    steady = replace(steady, measured=replace(steady.measured, wall_s=1.0))
     (line,) = summary_lines([dying, steady])
     assert "most req/s steady (400 req/s served" in line
     (alone,) = summary_lines([dying])
@@ -248,7 +248,7 @@ def test_cluster_workers_show_cpu_over_wall_beside_saturation() -> None:
     busy = WorkerFigures("tcp://127.0.0.1:4001", 1000, wall_s=10.0, cpu_s=1.7, saturation=0.69)
     full = WorkerFigures("tcp://127.0.0.1:4002", 900, wall_s=10.0, cpu_s=9.5, saturation=0.97)
     measured = level("127.0.0.1:1")
-    measured = replace(measured, load=replace(measured.load, workers=(busy, full)))
+    measured = replace(measured, measured=replace(measured.measured, workers=(busy, full)))
     notes = " ".join(_column_notes([measured], "x"))
     assert "tcp://127.0.0.1:4001 1,000 calls, CPU 17% of wall time, saturation 69%" in notes
     assert "tcp://127.0.0.1:4002 was saturated (saturation 97%" in notes

@@ -8,7 +8,7 @@ import pytest
 from grpcbench.base.errors import UsageError
 from grpcbench.base.output_files import write_atomically
 from grpcbench.load.builtin import cap_cpu_budget, split, split_spec
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.model.results import (
     FORMAT_VERSION,
     RecordedOptions,
@@ -32,7 +32,7 @@ def test_run_record_json_round_trip(tmp_path: Path) -> None:
     loaded = load_run(path)
     assert loaded.levels == record.levels
     assert loaded.options == record.options
-    assert loaded.levels[0].load.latency.percentile_us(50) == 2000
+    assert loaded.levels[0].measured.latency.percentile_us(50) == 2000
 
 
 def test_unknown_format_version_is_a_clear_error(tmp_path: Path) -> None:
@@ -73,7 +73,7 @@ def test_split_spec_keeps_totals() -> None:
     assert sum(p.share.warmup_requests for p in parts) == 10
     assert split(5, 2) == [3, 2]
     assert len(split_spec(spec, 50)) == 7  # never more processes than users
-    assert LoadSpec.from_json(json.loads(json.dumps(parts[1].to_json()))) == parts[1]
+    assert GeneratorJob.from_json(json.loads(json.dumps(parts[1].to_json()))) == parts[1]
 
 
 def test_processes_sharing_pinned_cpus_share_their_budget() -> None:
@@ -105,13 +105,13 @@ def test_every_stored_format_1_file_loads_as_format_2(name: str, tmp_path: Path)
         )
         for lv in raw["levels"]
     ]  # fmt: skip
-    assert [lv.load.statuses for lv in record.levels] == [
+    assert [lv.measured.statuses for lv in record.levels] == [
         lv["load"]["statuses"] for lv in raw["levels"]
     ]
     options = raw["options"]
     assert record.options.scenario == options["scenario"]["name"]
-    assert record.options.load.requests == options["requests"]
-    assert record.options.load.timeout_s == options["timeout_s"]
+    assert record.options.settings.requests == options["requests"]
+    assert record.options.settings.timeout_s == options["timeout_s"]
     assert list(record.options.placement.server_cpus) == options["placement"]["server_cpus"]
     # Written again, it is a format-2 file that loads to the same record.
     path = tmp_path / "again.json"
@@ -156,7 +156,7 @@ def test_corrupt_histogram_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "corrupt.json"
     path.write_text(json.dumps(raw))
     with pytest.raises(UsageError, match="cannot read results file"):
-        load_run(path).levels[0].load.latency.percentile_us(50)
+        load_run(path).levels[0].measured.latency.percentile_us(50)
 
 
 @pytest.mark.parametrize(

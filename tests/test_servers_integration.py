@@ -67,7 +67,7 @@ def test_grpclib_stream_limit_does_not_cap_concurrency() -> None:
     (~1 s); capped at 100 streams they would need two rounds (>= 2 s).
     """
     options = build_run_options(RunArgs(concurrency="150"))
-    connections = options.load.connections_for(options.levels[0])
+    connections = options.settings.connections_for(options.levels[0])
     assert connections * 100 >= 150 * 2  # automatic choice keeps each connection at half the cap
 
     async def scenario() -> None:
@@ -150,7 +150,7 @@ def test_grpcio_processes_share_the_port_and_are_measured_together() -> None:
                 requests=3200, connections=32,
             )  # fmt: skip
             monitored = await run_monitored(BuiltinDriver(), spec, server.pid)
-            result, usage = monitored.load, monitored.server
+            result, usage = monitored.measured, monitored.server
             assert result.statuses == {"OK": 3200}
             assert usage is not None and usage.processes == 3 and usage.peak_rss_bytes > 0
             worker_cpu = [p.cpu_times().user + p.cpu_times().system for p in tree]

@@ -14,7 +14,7 @@ from grpcbench.base.declarations import declared, from_json, help_for, setting, 
 from grpcbench.base.errors import UsageError
 from grpcbench.model import load_result
 from grpcbench.model.connections import parse_connection_strategy
-from grpcbench.model.load_result import LoadSpec, Share
+from grpcbench.model.load_result import GeneratorJob, Share
 from grpcbench.model.plan import LoadSettings
 from grpcbench.model.schedule import parse_rate_schedule
 from grpcbench.run.arguments import RunArgs
@@ -106,13 +106,17 @@ def test_the_pytest_plugin_takes_every_declared_setting_by_name() -> None:
     }  # fmt: skip
     made = pytest_plugin.one_level_options(
         "grpclib", concurrency=2, warmup=4, connections="pool:2", **given
-    ).load
+    ).settings
     assert made.warmup_requests == 4 and made.connections.size == 2
     assert made.client_stack == "grpcio" and made.max_in_flight == 9 and made.client_cpus == (1,)
     assert made.client_allocations == 50
     timed = pytest_plugin.one_level_options("grpclib", duration="2s", warmup="1s", timeout=3)
-    assert (timed.load.requests, timed.load.duration_s) == (0, 2.0)
-    assert (timed.load.warmup_requests, timed.load.warmup_s, timed.load.timeout_s) == (0, 1, 3)
+    assert (timed.settings.requests, timed.settings.duration_s) == (0, 2.0)
+    assert (timed.settings.warmup_requests, timed.settings.warmup_s, timed.settings.timeout_s) == (
+        0,
+        1,
+        3,
+    )
     with pytest.raises(UsageError, match="unknown option.*reqeusts"):
         pytest_plugin.one_level_options("grpclib", reqeusts=5)
     with pytest.raises(UsageError, match="bad --client-stack"):
@@ -121,7 +125,9 @@ def test_the_pytest_plugin_takes_every_declared_setting_by_name() -> None:
         pytest_plugin.one_level_options("grpclib", concurrency=[2, 10])
     # A ramp is its own level: the schedule replaces concurrency and the count.
     ramp = pytest_plugin.one_level_options("grpclib", rate_schedule=NOT_DEFAULT.rate_schedule)
-    assert ramp.load.rate_schedule == NOT_DEFAULT.rate_schedule and ramp.load.duration_s == 3
+    assert (
+        ramp.settings.rate_schedule == NOT_DEFAULT.rate_schedule and ramp.settings.duration_s == 3
+    )
     assert ramp.levels[0].schedule == "step:start=10,step=10,every=1s,end=30"
 
 
@@ -159,16 +165,18 @@ def test_a_fake_setting_reaches_the_cli_the_json_and_the_plugin(
     assert "--fake-knob" in shown and "A knob the tests made up. Default: 3." in shown
     result = CliRunner().invoke(app, ["--load", "fake", "-c", "2", "--fake-knob", "5"])
     assert result.exit_code == 0, result.output
-    assert made[0].load.fake_knob == 5  # type: ignore[attr-defined]
-    assert WithFake.from_json(made[0].load.to_json()) == made[0].load
+    assert made[0].settings.fake_knob == 5  # type: ignore[attr-defined]
+    assert WithFake.from_json(made[0].settings.to_json()) == made[0].settings
     bad = CliRunner().invoke(app, ["--load", "fake", "--fake-knob", "0"])
     assert bad.exit_code == 2 and "bad --fake-knob 0: must be positive" in bad.output
     plugin = pytest_plugin.one_level_options("grpclib", load="fake", concurrency=2, fake_knob=7)
-    assert plugin.load.fake_knob == 7  # type: ignore[attr-defined]
-    # A Dask worker (or a generator process) gets the level as LoadSpec's JSON.
+    assert plugin.settings.fake_knob == 7  # type: ignore[attr-defined]
+    # A Dask worker (or a generator process) gets the level as GeneratorJob's JSON.
     monkeypatch.setattr(load_result, "LoadSettings", WithFake)
-    spec = LoadSpec("127.0.0.1:1", "hello", plugin.levels[0], plugin.load, Share(2, 10, 0, 1))
-    on_worker = LoadSpec.from_json(json.loads(json.dumps(spec.to_json())))
+    spec = GeneratorJob(
+        "127.0.0.1:1", "hello", plugin.levels[0], plugin.settings, Share(2, 10, 0, 1)
+    )
+    on_worker = GeneratorJob.from_json(json.loads(json.dumps(spec.to_json())))
     assert on_worker.settings.fake_knob == 7  # type: ignore[attr-defined]
 
 

@@ -66,7 +66,9 @@ def test_the_final_figures_are_the_levels_exactly() -> None:
         (("status", "OK"),): 190,
         (("status", "Unavailable"),): 10,
     }
-    assert final["grpcbench_rpc_client_duration_seconds_count"][()] == 200 == finished.load.count
+    assert (
+        final["grpcbench_rpc_client_duration_seconds_count"][()] == 200 == finished.measured.count
+    )
     buckets = final["grpcbench_rpc_client_duration_seconds_bucket"]
     below = max(b for b in latency_bounds_s() if b < 120e-6)
     above = min(b for b in latency_bounds_s() if b >= 120e-6)
@@ -82,9 +84,9 @@ def _open_loop_level(server: str, calls: int) -> LevelResult:
     for _ in range(calls):
         timings.record(450)
     finished = level(server, statuses={"OK": calls}, latencies_us=[500] * calls)
-    load = replace(finished.load, service_latency=timings.summary(),
+    load = replace(finished.measured, service_latency=timings.summary(),
                    schedule_lag=timings.summary())  # fmt: skip
-    return replace(finished, load=load)
+    return replace(finished, measured=load)
 
 
 def test_open_loop_timings_and_usage_are_live_then_the_levels_exactly() -> None:

@@ -46,7 +46,9 @@ def _sweep(levels: tuple[int, ...]) -> list:  # type: ignore[type-arg]
     for n in levels:
         base = level("grpcio-aio", concurrency=n)
         rps = usl(n, SIGMA, KAPPA, LAM)
-        sweep.append(replace(base, load=replace(base.load, wall_s=base.load.count / rps)))
+        sweep.append(
+            replace(base, measured=replace(base.measured, wall_s=base.measured.count / rps))
+        )
     return sweep
 
 

@@ -84,8 +84,8 @@ def test_every_default_comes_from_one_place() -> None:
     from grpcbench.model.plan import LoadSettings
 
     options = build_run_options(RunArgs(scenario="hello"))
-    assert options.load.max_level_s == LoadSettings().max_level_s == 300.0
-    assert options.load.max_in_flight == defaults.MAX_IN_FLIGHT
+    assert options.settings.max_level_s == LoadSettings().max_level_s == 300.0
+    assert options.settings.max_in_flight == defaults.MAX_IN_FLIGHT
     assert options.column_labels == defaults.SERVERS
 
 

@@ -61,10 +61,10 @@ def test_verdict_names_the_side_that_was_made_the_limit(
     verdict: str,
 ) -> None:
     level = _measure(service, server_params, workload, concurrency)
-    assert level.load.statuses == {"OK": 400}
+    assert level.measured.statuses == {"OK": 400}
     assert level.verdict == verdict, (
         level.server_usage,
-        level.load.client_cpu_fraction,
-        level.load.client_saturation,
-        level.load.client_steal_share,
+        level.measured.client_cpu_fraction,
+        level.measured.client_saturation,
+        level.measured.client_steal_share,
     )

@@ -136,10 +136,10 @@ def test_a_stream_of_fixed_requests_runs_on_the_callback_loops_unless_paced(
     from grpcbench.rpc.workload import MethodWorkload
 
     plan = MethodWorkload(MethodCall.build(_schema(call), data, "{}")).unary_plan()
-    assert plan is not None and plan.kind != "unary" and plan.requests
+    assert plan is not None and plan.method_type != "unary" and plan.requests
     paced = MethodCall.build(_schema(call), data, "{}", stream_interval_s=0.01)
     templated = MethodCall.build(_schema(call), data.replace('"a"', '"{{.RequestNumber}}"'), "{}")
-    if plan.kind != "server-streaming":  # a server stream sends one request: never paced
+    if plan.method_type != "server-streaming":  # a server stream sends one request: never paced
         assert MethodWorkload(paced).unary_plan() is None
         assert MethodWorkload(templated).unary_plan() is None
 

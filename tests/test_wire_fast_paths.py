@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from grpcbench.wire import frames, status
 from grpcbench.wire.connection import Connection
-from grpcbench.wire.flow import CONNECTION_WINDOW, CREDIT_AT, STREAM_CREDIT_AT
+from grpcbench.wire.flow_control import CONNECTION_WINDOW, CREDIT_AT, STREAM_CREDIT_AT
 from grpcbench.wire.headers import request_fields
 from grpcbench.wire.stream import WireStream
 from grpcbench.wire.writer import EARLY_FLUSH, FrameWriter

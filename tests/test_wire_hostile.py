@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from grpcbench.load.engine import run_level
-from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.load_result import GeneratorJob
 from grpcbench.wire import frames
 from grpcbench.wire.channel import WireChannel
 from tests.support.factories import make_spec
@@ -151,7 +151,7 @@ def test_goaway_mid_level_loses_no_call() -> None:
             peer.reply(stream_id, b"hi")
             answered += 1
 
-    async def main() -> LoadSpec:
+    async def main() -> GeneratorJob:
         async with raw_server(script) as address:
             spec = make_spec(target=address, service="hello", concurrency=8, requests=200)
             return await run_level(spec, lambda: None, lambda done, errors: None)

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 Info = TypeVar("Info")
 
 
-def _entries(group: str, kind: type) -> Iterable[Any]:
+def _entries(group: str, info_class: type) -> Iterable[Any]:
     for entry in entry_points(group=group):
         try:
             loaded = entry.load()
@@ -32,9 +32,9 @@ def _entries(group: str, kind: type) -> Iterable[Any]:
             sys.stderr.write(f"grpcbench: plugin {entry.value} ({group}) not loaded: {error}\n")
             continue
         for info in loaded if isinstance(loaded, tuple) else (loaded,):
-            if not isinstance(info, kind):
+            if not isinstance(info, info_class):
                 sys.stderr.write(
-                    f"grpcbench: plugin {entry.value} ({group}) is not a {kind.__name__};"
+                    f"grpcbench: plugin {entry.value} ({group}) is not a {info_class.__name__};"
                     " left out\n"
                 )
                 continue
@@ -49,16 +49,16 @@ class Registry(MutableMapping[str, Info]):
     it half made. A plugin may not replace a built-in entry: its name is refused in
     one line. Tests may set and delete entries as in a dict."""
 
-    def __init__(self, group: str, kind: type[Info], built_in: Iterable[Info]) -> None:
+    def __init__(self, group: str, info_class: type[Info], built_in: Iterable[Info]) -> None:
         self.group = group
-        self.kind = kind
+        self.info_class = info_class
         self._entries: dict[str, Info] = {info.name: info for info in built_in}  # type: ignore[attr-defined]
         self._loaded = False
 
     def _all(self) -> dict[str, Info]:
         if not self._loaded:
             self._loaded = True
-            for info in _entries(self.group, self.kind):
+            for info in _entries(self.group, self.info_class):
                 name = info.name
                 if name in self._entries:
                     sys.stderr.write(
@@ -84,6 +84,6 @@ class Registry(MutableMapping[str, Info]):
         return len(self._all())
 
 
-def with_plugins(group: str, kind: type[Info], built_in: Iterable[Info]) -> Registry[Info]:
+def with_plugins(group: str, info_class: type[Info], built_in: Iterable[Info]) -> Registry[Info]:
     """The registry of ``group``: ``built_in``, then its plugins' entries."""
-    return Registry(group, kind, built_in)
+    return Registry(group, info_class, built_in)

@@ -1,5 +1,5 @@
 """``"module:attribute"`` references, the form every registry uses (drivers, exporters,
-target kinds): the module is imported only when the entry is used."""
+target types): the module is imported only when the entry is used."""
 
 from __future__ import annotations
 

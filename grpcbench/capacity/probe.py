@@ -2,7 +2,7 @@
 
 A probe passes only when every objective holds on latency counted from the
 intended send time, errors stay within budget, the achieved rate is at least
-99% of the offered one, and the generator kept its timetable without running
+99% of the offered one, and the generator kept its pacer without running
 out of CPU. A probe the generator failed is ``generator`` - inconclusive,
 never the server's failure. The order of the checks decides the blame:
 
@@ -59,13 +59,13 @@ class Judgement:
 def achieved_rate(level: LevelResult, duration_s: float) -> float:
     """Calls per second the server completed during a probe of ``duration_s``.
 
-    The calls finished in the second half of the timetable's window, over half the
+    The calls finished in the second half of the pacer's window, over half the
     window (the generator counts them at its middle and its end): a server that keeps
     up completes what is offered, whatever its latency; one that falls behind
     completes its own rate, never more (a rate built from the drain after the window
     less the median latency counted the queueing twice and passed a 200/s server at
     211/s). Results files from before these counts use that former estimate."""
-    load = level.load
+    load = level.measured
     if not duration_s or level.rate == 0:  # a closed loop, or a count-based level
         return load.rps
     if len(load.window_calls) >= 2:
@@ -77,24 +77,24 @@ def achieved_rate(level: LevelResult, duration_s: float) -> float:
 
 
 def offered_rate(level: LevelResult, duration_s: float) -> float:
-    """Calls per second the timetable actually scheduled (a Poisson one varies): in
+    """Calls per second the pacer actually scheduled (a Poisson one varies): in
     the window's second half, where ``achieved_rate`` counts what was completed (a
-    Poisson timetable's halves differ by about 1/sqrt(n), which compared with the
+    Poisson pacer's halves differ by about 1/sqrt(n), which compared with the
     whole window's average failed a 24/s probe that kept up); older files: the
     whole window's."""
-    window = level.load.window_calls
+    window = level.measured.window_calls
     if duration_s and len(window) == 4:
         return (window[3] - window[2]) / (duration_s / 2)
-    return level.load.count / duration_s if duration_s and level.rate else level.rate
+    return level.measured.count / duration_s if duration_s and level.rate else level.rate
 
 
 def error_rate(level: LevelResult) -> float:
-    count = level.load.count
+    count = level.measured.count
     return level.unexpected / count if count else 1.0
 
 
 def judge(level: LevelResult, slo: Slo, max_error_rate: float, duration_s: float) -> Judgement:
-    load = level.load
+    load = level.measured
     if load.client_saturated:
         return Judgement("generator", f"generator CPU saturated ({load.client_saturation:.0%})")
     errors = error_rate(level)

@@ -200,7 +200,7 @@ class Confirmed:
         achieved = [achieved_rate(level, duration_s) for level, _ in runs]
         spreads = []
         for objective in slo.objectives if slo is not None else ():
-            values = [float(objective.value_us(level.load.latency)) for level, _ in runs]
+            values = [float(objective.value_us(level.measured.latency)) for level, _ in runs]
             sd = statistics.stdev(values) if len(values) > 1 else 0.0
             spreads.append((objective.statistic, statistics.fmean(values), sd))
         return cls(

@@ -80,10 +80,10 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     err.print(
         (f"run [bold]{escape(named)}[/]: " if named else "")
         + f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
-        f" server(s) x {levels}; {options.load.describe()} per level"
+        f" server(s) x {levels}; {options.settings.describe()} per level"
         + (f", {options.repeat} repeats" if options.repeat > 1 else "")
         + (
-            f"; built-in client stack {options.load.client_stack}"
+            f"; built-in client stack {options.settings.client_stack}"
             if any(driver_info(name).uses_client_stack for name in options.drivers)
             else ""
         )
@@ -124,8 +124,9 @@ def live_telemetry(args: RunArgs, options: RunOptions, events: Any, err: Console
     if args.otlp is not None:
         from grpcbench.telemetry.otlp import OtlpPush, otlp_headers
 
-        sinks.append(OtlpPush(args.otlp, otlp_headers(args.otlp_headers), options.load.interval_s,
-                              run_id, options.scenario.name, method))  # fmt: skip
+        headers = otlp_headers(args.otlp_headers)
+        sinks.append(OtlpPush(args.otlp, headers, options.settings.interval_s, run_id,
+                              options.scenario.name, method))  # fmt: skip
     linger = parse_duration(args.prometheus_linger, "--prometheus-linger") if (
         args.prometheus_linger) else 0.0  # fmt: skip
     return TelemetryEvents(events, sinks, err, linger)
@@ -296,13 +297,13 @@ def print_plan(options: RunOptions, consoles: Consoles) -> int:
         out.print(f"  level {plan.describe()}, connections {plan.connection or 'auto'}",
                   highlight=False, markup=False)  # fmt: skip
     out.print(
-        f"  drivers {', '.join(options.drivers)}; {options.load.describe()} per level,"
+        f"  drivers {', '.join(options.drivers)}; {options.settings.describe()} per level,"
         f" {options.repeat} repeat(s); {options.placement.describe()}",
         highlight=False, markup=False,
     )  # fmt: skip
     if options.call is not None:
         out.print(f"  call {options.call.method}", highlight=False, markup=False)
-    settings = ", ".join(f"{key}={value}" for key, value in options.load.to_json().items())
+    settings = ", ".join(f"{key}={value}" for key, value in options.settings.to_json().items())
     out.print(f"  settings {settings}", highlight=False, markup=False)
     return 0
 

@@ -135,7 +135,7 @@ class ConsoleEvents:
 
     def level_finished(self, level: LevelResult) -> None:
         self._levels_done += 1
-        load = level.load
+        load = level.measured
         verdict = level.verdict
         flag = "" if verdict == "server-bound" else f" [yellow]{verdict}[/]"
         errors = load.count - load.ok

@@ -71,7 +71,7 @@ class DebugLog(ConsoleEvents):
         super().level_interval(figures)
 
     def level_finished(self, level: LevelResult) -> None:
-        load = level.load
+        load = level.measured
         statuses = ", ".join(f"{name} {n}" for name, n in sorted(load.statuses.items()))
         self._line(
             "level finished",

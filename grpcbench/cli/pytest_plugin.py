@@ -16,7 +16,7 @@ enough. Two fixtures:
 
       def test_my_server(grpcbench_benchmark):
           level = grpcbench_benchmark("grpcio-aio", concurrency=10, requests=2000, rounds=3)
-          assert level.load.ok == 2000
+          assert level.measured.ok == 2000
 
       def test_running_server(grpcbench_benchmark):
           grpcbench_benchmark(target="127.0.0.1:50051", call="helloworld.Greeter/SayHello",
@@ -134,7 +134,7 @@ def _rounded(micros: float | None) -> float | None:
 
 def extra_info(level: LevelResult) -> dict[str, Any]:
     """The figures pytest-benchmark stores beside its own timing statistics."""
-    load, usage = level.load, level.server_usage
+    load, usage = level.measured, level.server_usage
     info: dict[str, Any] = {
         "grpcbench_server": level.server,
         "grpcbench_driver": level.driver,
@@ -172,7 +172,7 @@ def extra_info_of_rounds(levels: list[LevelResult]) -> dict[str, Any]:
 
     last = levels[-1]
     info = extra_info(last)
-    loads = [level.load for level in levels]
+    loads = [level.measured for level in levels]
     wall_s = sum(load.wall_s for load in loads)
     latency = merge_summaries([load.latency for load in loads])
     statuses: Counter[str] = Counter()
@@ -239,7 +239,9 @@ def grpcbench_benchmark(
         # Measured before pytest-benchmark records anything: a test that fails here
         # fails alone, and the session's other results are still saved.
         levels = grpcbench.measure(spec, **given)
-        seconds_per_call = [lv.load.wall_s / lv.load.count for lv in levels if lv.load.count]
+        seconds_per_call = [
+            lv.measured.wall_s / lv.measured.count for lv in levels if lv.measured.count
+        ]
         if not seconds_per_call:
             pytest.fail("grpcbench: no call finished in any round", pytrace=False)
         benchmark.pedantic(lambda: None, rounds=1, iterations=1)  # registers the statistics
@@ -249,7 +251,9 @@ def grpcbench_benchmark(
             benchmark.stats.stats.data[:] = seconds_per_call
         benchmark.extra_info.update(extra_info_of_rounds(levels))
         benchmark.extra_info["rounds"] = [extra_info(level) for level in levels]
-        benchmark.extra_info["requests_per_sec_rounds"] = [round(lv.load.rps, 2) for lv in levels]
+        benchmark.extra_info["requests_per_sec_rounds"] = [
+            round(lv.measured.rps, 2) for lv in levels
+        ]
         return levels[-1]
 
     return run

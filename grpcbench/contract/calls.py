@@ -31,7 +31,7 @@ class CallStats:
     # --stream-round-trip: each request's round trip to the reply that answers it (the
     # n-th reply answers the n-th request, as an echo does), in microseconds.
     round_trips_us: Sequence[int] = ()
-    # --stream-interval: how late each request message went out on its timetable (us).
+    # --stream-interval: how late each request message went out on its pacer (us).
     send_lags_us: Sequence[int] = ()
 
 
@@ -124,7 +124,7 @@ class UnaryPlan:
     parts: tuple[UnaryPlan, ...] = ()
     cycle: tuple[int, ...] = ()
     # A stream method whose requests are fixed and unpaced (alone or in a mix): its
-    # kind and all its request messages, sent in one body (the callback loops count
+    # method type and all its request messages, sent in one body (the callback loops count
     # the replies).
-    kind: str = "unary"
+    method_type: str = "unary"
     requests: tuple[bytes, ...] = ()

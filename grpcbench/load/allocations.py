@@ -60,9 +60,9 @@ async def _traced_calls(spec_json: dict[str, Any], calls: int, capture: Path) ->
 
     from grpcbench.load.calls import Dialer, call_status
     from grpcbench.load.engine import make_workload
-    from grpcbench.model.load_result import LoadSpec
+    from grpcbench.model.load_result import GeneratorJob
 
-    spec = LoadSpec.from_json(spec_json)
+    spec = GeneratorJob.from_json(spec_json)
     channel = Dialer.of(spec).open()
     try:
         call = make_workload(spec).bind(channel)

@@ -20,7 +20,7 @@ from grpcbench.base.errors import DriverError
 from grpcbench.base.processes import start_python_module
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.model.intervals import IntervalFigures
-from grpcbench.model.load_result import LoadResult, LoadSpec, Share
+from grpcbench.model.load_result import GeneratorJob, LoadResult, Share
 from grpcbench.observe.cpu_share import NeighbourMeter
 
 
@@ -33,7 +33,7 @@ def split(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
 
 
-def split_spec(spec: LoadSpec, processes: int) -> list[LoadSpec]:
+def split_spec(spec: GeneratorJob, processes: int) -> list[GeneratorJob]:
     """The level's share split among ``processes`` generators, near-equally."""
     share = spec.share
     processes = max(1, min(processes, share.concurrency))
@@ -80,7 +80,7 @@ class BuiltinDriver:
 
     async def run(
         self,
-        spec: LoadSpec,
+        spec: GeneratorJob,
         progress: ProgressCallback,
         on_interval: Callable[[IntervalFigures], None] | None = None,
     ) -> LoadResult:
@@ -122,7 +122,7 @@ class BuiltinDriver:
         return replace(merged, client_others_s=others, client_steal_share=steal)
 
     async def _run_one(
-        self, spec: LoadSpec, on_event: Callable[[dict[str, Any]], None]
+        self, spec: GeneratorJob, on_event: Callable[[dict[str, Any]], None]
     ) -> LoadResult:
         """One generator process. Its events come over a pipe of their own (pyperf's
         ``--pipe``), so whatever a workload prints or logs cannot corrupt them."""

@@ -19,10 +19,10 @@ from collections.abc import Callable
 
 from grpcbench.contract.calls import CallStats, UnaryPlan
 from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
-from grpcbench.load.open_loop import spec_timetable
+from grpcbench.load.open_loop import share_send_times
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
-from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.load_result import GeneratorJob
 from grpcbench.wire import status
 from grpcbench.wire.channel import WireChannel
 from grpcbench.wire.headers import RequestFields
@@ -41,8 +41,8 @@ class _Method:
         self.path = plan.path
         self.timeout_s = plan.timeout_s or timeout_s
         self.next_request = plan.next_request
-        self.streaming = plan.kind != "unary"
-        self.sent = len(plan.requests) if plan.kind in ("client-streaming", "bidi") else 0
+        self.streaming = plan.method_type != "unary"
+        self.sent = len(plan.requests) if plan.method_type in ("client-streaming", "bidi") else 0
         self.fixed = plan.request is not None or self.streaming
         self.blocks: list[RequestFields] = []
         self.body = b""
@@ -176,7 +176,7 @@ async def _finish(
 
 async def wire_closed_loop_phase(
     calls: WireUnaryCalls,
-    spec: LoadSpec,
+    spec: GeneratorJob,
     budget: Budget,
     recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
@@ -242,24 +242,24 @@ async def wire_closed_loop_phase(
 
 async def wire_open_loop_phase(
     calls: WireUnaryCalls,
-    spec: LoadSpec,
+    spec: GeneratorJob,
     budget: Budget,
     recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
 ) -> None:
-    """Calls on a timetable, at most ``concurrency`` in flight; latency from the intended
+    """Calls on a pacer, at most ``concurrency`` in flight; latency from the intended
     send (coordinated omission corrected), as ``open_loop.open_loop_phase`` records it.
 
     Sending is a callback too: ``pump`` sends every call whose time has come, and
     runs from a loop timer set for the next one *and* after each reply. uvloop's
     timers are whole milliseconds (so no timer is set for less than one), but replies
-    arrive every few microseconds under load, so the timetable is kept to well under
+    arrive every few microseconds under load, so the pacer is kept to well under
     a millisecond; no call is sent before its time."""
     loop = asyncio.get_running_loop()
     finished: asyncio.Future[None] = loop.create_future()
     clock = time.perf_counter_ns
     cap = spec.share.concurrency
-    offsets = spec_timetable(spec, recorders)
+    offsets = share_send_times(spec, recorders)
     start = clock()
     intended_of: dict[int, int] = {}  # call number -> intended send (ns)
     state = {"next": start + int(next(offsets) * 1e9), "number": 0, "sending": True}
@@ -323,7 +323,7 @@ async def wire_open_loop_phase(
     issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     budget.arm()
-    # The phase's end (a timer of Budget's) must stop the timetable even when no
+    # The phase's end (a timer of Budget's) must stop the pacer even when no
     # call is due: watch for it as often as the progress ticker would.
     try:
         pump()

@@ -20,7 +20,7 @@ from grpcbench.base import defaults
 from grpcbench.base.errors import UsageError
 from grpcbench.contract.calls import CallFunction, CallStats, Workload, WorkloadError
 from grpcbench.model.connections import Policy
-from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.load_result import GeneratorJob
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.client_stacks import open_stack_channel, stack_info
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
@@ -94,7 +94,7 @@ class Dialer:
     client: ClientOptions = DEFAULT
 
     @classmethod
-    def of(cls, spec: LoadSpec) -> Dialer:
+    def of(cls, spec: GeneratorJob) -> Dialer:
         return cls(
             spec.target, ChannelSecurity.from_json(spec.security), spec.settings.client_stack,
             spec.settings.connect_timeout_s, ClientOptions.of(spec.settings),
@@ -203,7 +203,7 @@ class CheckoutCalls:
 
 @asynccontextmanager
 async def call_source(
-    spec: LoadSpec, workload: Workload, connect: LatencyRecorder
+    spec: GeneratorJob, workload: Workload, connect: LatencyRecorder
 ) -> AsyncIterator[CallFunction | WireUnaryCalls]:
     """The callable every user of a level calls, per the connection strategy.
 

@@ -17,7 +17,7 @@ import grpc
 from grpcbench.contract.calls import CallFunction, WorkloadError
 from grpcbench.load.recorders import LevelRecorders, error_key
 from grpcbench.load.shared_calls import SharedCalls
-from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.load_result import GeneratorJob
 from grpcbench.rpc.status_names import status_name
 
 PROGRESS_INTERVAL_S = 0.2
@@ -230,7 +230,7 @@ async def watch_phase(
 
 async def closed_loop_phase(
     call: CallFunction,
-    spec: LoadSpec,
+    spec: GeneratorJob,
     budget: Budget,
     recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,

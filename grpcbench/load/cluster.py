@@ -57,7 +57,7 @@ from grpcbench.load.dask_logs import quiet_dask
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.interval_merger import IntervalMerger
 from grpcbench.model.intervals import IntervalFigures
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.observe.cpu_share import NeighbourMeter
 
 EXTRA_HINT = "pip install 'grpcbench[cluster]'"
@@ -189,7 +189,7 @@ class ClusterDriver:
 
     async def run(
         self,
-        spec: LoadSpec,
+        spec: GeneratorJob,
         progress: ProgressCallback,
         on_interval: Callable[[IntervalFigures], None] | None = None,
     ) -> LoadResult:

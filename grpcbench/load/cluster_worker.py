@@ -20,7 +20,7 @@ from grpcbench.base.errors import DriverError, UsageError
 from grpcbench.load.shared_calls import SharedCalls, pool_plan
 from grpcbench.model.intervals import IntervalFigures
 from grpcbench.model.level_parts import WorkerFigures
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 
 POLL_S = 0.1
 CLAIM_TIMEOUT_S = 10.0  # a claim of more calls from the pool, scheduler round trip included
@@ -31,7 +31,7 @@ LEASE_BEAT_S = 0.5
 LEASE_S = 4.0
 
 
-def _pin_worker(spec: LoadSpec) -> None:
+def _pin_worker(spec: GeneratorJob) -> None:
     """A LocalCluster's workers share this machine: each takes one of the client CPUs."""
     if spec.settings.client_cpus:
         pin_to([spec.settings.client_cpus[spec.share.index % len(spec.settings.client_cpus)]])
@@ -128,7 +128,7 @@ def run_on_worker(
     from grpcbench.load.engine import run_level
     from grpcbench.servers.asyncio_loop import run
 
-    spec = LoadSpec.from_json(spec_json)
+    spec = GeneratorJob.from_json(spec_json)
     _pin_worker(spec)
     ready = Event(f"{run_id}-ready-{spec.share.index}")
     start = Event(f"{run_id}-start")
@@ -213,8 +213,8 @@ def _shared_calls(pool: tuple[str, int] | None) -> tuple[Any, SharedCalls | None
 
 
 def pooled(
-    parts: list[LoadSpec], client: Any, run_id: str
-) -> tuple[list[LoadSpec], Any, tuple[str, int] | None]:
+    parts: list[GeneratorJob], client: Any, run_id: str
+) -> tuple[list[GeneratorJob], Any, tuple[str, int] | None]:
     """A closed-loop ``-n`` level over several workers: each starts with one chunk, the
     rest goes into a Dask queue in chunks any worker takes (work stealing),
     so a slow worker leaves no tail. Other levels: as they are."""

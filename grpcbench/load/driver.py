@@ -1,4 +1,4 @@
-"""The ``LoadDriver`` interface: a plain ``LoadSpec`` in, a mergeable ``LoadResult`` out.
+"""The ``LoadDriver`` interface: a plain ``GeneratorJob`` in, a mergeable ``LoadResult`` out.
 
 Only the interface lives here (no driver is imported), so drivers can import it
 without a cycle; ``load.catalogue`` lists the drivers and builds them.
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 
 # Called with the measured calls finished so far and how many of them failed (for
 # progress bars), and once with (-1, 0) when warm-up ends and measurement starts.
@@ -31,7 +31,7 @@ class DriverSettings:
 class LoadDriver(Protocol):
     name: str
 
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+    async def run(self, spec: GeneratorJob, progress: ProgressCallback) -> LoadResult:
         """Drive one level against ``spec.target`` and return what was measured."""
         ...
 

@@ -38,7 +38,7 @@ from grpcbench.model.intervals import (
     with_offered,
 )
 from grpcbench.model.level_parts import MethodFigures
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.observe.cpu_share import run_queue_wait_s
 from grpcbench.observe.timeline import TimelineRecorder, sample
 from grpcbench.services.registry import load_service
@@ -51,7 +51,7 @@ class PhaseLoop(Protocol):
     def __call__(
         self,
         call: Any,
-        spec: LoadSpec,
+        spec: GeneratorJob,
         budget: Budget,
         recorders: LevelRecorders | None,
         on_progress: Callable[[int], None] | None,
@@ -61,12 +61,12 @@ class PhaseLoop(Protocol):
 
 @dataclass(frozen=True)
 class Loops:
-    """A call source's closed loop (virtual users) and open loop (a timetable)."""
+    """A call source's closed loop (virtual users) and open loop (a pacer)."""
 
     closed: PhaseLoop
     open: PhaseLoop
 
-    def for_spec(self, spec: LoadSpec) -> PhaseLoop:
+    def for_spec(self, spec: GeneratorJob) -> PhaseLoop:
         return self.open if spec.share.rate else self.closed
 
 
@@ -80,7 +80,7 @@ OWN_LOOPS: dict[type, Loops] = {
 
 def _phase(
     call: CallFunction | WireUnaryCalls,
-    spec: LoadSpec,
+    spec: GeneratorJob,
     budget: Budget,
     measure: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
@@ -89,12 +89,12 @@ def _phase(
     return loop(call, spec, budget, measure, on_progress)
 
 
-def make_workload(spec: LoadSpec) -> Workload:
+def make_workload(spec: GeneratorJob) -> Workload:
     """``--call``'s method call, else the service's own Python workload."""
     if spec.flow is not None:
-        from grpcbench.rpc.flow import FlowSpec, FlowWorkload
+        from grpcbench.rpc.flow import FlowWorkload, PlannedFlow
 
-        return FlowWorkload(FlowSpec.from_json(spec.flow))
+        return FlowWorkload(PlannedFlow.from_json(spec.flow))
     if spec.call is not None:
         from grpcbench.rpc.call import MethodCall
         from grpcbench.rpc.mix import MixWorkload
@@ -128,7 +128,7 @@ def _capped(calls: int | None, left: int | None) -> int | None:
     return left if calls is None else min(calls, left)
 
 
-def first_worker(spec: LoadSpec) -> int:
+def first_worker(spec: GeneratorJob) -> int:
     """This generator's first virtual user, numbered across the level (ghz's
     {{.WorkerID}}): after the users of the generators before it (``builtin.split``)."""
     concurrency, parts = spec.plan.concurrency, spec.share.of
@@ -139,7 +139,7 @@ def first_worker(spec: LoadSpec) -> int:
 
 
 async def run_level(
-    spec: LoadSpec,
+    spec: GeneratorJob,
     on_measurement_start: Callable[[], None],
     on_progress: Callable[[int, int], None],
     before_measuring: Callable[[], Awaitable[None]] | None = None,
@@ -245,7 +245,7 @@ async def run_level(
     )
 
 
-def mix_of(spec: LoadSpec) -> list[dict[str, Any]]:
+def mix_of(spec: GeneratorJob) -> list[dict[str, Any]]:
     """A mix's methods as the spec carries them (rpc.call.MethodCall JSON); [] if none."""
     return list((spec.call or {}).get("mix") or ())
 
@@ -272,11 +272,11 @@ def method_figures(mix: list[dict[str, Any]], measure: LevelRecorders) -> tuple[
 
 
 def _count_finished_at(
-    spec: LoadSpec, measure: LevelRecorders, start: float, counts: list[int]
+    spec: GeneratorJob, measure: LevelRecorders, start: float, counts: list[int]
 ) -> list[asyncio.TimerHandle]:
     """A timed open loop: the calls finished at the middle and at the end of its
-    timetable, appended to ``counts`` as the loop reaches those moments (the engine
-    then adds what the timetable scheduled before each: ``ScheduleCount``)."""
+    pacer, appended to ``counts`` as the loop reaches those moments (the engine
+    then adds what the pacer scheduled before each: ``ScheduleCount``)."""
     duration = spec.settings.duration_s
     if not (spec.share.rate and duration):
         return []
@@ -289,8 +289,10 @@ def _count_finished_at(
     return [loop.call_at(start + offset + at, snapshot) for at in (duration / 2, duration)]
 
 
-def _offered(spec: LoadSpec, intervals: tuple[IntervalFigures, ...]) -> tuple[IntervalFigures, ...]:
-    """An open loop's intervals with the rate its timetable offered in each."""
+def _offered(
+    spec: GeneratorJob, intervals: tuple[IntervalFigures, ...]
+) -> tuple[IntervalFigures, ...]:
+    """An open loop's intervals with the rate its pacer offered in each."""
     if not spec.share.rate:
         return intervals
     return with_offered(intervals, share_pacer(spec).expected_calls)

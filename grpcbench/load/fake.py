@@ -10,7 +10,7 @@ import asyncio
 import random
 
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.stats.histogram import LatencyRecorder
 
 # Every FAILURE_EVERY-th call is reported as Unavailable, so error rows get exercised.
@@ -20,7 +20,7 @@ FAILURE_EVERY = 100
 class FakeDriver:
     name = "fake"
 
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+    async def run(self, spec: GeneratorJob, progress: ProgressCallback) -> LoadResult:
         rng = random.Random(spec.share.concurrency)
         requests = spec.share.requests or 1000
         progress(MEASUREMENT_STARTED, 0)

@@ -1,6 +1,6 @@
 """Entry point of a load-generator process: ``python -m grpcbench.load.generator``.
 
-Reads one ``LoadSpec`` as JSON on stdin and writes JSON lines to the pipe
+Reads one ``GeneratorJob`` as JSON on stdin and writes JSON lines to the pipe
 ``--pipe FD`` (its parent's, as pyperf's workers do; stdout without it):
 ``{"event": "measuring"}`` when warm-up ends, ``{"event": "progress", "done": N}``
 while measuring (and ``{"event": "interval", ...}`` as each ``--interval`` closes),
@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from grpcbench.base.child_setup import setup_child
 from grpcbench.base.errors import OneLineError
-from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.load_result import GeneratorJob
 
 
 class EventWriter:
@@ -39,7 +39,7 @@ def main() -> None:
         emit = EventWriter(os.fdopen(int(sys.argv[2]), "w", encoding="utf-8"))
     else:
         emit = EventWriter(sys.stdout)
-    spec = LoadSpec.from_json(json.loads(sys.stdin.readline()))
+    spec = GeneratorJob.from_json(json.loads(sys.stdin.readline()))
     setup_child(spec.settings.client_cpus)
     from grpcbench.load.engine import run_level
     from grpcbench.servers.asyncio_loop import run

@@ -35,7 +35,7 @@ from grpcbench.base.resources import protos_dir
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.recorders import error_key
 from grpcbench.model.call_details import CallDetails
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.observe.cpu_share import NeighbourMeter
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.client_options import ClientOptions
@@ -84,7 +84,7 @@ def bundled_request(
     return service.json_request(params)
 
 
-def _service_call(spec: LoadSpec, proto_root: Path) -> list[str]:
+def _service_call(spec: GeneratorJob, proto_root: Path) -> list[str]:
     """A bundled service's method and request, for its own workload params."""
     service = load_service(spec.service)
     call, data = bundled_request(service, spec.workload_params)
@@ -98,7 +98,7 @@ def _service_call(spec: LoadSpec, proto_root: Path) -> list[str]:
     ]
 
 
-def _method_call(spec: LoadSpec, workdir: Path) -> list[str]:
+def _method_call(spec: GeneratorJob, workdir: Path) -> list[str]:
     """``--call``: the same schema (as a protoset), data, metadata and TLS as the
     built-in driver's. Files, not arguments: metadata may hold credentials, and
     a command line is visible to every user of the machine."""
@@ -143,7 +143,7 @@ def _method_call(spec: LoadSpec, workdir: Path) -> list[str]:
 
 def ghz_command(
     binary: str,
-    spec: LoadSpec,
+    spec: GeneratorJob,
     requests: int,
     duration_s: float,
     proto_root: Path,
@@ -190,7 +190,7 @@ def ghz_error_key(text: str) -> str:
     return error_key(match.group(1), match.group(2)) if match else text
 
 
-def parse_ghz_report(report: dict[str, Any], spec: LoadSpec, cpu_s: float = 0.0) -> LoadResult:
+def parse_ghz_report(report: dict[str, Any], spec: GeneratorJob, cpu_s: float = 0.0) -> LoadResult:
     """Map ghz's JSON report onto a ``LoadResult`` (pure: tested with stored reports)."""
     try:
         statuses = {str(k): int(v) for k, v in (report.get("statusCodeDistribution") or {}).items()}
@@ -294,15 +294,17 @@ class GhzDriver:
             ) from None
 
     @staticmethod
-    def _time_limit(spec: LoadSpec, duration_s: float) -> float:
+    def _time_limit(spec: GeneratorJob, duration_s: float) -> float:
         """A phase may take its duration (or the level cap), plus one call deadline."""
         return (duration_s or spec.settings.max_level_s) + spec.settings.timeout_s + 10.0
 
-    async def run(self, spec: LoadSpec, progress: ProgressCallback) -> LoadResult:
+    async def run(self, spec: GeneratorJob, progress: ProgressCallback) -> LoadResult:
         with tempfile.TemporaryDirectory(prefix="grpcbench-ghz-") as workdir:
             return await self._run(spec, progress, Path(workdir))
 
-    async def _run(self, spec: LoadSpec, progress: ProgressCallback, workdir: Path) -> LoadResult:
+    async def _run(
+        self, spec: GeneratorJob, progress: ProgressCallback, workdir: Path
+    ) -> LoadResult:
         if spec.share.warmup_requests or spec.settings.warmup_s:
             warmup = ghz_command(
                 self.binary,

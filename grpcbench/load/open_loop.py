@@ -1,6 +1,6 @@
 """The built-in open-loop (constant-rate) load engine, coordinated omission corrected.
 
-Calls are scheduled on a timetable - uniform (every 1/R s) or Poisson (random
+Calls are scheduled on a pacer - uniform (every 1/R s) or Poisson (random
 exponential gaps, mean 1/R), at a constant rate or on a ramp (``load.schedule``)
 - and sent without waiting for earlier replies, up
 to ``concurrency`` calls in flight. As in wrk2, a call's latency is measured
@@ -20,37 +20,39 @@ from grpcbench.contract.calls import CallFunction
 from grpcbench.load.calls import call_status
 from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
 from grpcbench.load.recorders import LevelRecorders
-from grpcbench.model.load_result import LoadSpec
-from grpcbench.model.schedule import ConstantRate, Pacer, pacer_timetable
+from grpcbench.model.load_result import GeneratorJob
+from grpcbench.model.schedule import ConstantRate, Pacer, send_times
 from grpcbench.rpc.templates import CURRENT_WORKER
 
 # Do not sleep for less than this: fire every call that is due instead.
 MIN_SLEEP_S = 0.0005
 
 
-def share_pacer(spec: LoadSpec) -> Pacer:
+def share_pacer(spec: GeneratorJob) -> Pacer:
     """This generator's pace: the level's (``--rate`` or ``--rate-schedule``) at its
     share of the rate (``share.rate`` is its share of the pacer's peak)."""
     pacer: Pacer = spec.settings.rate_schedule or ConstantRate(spec.share.rate)
     return pacer.scaled(spec.share.rate / pacer.peak)
 
 
-def spec_timetable(spec: LoadSpec, recorders: LevelRecorders | None = None) -> Iterator[float]:
+def share_send_times(
+    spec: GeneratorJob, recorders: LevelRecorders | None = None
+) -> Iterator[float]:
     """This generator's intended send times (each process draws its own Poisson gaps);
     counted into ``recorders.schedule`` when the phase keeps that count."""
-    offsets = pacer_timetable(share_pacer(spec), spec.settings.arrivals)
+    offsets = send_times(share_pacer(spec), spec.settings.arrivals)
     schedule = recorders.schedule if recorders is not None else None
     return schedule.counting(offsets) if schedule is not None else offsets
 
 
-def timetable(rate: float, arrivals: str, seed: int | None = None) -> Iterator[float]:
+def constant_send_times(rate: float, arrivals: str, seed: int | None = None) -> Iterator[float]:
     """Intended send times in seconds from the start of the phase at a constant rate."""
-    return pacer_timetable(ConstantRate(rate), arrivals, seed)
+    return send_times(ConstantRate(rate), arrivals, seed)
 
 
 async def open_loop_phase(
     call: CallFunction,
-    spec: LoadSpec,
+    spec: GeneratorJob,
     budget: Budget,
     recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
@@ -82,7 +84,7 @@ async def open_loop_phase(
     budget.arm()
     start = clock()
     try:
-        for number, offset in enumerate(spec_timetable(spec, recorders)):
+        for number, offset in enumerate(share_send_times(spec, recorders)):
             intended = start + offset
             delay = intended - clock()
             if delay > MIN_SLEEP_S:

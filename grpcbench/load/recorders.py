@@ -128,7 +128,7 @@ class LevelRecorders:
     window: IntervalRecorder | None = None  # --interval: the interval under way
     parts: list[PartRecorder] | None = None  # a mix: one per method (rpc.mix)
     steps: StepRecorders | None = None  # a flow: one per step name (rpc.flow)
-    # A timed open loop: what its timetable scheduled per half (schedule_count).
+    # A timed open loop: what its pacer scheduled per half (schedule_count).
     schedule: ScheduleCount | None = None
 
     @property

@@ -1,4 +1,4 @@
-"""What a timed open loop's timetable scheduled, per half of its window."""
+"""What a timed open loop's pacer scheduled, per half of its window."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 
 class ScheduleCount:
-    """How many calls a timed open loop's timetable scheduled before its middle and
-    before its end, draw by draw: a Poisson timetable's halves vary by about
+    """How many calls a timed open loop's pacer scheduled before its middle and
+    before its end, draw by draw: a Poisson pacer's halves vary by about
     1/sqrt(n) (24 +- 5 calls in the half second of a 24/s probe), so what the server
     completed in the second half is compared with what was scheduled there, not with
     the window's average (capacity.probe.offered_rate)."""
@@ -37,7 +37,7 @@ class ScheduleCount:
                 self.before_middle += 1
 
     def drain(self) -> None:
-        """Count the rest of the timetable up to its end (a phase that stopped drawing
+        """Count the rest of the pacer's send times up to its end (a phase that stopped drawing
         early, its slots full, still had those calls scheduled)."""
         while self._last < self.end:
             offset = next(self._offsets, None)

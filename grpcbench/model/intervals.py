@@ -32,7 +32,7 @@ class IntervalFigures:
     ok: int
     failed: int
     latency: LatencySummary
-    offered: float = 0.0  # open loop: calls/s the timetable asked for (0: closed loop)
+    offered: float = 0.0  # open loop: calls/s the pacer asked for (0: closed loop)
     # Open loop: from the actual send, and actual minus intended send (None: closed loop).
     service: LatencySummary | None = None
     lag: LatencySummary | None = None
@@ -219,7 +219,7 @@ async def cut_every_interval(
 def with_offered(
     intervals: Iterable[IntervalFigures], expected_calls: Callable[[float], float]
 ) -> tuple[IntervalFigures, ...]:
-    """Each interval's offered rate: the timetable's calls due in it over its length."""
+    """Each interval's offered rate: the pacer's calls due in it over its length."""
     return tuple(
         replace(
             figures,

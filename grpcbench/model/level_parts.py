@@ -93,7 +93,7 @@ class StreamSummary:
     sent: int = 0  # request messages of client and bidi streams
     gap: LatencySummary | None = None  # from each reply message to the next, per gap
     round_trip: LatencySummary | None = None  # --stream-round-trip: per request message
-    # --stream-interval: how late each request message went out on its timetable.
+    # --stream-interval: how late each request message went out on its pacer.
     send_lag: LatencySummary | None = None
 
     def merge(self, other: StreamSummary) -> StreamSummary:

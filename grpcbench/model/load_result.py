@@ -1,6 +1,6 @@
 """Plain data that crosses process boundaries: what to run and what was measured.
 
-A driver takes a ``LoadSpec`` (JSON-serialisable, so generator processes and
+A driver takes a ``GeneratorJob`` (JSON-serialisable, so generator processes and
 cluster workers receive it) and returns a ``LoadResult``, which
 merges exactly with results of other processes running the same spec.
 """
@@ -38,7 +38,7 @@ class Share:
     requests: int  # measured calls; 0 when the level is time-based
     warmup_requests: int
     connections: int  # pool size (0 per-request; users per-user; most idle for checkout)
-    rate: float = 0.0  # calls/s on a timetable (open loop); 0 = closed loop
+    rate: float = 0.0  # calls/s on a pacer (open loop); 0 = closed loop
     index: int = 0  # this generator's place among the level's (request numbers stay unique)
     of: int = 1
 
@@ -55,7 +55,7 @@ class Share:
 
 
 @dataclass(frozen=True)
-class LoadSpec:
+class GeneratorJob:
     """What one generator runs: the level's plan and the run's load settings as they
     are (never copied field by field), its share of the level, and the calls."""
 
@@ -69,13 +69,13 @@ class LoadSpec:
     # workload; it may carry credentials, so a spec is never saved or printed.
     call: dict[str, Any] | None = None
     security: dict[str, Any] | None = None  # rpc.security.ChannelSecurity as JSON; None = plaintext
-    # --workload: the user's flow (rpc.flow.FlowSpec as JSON); may carry credentials.
+    # --workload: the user's flow (rpc.flow.PlannedFlow as JSON); may carry credentials.
     flow: dict[str, Any] | None = None
 
     @classmethod
     def for_level(
         cls, target: str, service: str, plan: LevelPlan, settings: LoadSettings, **rest: Any
-    ) -> LoadSpec:
+    ) -> GeneratorJob:
         """The whole level for one generator (drivers split it: ``split_share``)."""
         return cls(target, service, plan, settings, Share.whole(plan, settings), **rest)
 
@@ -103,7 +103,7 @@ class LoadSpec:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LoadSpec:
+    def from_json(cls, data: dict[str, Any]) -> GeneratorJob:
         return cls(
             target=data["target"],
             service=data["service"],
@@ -163,10 +163,10 @@ class LoadResult:
     errors: dict[str, int] = field(default_factory=dict)
     # --interval: the measured phase as a time series (merged interval by interval).
     intervals: tuple[IntervalFigures, ...] = ()
-    # A timed open loop: calls finished by the middle and by the end of its timetable
+    # A timed open loop: calls finished by the middle and by the end of its pacer
     # (summed over processes), so the rate the server completed is measured in the
     # second half of the window, whatever the latency (capacity.probe.achieved_rate);
-    # then the calls its timetable scheduled before the middle and before the end (files
+    # then the calls its pacer scheduled before the middle and before the end (files
     # from before have the first two only).
     window_calls: tuple[int, ...] = ()
     # Per-call records, kept only when a format that lists calls asks for them

@@ -44,7 +44,7 @@ class LevelResult:
     scenario: str
     server: str  # the column: a server kind's label, or an external target's address
     plan: LevelPlan
-    load: LoadResult  # carries the driver and what the generator ran
+    measured: LoadResult  # what the driver measured (it names the driver)
     server_usage: ProcessUsage | None
     started_at: str
     finished_at: str
@@ -66,10 +66,10 @@ class LevelResult:
         """Calls that ended with a status not in ``expected``: the level's failures. In a
         mix, each method's calls against its own expected statuses (when it has them);
         calls no method recorded (ended by the level's watchdog) against the level's."""
-        methods = self.load.methods
+        methods = self.measured.methods
         if not methods:
-            return unexpected_calls(self.load.statuses, self.expected)
-        unattributed = Counter(self.load.statuses)
+            return unexpected_calls(self.measured.statuses, self.expected)
+        unattributed = Counter(self.measured.statuses)
         failed = 0
         for method in methods:
             failed += unexpected_calls(method.statuses, method.expected or self.expected)
@@ -78,7 +78,7 @@ class LevelResult:
 
     @property
     def driver(self) -> str:
-        return self.load.driver
+        return self.measured.driver
 
     @property
     def concurrency(self) -> int:
@@ -106,21 +106,21 @@ class LevelResult:
 
     @property
     def offered_rate(self) -> float:
-        """Calls/s an open loop's timetable offered, on average over a rate schedule
+        """Calls/s an open loop's pacer offered, on average over a rate schedule
         (0: a closed loop)."""
         pacer = self.plan.pacer()
-        return mean_rate(pacer) if pacer and pacer.duration_s else self.load.rate
+        return mean_rate(pacer) if pacer and pacer.duration_s else self.measured.rate
 
     @property
     def server_cpu_us_per_call(self) -> float | None:
         """The server's CPU per finished call: its efficiency, whoever limited the rate."""
-        usage, count = self.server_usage, self.load.count
+        usage, count = self.server_usage, self.measured.count
         return usage.cpu_s / count * 1e6 if usage and count else None
 
     @property
     def generator_cpu_us_per_call(self) -> float | None:
-        count = self.load.count
-        return self.load.client_cpu_s / count * 1e6 if count else None
+        count = self.measured.count
+        return self.measured.client_cpu_s / count * 1e6 if count else None
 
     @property
     def verdict(self) -> Verdict:
@@ -134,7 +134,7 @@ class LevelResult:
             "plan": self.plan.to_json(),
             "repeat": self.repeat,
             # Per-call records go to the formats that list calls (ghz's), not here.
-            "load": {**self.load.to_json(), "details": None},
+            "load": {**self.measured.to_json(), "details": None},
             "server_usage": self.server_usage.to_json() if self.server_usage else None,
             "backing_usage": {name: u.to_json() for name, u in self.backing_usage.items()},
             "verdict": self.verdict,  # derived from the figures above; recomputed on load
@@ -157,7 +157,7 @@ class LevelResult:
             scenario=str(data["scenario"]),
             server=_name(data["server"], "server"),
             plan=LevelPlan.from_json(data["plan"]),
-            load=LoadResult.from_json(data["load"]),
+            measured=LoadResult.from_json(data["load"]),
             server_usage=ProcessUsage.from_json(usage) if usage else None,
             started_at=str(data["started_at"]),
             finished_at=str(data["finished_at"]),
@@ -231,7 +231,7 @@ class RecordedOptions:
     targets: tuple[str, ...] = ()  # column labels: server specs or external addresses
     drivers: tuple[str, ...] = ()
     levels: tuple[LevelPlan, ...] = ()
-    load: LoadSettings = field(default_factory=LoadSettings)
+    settings: LoadSettings = field(default_factory=LoadSettings)
     placement: Placement = field(default_factory=Placement)
     client_processes: int = 1
     repeat: int = 1
@@ -272,7 +272,7 @@ class RecordedOptions:
         return redact("; ".join(parts)) if parts else "none"
 
     def to_json(self) -> dict[str, Any]:
-        load = self.load
+        load = self.settings
         return {
             "scenario": self.scenario,
             "service": self.service,
@@ -302,7 +302,7 @@ class RecordedOptions:
             targets=tuple(str(t) for t in data.get("targets") or ()),
             drivers=tuple(str(d) for d in data.get("drivers") or ()),
             levels=tuple(LevelPlan.from_json(p) for p in data.get("levels") or ()),
-            load=LoadSettings.from_json(load),
+            settings=LoadSettings.from_json(load),
             placement=Placement.from_json(data.get("placement") or {}),
             client_processes=int(data.get("client_processes", 1)),
             repeat=int(data.get("repeat", 1)),

@@ -37,7 +37,7 @@ def load_run(path: Path) -> RunRecord:
 def _check_level(level: LevelResult, number: int) -> None:
     """A level whose fields have the wrong kind or an impossible value (a negative count,
     no server name) is refused, not rendered as negative req/s or a column "None"."""
-    load = level.load
+    load = level.measured
     for name, count in load.statuses.items():
         if not isinstance(name, str) or not isinstance(count, int) or count < 0:
             raise ValueError(f"level {number}: status {name!r} has count {count!r}")

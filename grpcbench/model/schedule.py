@@ -7,8 +7,9 @@ ghz's ``--load-schedule step|line`` and k6's stages, as one level:
 - ``line:start=100,end=5000,over=60s``: from 100/s to 5000/s linearly over 60 s.
 
 Every open loop is paced by a ``Pacer`` (ghz's interface): ``ConstantRate`` for
-``--rate``, ``StepSchedule`` and ``LineSchedule`` for a schedule. The timetable
-follows the pacer exactly: call n is due when the expected
+``--rate``, ``StepSchedule`` and ``LineSchedule`` for a rate schedule (a pacer
+whose rate changes). Its send times (``send_times``) follow the rate exactly: call
+n is due when the expected
 number of calls so far, the rate's integral, reaches n (uniform arrivals), or
 reaches the n-th point of a unit-rate Poisson process (poisson arrivals: an
 inhomogeneous Poisson process by time rescaling). Each generator process or
@@ -204,7 +205,7 @@ def mean_rate(pacer: Pacer) -> float:
     return pacer.expected_calls(pacer.duration_s) / pacer.duration_s
 
 
-def pacer_timetable(pacer: Pacer, arrivals: str, seed: int | None = None) -> Iterator[float]:
+def send_times(pacer: Pacer, arrivals: str, seed: int | None = None) -> Iterator[float]:
     """Intended send times (seconds from the phase's start) at ``pacer``'s pace: call n
     is due when n calls are expected (uniform), or at the n-th point of a unit-rate
     Poisson process mapped through the pacer (poisson: time rescaling)."""

@@ -31,7 +31,7 @@ class Threshold:
         return self.bound.text
 
     def measured(self, level: LevelResult) -> float:
-        load, statistic = level.load, self.bound.statistic
+        load, statistic = level.measured, self.bound.statistic
         if statistic == "rps":
             return load.rps
         if statistic == "errors":

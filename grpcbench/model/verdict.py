@@ -44,7 +44,7 @@ class Measured(Protocol):
     """A measured level (``results.LevelResult``): what the generator and the server did."""
 
     @property
-    def load(self) -> LoadResult: ...
+    def measured(self) -> LoadResult: ...
 
     @property
     def server_usage(self) -> ProcessUsage | None: ...
@@ -77,7 +77,7 @@ class Sides:
             )
             for name in names
         }
-        generator = statistics.fmean(lv.load.client_saturation for lv in levels)
+        generator = statistics.fmean(lv.measured.client_saturation for lv in levels)
         return cls(server, generator, backing)
 
     @property

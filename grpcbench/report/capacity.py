@@ -87,10 +87,14 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
         rows["Capacity"].append(_capacity_cell(one, confirmed, record.settings.confirmations))
         rows["Confirmed"].append(_confirmed_cell(confirmed))
         rows["p50 at capacity"].append(
-            _show(_mean(levels, lambda lv: lv.load.latency.percentile_us(50)), format_latency_us)
+            _show(
+                _mean(levels, lambda lv: lv.measured.latency.percentile_us(50)), format_latency_us
+            )
         )
         rows["p99 at capacity"].append(
-            _show(_mean(levels, lambda lv: lv.load.latency.percentile_us(99)), format_latency_us)
+            _show(
+                _mean(levels, lambda lv: lv.measured.latency.percentile_us(99)), format_latency_us
+            )
         )
         rows["Server CPU"].append(
             _show(
@@ -122,7 +126,7 @@ def capacity_table(run: RunRecord, record: CapacityRecord, slo: str) -> Comparis
             f"Each probe: {settings.probe_warmup_s:g} s warm-up, {settings.probe_duration_s:g} s"
             " measured, open loop; latency from the intended send time. A probe passes when"
             " the SLO holds, errors are within budget, at least 99% of the offered rate was"
-            " achieved and the generator kept its timetable. Confirmed: the rate run again"
+            " achieved and the generator kept its pacer. Confirmed: the rate run again"
             f" {settings.confirmations} time(s), one at a time, each on a fresh server when"
             " grpcbench starts the servers (a --target is the same server); the first miss steps"
             f" down (at most {settings.precision:.0%}, to a rate already passed if one lies"
@@ -150,8 +154,8 @@ def probes_table(run: RunRecord, record: CapacityRecord, server: str) -> Compari
         rows.append((
             f"{number} {probe.phase}",
             (offered, f"{achieved_rate(level, duration):,.0f}/s",
-             format_latency_us(level.load.latency.percentile_us(50)),
-             format_latency_us(level.load.latency.percentile_us(99)),
+             format_latency_us(level.measured.latency.percentile_us(50)),
+             format_latency_us(level.measured.latency.percentile_us(99)),
              f"{error_rate(level):.2%}", level.verdict, *judged),
         ))  # fmt: skip
     return ComparisonTable(

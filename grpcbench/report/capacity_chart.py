@@ -24,8 +24,8 @@ def capacity_chart(plt: Any, run: RunRecord, record: CapacityRecord) -> Chart:
         rates = sorted(points)
         if not rates:
             continue
-        p99 = [points[r].load.latency.percentile_us(99) / 1000 for r in rates]
-        p50 = [points[r].load.latency.percentile_us(50) / 1000 for r in rates]
+        p99 = [points[r].measured.latency.percentile_us(99) / 1000 for r in rates]
+        p50 = [points[r].measured.latency.percentile_us(50) / 1000 for r in rates]
         (line,) = axes.plot(rates, p99, marker="o", label=f"{server} p99")
         axes.plot(rates, p50, marker=".", linestyle="--", color=line.get_color(),
                   label=f"{server} p50")  # fmt: skip
@@ -34,7 +34,7 @@ def capacity_chart(plt: Any, run: RunRecord, record: CapacityRecord) -> Chart:
                 [points[found.reported]] if found.reported in points else []
             )
             if found.server == server and found.reported is not None and at:
-                mark = sum(lv.load.latency.percentile_us(99) for lv in at) / len(at) / 1000
+                mark = sum(lv.measured.latency.percentile_us(99) for lv in at) / len(at) / 1000
                 confirmed = found.confirmed is not None
                 label = f"{server} capacity ({found.slo}): {found.reported:,.0f}/s" + (
                     "" if confirmed else " (unconfirmed)"

@@ -125,7 +125,7 @@ def _mark_errors(
     value: Callable[[LevelResult], float],
 ) -> None:
     for x in xs:
-        failed = sum(lv.load.count - lv.load.ok for lv in points[x])
+        failed = sum(lv.measured.count - lv.measured.ok for lv in points[x])
         if failed:
             y = _mean(value(lv) for lv in points[x])
             axes.plot([x], [y], marker="x", color="red", markersize=12, mew=2)
@@ -180,7 +180,7 @@ def _distribution_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
         several_drivers = len({lv.driver for lv in group}) > 1
         highest = 0.0
         for level in group:
-            points = [(v, share) for v, share in level.load.latency.cumulative() if share < 1.0]
+            points = [(v, share) for v, share in level.measured.latency.cumulative() if share < 1.0]
             if points:
                 xs = [1 / (1 - share) for _, share in points]
                 highest = max(highest, xs[-1])
@@ -259,8 +259,8 @@ def _timeline_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
             label = _series_label(level, several_drivers)
             assert level.server_usage is not None and level.server_usage.timeline is not None
             lines = [(f"{label} server", "-", level.server_usage.timeline)]
-            if level.load.client_timeline:
-                lines.append((f"{label} generator", "--", level.load.client_timeline))
+            if level.measured.client_timeline:
+                lines.append((f"{label} generator", "--", level.measured.client_timeline))
             for name, usage in level.backing_usage.items():
                 if usage.timeline:
                     lines.append((f"{label} {name}", ":", usage.timeline))
@@ -300,7 +300,7 @@ def render_charts(record: RunRecord) -> list[Chart]:
         _line_chart(
             plt,
             levels,
-            lambda lv: lv.load.rps,
+            lambda lv: lv.measured.rps,
             "throughput",
             "Requests/sec vs load",
             "requests/sec",
@@ -314,13 +314,15 @@ def render_charts(record: RunRecord) -> list[Chart]:
         charts.append(resources)
     charts += interval_charts(plt, levels)
     charts += _timeline_charts(plt, levels)
-    streaming = [lv for lv in levels if lv.load.stream]
+    streaming = [lv for lv in levels if lv.measured.stream]
     if streaming:
         charts.append(
             _line_chart(
                 plt,
                 streaming,
-                lambda lv: lv.load.stream.messages / lv.load.wall_s if lv.load.stream else 0.0,
+                lambda lv: (
+                    lv.measured.stream.messages / lv.measured.wall_s if lv.measured.stream else 0.0
+                ),
                 "stream-messages",
                 "Stream messages/sec vs load",
                 "messages/sec",
@@ -331,7 +333,9 @@ def render_charts(record: RunRecord) -> list[Chart]:
                 plt,
                 streaming,
                 lambda lv: (
-                    lv.load.stream.first_message.percentile_us(50) / 1000 if lv.load.stream else 0.0
+                    lv.measured.stream.first_message.percentile_us(50) / 1000
+                    if lv.measured.stream
+                    else 0.0
                 ),
                 "first-message",
                 "Time to first message (p50) vs load",

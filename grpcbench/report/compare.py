@@ -115,7 +115,9 @@ def _columns(record: RunRecord) -> dict[tuple[LevelKey, str, str], list[LevelRes
 
 
 # A capacity run's figure: the highest rate within the SLO (``grpcbench capacity``).
-CAPACITY = Figure("capacity", "Capacity", lambda lv: lv.load.rps, lambda v: f"{v:,.0f} req/s", True)
+CAPACITY = Figure(
+    "capacity", "Capacity", lambda lv: lv.measured.rps, lambda v: f"{v:,.0f} req/s", True
+)
 
 
 def _capacities(record: RunRecord) -> dict[tuple[str, str], Spread]:

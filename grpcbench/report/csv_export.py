@@ -22,7 +22,7 @@ FIELDS = [
 
 
 def level_row(level: LevelResult) -> list[object]:
-    load, latency, usage = level.load, level.load.latency, level.server_usage
+    load, latency, usage = level.measured, level.measured.latency, level.server_usage
     plan = level.plan
     return [
         level.scenario, level.server, level.driver, plan.concurrency, plan.rate or "",

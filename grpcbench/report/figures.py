@@ -35,14 +35,14 @@ class Figure:
 
 
 def _percentile(percentile: float) -> Callable[[LevelResult], float]:
-    return lambda level: float(level.load.latency.percentile_us(percentile))
+    return lambda level: float(level.measured.latency.percentile_us(percentile))
 
 
 FIGURES: dict[str, Figure] = {
     figure.key: figure
     for figure in (
-        Figure("rps", "Requests/sec", lambda lv: lv.load.rps, lambda v: f"{v:.2f}", True),
-        Figure("avg", "Average", lambda lv: lv.load.latency.mean_us, format_latency_us, False),
+        Figure("rps", "Requests/sec", lambda lv: lv.measured.rps, lambda v: f"{v:.2f}", True),
+        Figure("avg", "Average", lambda lv: lv.measured.latency.mean_us, format_latency_us, False),
         *(Figure(key, key, _percentile(p), format_latency_us, False) for key, p in PERCENTILES),
     )
 }

@@ -103,7 +103,7 @@ def influx_details_text(record: RunRecord) -> str:
     lines = []
     for report, level in zip(reports(record), record.levels, strict=True):
         tags = _influx_tags(report, False)
-        details = level.load.details
+        details = level.measured.details
         for started, latency, status, message in details.rows() if details else ():
             error = detail_error(status, message)
             lines.append(

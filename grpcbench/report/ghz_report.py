@@ -44,7 +44,7 @@ def ghz_error_from_key(key: str) -> str:
 def ghz_options(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
     """ghz's ``runner.Options`` keys, in its order, with its omitempty rules."""
     call = options.call
-    settings = options.load
+    settings = options.settings
     schema = str(call.get("schema", ""))
     kind, _, source = schema.partition(" ")
     host = level.server if ":" in level.server else ""
@@ -74,7 +74,7 @@ def ghz_options(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
         ("concurrency-step-duration", 0, False),
         ("concurrency-max-duration", 0, False),
         ("total", settings.requests, True),
-        ("connections", level.load.connections, True),
+        ("connections", level.measured.connections, True),
         ("duration", round(settings.duration_s * 1e9), True),
         ("timeout", round(settings.timeout_s * 1e9), True),
         ("dial-timeout", round(settings.connect_timeout_s * 1e9), True),
@@ -98,7 +98,7 @@ def _json_or_text(text: str) -> Any:
 def histogram(level: LevelResult) -> list[dict[str, Any]]:
     """ghz's buckets: 11 marks from fastest to slowest (seconds), each counting the
     calls above the previous mark and at or below its own."""
-    latency = level.load.latency
+    latency = level.measured.latency
     if not latency.count:
         return []
     fastest, slowest = latency.min_us, latency.max_us
@@ -116,7 +116,7 @@ def histogram(level: LevelResult) -> list[dict[str, Any]]:
 
 def details(level: LevelResult) -> list[dict[str, Any]]:
     """ghz's per-call records, when the run kept them; else none."""
-    records = level.load.details
+    records = level.measured.details
     if records is None:
         return []
     return [
@@ -132,7 +132,7 @@ def details(level: LevelResult) -> list[dict[str, Any]]:
 
 def ghz_report(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
     """The report, with ghz's keys in ghz's order (``date`` first, as its MarshalJSON)."""
-    load = level.load
+    load = level.measured
     latency = load.latency
     report: dict[str, Any] = {"date": rfc3339(level.finished_at)}
     if options.name:

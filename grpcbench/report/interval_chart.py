@@ -1,7 +1,7 @@
 """``--interval``'s chart: each level over time, beside the CPU/RSS timelines.
 
 Per level (every server kind on one chart): achieved req/s per interval on the
-left (solid; the timetable's offered rate dashed for an open loop, so a ramp
+left (solid; the pacer's offered rate dashed for an open loop, so a ramp
 shows where a server stopped keeping up), p50 and p99 on a log scale on the
 right, with intervals that had non-OK calls marked.
 """
@@ -34,14 +34,14 @@ def levels_over_time(
 def interval_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
     charts = []
     for index, (title, group) in enumerate(
-        levels_over_time(levels, lambda level: bool(level.load.intervals)).items()
+        levels_over_time(levels, lambda level: bool(level.measured.intervals)).items()
     ):
         figure, (rate_axes, latency_axes) = plt.subplots(1, 2, figsize=(11, 4))
         several_drivers = len({lv.driver for lv in group}) > 1
         for number, level in enumerate(group):
             color = f"C{number % 10}"
             label = level.server + (f" [{level.driver}]" if several_drivers else "")
-            series = level.load.intervals
+            series = level.measured.intervals
             times = [_mid(f) for f in series]
             rate_axes.plot(times, [f.rate for f in series], "-o", color=color, markersize=3,
                            label=f"{label} achieved")  # fmt: skip
@@ -59,7 +59,7 @@ def interval_charts(plt: Any, levels: list[LevelResult]) -> list[Chart]:
         rate_axes.set_ylabel("requests/sec")
         rate_axes.set_ylim(bottom=0)
         latency_axes.set_ylabel("latency (ms)")
-        if any(f.latency.count for lv in group for f in lv.load.intervals):
+        if any(f.latency.count for lv in group for f in lv.measured.intervals):
             log_scale(latency_axes)
         for axes in (rate_axes, latency_axes):
             axes.set_xlabel("seconds into the measured phase")

@@ -17,7 +17,7 @@ def table_to_markdown(table: ComparisonTable) -> str:
 
 
 def run_to_markdown(record: RunRecord) -> str:
-    meta, load = record.metadata, record.options.load
+    meta, load = record.metadata, record.options.settings
     named = record.options.describe_run()
     lines = [
         f"# grpcbench results{': ' + named if named else ''} ({record.status})",

@@ -25,7 +25,7 @@ def _series(levels: Iterable[LevelResult]) -> dict[str, dict[int, list[float]]]:
             continue
         label = level.server + (f" [{level.driver}]" if several_drivers else "")
         label += f" {level.variant}" if level.variant else ""
-        found.setdefault(label, {}).setdefault(level.concurrency, []).append(level.load.rps)
+        found.setdefault(label, {}).setdefault(level.concurrency, []).append(level.measured.rps)
     return found
 
 

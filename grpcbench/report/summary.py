@@ -20,19 +20,19 @@ from grpcbench.report.table import LevelGroup, group_levels
 
 def _all_failed(column: list[LevelResult]) -> bool:
     """Every call of every repeat ended with an unexpected status: no figure to rank."""
-    return all(level.unexpected == level.load.count for level in column)
+    return all(level.unexpected == level.measured.count for level in column)
 
 
 def _served_rps(level: LevelResult) -> float:
     """Calls per second that ended as expected: the headline rate. A target that died
     answers Unavailable in microseconds, and counting those made a dead server the
     fastest (178,084 req/s); failures get their own rate beside it."""
-    wall = level.load.wall_s
-    return (level.load.count - level.unexpected) / wall if wall > 0 else 0.0
+    wall = level.measured.wall_s
+    return (level.measured.count - level.unexpected) / wall if wall > 0 else 0.0
 
 
 def _failed_rps(level: LevelResult) -> float:
-    wall = level.load.wall_s
+    wall = level.measured.wall_s
     return level.unexpected / wall if wall > 0 else 0.0
 
 
@@ -66,7 +66,7 @@ def variant_ratios(levels: Iterable[LevelResult]) -> list[str]:
     for level in levels:
         if level.variant and level.unexpected == 0:
             key = (level.scenario, f"{level.server} [{level.driver}]", level.variant)
-            by_variant.setdefault(key, []).append(level.load.latency.mean_us)
+            by_variant.setdefault(key, []).append(level.measured.latency.mean_us)
     lines = []
     for (scenario, column, variant), values in by_variant.items():
         if variant != "paginate":

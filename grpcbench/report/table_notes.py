@@ -19,24 +19,24 @@ from grpcbench.report.table_rows import top_errors
 def _column_notes(column: Column, label: str) -> list[str]:
     """Warnings about one cell, once however many repeats it holds."""
     notes: list[str] = []
-    behind = [lv.load.schedule_lag for lv in column if lv.load.behind_schedule]
+    behind = [lv.measured.schedule_lag for lv in column if lv.measured.behind_schedule]
     if behind:
         p99 = max(lag.percentile_us(99) for lag in behind if lag)
         worst = max(lag.max_us for lag in behind if lag)
         notes.append(
-            f"{WARNING} {label}: the generator fell behind its timetable (send lag"
+            f"{WARNING} {label}: the generator fell behind its pacer (send lag"
             f" p99 {format_latency_us(p99)}, max {format_latency_us(worst)});"
             " latencies still count from the intended send times, but the offered load was"
             " lower than the target rate."
         )
-    latency_notes = [lv.load.latency_note for lv in column if lv.load.latency_note]
+    latency_notes = [lv.measured.latency_note for lv in column if lv.measured.latency_note]
     for text in dict.fromkeys(latency_notes):
         notes.append(f"{WARNING} {label}: {text}.")
-    if any(lv.load.truncated for lv in column):
+    if any(lv.measured.truncated for lv in column):
         notes.append(
             f"{WARNING} {label}: the level hit its time limit (--max-level) and stopped early."
         )
-    count = sum(lv.load.count for lv in column)
+    count = sum(lv.measured.count for lv in column)
     failed = sum(lv.unexpected for lv in column)
     if failed:
         expected = column[0].expected
@@ -47,7 +47,7 @@ def _column_notes(column: Column, label: str) -> list[str]:
         )
         notes.append(f"{WARNING} {label}: {failed} of {count} calls {what}{top_errors(column)}.")
     notes += _worker_notes(column, label)
-    for worker in (w for lv in column for w in lv.load.workers if w.saturated):
+    for worker in (w for lv in column for w in lv.measured.workers if w.saturated):
         notes.append(
             f"{WARNING} {label}: cluster worker {worker.address} was saturated"
             f" (saturation {worker.saturation:.0%}: its CPU budget used or lost to"
@@ -68,7 +68,7 @@ def _cpu_per_wall(worker: WorkerFigures) -> str:
 
 def _worker_notes(column: Column, label: str) -> list[str]:
     """--cluster: each worker's share of the level (all of them in the JSON)."""
-    workers = [w for lv in column for w in lv.load.workers]
+    workers = [w for lv in column for w in lv.measured.workers]
     if not workers:
         return []
     shown = [

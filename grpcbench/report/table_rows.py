@@ -58,7 +58,7 @@ def _status_rows(columns: list[Column]) -> list[Row]:
     for column in columns:
         for level in column:
             expected.update(level.expected)
-            for status in sorted(level.load.statuses):
+            for status in sorted(level.measured.statuses):
                 if status != "OK" and status not in seen:
                     seen.append(status)
     return [
@@ -75,7 +75,7 @@ def top_errors(column: Column) -> str:
     """The most common messages of the column's unexpected statuses (all are in the JSON)."""
     counts: Counter[str] = Counter()
     for level in column:
-        for key, calls in level.load.errors.items():
+        for key, calls in level.measured.errors.items():
             if key.split(":", 1)[0] not in level.expected:
                 counts[key] += calls
     if not counts:
@@ -85,7 +85,7 @@ def top_errors(column: Column) -> str:
 
 
 def _status_count(status: str) -> Callable[[LevelResult], float]:
-    return lambda level: float(level.load.statuses.get(status, 0))
+    return lambda level: float(level.measured.statuses.get(status, 0))
 
 
 def _server_cpu_suffix(column: Column) -> str:
@@ -99,7 +99,7 @@ def _server_rss_suffix(column: Column) -> str:
 
 
 def _client_cpu_suffix(column: Column) -> str:
-    fraction = _mean(lv.load.client_cpu_fraction for lv in column)
+    fraction = _mean(lv.measured.client_cpu_fraction for lv in column)
     return f" ({format_percent(fraction)})"
 
 
@@ -129,28 +129,28 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
     """Rows that exist only for some load models: per-request connects, open loops."""
     levels = [level for column in columns for level in column]
     rows: list[Row] = []
-    if any(lv.load.connect_latency for lv in levels):
+    if any(lv.measured.connect_latency for lv in levels):
         rows += [
-            _summary_row("Connect avg", lambda lv: lv.load.connect_latency, None),
-            _summary_row("Connect p99", lambda lv: lv.load.connect_latency, 99.0),
+            _summary_row("Connect avg", lambda lv: lv.measured.connect_latency, None),
+            _summary_row("Connect p99", lambda lv: lv.measured.connect_latency, 99.0),
         ]
-    streams = [lv.load.stream for lv in levels if lv.load.stream]
+    streams = [lv.measured.stream for lv in levels if lv.measured.stream]
     if streams:
         timed = [name for name in PER_MESSAGE if any(getattr(s, name) for s in streams)]
         rows += _stream_rows(
             sent=any(s.sent for s in streams), items=any(s.items for s in streams), timed=timed
         )
-    if any(lv.load.rate for lv in levels):
+    if any(lv.measured.rate for lv in levels):
         rows += [
             Row(
                 "Target rate" + (" (mean)" if any(lv.plan.schedule for lv in levels) else ""),
                 lambda lv: lv.offered_rate or None,
                 lambda v: f"{v:.2f}",
             ),
-            _summary_row("Service p50", lambda lv: lv.load.service_latency, 50.0),
-            _summary_row("Service p99", lambda lv: lv.load.service_latency, 99.0),
-            _summary_row("Send lag p99", lambda lv: lv.load.schedule_lag, 99.0),
-            _summary_row("Send lag max", lambda lv: lv.load.schedule_lag, 100.0),
+            _summary_row("Service p50", lambda lv: lv.measured.service_latency, 50.0),
+            _summary_row("Service p99", lambda lv: lv.measured.service_latency, 99.0),
+            _summary_row("Send lag p99", lambda lv: lv.measured.schedule_lag, 99.0),
+            _summary_row("Send lag max", lambda lv: lv.measured.schedule_lag, 100.0),
         ]
     return rows
 
@@ -181,7 +181,7 @@ def _method_rows(
 
         def rate(lv: LevelResult, name: str = name) -> float | None:
             found = figures(lv, name)
-            return found.count / lv.load.wall_s if found and lv.load.wall_s else None
+            return found.count / lv.measured.wall_s if found and lv.measured.wall_s else None
 
         def latency(lv: LevelResult, name: str = name) -> LatencySummary | None:
             found = figures(lv, name)
@@ -200,7 +200,7 @@ def _method_rows(
 
 # A stream's per-message histograms (StreamSummary's field, rows' label), each shown
 # where some level measured it: gaps (not in results from before they were timed),
-# round trips (--stream-round-trip), send lag (--stream-interval's timetable).
+# round trips (--stream-round-trip), send lag (--stream-interval's pacer).
 PER_MESSAGE = {"gap": "Message gap", "round_trip": "Round trip", "send_lag": "Message send lag"}
 
 
@@ -211,22 +211,26 @@ def _stream_rows(sent: bool, items: bool, timed: list[str]) -> list[Row]:
 
     def per_second(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
         def value(level: LevelResult) -> float | None:
-            stream = level.load.stream
-            return pick(stream) / level.load.wall_s if stream and level.load.wall_s else None
+            stream = level.measured.stream
+            return (
+                pick(stream) / level.measured.wall_s if stream and level.measured.wall_s else None
+            )
 
         return value
 
     def total(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
-        return lambda lv: float(pick(lv.load.stream)) if lv.load.stream else None
+        return lambda lv: float(pick(lv.measured.stream)) if lv.measured.stream else None
 
     def first_message(lv: LevelResult) -> LatencySummary | None:
-        return lv.load.stream.first_message if lv.load.stream else None
+        return lv.measured.stream.first_message if lv.measured.stream else None
 
     def histogram(name: str) -> Callable[[LevelResult], LatencySummary | None]:
-        return lambda lv: getattr(lv.load.stream, name) if lv.load.stream else None
+        return lambda lv: getattr(lv.measured.stream, name) if lv.measured.stream else None
 
     def per_call(pick: Callable[[StreamSummary], int]) -> Callable[[LevelResult], float | None]:
-        return lambda lv: pick(lv.load.stream) / lv.load.stream.calls if lv.load.stream else None
+        return lambda lv: (
+            pick(lv.measured.stream) / lv.measured.stream.calls if lv.measured.stream else None
+        )
 
     rows = [Row("Sent messages/call", per_call(lambda s: s.sent), lambda v: f"{v:.1f}")]
     rows = rows if sent else []
@@ -289,16 +293,16 @@ def _backing_rows(columns: list[Column]) -> list[Row]:
 
 def table_rows(columns: list[Column]) -> list[Row]:
     return [
-        Row("Count", lambda lv: float(lv.load.count), _count),
+        Row("Count", lambda lv: float(lv.measured.count), _count),
         *_status_rows(columns),
-        Row("Total", lambda lv: lv.load.wall_s, format_seconds),
-        Row("Slowest", lambda lv: float(lv.load.latency.max_us), format_latency_us),
-        Row("Fastest", lambda lv: float(lv.load.latency.min_us), format_latency_us),
+        Row("Total", lambda lv: lv.measured.wall_s, format_seconds),
+        Row("Slowest", lambda lv: float(lv.measured.latency.max_us), format_latency_us),
+        Row("Fastest", lambda lv: float(lv.measured.latency.min_us), format_latency_us),
         _figure_row("avg"),
         *(_figure_row(name) for name, _ in PERCENTILES),
         _figure_row("rps"),
-        *_method_rows(columns, lambda lv: lv.load.methods),
-        *_method_rows(columns, lambda lv: lv.load.steps),
+        *_method_rows(columns, lambda lv: lv.measured.methods),
+        *_method_rows(columns, lambda lv: lv.measured.steps),
         *_optional_rows(columns),
         Row(
             "Server CPU",
@@ -314,7 +318,10 @@ def table_rows(columns: list[Column]) -> list[Row]:
         ),
         *_cooldown_rows(columns),
         Row(
-            "Generator CPU", lambda lv: lv.load.client_cpu_s, format_cpu_seconds, _client_cpu_suffix
+            "Generator CPU",
+            lambda lv: lv.measured.client_cpu_s,
+            format_cpu_seconds,
+            _client_cpu_suffix,
         ),
         *_backing_rows(columns),
         Row(

@@ -1,7 +1,7 @@
 """A method call given by name, schema, data and metadata: what ``--call`` runs.
 
 ``MethodCall`` is plain data (it crosses into generator processes inside the
-``LoadSpec``, on their stdin). ``CallMessages`` turns it into the serialized
+``GeneratorJob``, on their stdin). ``CallMessages`` turns it into the serialized
 requests and the metadata of each call, with ghz's template data rendered per
 call when the data or metadata use it, and built once when they do not.
 Requests are protobuf's own: ``json_format`` into the schema's message class.

@@ -63,7 +63,7 @@ class NoCall(WorkloadError):
 
 
 @dataclass(frozen=True)
-class FlowSpec:
+class PlannedFlow:
     """What a generator needs to run a flow: its reference, the schema, the metadata."""
 
     function: str  # package.module:function
@@ -78,7 +78,7 @@ class FlowSpec:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> FlowSpec:
+    def from_json(cls, data: Mapping[str, Any]) -> PlannedFlow:
         return cls(str(data["function"]), str(data["descriptor_set_b64"]), str(data["metadata"]))
 
     @cached_property
@@ -99,11 +99,11 @@ def load_flow(reference: str) -> Flow:
 
 
 class _Step:
-    """One method a flow calls: its path, kind and message classes, and its callable on
+    """One method a flow calls: its path, method type and message classes, and its callable on
     the channel (made once per channel)."""
 
     def __init__(self, schema: MethodSchema, channel: Any) -> None:
-        self.kind = schema.kind
+        self.method_type = schema.method_type
         self.request_class = schema.request_class
         reply = schema.reply_class
         serialize, parse = self.request_class.SerializeToString, reply.FromString
@@ -112,7 +112,7 @@ class _Step:
             "server-streaming": channel.unary_stream,
             "client-streaming": channel.stream_unary,
             "bidi": channel.stream_stream,
-        }[self.kind]
+        }[self.method_type]
         self.call = make(schema.path, request_serializer=serialize, response_deserializer=parse)
 
     def request(self, value: Any) -> Any:
@@ -134,7 +134,7 @@ class _Step:
 
 
 class FlowClient:
-    """What a flow calls with: one method per RPC kind, each a timed step. One per run
+    """What a flow calls with: one method per method type, each a timed step. One per run
     of the flow (so its count of calls is that run's); the steps, made once per
     channel, are shared."""
 
@@ -147,12 +147,14 @@ class FlowClient:
         self.calls = 0  # steps this run made
         self.timeout_s = timeout_s  # the level's --timeout, per step
 
-    def _step(self, method: str, kind: str) -> _Step:
+    def _step(self, method: str, method_type: str) -> _Step:
         step = self._steps.get(method)
         if step is None:
             step = self._steps[method] = _Step(self._workload.schema(method), self._channel)
-        if step.kind != kind:
-            raise FlowFailed(f"{method} is {step.kind}: call it with client.{_CALLS[step.kind]}")
+        if step.method_type != method_type:
+            raise FlowFailed(
+                f"{method} is {step.method_type}: call it with client.{_CALLS[step.method_type]}"
+            )
         return step
 
     async def unary(
@@ -225,7 +227,7 @@ async def _collect(replies: AsyncIterator[Any]) -> list[Any]:
 class FlowWorkload:
     """A flow as the loops' workload: each call runs the flow once."""
 
-    def __init__(self, spec: FlowSpec) -> None:
+    def __init__(self, spec: PlannedFlow) -> None:
         self.spec = spec
         self.function = load_flow(spec.function)
         self.metadata = parse_metadata(spec.metadata or "{}")

@@ -25,7 +25,7 @@ from grpcbench.rpc.settings import CallSettings, MixEntry
 from grpcbench.rpc.templates import TemplateUse
 
 if TYPE_CHECKING:
-    from grpcbench.rpc.flow import FlowSpec
+    from grpcbench.rpc.flow import PlannedFlow
 
 
 @dataclass(frozen=True)
@@ -67,23 +67,23 @@ class PlannedCall:
 
     def checked(self, descriptor_set: bytes) -> MethodCall:
         """The call against this schema: the method exists (else the known ones are
-        listed), --stream-messages fits its kind, and its first request is built."""
+        listed), --stream-messages fits its method type, and its first request is built."""
         schema = MethodSchema(self.method, descriptor_set)
         if self.stream_messages and not schema.method.client_streaming:
             raise UsageError(
-                f"--stream-messages: {self.method} is {schema.kind}; only client and bidi"
+                f"--stream-messages: {self.method} is {schema.method_type}; only client and bidi"
                 " streams send several messages"
             )
         if (self.stream_interval_s or self.stream_duration_s) and not (
             schema.method.client_streaming
         ):
             raise UsageError(
-                f"--stream-interval/--stream-call-duration: {self.method} is {schema.kind};"
+                f"--stream-interval/--stream-call-duration: {self.method} is {schema.method_type};"
                 " only client and bidi streams send several messages"
             )
-        if self.stream_round_trip and schema.kind != "bidi":
+        if self.stream_round_trip and schema.method_type != "bidi":
             raise UsageError(
-                f"--stream-round-trip: {self.method} is {schema.kind}; only a bidi stream"
+                f"--stream-round-trip: {self.method} is {schema.method_type}; only a bidi stream"
                 " answers each request with a reply"
             )
         data = self.data if self.binary is None else _binary_as_json(schema, self.binary)
@@ -118,10 +118,10 @@ def _binary_as_json(schema: MethodSchema, binary: bytes) -> str:
     return text
 
 
-def plan_flow(reference: str, settings: CallSettings) -> FlowSpec:
+def plan_flow(reference: str, settings: CallSettings) -> PlannedFlow:
     """``--workload module:function``: the flow loaded now (a module that fails to
     import is one line before anything starts), its schema from --proto/--protoset."""
-    from grpcbench.rpc.flow import FlowSpec, load_flow
+    from grpcbench.rpc.flow import PlannedFlow, load_flow
 
     settings.security.check()
     if settings.method:
@@ -138,7 +138,9 @@ def plan_flow(reference: str, settings: CallSettings) -> FlowSpec:
             "--workload needs the schema of the methods it calls: --proto or --protoset"
         )
     load_flow(reference)
-    return FlowSpec(reference, base64.b64encode(descriptor_set).decode(), settings.metadata or "{}")
+    return PlannedFlow(
+        reference, base64.b64encode(descriptor_set).decode(), settings.metadata or "{}"
+    )
 
 
 def plan_call(settings: CallSettings) -> PlannedCall | None:

@@ -27,7 +27,7 @@ from google.protobuf.descriptor import FileDescriptor, MethodDescriptor
 from grpcbench.base.errors import UsageError
 from grpcbench.rpc.security import ChannelSecurity
 
-RpcKind = Literal["unary", "server-streaming", "client-streaming", "bidi"]
+MethodType = Literal["unary", "server-streaming", "client-streaming", "bidi"]
 REFLECTION_TIMEOUT_S = 10.0
 
 
@@ -208,7 +208,7 @@ def _file_set(file: FileDescriptor) -> descriptor_pb2.FileDescriptorSet:
 
 @dataclass(frozen=True)
 class MethodSchema:
-    """One method of a descriptor set: its kind and message classes."""
+    """One method of a descriptor set: its method type and message classes."""
 
     call: str  # package.Service/Method
     descriptor_set: bytes
@@ -252,7 +252,7 @@ class MethodSchema:
         return ", ".join(names) or "none"
 
     @property
-    def kind(self) -> RpcKind:
+    def method_type(self) -> MethodType:
         method = self.method
         client, server = method.client_streaming, method.server_streaming
         if client and server:

@@ -144,7 +144,7 @@ class ChannelSecurity:
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> ChannelSecurity:
-        """From a ``LoadSpec``'s ``security``; None (the spec's default) is plaintext."""
+        """From a ``GeneratorJob``'s ``security``; None (the spec's default) is plaintext."""
         return cls(**data) if data else PLAINTEXT
 
 

@@ -186,7 +186,7 @@ class CallArgs:
         None,
         help=(
             "Client and bidi streams: send one message every INTERVAL (e.g. 100ms) on a"
-            " timetable from the stream's start; each message's lag behind it is measured."
+            " pacer from the stream's start; each message's lag behind it is measured."
         ),
         panel=panels.CALL,
     )

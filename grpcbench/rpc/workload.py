@@ -1,4 +1,4 @@
-"""The client workload of ``--call``: any method, of any of the four RPC kinds.
+"""The client workload of ``--call``: any method, of any of the four method types.
 
 Requests go out pre-serialized (the channel's serializer is the identity) and
 replies are counted as raw bytes (no deserializer): the client spends its time
@@ -38,7 +38,7 @@ class _Raw(ReplyCounter):
 @dataclass
 class SentLog:
     """What one call's client stream sent: how many messages, how late each was on its
-    timetable (--stream-interval), and when each not yet answered went out
+    pacer (--stream-interval), and when each not yet answered went out
     (--stream-round-trip: the reply that answers it pops it)."""
 
     count: int = 0
@@ -50,7 +50,7 @@ async def _requests(
     messages: Sequence[bytes], interval_s: float, duration_s: float, log: SentLog
 ) -> AsyncIterator[bytes]:
     """A client stream's messages: back to back, or one every ``interval_s`` (ghz's
-    --stream-interval) on a timetable from the stream's start, so a stream the
+    --stream-interval) on a pacer from the stream's start, so a stream the
     server or the window holds back falls behind it, and each message's lag says
     by how much (an open loop of messages, where sleeping ``interval_s`` after each
     send would slow down with the server); none sent once the stream is
@@ -75,13 +75,13 @@ async def _requests(
 
 
 class MethodWorkload:
-    """Binds the call to a channel, per its kind; every virtual user gets a worker id."""
+    """Binds the call to a channel, per its method type; every virtual user gets a worker id."""
 
     def __init__(
         self, call: MethodCall, index: int = 0, count: int = 1, worker_ids: WorkerIds | None = None
     ) -> None:
         self.messages = CallMessages(call, index, count)
-        self.kind = call.schema.kind
+        self.method_type = call.schema.method_type
         self.path = call.schema.path
         self.index = index
         self.worker_ids: Callable[[int], str] = worker_ids or WorkerIds(prefix=call.worker_prefix)
@@ -114,7 +114,7 @@ class MethodWorkload:
         """A unary method runs on the wire transport's callback loops; each virtual
         user keeps its worker id, as it does here with tasks. So does a stream whose
         requests are fixed and unpaced (``stream_plan``)."""
-        if self.kind != "unary":
+        if self.method_type != "unary":
             return self.stream_plan()
         messages = self.messages
         fixed = messages.fixed_messages
@@ -135,22 +135,25 @@ class MethodWorkload:
         messages = self.messages
         fixed = messages.fixed_messages
         if (
-            self.kind == "unary" or fixed is None or messages.fixed_metadata is None
+            self.method_type == "unary" or fixed is None or messages.fixed_metadata is None
             or any(self.pacing) or messages.call.stream_messages or messages.call.round_trip
         ):  # fmt: skip
             return None
         requests = tuple(fixed) if messages.streams else (fixed[0],)
         return UnaryPlan(
-            self.path, metadata=messages.fixed_metadata, kind=self.kind, requests=requests
+            self.path,
+            metadata=messages.fixed_metadata,
+            method_type=self.method_type,
+            requests=requests,
         )
 
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
-        kind = self.kind
-        if kind == "unary":
+        method_type = self.method_type
+        if method_type == "unary":
             return self._unary(channel)
-        if kind == "server-streaming":
+        if method_type == "server-streaming":
             return self._server_streaming(channel)
-        if kind == "client-streaming":
+        if method_type == "client-streaming":
             return self._client_streaming(channel)
         return self._bidi(channel)
 

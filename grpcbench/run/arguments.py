@@ -99,7 +99,7 @@ class RunArgs(DeclaredArgs):
     rate: str | None = option(
         None,
         help=(
-            "Open loop: calls/s on a timetable instead of --concurrency; a list sweeps "
+            "Open loop: calls/s on a pacer instead of --concurrency; a list sweeps "
             "(500,1000,2000). Latency counts from each call's intended send time."
         ),
         panel=panels.LOAD_MODEL,

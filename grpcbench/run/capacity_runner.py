@@ -55,10 +55,10 @@ class TargetDied(Exception):
 def probe_options(options: RunOptions, settings: CapacitySettings) -> RunOptions:
     """`run`'s options with every level a probe: time-based, a warm-up in time, one pass."""
     load = replace(
-        options.load, requests=0, duration_s=settings.probe_duration_s, warmup_requests=0,
+        options.settings, requests=0, duration_s=settings.probe_duration_s, warmup_requests=0,
         warmup_s=settings.probe_warmup_s,
     )  # fmt: skip
-    return replace(options, load=load, repeat=1, server_per_level=False)
+    return replace(options, settings=load, repeat=1, server_per_level=False)
 
 
 def check_capacity_options(options: RunOptions) -> None:
@@ -71,7 +71,7 @@ def check_capacity_options(options: RunOptions) -> None:
             f"capacity probes open loops, which the {options.drivers[0]} driver cannot run:"
             f" use --load {' or '.join(able_drivers('open_loop'))}"
         )
-    check_features(options.drivers, load_model_features(True, options.load.connections))
+    check_features(options.drivers, load_model_features(True, options.settings.connections))
     variants = {plan.variant for plan in options.levels}
     if len(variants) > 1:
         raise UsageError(
@@ -80,7 +80,7 @@ def check_capacity_options(options: RunOptions) -> None:
         )
     if any(plan.channels for plan in options.levels):
         raise UsageError("capacity does not sweep --channels: give --connections pool:N")
-    if options.load.rate_schedule is not None:
+    if options.settings.rate_schedule is not None:
         raise UsageError("capacity chooses its probes' rates: drop --rate-schedule")
 
 
@@ -100,7 +100,7 @@ class CapacitySearch:
         highest = max(p.concurrency for p in options.levels)
         self.ceiling_plan = replace(template, concurrency=highest)
         self.open_plan = LevelPlan(
-            options.load.max_in_flight, 0, 0.0, template.variant, template.connection
+            options.settings.max_in_flight, 0, 0.0, template.variant, template.connection
         )
         self._runner: Runner | None = None
 
@@ -244,8 +244,8 @@ class CapacitySearch:
         ceiling = self.record.levels[await self._probe(target, self.ceiling_plan, "ceiling")]
         # What the server answered as expected: a server that refuses most calls fast
         # (a rate limiter) must not make the search start at its refusal rate.
-        served = ceiling.load.count - ceiling.unexpected
-        estimate = served / ceiling.load.wall_s if ceiling.load.wall_s else 0.0
+        served = ceiling.measured.count - ceiling.unexpected
+        estimate = served / ceiling.measured.wall_s if ceiling.measured.wall_s else 0.0
         probed: dict[float, int] = {}  # rate -> its level's index
         retried: set[float] = set()
         searches: dict[str, RateSearch] = {}

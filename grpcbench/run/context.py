@@ -24,7 +24,7 @@ from grpcbench.model.results import LevelResult, now_iso
 from grpcbench.report.exporters import Exports
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.security import ChannelSecurity
-from grpcbench.run.measure import LevelInterrupted, cell_recorders, load_spec, run_monitored
+from grpcbench.run.measure import LevelInterrupted, cell_recorders, generator_job, run_monitored
 from grpcbench.run.options import RunOptions
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.registry import load_service
@@ -72,8 +72,8 @@ class RunContext:
         the level's workload params, the backing services' usage, progress as events.
         ``call`` and ``security`` are the --call and TLS resolved for ``target``; the
         server is measured over the measured phase only (``measure.run_monitored``)."""
-        options, settings = self.options, self.options.load
-        spec = load_spec(
+        options, settings = self.options, self.options.settings
+        spec = generator_job(
             settings, plan, target.address, options.scenario.service,
             self.workload_params(plan), call, security, options.flow,
         )  # fmt: skip
@@ -98,7 +98,7 @@ class RunContext:
             scenario=options.scenario.name,
             server=target.label,
             plan=plan,
-            load=monitored.load,
+            measured=monitored.measured,
             server_usage=monitored.server,
             started_at=started_at,
             finished_at=now_iso(),

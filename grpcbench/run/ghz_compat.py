@@ -43,7 +43,7 @@ ACCEPTED: dict[str, str] = {
     "--count-errors": "always on: failed calls count in every figure",
     "--stream-call-count": "--stream-messages",
     "--stream-interval, --stream-call-duration": (
-        "the same, for client and bidi streams; --stream-interval keeps a timetable from the"
+        "the same, for client and bidi streams; --stream-interval keeps a pacer from the"
         " stream's start (message n is due at n × interval), so a stream the server holds"
         " back falls behind it and the table shows each message's send lag, where ghz"
         " sleeps the interval after each send"

@@ -1,7 +1,7 @@
 """One level, measured: shared by the CLI runner, the pytest plugin and the benchmarks.
 
-``load_spec`` is the one place that turns load settings, a level plan and a
-target into the plain ``LoadSpec`` a driver runs; ``run_monitored`` drives it
+``generator_job`` is the one place that turns load settings, a level plan and a
+target into the plain ``GeneratorJob`` a driver runs; ``run_monitored`` drives it
 and measures the target's process over the measured phase only. A run's
 ``RunContext.measure_level`` puts them together.
 """
@@ -20,19 +20,19 @@ import psutil
 from grpcbench.base.preparation import BackingProcess
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
 from grpcbench.model.intervals import IntervalFigures, LiveUsage
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.model.results import LevelResult
 from grpcbench.observe.monitor import CpuMeter, ProcessMonitor, ProcessUsage
 from grpcbench.profile.model import Profile, ProfileSettings
 from grpcbench.profile.pyspy import Recorder
 from grpcbench.rpc.call import MethodCall
-from grpcbench.rpc.flow import FlowSpec
+from grpcbench.rpc.flow import PlannedFlow
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.targets.base import Target
 
 
-def load_spec(
+def generator_job(
     settings: LoadSettings,
     plan: LevelPlan,
     address: str,
@@ -40,9 +40,9 @@ def load_spec(
     workload_params: Mapping[str, Any],
     call: MethodCall | None = None,
     security: ChannelSecurity | None = None,
-    flow: FlowSpec | None = None,
-) -> LoadSpec:
-    return LoadSpec.for_level(
+    flow: PlannedFlow | None = None,
+) -> GeneratorJob:
+    return GeneratorJob.for_level(
         address,
         service,
         plan,
@@ -65,7 +65,7 @@ class CellRecorders:
 
 @dataclass(frozen=True)
 class Monitored:
-    load: LoadResult
+    measured: LoadResult
     server: ProcessUsage | None = None
     backing: dict[str, ProcessUsage] = field(default_factory=dict)
     server_profile: Profile | None = None
@@ -84,7 +84,7 @@ class LevelInterrupted(Exception):
 
 async def run_monitored(
     driver: LoadDriver,
-    spec: LoadSpec,
+    spec: GeneratorJob,
     server_pid: int | None,
     on_progress: Callable[[int, int], None] = lambda done, errors: None,
     backing: Sequence[BackingProcess] = (),

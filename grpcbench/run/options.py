@@ -37,7 +37,7 @@ from grpcbench.model.scenario import Scenario
 from grpcbench.model.thresholds import Threshold
 from grpcbench.profile.model import ProfileSettings
 from grpcbench.report.exporters import Output, outputs_from
-from grpcbench.rpc.flow import FlowSpec
+from grpcbench.rpc.flow import PlannedFlow
 from grpcbench.rpc.planned import PlannedCall, plan_call, plan_flow
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.run.arguments import RunArgs
@@ -56,7 +56,7 @@ class RunOptions:
     scenario: Scenario  # with --server-param/--workload-param applied
     targets: tuple[TargetPlan, ...]  # the columns: servers to start, or an external target
     levels: tuple[LevelPlan, ...]  # every level of a column, in the order they run
-    load: LoadSettings
+    settings: LoadSettings  # the load settings of every level
     drivers: tuple[str, ...]
     driver_settings: DriverSettings
     placement: Placement
@@ -66,7 +66,7 @@ class RunOptions:
     start_timeout_s: float = defaults.START_TIMEOUT_S
     server_per_level: bool = False  # a fresh server process for every level
     call: PlannedCall | None = None  # --call: a method call instead of the service's workload
-    flow: FlowSpec | None = None  # --workload: the user's flow instead of either
+    flow: PlannedFlow | None = None  # --workload: the user's flow instead of either
     security: ChannelSecurity = PLAINTEXT  # how the client reaches the target
     max_error_rate: float | None = None  # None: a level fails when every call failed
     secret_params: frozenset[str] = frozenset()  # declared secret: masked when shown or saved
@@ -81,7 +81,7 @@ class RunOptions:
 
     def level_failure(self, level: LevelResult) -> str | None:
         """Why a measured level does not count as a success, if it does not."""
-        statuses = level.load.statuses
+        statuses = level.measured.statuses
         count = sum(statuses.values())
         failed = level.unexpected
         listed = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "no call finished"
@@ -173,7 +173,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
             scenario.servers,
         ),  # fmt: skip
         levels=level_plans(args, scenario, load),
-        load=load,
+        settings=load,
         drivers=drivers,
         driver_settings=DriverSettings(
             client_processes=resolve_client_processes(args.value("client_processes"), placement),
@@ -211,7 +211,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         check_generator_here(
             drivers, "--profile generator", "samples the built-in generator's processes"
         )
-    if options.load.client_allocations:
+    if options.settings.client_allocations:
         check_generator_here(
             drivers, "--client-allocations", "traces the built-in generator's calls"
         )
@@ -257,5 +257,5 @@ def _check_workloads(options: RunOptions, service: ServiceDefinition) -> None:
         for name in options.drivers:  # e.g. ghz cannot follow page tokens: say so now
             if options.call is None and options.flow is None:  # a --call, a flow: checked
                 check_workload(name, options.scenario.service, params)
-        if service.check_level and any(t.kind == "server" for t in options.targets):
+        if service.check_level and any(t.target_type == "server" for t in options.targets):
             service.check_level(options.scenario.server_params, params, plan.concurrency)

@@ -24,7 +24,7 @@ def recorded_options(options: RunOptions) -> RecordedOptions:
         targets=options.column_labels,
         drivers=options.drivers,
         levels=options.levels,
-        load=options.load,
+        settings=options.settings,
         placement=options.placement,
         client_processes=options.driver_settings.client_processes,
         repeat=options.repeat,

@@ -21,7 +21,7 @@ from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver, close_driver
 from grpcbench.load.engine import make_workload
 from grpcbench.model.events import RunEvents
-from grpcbench.model.load_result import LoadSpec
+from grpcbench.model.load_result import GeneratorJob
 from grpcbench.model.metadata import collect_metadata
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelError, LevelResult, RunRecord, RunStatus
@@ -33,7 +33,7 @@ from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.rpc.workload import MethodWorkload
 from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
-from grpcbench.run.measure import LevelInterrupted, load_spec
+from grpcbench.run.measure import LevelInterrupted, generator_job
 from grpcbench.run.options import RunOptions
 from grpcbench.run.recorded import recorded_options
 from grpcbench.servers.kinds import KINDS
@@ -48,7 +48,7 @@ def preflight_here(
     """The pre-flight call, plain and synchronous, where the probe runs it (here or a
     cluster worker): the level's own workload, built from its spec, numbered after
     the level's calls (a timed level's: ``PREFLIGHT_NUMBER``)."""
-    spec = LoadSpec.from_json(spec_json)
+    spec = GeneratorJob.from_json(spec_json)
     mix = (spec.call or {}).get("mix")
     if mix:  # a mix: one pre-flight call per method, each named in its failure
         for part in mix:
@@ -155,7 +155,7 @@ class Runner:
 
         In a thread that lives as long as the run (see ``preparation``), so Ctrl-C
         stops it at once and its children stay tied to a live thread."""
-        needs_servers = any(target.kind == "server" for target in self.options.targets)
+        needs_servers = any(target.target_type == "server" for target in self.options.targets)
         prepare = self.service.prepare
         if prepare and needs_servers:
             params = self.server_params
@@ -266,8 +266,8 @@ class Runner:
         if not (external or own_calls) or not options.preflight:
             return
         first = options.levels[0]
-        spec = load_spec(
-            options.load, first, target.address, options.scenario.service,
+        spec = generator_job(
+            options.settings, first, target.address, options.scenario.service,
             self.context.workload_params(first),
             self.method_call, self.security, options.flow,
         )  # fmt: skip
@@ -278,7 +278,8 @@ class Runner:
         )  # fmt: skip
         await self.check_site(
             preflight_here, target.address, self.security, spec.to_json(), what,
-            options.load.timeout_s, options.expected_statuses, ClientOptions.of(options.load),
+            options.settings.timeout_s, options.expected_statuses,
+            ClientOptions.of(options.settings),
         )  # fmt: skip
 
     async def _run_levels(
@@ -351,7 +352,7 @@ class Runner:
         options = self.options
         # total is 0 for time-based levels: the progress bar is then indeterminate.
         self.events.level_started(
-            target.label, driver.name, label or plan.describe(), options.load.requests
+            target.label, driver.name, label or plan.describe(), options.settings.requests
         )
         try:
             level = await self.context.measure_level(

@@ -17,7 +17,7 @@ from grpcbench.base.errors import OneLineError, UsageError
 
 @dataclass(frozen=True)
 class Param:
-    kind: type  # int, float, str, bool or list
+    value_type: type  # int, float, str, bool or list
     help: str
     choices: tuple[str, ...] = ()
     minimum: float | None = None
@@ -28,20 +28,20 @@ class Param:
     secret: bool = False
 
     def check(self, name: str, value: Any) -> Any:
-        """``value`` converted to this parameter's kind, or one clear error."""
+        """``value`` converted to this parameter's value type, or one clear error."""
         bad = UsageError(f"bad value {value!r} for {name}: expected {self.describe()}")
-        if self.kind is bool:
+        if self.value_type is bool:
             if not isinstance(value, bool):
                 raise bad
-        elif self.kind in (int, float):
+        elif self.value_type in (int, float):
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise bad
-            if self.kind is int and value != int(value):
+            if self.value_type is int and value != int(value):
                 raise bad
-            value = self.kind(value)
+            value = self.value_type(value)
             if self.minimum is not None and value < self.minimum:
                 raise bad
-        elif self.kind is list:
+        elif self.value_type is list:
             if not isinstance(value, list):
                 raise bad
         else:
@@ -60,7 +60,7 @@ class Param:
         if self.choices:
             return " or ".join(self.choices)
         text = {bool: "true or false", int: "an integer", float: "a number", list: "a list"}.get(
-            self.kind, "a string"
+            self.value_type, "a string"
         )
         return text + (f" >= {self.minimum:g}" if self.minimum is not None else "")
 

@@ -2,8 +2,8 @@
 
 The runner only sees these two protocols, so "a server grpcbench started"
 (``targets.started``) and "a server somebody else runs" (``targets.external``)
-differ in one module each, not in branches of the runner; a new kind is one
-module plus one entry in ``targets.TARGET_KINDS``.
+differ in one module each, not in branches of the runner; a new type is one
+module plus one entry in ``targets.TARGET_TYPES``.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class TargetPlan(Protocol):
     """A column of the tables before it runs: opened once per repeat, closed after."""
 
     @property
-    def kind(self) -> str: ...
+    def target_type(self) -> str: ...
 
     @property
     def label(self) -> str: ...

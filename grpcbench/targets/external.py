@@ -32,7 +32,7 @@ class ExternalTarget:
 class ExternalTargetPlan:
     address: str
     pid: int | None = None
-    kind: str = "external"
+    target_type: str = "external"
 
     @property
     def label(self) -> str:

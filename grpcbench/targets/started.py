@@ -46,7 +46,7 @@ class StartedServer:
 @dataclass(frozen=True)
 class StartedServerPlan:
     spec: ServerSpec
-    kind: str = "server"
+    target_type: str = "server"
 
     @property
     def label(self) -> str:

@@ -217,7 +217,7 @@ class OtlpPush:
 
     def level_finished(self, level: LevelResult) -> None:
         """The calls the intervals did not cover, and the level's exact statuses."""
-        load = level.load
+        load = level.measured
         self.histograms["latency"].top_up(load.latency, self.attributes)
         if load.service_latency is not None:
             self.histograms["service"].top_up(load.service_latency, self.attributes)

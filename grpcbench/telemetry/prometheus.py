@@ -155,7 +155,7 @@ class RunCollector:
         series = self.current
         if series is None:
             return
-        load = level.load
+        load = level.measured
         series.statuses = dict(load.statuses)
         series.live = {"ok": load.ok, "failed": load.count - load.ok}
         series.latency = Buckets.of(load.latency)
@@ -270,7 +270,7 @@ class RunCollector:
 def _usage(level: LevelResult | None) -> list[tuple[str, float]]:
     if level is None:
         return []
-    figures = [("generator_cpu_seconds", level.load.client_cpu_s)]
+    figures = [("generator_cpu_seconds", level.measured.client_cpu_s)]
     if level.server_usage is not None:
         figures += [
             ("server_cpu_seconds", level.server_usage.cpu_s),

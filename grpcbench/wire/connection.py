@@ -43,7 +43,7 @@ from collections import deque
 
 from grpcbench.wire import control, frames, keepalive, messages, status
 from grpcbench.wire.deadlines import Deadlines
-from grpcbench.wire.flow import (
+from grpcbench.wire.flow_control import (
     CONNECTION_WINDOW,
     CREDIT_AT,
     STREAM_CREDIT_AT,
@@ -172,7 +172,7 @@ class Connection(asyncio.Protocol):
         largest = self.max_recv or _NO_LIMIT  # the largest reply message taken
         try:
             while size - position >= _HEADER_SIZE:
-                high, low, kind, flags, stream_id = unpack(data, position)
+                high, low, frame_type, flags, stream_id = unpack(data, position)
                 length = (high << 16) | low
                 if length > _MAX_FRAME:  # what we advertise
                     raise frames.oversized(length, _MAX_FRAME)
@@ -184,7 +184,7 @@ class Connection(asyncio.Protocol):
                 stream_id &= 0x7FFFFFFF
                 stream = streams.get(stream_id)
                 if (
-                    kind == _DATA
+                    frame_type == _DATA
                     and stream is not None
                     and length > 4
                     and not flags & _DATA_FLAGS_ELSEWHERE
@@ -250,11 +250,11 @@ class Connection(asyncio.Protocol):
                         stream.together = count - 1
                     continue
                 if self.continued is not None:
-                    self._continuation(kind, flags, stream_id, data[start:position])
-                elif kind == _DATA:
+                    self._continuation(frame_type, flags, stream_id, data[start:position])
+                elif frame_type == _DATA:
                     self._data(flags, stream_id, data[start:position])
-                elif kind != frames.HEADERS:
-                    self._control(kind, flags, stream_id, data[start:position])
+                elif frame_type != frames.HEADERS:
+                    self._control(frame_type, flags, stream_id, data[start:position])
                 elif flags & PLAIN_HEADERS_MASK != frames.END_HEADERS or stream is None:
                     self._headers(flags, stream_id, data[start:position])
                 else:
@@ -492,10 +492,10 @@ class Connection(asyncio.Protocol):
             return
         self._header_block(stream_id, flags, payload)
 
-    def _continuation(self, kind: int, flags: int, stream_id: int, payload: bytes) -> None:
+    def _continuation(self, frame_type: int, flags: int, stream_id: int, payload: bytes) -> None:
         continued = self.continued
         assert continued is not None
-        block = continued.add(kind, flags, stream_id, payload)
+        block = continued.add(frame_type, flags, stream_id, payload)
         if block is not None:
             self.continued = None
             self._header_block(continued.stream_id, continued.flags, block)
@@ -567,23 +567,23 @@ class Connection(asyncio.Protocol):
         if stream_id >= self.next_id or not stream_id % 2:
             raise ConnectionError_(frames.PROTOCOL_ERROR, f"a frame on unopened stream {stream_id}")
 
-    def _control(self, kind: int, flags: int, stream_id: int, payload: bytes) -> None:
-        if kind == frames.SETTINGS:
+    def _control(self, frame_type: int, flags: int, stream_id: int, payload: bytes) -> None:
+        if frame_type == frames.SETTINGS:
             values = control.settings(flags, stream_id, payload)
             if values is not None:
                 self._settings(values)
-        elif kind == frames.WINDOW_UPDATE:
+        elif frame_type == frames.WINDOW_UPDATE:
             self._window_update(stream_id, control.window_increment(payload))
-        elif kind == frames.PING:
+        elif frame_type == frames.PING:
             answer = control.ping_answer(flags, stream_id, payload)
             if answer is not None:
                 self._write(answer)
-        elif kind == frames.RST_STREAM:
+        elif frame_type == frames.RST_STREAM:
             self._rst_stream(stream_id, control.rst_stream_code(stream_id, payload))
-        elif kind == frames.GOAWAY:
+        elif frame_type == frames.GOAWAY:
             self._goaway(*control.goaway(stream_id, payload))
         else:
-            control.check_other(kind, payload)
+            control.check_other(frame_type, payload)
 
     def _settings(self, settings: list[tuple[int, int]]) -> None:
         for key, value in settings:

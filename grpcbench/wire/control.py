@@ -62,12 +62,12 @@ def rst_stream_code(stream_id: int, payload: bytes) -> int:
     return int.from_bytes(payload, "big")
 
 
-def check_other(kind: int, payload: bytes) -> None:
+def check_other(frame_type: int, payload: bytes) -> None:
     """Frames a client acts on by refusing them, or not at all (unknown types are
     ignored, RFC 9113 section 4.1)."""
-    if kind == frames.PUSH_PROMISE:
+    if frame_type == frames.PUSH_PROMISE:
         raise ConnectionError_(frames.PROTOCOL_ERROR, "PUSH_PROMISE, which we disabled")
-    if kind == frames.CONTINUATION:
+    if frame_type == frames.CONTINUATION:
         raise ConnectionError_(frames.PROTOCOL_ERROR, "CONTINUATION without HEADERS")
-    if kind == frames.PRIORITY and len(payload) != 5:
+    if frame_type == frames.PRIORITY and len(payload) != 5:
         raise ConnectionError_(frames.FRAME_SIZE_ERROR, "a PRIORITY frame not 5 bytes")

@@ -102,27 +102,29 @@ class FrameSplitter:
         unpack = FRAME_HEADER.unpack_from
         limit = self.max_frame_size
         while size - position >= HEADER_SIZE:
-            high, low, kind, flags, stream_id = unpack(data, position)
+            high, low, frame_type, flags, stream_id = unpack(data, position)
             length = (high << 16) | low
             if length > limit:
                 raise oversized(length, limit)
             end = position + HEADER_SIZE + length
             if end > size:
                 break
-            frames.append((kind, flags, stream_id & 0x7FFFFFFF, data[position + HEADER_SIZE : end]))
+            frames.append(
+                (frame_type, flags, stream_id & 0x7FFFFFFF, data[position + HEADER_SIZE : end])
+            )
             position = end
         self.buffer = data[position:] if position < size else b""
         return frames
 
 
-def frame(kind: int, flags: int, stream_id: int, payload: bytes = b"") -> bytes:
+def frame(frame_type: int, flags: int, stream_id: int, payload: bytes = b"") -> bytes:
     length = len(payload)
-    return FRAME_HEADER.pack(length >> 16, length & 0xFFFF, kind, flags, stream_id) + payload
+    return FRAME_HEADER.pack(length >> 16, length & 0xFFFF, frame_type, flags, stream_id) + payload
 
 
-def frame_prefix(kind: int, flags: int, length: int) -> bytes:
+def frame_prefix(frame_type: int, flags: int, length: int) -> bytes:
     """The first 5 bytes of a frame header; the stream id follows (pre-encoded frames)."""
-    return FRAME_HEADER.pack(length >> 16, length & 0xFFFF, kind, flags, 0)[:5]
+    return FRAME_HEADER.pack(length >> 16, length & 0xFFFF, frame_type, flags, 0)[:5]
 
 
 def settings_frame(settings: dict[int, int]) -> bytes:
@@ -141,7 +143,7 @@ def goaway(last_stream_id: int, code: int, debug: bytes = b"") -> bytes:
     return frame(GOAWAY, 0, 0, struct.pack(">LL", last_stream_id, code) + debug)
 
 
-def strip_padding(flags: int, payload: bytes, kind: int) -> bytes:
+def strip_padding(flags: int, payload: bytes, frame_type: int) -> bytes:
     """A PADDED frame's payload without its pad length byte and padding (and, for
     HEADERS with PRIORITY, without the 5 priority bytes)."""
     start = 0
@@ -152,7 +154,7 @@ def strip_padding(flags: int, payload: bytes, kind: int) -> bytes:
         pad = payload[0]
         start = 1
         end -= pad
-    if kind == HEADERS and flags & PRIORITY_FLAG:
+    if frame_type == HEADERS and flags & PRIORITY_FLAG:
         start += 5
     if end < start:
         raise ConnectionError_(PROTOCOL_ERROR, "padding longer than the frame")

@@ -26,9 +26,9 @@ class ContinuedBlock:
         self.parts = [first]
         self.size = len(first)
 
-    def add(self, kind: int, flags: int, stream_id: int, payload: bytes) -> bytes | None:
+    def add(self, frame_type: int, flags: int, stream_id: int, payload: bytes) -> bytes | None:
         """The whole block once END_HEADERS comes; None until then."""
-        if kind != frames.CONTINUATION or stream_id != self.stream_id:
+        if frame_type != frames.CONTINUATION or stream_id != self.stream_id:
             raise ConnectionError_(frames.PROTOCOL_ERROR, "a header block interrupted")
         self.parts.append(payload)
         self.size += len(payload)

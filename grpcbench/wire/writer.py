@@ -24,14 +24,14 @@ EARLY_FLUSH = 8
 _PREFIXES: dict[tuple[int, int, int], bytes] = {}
 
 
-def prefix(kind: int, flags: int, length: int) -> bytes:
+def prefix(frame_type: int, flags: int, length: int) -> bytes:
     """A frame header's first 5 bytes, cached (a level sends a few distinct ones)."""
-    key = (kind, flags, length)
+    key = (frame_type, flags, length)
     cached = _PREFIXES.get(key)
     if cached is None:
         if len(_PREFIXES) > 4096:
             _PREFIXES.clear()
-        cached = _PREFIXES[key] = frames.frame_prefix(kind, flags, length)
+        cached = _PREFIXES[key] = frames.frame_prefix(frame_type, flags, length)
     return cached
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from grpcbench.model.connections import parse_connection_strategy
-from grpcbench.model.load_result import LoadResult, LoadSpec
+from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.model.results import LevelResult
 from grpcbench.observe.monitor import ProcessUsage
@@ -47,7 +47,7 @@ def level(
         scenario="hello",
         server=server,
         plan=LevelPlan(concurrency),
-        load=load_result(
+        measured=load_result(
             latencies_us,
             statuses or {"OK": 4},
             client_cpu_s=client_cpu_s,
@@ -74,7 +74,7 @@ def make_spec(
     call: dict[str, Any] | None = None,
     security: dict[str, Any] | None = None,
     **settings: Any,
-) -> LoadSpec:
+) -> GeneratorJob:
     """A whole level's spec from flat keywords: ``connections=N`` is ``pool:N``, the rest
     are ``LoadSettings`` fields (their defaults otherwise, but no warm-up and no
     timeline unless asked: a test counts exactly the calls it makes)."""
@@ -84,7 +84,7 @@ def make_spec(
     if connections is not None:
         settings["connections"] = parse_connection_strategy(f"pool:{max(1, connections)}")
     chosen = LoadSettings(client_cpus=cpus, **settings)
-    return LoadSpec.for_level(
+    return GeneratorJob.for_level(
         target, service, LevelPlan(concurrency, rate=rate), chosen,
         workload_params=dict(workload_params or {}), call=call, security=security,
     )  # fmt: skip

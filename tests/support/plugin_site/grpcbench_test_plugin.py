@@ -75,7 +75,7 @@ def serve(service: Any, spec: Any, params: Mapping[str, Any], host: str, port: i
 
 def render_tsv(record: RunRecord) -> bytes:
     rows = ["server\tdriver\tconcurrency\tcount\tok"] + [
-        f"{lv.server}\t{lv.driver}\t{lv.plan.concurrency}\t{lv.load.count}\t{lv.load.ok}"
+        f"{lv.server}\t{lv.driver}\t{lv.plan.concurrency}\t{lv.measured.count}\t{lv.measured.ok}"
         for lv in record.levels
     ]
     return ("\n".join(rows) + "\n").encode()
