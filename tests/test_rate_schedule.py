@@ -251,3 +251,71 @@ def test_a_timed_pacer_counts_what_it_scheduled_per_half() -> None:
     assert drawn[-1] == 0.4 and (count.before_middle, count.before_end) == (5, 5)
     count.drain()
     assert (count.before_middle, count.before_end) == (10, 20)  # 0.0-0.9, 0.0-1.9
+
+
+def test_a_new_shape_is_its_pacer_plus_one_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exponential ramp added as a contributor would: one pacer class and one entry
+    in SHAPES. The parser takes it, the option's help and its errors name it."""
+    import math
+    from dataclasses import dataclass, replace
+
+    from grpcbench.model import schedule
+    from grpcbench.model.plan import LoadSettings
+
+    @dataclass(frozen=True)
+    class Exponential:
+        start: float
+        end: float
+        over_s: float
+        text: str = ""
+
+        @property
+        def peak(self) -> float:
+            return max(self.start, self.end)
+
+        @property
+        def duration_s(self) -> float:
+            return self.over_s
+
+        def _k(self) -> float:
+            return math.log(self.end / self.start) / self.over_s
+
+        def rate_at(self, t: float) -> float:
+            return self.start * math.exp(self._k() * min(t, self.over_s))
+
+        def expected_calls(self, t: float) -> float:
+            k, s = self._k(), min(t, self.over_s)
+            return self.start * math.expm1(k * s) / k + self.end * max(0.0, t - self.over_s)
+
+        def time_of(self, calls: float) -> float:
+            k, total = self._k(), self.expected_calls(self.over_s)
+            if calls > total:
+                return self.over_s + (calls - total) / self.end
+            return math.log1p(calls * k / self.start) / k
+
+        def scaled(self, factor: float) -> Exponential:
+            return replace(self, start=self.start * factor, end=self.end * factor)
+
+        def describe(self) -> str:
+            return f"exponential {self.start:g}/s to {self.end:g}/s over {self.over_s:g} s"
+
+    def build(fields: schedule.ShapeFields) -> Exponential:
+        return Exponential(fields.rate("start"), fields.rate("end"), fields.duration("over"),
+                           fields.text)  # fmt: skip
+
+    shape = schedule.ScheduleShape(
+        "exp", ("start", "end", "over"), "exp:start=10,end=1000,over=30s", build
+    )
+    monkeypatch.setitem(schedule.SHAPES, "exp", shape)
+    ramp = schedule.parse_rate_schedule("exp:start=10,end=1000,over=30s")
+    assert isinstance(ramp, Exponential) and ramp.peak == 1000
+    assert ramp.time_of(ramp.expected_calls(12.5)) == pytest.approx(12.5)
+    times = list(itertools.takewhile(lambda t: t < 30, send_times(ramp, "uniform")))
+    assert len(times) == pytest.approx(ramp.expected_calls(30), abs=1)
+    assert "exp:start=10,end=1000,over=30s" in LoadSettings.help("rate_schedule")
+    with pytest.raises(UsageError, match="step:... or line:... or exp:..., e.g. .*exp:start"):
+        schedule.parse_rate_schedule("cosine:start=1")
+    with pytest.raises(UsageError, match="exp takes start, end, over once each"):
+        schedule.parse_rate_schedule("exp:start=1,every=2s")
+    settings = LoadSettings(rate_schedule=ramp, duration_s=30, requests=0)
+    assert LoadSettings.from_json(settings.to_json()).rate_schedule == ramp

@@ -22,7 +22,13 @@ from grpcbench.base.errors import UsageError
 from grpcbench.base.panels import LOAD_MODEL, OUTPUT, WHAT_TO_RUN
 from grpcbench.base.parsing import duration_seconds, parse_duration, parse_size, parse_warmup
 from grpcbench.model.connections import ConnectionStrategy, parse_connection_strategy
-from grpcbench.model.schedule import ConstantRate, Pacer, RateSchedule, parse_rate_schedule
+from grpcbench.model.schedule import (
+    ConstantRate,
+    Pacer,
+    RateSchedule,
+    parse_rate_schedule,
+    shape_examples,
+)
 from grpcbench.rpc.client_stacks import known_stack, stacks_help
 
 Arrivals = Literal["uniform", "poisson"]
@@ -216,17 +222,15 @@ class LoadSettings:
         help="Open-loop arrivals: uniform or poisson.",
     )  # fmt: skip
     rate_schedule: RateSchedule | None = setting(
-        None, option="--rate-schedule", metavar="step:...|line:...", panel=LOAD_MODEL,
+        None, option="--rate-schedule", metavar="SHAPE:FIELDS", panel=LOAD_MODEL,
         json="rate_schedule", dump=lambda schedule: schedule.text if schedule else None,
         load=lambda value: (
-            value
-            if isinstance(value, RateSchedule) or not value
-            else parse_rate_schedule(str(value))
+            parse_rate_schedule(value) if isinstance(value, str) and value else value or None
         ),
         parse=parse_rate_schedule, default_text="none",
-        help="Open loop, one level whose rate ramps (ghz's --load-schedule, k6's stages):"
-        " step:start=500,step=500,every=5s,end=5000 or line:start=100,end=5000,over=60s."
-        " The level lasts the schedule; see it over time with --interval.",
+        help=lambda: "Open loop, one level whose rate ramps (ghz's --load-schedule, k6's"
+        f" stages): {shape_examples()}. The level lasts the schedule; see it over time with"
+        " --interval.",
     )  # fmt: skip
     interval_s: float = setting(
         0.0, option="--interval", metavar="DURATION|off", panel=OUTPUT, json="interval_s",

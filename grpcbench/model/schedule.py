@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.parsing import parse_duration
-
-EXAMPLES = "step:start=500,step=500,every=5s,end=5000 or line:start=100,end=5000,over=60s"
 
 
 class Pacer(Protocol):
@@ -194,8 +192,17 @@ class LineSchedule:
         return f"ramp {self.start:g}/s to {self.end:g}/s over {self.over_s:g} s"
 
 
-# ``--rate-schedule``: a pacer whose rate changes as the level runs.
-RateSchedule = StepSchedule | LineSchedule
+class RateSchedule(Pacer, Protocol):
+    """``--rate-schedule``: a pacer whose rate changes as the level runs, as given."""
+
+    @property
+    def text(self) -> str:
+        """As the user gave it, for tables and the JSON."""
+        ...
+
+    def describe(self) -> str:
+        """In words, for the run's header ("ramp 500/s to 5000/s in 10 steps of 5 s")."""
+        ...
 
 
 def mean_rate(pacer: Pacer) -> float:
@@ -216,50 +223,96 @@ def send_times(pacer: Pacer, arrivals: str, seed: int | None = None) -> Iterator
         expected = expected + 1 if arrivals == "uniform" else expected + rng.expovariate(1.0)
 
 
-def parse_rate_schedule(text: str) -> RateSchedule:
-    """``step:start=500,step=500,every=5s,end=5000`` or ``line:start=100,end=5000,over=60s``."""
-    kind, _, body = text.strip().partition(":")
-    wanted = {"step": ("start", "step", "every", "end"), "line": ("start", "end", "over")}
-    if kind not in wanted:
-        raise UsageError(f"bad --rate-schedule {text!r}: step:... or line:..., e.g. {EXAMPLES}")
-    fields: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in body.split(","))):
-        name, equals, value = part.partition("=")
-        if not equals or name not in wanted[kind] or name in fields:
-            raise UsageError(
-                f"bad --rate-schedule {text!r}: {kind} takes {', '.join(wanted[kind])}"
-                f" once each, e.g. {EXAMPLES}"
-            )
-        fields[name] = value.strip()
-    missing = [name for name in wanted[kind] if name not in fields]
-    if missing:
-        raise UsageError(f"bad --rate-schedule {text!r}: missing {', '.join(missing)}")
+class ShapeFields:
+    """A shape's ``name=value`` fields as given, read with one clear error each."""
 
-    def rate(name: str) -> float:
+    def __init__(self, text: str, values: Mapping[str, str]) -> None:
+        self.text = text.strip()
+        self.values = values
+
+    def bad(self, problem: str) -> UsageError:
+        return UsageError(f"bad --rate-schedule {self.text!r}: {problem}")
+
+    def rate(self, name: str, signed: bool = False) -> float:
+        """Calls/s (``500`` or ``500/s``); above 0 unless ``signed`` (a step down)."""
         try:
-            value = float(fields[name].removesuffix("/s"))
+            value = float(self.values[name].removesuffix("/s"))
         except ValueError:
-            raise UsageError(f"bad --rate-schedule {text!r}: {name} must be a number") from None
-        if not value > 0 and name != "step":
-            raise UsageError(f"bad --rate-schedule {text!r}: {name} must be above 0 calls/s")
+            raise self.bad(f"{name} must be a number") from None
+        if not math.isfinite(value) or (not value > 0 and not signed):
+            raise self.bad(f"{name} must be above 0 calls/s")
         return value
 
-    start, end = rate("start"), rate("end")
-    if kind == "line":
-        over = parse_duration(fields["over"], "--rate-schedule over")
-        if over <= 0:
-            raise UsageError(f"bad --rate-schedule {text!r}: over must be longer than 0")
-        return LineSchedule(start, end, over_s=over, text=text.strip())
-    step = rate("step")
-    every = parse_duration(fields["every"], "--rate-schedule every")
-    if every <= 0:
-        raise UsageError(f"bad --rate-schedule {text!r}: every must be longer than 0")
+    def duration(self, name: str) -> float:
+        """A duration longer than 0 (``5s``, ``1m``)."""
+        seconds = parse_duration(self.values[name], f"--rate-schedule {name}")
+        if seconds <= 0:
+            raise self.bad(f"{name} must be longer than 0")
+        return seconds
+
+
+def _step(fields: ShapeFields) -> RateSchedule:
+    start, end, step = fields.rate("start"), fields.rate("end"), fields.rate("step", signed=True)
+    every = fields.duration("every")
     if step == 0 or (end - start) / step < 0:
-        raise UsageError(
-            f"bad --rate-schedule {text!r}: step must go from start toward end"
-            " (negative to step down)"
-        )
+        raise fields.bad("step must go from start toward end (negative to step down)")
     steps = (end - start) / step
     if abs(steps - round(steps)) > 1e-9:
-        raise UsageError(f"bad --rate-schedule {text!r}: end must be start plus whole steps")
-    return StepSchedule(start, end, step=step, every_s=every, text=text.strip())
+        raise fields.bad("end must be start plus whole steps")
+    return StepSchedule(start, end, step=step, every_s=every, text=fields.text)
+
+
+def _line(fields: ShapeFields) -> RateSchedule:
+    start, end = fields.rate("start"), fields.rate("end")
+    return LineSchedule(start, end, over_s=fields.duration("over"), text=fields.text)
+
+
+@dataclass(frozen=True)
+class ScheduleShape:
+    """One shape ``--rate-schedule`` takes. Its name, fields and example are all the
+    option's parser, help, errors and ghz's refusal message say of it, so a new shape
+    is its pacer class plus one entry in ``SHAPES``."""
+
+    name: str
+    fields: tuple[str, ...]
+    example: str
+    build: Callable[[ShapeFields], RateSchedule]
+
+
+SHAPES: dict[str, ScheduleShape] = {
+    shape.name: shape
+    for shape in (
+        ScheduleShape(
+            "step", ("start", "step", "every", "end"), "step:start=500,step=500,every=5s,end=5000",
+            _step,
+        ),
+        ScheduleShape("line", ("start", "end", "over"), "line:start=100,end=5000,over=60s", _line),
+    )
+}  # fmt: skip
+
+
+def shape_examples() -> str:
+    """Every shape's example: "step:... or line:..."."""
+    return " or ".join(shape.example for shape in SHAPES.values())
+
+
+def parse_rate_schedule(text: str) -> RateSchedule:
+    """A shape's text (``SHAPES``), e.g. ``step:start=500,step=500,every=5s,end=5000``."""
+    name, _, body = text.strip().partition(":")
+    shape = SHAPES.get(name)
+    if shape is None:
+        known = " or ".join(f"{known}:..." for known in SHAPES)
+        raise UsageError(f"bad --rate-schedule {text!r}: {known}, e.g. {shape_examples()}")
+    values: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in body.split(","))):
+        field_name, equals, value = part.partition("=")
+        if not equals or field_name not in shape.fields or field_name in values:
+            raise UsageError(
+                f"bad --rate-schedule {text!r}: {name} takes {', '.join(shape.fields)}"
+                f" once each, e.g. {shape.example}"
+            )
+        values[field_name] = value.strip()
+    missing = [field_name for field_name in shape.fields if field_name not in values]
+    if missing:
+        raise UsageError(f"bad --rate-schedule {text!r}: missing {', '.join(missing)}")
+    return shape.build(ShapeFields(text, values))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grpcbench.base import defaults
 from grpcbench.base.errors import UsageError
+from grpcbench.model.schedule import shape_examples
 from grpcbench.run.arguments import RunArgs
 
 # ghz's defaults (ghz --help, v0.120.0) for a run that names only a method.
@@ -73,9 +74,10 @@ ACCEPTED: dict[str, str] = {
 }
 REFUSED: dict[str, str] = {
     "--load-schedule, --load-start, --load-end, --load-step, --load-step-duration,"
-    " --load-max-duration": "one ramp in one level: --rate-schedule"
-    " step:start=S,step=N,every=D,end=E or line:start=S,end=E,over=D (a list of levels:"
-    " --rate 100,200,400); --load-schedule const, ghz's default, is accepted",
+    " --load-max-duration": "one ramp in one level: --rate-schedule "
+    + shape_examples()
+    + " (a list of levels: --rate 100,200,400); --load-schedule const, ghz's default, is"
+    " accepted",
     "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
     " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
     " list: -c 10,20,40; --concurrency-schedule const, ghz's default, is accepted",
