@@ -173,9 +173,9 @@ def runs_here(names: Sequence[str]) -> bool:
 def check_generator_here(names: Sequence[str], asked: str, does: str) -> None:
     """``asked`` (an option) needs a generator of grpcbench's engine on this machine."""
     if not runs_here(names):
+        what = "; ".join(f"{name}: {driver_info(name).description}" for name in names)
         raise UsageError(
-            f"{asked} {does} here: with --load {','.join(names)} there is none (ghz is"
-            " Go; --cluster's generators run on the workers)"
+            f"{asked} {does} here: with --load {','.join(names)} there is none ({what})"
         )
 
 

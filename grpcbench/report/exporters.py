@@ -49,7 +49,7 @@ def _ghz(name: str, module: str, lists_calls: bool) -> ExporterInfo:
     return ExporterInfo(
         f"ghz-{name}",
         f"ghz's -O {name}",
-        f"grpcbench.report.{module}:render_{name.replace('-', '_')}",
+        f"grpcbench.report.{module}:render_ghz_{name.replace('-', '_')}",
         True,
         f"-O {name}",
         lists_calls=lists_calls,

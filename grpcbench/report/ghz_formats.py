@@ -114,7 +114,7 @@ def encoded(render: Callable[[RunRecord], str]) -> Callable[[RunRecord], bytes]:
     return render_bytes
 
 
-render_json = encoded(json_text)
-render_pretty = encoded(pretty_text)
-render_csv = encoded(csv_text)
-render_summary = encoded(summary_text)
+render_ghz_json = encoded(json_text)
+render_ghz_pretty = encoded(pretty_text)
+render_ghz_csv = encoded(csv_text)
+render_ghz_summary = encoded(summary_text)

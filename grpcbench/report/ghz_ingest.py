@@ -188,6 +188,6 @@ def prometheus_text(record: RunRecord) -> str:
     return "".join(f"# TYPE {family} {kind}\n{lines}" for family, (kind, lines) in merged.items())
 
 
-render_influx_summary = encoded(influx_summary_text)
-render_influx_details = encoded(influx_details_text)
-render_prometheus = encoded(prometheus_text)
+render_ghz_influx_summary = encoded(influx_summary_text)
+render_ghz_influx_details = encoded(influx_details_text)
+render_ghz_prometheus = encoded(prometheus_text)
