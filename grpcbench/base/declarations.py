@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from grpcbench.base.errors import UsageError
@@ -190,6 +191,8 @@ class OptionInfo:
     parse: Callable[[str, str], Any] | None = None
     # The problem with a (parsed) value, or None: "bad --repeat 0: {problem}".
     check: Callable[[Any], str | None] | None = None
+    # Its value names a file the run reads: no output of the run may be written over it.
+    reads: bool = False
 
     @property
     def help_text(self) -> str:
@@ -205,9 +208,10 @@ def option(
     metavar: str | None = None,
     parse: Callable[[str, str], Any] | None = None,
     check: Callable[[Any], str | None] | None = None,
+    reads: bool = False,
 ) -> Any:
     """A dataclass field that is a command-line option (see ``OptionInfo``)."""
-    info = OptionInfo(names, help, panel, secret, metavar, parse, check)
+    info = OptionInfo(names, help, panel, secret, metavar, parse, check, reads)
     return field(default=default, metadata={"option": info})
 
 
@@ -312,6 +316,22 @@ def _made(cls: type, path: tuple[str, ...], nested: dict[tuple[str, ...], dict[s
         if "options" in spec.metadata:
             values[spec.name] = _made(spec.metadata["options"], (*path, spec.name), nested)
     return cls(**values)
+
+
+def read_files(options: Any) -> list[tuple[str, Path]]:
+    """Every file the options name that the run reads (``option(reads=True)``), as
+    (its option, its path), from the object and the groups it holds."""
+    found = []
+    for declared_one in declared_options(type(options)):
+        if not declared_one.info.reads:
+            continue
+        value: Any = options
+        for name in declared_one.path:
+            value = getattr(value, name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, str | Path) and str(item).strip() not in ("", "-"):
+                found.append((declared_one.names[0].split("/")[0], Path(str(item).strip())))
+    return found
 
 
 def secret_option_names(cls: type) -> frozenset[str]:

@@ -12,7 +12,10 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+
+from grpcbench.base.errors import UsageError
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -39,3 +42,34 @@ def write_to_stdout(data: bytes) -> None:
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """The same file, through links and relative paths alike."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_apart(
+    outputs: Iterable[tuple[str, Path]], inputs: Iterable[tuple[str, Path]] = ()
+) -> None:
+    """No output names another output's file or an input's: writing it would destroy
+    what the run reads (``-D data.json -o data.json``) or what another output holds
+    (``-o r.json --debug r.json``). Each pair is one clear line, before anything runs."""
+    written: list[tuple[str, Path]] = []
+    read = list(inputs)
+    for option, path in outputs:
+        for other, taken in written:
+            if _same_file(path, taken):
+                raise UsageError(f"{option} and {other} name the same file {path}")
+        for other, source in read:
+            if _same_file(path, source):
+                raise UsageError(
+                    f"{option} {path} is also {other}'s input: it would be overwritten;"
+                    " give another path"
+                )
+        written.append((option, path))

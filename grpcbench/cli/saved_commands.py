@@ -89,7 +89,7 @@ def report(
     results: Path, html_path: Path | None, png: Path | None, svg: Path | None, consoles: Consoles
 ) -> int:
     """``grpcbench report``: charts and an offline HTML report from saved results."""
-    from grpcbench.base.output_files import write_atomically
+    from grpcbench.base.output_files import check_apart, write_atomically
     from grpcbench.model.results_file import load_run
     from grpcbench.report.chart_kit import require_matplotlib
     from grpcbench.report.charts import render_charts, write_images
@@ -101,6 +101,7 @@ def report(
     require_matplotlib()
     if html_path:
         check_writable("--html", html_path)
+        check_apart([("--html", html_path)], [("report's results file", results)])
     record = load_run(results)
     charts = render_charts(record)
     if html_path:

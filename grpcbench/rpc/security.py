@@ -40,13 +40,23 @@ class ChannelSecurity:
     """TLS settings as given (paths), plus what ``resolve`` read from them."""
 
     cacert: str | None = declared_option(
-        None, help=("Trusted root certificates (PEM) to check the target's."), panel=panels.TLS
+        None,
+        help=("Trusted root certificates (PEM) to check the target's."),
+        panel=panels.TLS,
+        reads=True,
     )
     cert: str | None = declared_option(
-        None, help=("Client certificate (PEM), with --key."), panel=panels.TLS
+        None,
+        help=("Client certificate (PEM), with --key."),
+        panel=panels.TLS,
+        reads=True,
     )
     key: str | None = declared_option(
-        None, help=("The client certificate's private key (PEM)."), panel=panels.TLS, secret=True
+        None,
+        help=("The client certificate's private key (PEM)."),
+        panel=panels.TLS,
+        secret=True,
+        reads=True,
     )
     cname: str | None = declared_option(
         None, help=("Server name to expect in its certificate."), panel=panels.TLS

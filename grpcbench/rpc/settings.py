@@ -104,7 +104,10 @@ class CallArgs:
         panel=panels.CALL,
     )
     proto: str | None = option(
-        None, help=("The .proto of --call (needs grpcbench[proto])."), panel=panels.CALL
+        None,
+        help=("The .proto of --call (needs grpcbench[proto])."),
+        panel=panels.CALL,
+        reads=True,
     )
     import_paths: str | None = option(
         None,
@@ -114,7 +117,10 @@ class CallArgs:
         panel=panels.CALL,
     )
     protoset: str | None = option(
-        None, help=("A compiled FileDescriptorSet holding --call's method."), panel=panels.CALL
+        None,
+        help=("A compiled FileDescriptorSet holding --call's method."),
+        panel=panels.CALL,
+        reads=True,
     )
     data: str | None = option(
         None,
@@ -135,6 +141,7 @@ class CallArgs:
             "feeds each call its next line (see --feed)."
         ),
         panel=panels.CALL,
+        reads=True,
     )
     feed: str | None = option(
         None,
@@ -161,6 +168,7 @@ class CallArgs:
         "-M",
         help=("Request metadata as a JSON object in a file."),
         panel=panels.CALL,
+        reads=True,
     )
     stream_messages: int | None = option(
         None,
@@ -174,6 +182,7 @@ class CallArgs:
         "-B",
         help=("The request as a serialized protobuf message in a file (ghz's -B)."),
         panel=panels.CALL,
+        reads=True,
     )
     binary_stdin: bool = option(
         False,

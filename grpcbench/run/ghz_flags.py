@@ -25,7 +25,10 @@ class GhzFlags:
     stream_call_count: int | None = option(None, help="ghz's: --stream-messages.", panel=panels.GHZ)
     cpus: int | None = option(None, help="ghz's: --client-processes N.", panel=panels.GHZ)
     config: str | None = option(
-        None, help=("ghz's JSON or TOML file of options; the command line wins."), panel=panels.GHZ
+        None,
+        help=("ghz's JSON or TOML file of options; the command line wins."),
+        panel=panels.GHZ,
+        reads=True,
     )
     output_format: str | None = option(
         None,

@@ -15,10 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from grpcbench.base import defaults
+from grpcbench.base.declarations import read_files
 from grpcbench.base.errors import UsageError
+from grpcbench.base.output_files import check_apart
 from grpcbench.base.parsing import parse_duration
 from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import (
@@ -119,6 +122,10 @@ def describe_mix(call: PlannedCall) -> str:
 
 def build_run_options(args: RunArgs) -> RunOptions:
     """Every option checked, before anything starts."""
+    outputs = outputs_from(
+        args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
+    )
+    _check_outputs_apart(args, outputs)  # before any input is read
     scenario, service = resolve_scenario(args)
     call_settings = args.call.settings().over(scenario.call)
     if args.insecure and call_settings.security.tls:
@@ -154,9 +161,6 @@ def build_run_options(args: RunArgs) -> RunOptions:
         },
     )
     placement = build_placement(args.pin, args.server_cpus, args.client_cpus, args.backing_cpus)
-    outputs = outputs_from(
-        args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
-    )
     if check_live_telemetry(args.prometheus, args.otlp, args.otlp_headers):
         # Live figures arrive interval by interval.
         load = replace(load, interval_s=load.interval_s or 1.0)
@@ -224,6 +228,17 @@ def build_run_options(args: RunArgs) -> RunOptions:
         args.allow_plaintext_secrets,
     )
     return options
+
+
+def _check_outputs_apart(args: RunArgs, outputs: tuple[Output, ...]) -> None:
+    """No output is written over a file the run reads, or over another output."""
+    written = [(output.info.option, output.path) for output in outputs if not output.to_stdout]
+    if args.ghz_flags.debug:
+        written.append(("--debug", Path(args.ghz_flags.debug)))
+    read = read_files(args)
+    if Path(args.scenario).is_file():  # a scenario file, not a bundled scenario's name
+        read.append(("--scenario", Path(args.scenario)))
+    check_apart(written, read)
 
 
 def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
