@@ -151,6 +151,14 @@ def parse_positive_int(text: str, option: str) -> int:
     return int(text)
 
 
+def authority_problem(value: str) -> str | None:
+    """An :authority is printable ASCII without spaces (a host, a port): CR, LF or any
+    control character would be a header injection on the wire stack."""
+    if all("\x21" <= char <= "\x7e" for char in value):
+        return None
+    return "a host name (and port) of printable ASCII, no spaces or control characters"
+
+
 def available_loop(name: str) -> str:
     """uvloop (less CPU per call) where it is installed; asyncio on request or without it."""
     if name not in ("uvloop", "asyncio"):
@@ -265,7 +273,7 @@ class LoadSettings:
     # ghz's channel flags (rpc.client_options.ClientOptions is what channels read).
     authority: str = setting(
         "", option="--authority", metavar="NAME", panel=LOAD_MODEL, json="authority", load=str,
-        default_text="the target's address",
+        default_text="the target's address", check=authority_problem,
         help="The :authority the calls carry (an HTTP/2 virtual host), as ghz's --authority.",
     )  # fmt: skip
     keepalive_s: float = setting(

@@ -153,9 +153,34 @@ _METADATA_KEY = re.compile(r"[0-9a-z_.-]+")
 _METADATA_VALUE = re.compile(r"[\x20-\x7e]*")
 
 
+# Keys gRPC sets itself (grpc-go's isReservedHeader; grpc.aio leaves them out too) and
+# HTTP/2's connection-specific fields (RFC 9113 8.2.2, 8.3.1): as metadata they would be
+# dropped by grpc and malformed or duplicated on the wire, so each is refused by name.
+RESERVED_METADATA = {
+    "content-type": "gRPC sets it (application/grpc)",
+    "te": "gRPC sets it (trailers)",
+    "user-agent": "gRPC sets it",
+    "grpc-timeout": "the call's deadline sets it: give -t/--timeout",
+    "grpc-encoding": "compression sets it: give -e/--enable-compression",
+    "grpc-message-type": "gRPC sets it",
+    "grpc-message": "a server's reply field",
+    "grpc-status": "a server's reply field",
+    "grpc-status-details-bin": "a server's reply field",
+    "host": "HTTP/2 carries it as :authority: give --authority",
+    "connection": "HTTP/2 has no connection-specific fields",
+    "keep-alive": "HTTP/2 has no connection-specific fields: give --keepalive for PINGs",
+    "proxy-connection": "HTTP/2 has no connection-specific fields",
+    "transfer-encoding": "HTTP/2 has no connection-specific fields",
+    "upgrade": "HTTP/2 has no connection-specific fields",
+}
+
+
 def _check_metadata(name: str, value: str, what: str) -> None:
     """Metadata grpc would refuse to send is refused here, before any load, on both
-    client stacks (grpc crashed the generator; wire sent it)."""
+    client stacks (grpc crashed the generator; wire sent it); so is a reserved key,
+    which grpc would drop and the wire stack would send."""
+    if name in RESERVED_METADATA:
+        raise UsageError(f"{what}: {name} is reserved: {RESERVED_METADATA[name]}")
     if not _METADATA_KEY.fullmatch(name):
         shown = ":authority and other pseudo-headers" if name.startswith(":") else repr(name)
         raise UsageError(
@@ -342,4 +367,7 @@ def read_metadata(items: Sequence[str], metadata_file: str | None) -> str:
         if not separator or not key.strip():
             raise UsageError("bad -m: expected KEY=VALUE or a JSON object")  # never echo a value
         merged[key.strip()] = text
+    for key in merged:  # the values wait for their templates; a reserved key is known now
+        if key.lower() in RESERVED_METADATA:
+            raise UsageError(f"-m {key.lower()} is reserved: {RESERVED_METADATA[key.lower()]}")
     return json.dumps(merged)

@@ -31,7 +31,9 @@ ACCEPTED: dict[str, str] = {
     "--proto, --protoset, --call, -i/--import-paths": "the same (a --proto path is also"
     " looked up under the import paths, as ghz does)",
     "-d/--data, -D/--data-file, -m/--metadata, -M/--metadata-file": "the same, template"
-    " actions included",
+    " actions included; a key gRPC reserves (te, content-type, user-agent, grpc-timeout,"
+    " grpc-encoding, grpc-status...) or HTTP/2 forbids (host, connection...) is refused by"
+    " name, where ghz drops it unsent",
     "--insecure, --cacert, --cert, --key, --cname, --skipTLS": "the same",
     "-c/--concurrency, -n/--total, -z/--duration, -t/--timeout": "the same (-c also takes a"
     " list of levels)",
