@@ -230,12 +230,15 @@ def capacity_settings(args: CapacityArgs) -> CapacitySettings:
         raise UsageError(f"bad --max-probes {args.max_probes}: at least 2")
     if args.confirmations < 0:
         raise UsageError(f"bad --repeat {args.confirmations}: 0 or more confirmations")
+    probe_s = parse_duration(args.probe_duration, "--probe-duration")
+    if probe_s < 1.0:  # a probe's rate is judged on the second half of its window
+        raise UsageError(f"bad --probe-duration {args.probe_duration!r}: at least 1s")
     slos = tuple(parse_slo(text) for text in args.slos)
     if len({slo.text for slo in slos}) != len(slos):
         raise UsageError("the same --slo given twice")
     return CapacitySettings(
         slos=slos, max_error_rate=args.max_error_rate, precision=precision,
-        probe_duration_s=parse_duration(args.probe_duration, "--probe-duration"),
+        probe_duration_s=probe_s,
         probe_warmup_s=parse_duration(args.probe_warmup, "--probe-warmup"),
         max_probes=args.max_probes, confirmations=args.confirmations,
     )  # fmt: skip

@@ -65,7 +65,8 @@ def compare(args: CompareArgs, consoles: Consoles) -> int:
         raise UsageError(f"bad --alpha {args.alpha}: a probability between 0 and 1")
     if args.format not in ("text", "markdown", "json"):
         raise UsageError(f"bad --format {args.format!r} (text, markdown or json)")
-    thresholds = parse_fail_on(args.fail_on) if args.fail_on else []
+    # Given, even empty, it is a gate: an empty one is refused, never a gate turned off.
+    thresholds = parse_fail_on(args.fail_on) if args.fail_on is not None else []
     differences = compare_runs(load_run(args.baseline), load_run(args.contender), alpha=args.alpha)
     if args.format == "json":
         consoles.out.print_json(json.dumps(to_json(differences)))

@@ -8,6 +8,7 @@ the model may use it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -151,6 +152,14 @@ def parse_positive_int(text: str, option: str) -> int:
     return int(text)
 
 
+def keepalive_problem(value: float) -> str | None:
+    """Off (0) or at least a second: shorter is a PING flood that servers answer with
+    GOAWAY (grpc-go itself raises a client's keepalive under 10 s to 10 s)."""
+    if value == 0 or (math.isfinite(value) and value >= 1.0):
+        return None
+    return "0 (off) or at least 1s"
+
+
 def authority_problem(value: str) -> str | None:
     """An :authority is printable ASCII without spaces (a host, a port): CR, LF or any
     control character would be a header injection on the wire stack."""
@@ -278,7 +287,7 @@ class LoadSettings:
     )  # fmt: skip
     keepalive_s: float = setting(
         0.0, option="--keepalive", metavar="DURATION", panel=LOAD_MODEL, json="keepalive_s",
-        load=float, check=at_least(0), default_text="off",
+        load=float, check=keepalive_problem, default_text="off",
         parse=lambda text: parse_duration(text, "--keepalive"),
         help="Send an HTTP/2 PING on every connection this often (ghz's --keepalive).",
     )  # fmt: skip

@@ -204,7 +204,12 @@ def parse_fail_on(text: str) -> list[ChangeLimit]:
             change = float(number) / 100
         except ValueError:
             change = math.nan
-        if figure is None or not value.strip().endswith("%") or math.isnan(change) or not change:
+        if (
+            figure is None
+            or not value.strip().endswith("%")
+            or not math.isfinite(change)
+            or not change
+        ):
             known = ", ".join([*FIGURES, CAPACITY.key])
             raise UsageError(
                 f"bad --fail-on {item.strip()!r}: expected FIGURE:+N% or FIGURE:-N%"

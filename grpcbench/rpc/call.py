@@ -343,7 +343,10 @@ def read_data(data: str | None, data_file: str | None) -> str:
     if data is not None and data_file is not None:
         raise UsageError("give either -d/--data or -D/--data-file, not both")
     if data_file is not None:
-        return read_utf8(data_file, "-D")
+        text = read_utf8(data_file, "-D")
+        if not text.strip():  # never taken for {}: an empty file is a mistake, not a request
+            raise UsageError(f"-D {data_file} is empty: give the request as JSON (or {{}})")
+        return text
     return data if data is not None else "{}"
 
 

@@ -7,6 +7,7 @@ is one clear error before anything starts, instead of being silently ignored.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -39,8 +40,8 @@ class Param:
             if self.value_type is int and value != int(value):
                 raise bad
             value = self.value_type(value)
-            if self.minimum is not None and value < self.minimum:
-                raise bad
+            if not math.isfinite(value) or (self.minimum is not None and value < self.minimum):
+                raise bad  # nan passes every comparison; inf is no amount
         elif self.value_type is list:
             if not isinstance(value, list):
                 raise bad

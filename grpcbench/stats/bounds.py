@@ -10,6 +10,7 @@ another thing: a limit on a change between two runs, ``report.compare``.)
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Collection
@@ -84,6 +85,8 @@ def parse_bound(
             raise UsageError(f"bad {option} {text!r}: errors take 0.1% or 0.001") from None
     else:
         limit = max(1.0, round(parse_duration(value, f"{option} {text!r}: its limit") * 1e6))
+    if not math.isfinite(limit) or limit < 0:  # nan would always breach, inf never
+        raise UsageError(f"bad {option} {text!r}: the limit must be a finite number, not below 0")
     return Bound(statistic, op, limit, text.strip())
 
 
