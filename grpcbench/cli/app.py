@@ -24,6 +24,7 @@ from grpcbench.base import defaults, interrupts, panels
 from grpcbench.base.declarations import declared_options
 from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.secrets import redact
+from grpcbench.base.text import printable
 from grpcbench.cli import commands, listing_commands, saved_commands
 from grpcbench.cli.argv import ghz_flags_of, profile_scope_spelled
 from grpcbench.cli.declared_options import arguments_options, settings_options
@@ -82,7 +83,7 @@ def _call(command: Callable[..., int], *args: object) -> None:
         stderr.print(f"[bold red]grpcbench: error:[/] cannot write the output: {reason}")
         raise typer.Exit(2) from None
     except OneLineError as error:
-        message = escape(redact(str(error)))
+        message = escape(printable(redact(str(error))))
         stderr.print(f"[bold red]grpcbench: error:[/] {message}", highlight=False)
         raise typer.Exit(error.exit_code) from None
     except KeyboardInterrupt:  # before a run started: nothing to stop or keep

@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from grpcbench.base import interrupts
 from grpcbench.base.errors import InternalError, OneLineError, UsageError
+from grpcbench.base.text import printable
 from grpcbench.load.catalogue import driver_info
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.options import RunOptions, build_run_options
@@ -78,8 +79,8 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     recorded = recorded_options(options)
     named = recorded.describe_run()
     err.print(
-        (f"run [bold]{escape(named)}[/]: " if named else "")
-        + f"scenario [bold]{escape(options.scenario.name)}[/]: {len(options.targets)}"
+        (f"run [bold]{escape(printable(named))}[/]: " if named else "")
+        + f"scenario [bold]{escape(printable(options.scenario.name))}[/]: {len(options.targets)}"
         f" server(s) x {levels}; {options.settings.describe()} per level"
         + (f", {options.repeat} repeats" if options.repeat > 1 else "")
         + (
@@ -88,7 +89,7 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
             else ""
         )
         + f"; {options.placement.describe()}"
-        + f"; parameters: {escape(recorded.describe_params())}",
+        + f"; parameters: {escape(printable(recorded.describe_params()))}",
         highlight=False,
     )
 

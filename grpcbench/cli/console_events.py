@@ -22,6 +22,7 @@ from rich.progress import (
 )
 
 from grpcbench.base.secrets import redact
+from grpcbench.base.text import printable
 from grpcbench.base.units import format_latency_us
 from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.results import LevelResult
@@ -150,4 +151,4 @@ class ConsoleEvents:
         )
 
     def warning(self, message: str) -> None:
-        self.console.print(f"[yellow]warning:[/] {escape(redact(message))}")
+        self.console.print(f"[yellow]warning:[/] {escape(printable(redact(message)))}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grpcbench.base.text import printable
 from grpcbench.model.results import RunRecord
 from grpcbench.report.capacity import record_tables
 from grpcbench.report.summary import summary_lines
@@ -33,6 +34,7 @@ def run_to_markdown(record: RunRecord) -> str:
         "",
         "",
     ]
+    lines = [printable(line) for line in lines]  # names and parameters from the results
     tables = [table_to_markdown(t) for t in record_tables(record)]
     summary = summary_lines(record.levels) if record.capacity is None else []
     tail = ["", "#### Summary", "", *(f"- {line}" for line in summary)] if summary else []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from grpcbench.base.text import printable
 from grpcbench.model.results import LevelResult
 from grpcbench.model.verdict import judge
 from grpcbench.report.figures import FIGURES
@@ -101,4 +102,4 @@ def summary_lines(levels: Iterable[LevelResult]) -> list[str]:
         lines.append(
             f"{title}: most req/s {_best(group, 'rps')}; lowest p99 {_best(group, 'p99')}{flagged}"
         )
-    return lines + variant_ratios(levels) + usl_lines(levels)
+    return [printable(line) for line in lines + variant_ratios(levels) + usl_lines(levels)]

@@ -4,7 +4,8 @@ One table per scenario and level, servers (and drivers) side by side, rows in
 the seed's order plus percentiles and resource use. A column holds every
 repeat of its level (``--repeat``); a figure measured more than once shows as
 mean ± standard deviation and is flagged when its spread exceeds 10%.
-Building the model once keeps every format showing the same figures. Its rows
+Building the model once keeps every format showing the same figures, and every
+text from outside (a server's error message, a results file's names) printable. Its rows
 are ``table_rows``'s, its notes ``table_notes``'s.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from grpcbench.base.text import printable
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelError, LevelResult
 from grpcbench.model.thresholds import Threshold, breaches
@@ -92,21 +94,22 @@ def build_tables(
             for entry in skipped
             if entry.plan is not None and plan_key(entry.plan) == key
         ]
+        notes = (
+            missing
+            + [
+                f"{WARNING} {breach.describe()}"
+                for column in columns
+                for breach in breaches(column, thresholds)
+            ]
+            + table_notes(columns, list(group.labels))
+        )
         tables.append(
             ComparisonTable(
-                group.scenario,
-                group.level,
-                group.labels,
-                rows,
-                tuple(
-                    missing
-                    + [
-                        f"{WARNING} {breach.describe()}"
-                        for column in columns
-                        for breach in breaches(column, thresholds)
-                    ]
-                    + table_notes(columns, list(group.labels))
-                ),
+                printable(group.scenario),
+                printable(group.level),
+                tuple(map(printable, group.labels)),
+                tuple((printable(name), tuple(map(printable, cells))) for name, cells in rows),
+                tuple(map(printable, notes)),
             )
         )
     return tables
