@@ -86,7 +86,29 @@ def test_a_list_is_cycled_for_unary_and_is_the_stream_for_client_streams(
     stream = CallMessages(call(descriptor_set, "echo.Echo/Collect", data))
     assert len(stream.next("w")[0]) == 3
     counted = CallMessages(call(descriptor_set, "echo.Echo/Chat", data, n=5))
-    assert [request_class.FromString(m).message for m in counted.next("w")[0]] == list("abcab")
+    for _ in range(3):  # every stream from the list's top, as ghz's --stream-call-count
+        assert [request_class.FromString(m).message for m in counted.next("w")[0]] == list("abcab")
+    two = CallMessages(call(descriptor_set, "echo.Echo/Collect", data, n=2))
+    assert [[request_class.FromString(m).message for m in two.next("w")[0]] for _ in range(3)] == [
+        ["a", "b"]
+    ] * 3
+    served = CallMessages(call(descriptor_set, "echo.Echo/Expand", data))
+    assert [request_class.FromString(served.next("w")[0][0]).message for _ in range(4)] == list(
+        "abca"
+    )
+
+
+def test_a_server_stream_s_list_is_cycled_on_the_callback_loops_too(descriptor_set: bytes) -> None:
+    """A fixed list on a server stream is cycled per call: no plan sends its first
+    element on every call (the callback loops' stream plan took fixed[0])."""
+    from grpcbench.rpc.workload import MethodWorkload
+
+    data = '[{"message": "a"}, {"message": "b"}]'
+    listed = MethodWorkload(call(descriptor_set, "echo.Echo/Expand", data))
+    assert listed.unary_plan() is None
+    single = MethodWorkload(call(descriptor_set, "echo.Echo/Expand", '{"message": "a"}'))
+    plan = single.unary_plan()
+    assert plan is not None and len(plan.requests) == 1
 
 
 def test_templated_metadata_per_call(descriptor_set: bytes) -> None:

@@ -258,12 +258,13 @@ class CallMessages:
     def _metadata(self, text: str) -> Metadata:
         return parse_metadata(text)
 
-    def _stream(self, messages: Sequence[bytes], number: int) -> list[bytes]:
-        """A client stream: the data list, or ``stream_messages`` taken from it in turn."""
+    def _stream(self, messages: Sequence[bytes]) -> list[bytes]:
+        """A client stream: the data list, or its first ``stream_messages`` (from the top
+        again when the list is shorter), the same on every stream, as ghz sends them."""
         count = self.call.stream_messages
         if not count:
             return list(messages)
-        return [messages[(number + i) % len(messages)] for i in range(count)]
+        return [messages[i % len(messages)] for i in range(count)]
 
     def next(self, worker_id: str) -> tuple[list[bytes], Metadata]:
         """The next call's request messages (one for unary or server streaming) and metadata."""
@@ -288,7 +289,7 @@ class CallMessages:
             fields = fields or call_fields(self.names, worker_id, number)
             metadata = self._metadata(self.metadata_template.render(fields))
         if self.streams:
-            return self._stream(messages, number), metadata
+            return self._stream(messages), metadata
         return [messages[number % len(messages)]], metadata
 
     def check(self) -> None:

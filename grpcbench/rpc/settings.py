@@ -172,7 +172,8 @@ class CallArgs:
     )
     stream_messages: int | None = option(
         None,
-        help=("Client and bidi streams: messages sent per call (default: the -d list's)."),
+        help="Client and bidi streams: messages sent per call, the -d list's first N on every"
+        " stream (default: the whole list).",
         panel=panels.CALL,
     )
     security: ChannelSecurity = group(ChannelSecurity)

@@ -139,6 +139,8 @@ class MethodWorkload:
             or any(self.pacing) or messages.call.stream_messages or messages.call.round_trip
         ):  # fmt: skip
             return None
+        if not messages.streams and len(fixed) > 1:
+            return None  # a list is cycled call by call, one request each (next_call)
         requests = tuple(fixed) if messages.streams else (fixed[0],)
         return UnaryPlan(
             self.path,
