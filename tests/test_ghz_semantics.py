@@ -140,3 +140,51 @@ def test_ghz_defaults_that_say_what_grpcbench_does_are_accepted() -> None:
     assert ghz_flags_of(["grpcbench", "run", "--", "--load-schedule=step"])[-1] == (
         "--load-schedule=step"
     )
+
+
+def test_a_ghz_line_without_its_host_is_refused_as_ghz_refuses_it() -> None:
+    """--proto and --call with no address ran the bundled servers for minutes; ghz
+    says "host required". Starting servers on purpose (--servers, --service) stays."""
+    from grpcbench.rpc.settings import CallArgs
+    from grpcbench.run.ghz_compat import apply
+
+    call = CallArgs(call=("helloworld.Greeter.SayHello",), proto="helloworld.proto")
+    with pytest.raises(UsageError, match="host required"):
+        apply(RunArgs(call=call))
+    assert apply(RunArgs(call=call, servers=("grpclib",))).servers == ("grpclib",)
+    assert apply(RunArgs(call=call, address="127.0.0.1:1")).address == "127.0.0.1:1"
+
+
+def test_ghz_s_short_help_and_version_after_run() -> None:
+    from grpcbench.cli.argv import version_spelled
+
+    assert version_spelled(["g", "run", "-c", "2", "-v"]) == ["g", "--version"]
+    assert version_spelled(["g", "run", "--", "-v"]) == ["g", "run", "--", "-v"]
+    assert version_spelled(["g", "show", "-v"]) == ["g", "show", "-v"]
+    from typer.testing import CliRunner
+
+    from grpcbench.cli.app import app
+
+    shown = CliRunner().invoke(app, ["run", "-h"])
+    assert shown.exit_code == 0 and "Usage:" in shown.output
+
+
+@pytest.mark.parametrize("command", ["list", "describe"])
+def test_grpcurl_s_flags_are_taken_or_refused_by_name(command: str) -> None:
+    from grpcbench.cli.argv import GRPCURL_REFUSED, GRPCURL_TAKEN, grpcurl_flags_of
+
+    assert grpcurl_flags_of(["g", command, "-plaintext", "-proto=a.proto", "H:1"]) == [
+        "g", command, "--insecure", "--proto", "a.proto", "H:1",
+    ]  # fmt: skip
+    assert grpcurl_flags_of(["g", command, "-insecure", "H:1"]) == [
+        "g",
+        command,
+        "--skipTLS",
+        "H:1",
+    ]
+    for flag in GRPCURL_TAKEN:
+        assert flag not in grpcurl_flags_of(["g", command, flag, "x"])
+    for flag in GRPCURL_REFUSED:
+        with pytest.raises(UsageError, match=f"grpcurl's {flag} is not taken: "):
+            grpcurl_flags_of(["g", command, flag, "x", "H:1"])
+    assert grpcurl_flags_of(["g", "run", "-plaintext"]) == ["g", "run", "-plaintext"]

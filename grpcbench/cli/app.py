@@ -26,7 +26,12 @@ from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.secrets import redact
 from grpcbench.base.text import printable
 from grpcbench.cli import commands, listing_commands, saved_commands
-from grpcbench.cli.argv import ghz_flags_of, profile_scope_spelled
+from grpcbench.cli.argv import (
+    ghz_flags_of,
+    grpcurl_flags_of,
+    profile_scope_spelled,
+    version_spelled,
+)
 from grpcbench.cli.declared_options import arguments_options, settings_options
 from grpcbench.model.plan import LoadSettings
 from grpcbench.rpc.settings import CallArgs
@@ -35,6 +40,7 @@ from grpcbench.run.arguments import RunArgs
 app = typer.Typer(
     add_completion=True,
     no_args_is_help=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # ghz's -h too
     pretty_exceptions_enable=False,
     help="Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by side.",
 )
@@ -370,7 +376,8 @@ def main() -> None:
     # grpcbench says what went wrong in one line instead (a user's setting wins).
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
-        sys.argv[:] = profile_scope_spelled(ghz_flags_of(sys.argv))
+        argv = grpcurl_flags_of(version_spelled(sys.argv))
+        sys.argv[:] = profile_scope_spelled(ghz_flags_of(argv))
     except UsageError as error:
         stderr.print(f"[bold red]grpcbench: error:[/] {escape(str(error))}", highlight=False)
         sys.exit(error.exit_code)

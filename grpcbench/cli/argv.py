@@ -7,6 +7,51 @@ from grpcbench.base.errors import UsageError
 from grpcbench.run import ghz_compat
 
 
+def version_spelled(argv: list[str]) -> list[str]:
+    """ghz's ``-v``/``--version`` after ``run`` (a ghz line with the name swapped) is
+    grpcbench's ``--version`` (after ``--``, a word is an argument, not a flag)."""
+    words = argv[2 : argv.index("--")] if "--" in argv else argv[2:]
+    if len(argv) > 2 and argv[1] == "run" and {"-v", "--version"} & set(words):
+        return [argv[0], "--version"]
+    return argv
+
+
+# grpcurl's single-dash flags, for `list` and `describe` (grpcurl's own commands): the
+# ones that mean one of ours become it; the others are refused naming what to give.
+GRPCURL_TAKEN = {
+    "-plaintext": "--insecure", "-insecure": "--skipTLS", "-proto": "--proto",
+    "-protoset": "--protoset", "-import-path": "-i", "-cacert": "--cacert", "-cert": "--cert",
+    "-key": "--key", "-servername": "--cname",
+}  # fmt: skip
+GRPCURL_REFUSED = {
+    "-H": 'give --reflect-metadata \'{"key": "value"}\' (reflection\'s metadata)',
+    "-rpc-header": "list and describe make no call: give --reflect-metadata for reflection",
+    "-reflect-header": 'give --reflect-metadata \'{"key": "value"}\'',
+    "-d": "list and describe send no request: grpcbench run -d ... calls the method",
+    "-format": "list and describe print .proto text, as grpcurl's default",
+    "-max-time": "not taken: reflection waits --connect-timeout's default",
+    "-connect-timeout": "not taken: reflection waits --connect-timeout's default",
+}
+
+
+def grpcurl_flags_of(argv: list[str]) -> list[str]:
+    """``list``/``describe`` with grpcurl's spellings: ``-plaintext`` is ``--insecure``
+    (and so on, ``GRPCURL_TAKEN``), and a grpcurl flag grpcbench does not take is refused
+    by name (a ``UsageError``), never read as short options (``-insecure`` was ``-i``)."""
+    if len(argv) < 2 or argv[1] not in ("list", "describe"):
+        return argv
+    kept = argv[:2]
+    for word in argv[2:]:
+        flag, equals, value = word.partition("=")
+        if flag in GRPCURL_REFUSED:
+            raise UsageError(f"grpcurl's {flag} is not taken: {GRPCURL_REFUSED[flag]}")
+        if flag in GRPCURL_TAKEN:
+            kept += [GRPCURL_TAKEN[flag], value] if equals else [GRPCURL_TAKEN[flag]]
+            continue
+        kept.append(word)
+    return kept
+
+
 def ghz_flags_of(argv: list[str]) -> list[str]:
     """``argv`` without the ghz flags that only restate what grpcbench does (ghz's
     ``--load-schedule const``, ``--duration-stop wait``: ``ghz_compat.AGREED``); any
