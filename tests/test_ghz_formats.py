@@ -328,3 +328,21 @@ def test_only_formats_that_list_calls_keep_per_call_records() -> None:
         "json": 1_000_000, "csv": 1_000_000, "summary": 0, "prometheus": 0}  # fmt: skip
     assert type(level_recorders(0)).__name__ == "LevelRecorders"
     assert isinstance(level_recorders(10), DetailedLevelRecorders)
+
+
+def test_the_call_is_reported_as_typed_and_a_timed_run_ends_by_its_timer() -> None:
+    """ghz writes --call as it was given (dotted or with a slash) and ends a -z run with
+    endReason "timeout"; a -n run is "normal"."""
+    from grpcbench.report.ghz_report import ghz_report
+    from tests.support.factories import level
+
+    done = level("127.0.0.1:50071", statuses={"OK": 4})
+    dotted = RecordedOptions(call={"method": "helloworld.Greeter/SayHello",
+                                   "given": "helloworld.Greeter.SayHello"})  # fmt: skip
+    report = ghz_report(done, dotted)
+    assert report["options"]["call"] == "helloworld.Greeter.SayHello"
+    assert report["endReason"] == "normal"
+    old = RecordedOptions(call={"method": "helloworld.Greeter/SayHello"})  # before "given"
+    assert ghz_report(done, old)["options"]["call"] == "helloworld.Greeter/SayHello"
+    timed = RecordedOptions(call=dotted.call, settings=LoadSettings(duration_s=2, requests=0))
+    assert ghz_report(done, timed)["endReason"] == "timeout"

@@ -51,7 +51,7 @@ def ghz_options(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
     data = _json_or_text(str(call.get("data", ""))) if call.get("data") else None
     metadata = {key: MASK for key in call.get("metadata_keys", [])}
     fields: list[tuple[str, Any, bool]] = [  # (key, value, omitted when empty)
-        ("call", call.get("method", ""), True),
+        ("call", call.get("given") or call.get("method", ""), True),  # as typed, as ghz
         ("host", host, True),
         ("proto", source if kind == "proto" else "", True),
         ("protoset", source if kind == "protoset" else "", True),
@@ -138,7 +138,8 @@ def ghz_report(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
     if options.name:
         report["name"] = options.name
     report |= {
-        "endReason": "timeout" if load.truncated else "normal",
+        # ghz ends a -z run by its timer: "timeout"; a -n run "normal".
+        "endReason": "timeout" if load.truncated or options.settings.duration_s else "normal",
         "options": ghz_options(level, options),
         "count": load.count,
         "total": round(load.wall_s * 1e9),

@@ -52,6 +52,7 @@ class PlannedCall:
     feed_path: str = ""  # -D FILE.jsonl/.csv: a feeder (rpc.feeder)
     feed_mode: str = ""  # --feed
     stream_round_trip: bool = False  # time each request to the reply that answers it
+    given: str = ""  # --call as typed ("pkg.Svc.Method" or "pkg.Svc/Method"), as ghz reports it
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
         """The call for this target: its schema from reflection if need be."""
@@ -169,7 +170,7 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         stream_messages, settings.binary, settings.stream_interval_s, settings.stream_duration_s,
         settings.reflect_metadata or "{}", settings.templates,
         feed_path=settings.feed_path or "", feed_mode=settings.feed_mode or "",
-        stream_round_trip=settings.stream_round_trip,
+        stream_round_trip=settings.stream_round_trip, given=settings.method.strip(),
     )  # fmt: skip
     if settings.feed_path and settings.binary is not None:
         raise UsageError("give the requests as -D FILE.jsonl/.csv or -B/-b, not both")

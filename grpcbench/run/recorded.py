@@ -48,6 +48,7 @@ def _recorded_call(options: RunOptions) -> dict[str, Any]:
     call = options.call
     recorded = {
         "method": call.method,
+        "given": call.given or call.method,
         "schema": call.schema_source,
         "data": redact(call.data),
         "metadata_keys": _metadata_keys(call.metadata),
