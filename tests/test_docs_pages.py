@@ -1,0 +1,35 @@
+"""The site's front page lists every page of its navigation, and no page points at a
+section "below" or "above" that is not there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+
+def _nav_pages() -> list[str]:
+    text = (ROOT / "mkdocs.yml").read_text()
+    nav = text[text.index("nav:") : text.index("not_in_nav:")]
+    return [
+        page for page in re.findall(r"([\w/-]+\.md)", nav)
+        if page not in ("index.md", "cli.md") and not page.startswith("seeds/seed-")
+    ]  # fmt: skip
+
+
+def test_the_home_page_links_every_page_of_the_navigation() -> None:
+    home = (DOCS / "index.md").read_text()
+    missing = [page for page in _nav_pages() if f"]({page})" not in home]
+    assert not missing, f"docs/index.md does not link: {missing}"
+
+
+def test_every_relative_link_names_a_page_that_exists() -> None:
+    broken = []
+    for page in [ROOT / "README.md", *DOCS.rglob("*.md")]:
+        for target in re.findall(r"\]\(([^)#:\s]+\.md)(?:#[^)]*)?\)", page.read_text()):
+            generated = target.endswith("cli.md")  # written by `nox -s docs` from the app
+            if not generated and not (page.parent / target).resolve().is_file():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, broken
