@@ -33,3 +33,14 @@ def test_every_relative_link_names_a_page_that_exists() -> None:
             if not generated and not (page.parent / target).resolve().is_file():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not broken, broken
+
+
+def test_each_command_s_summary_is_a_whole_sentence() -> None:
+    from typer.testing import CliRunner
+
+    from grpcbench.cli.app import app
+
+    shown = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "300"}).output
+    commands = shown[shown.index("Commands") :]
+    assert "..." not in commands
+    assert "Run a scenario on every server kind at every concurrency level and print the" in shown

@@ -371,6 +371,18 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
     _call(listing_commands.list_scenarios, as_json)
 
 
+def _whole_summaries() -> None:
+    """Each command's summary in `grpcbench --help` and the CLI page is its docstring's
+    first sentence, whole: click cuts a summary at 45 characters, mid-sentence."""
+    for command in app.registered_commands:
+        if command.short_help is None and command.callback is not None:
+            doc = " ".join((command.callback.__doc__ or "").split())
+            command.short_help = doc.split(". ")[0].rstrip(".") + "."
+
+
+_whole_summaries()
+
+
 def main() -> None:
     # gRPC's C core logs every failed TLS handshake and retry at INFO on stderr;
     # grpcbench says what went wrong in one line instead (a user's setting wins).
