@@ -46,3 +46,19 @@ def test_hostile_names_and_messages_are_escaped_in_tables_and_markdown(hostile: 
     print_tables(Console(file=out, width=300, force_terminal=False, color_system=None),
                  record.levels, [])  # fmt: skip
     assert not CONTROL.search(out.getvalue().replace("\n", ""))
+
+
+def test_an_interval_where_no_call_finished_says_so() -> None:
+    """Not "0 req/s, p50 0.00 ms, p99 0.00 ms", which reads as a perfect second."""
+    from grpcbench.cli.console_events import interval_line
+    from grpcbench.model.intervals import IntervalFigures
+    from grpcbench.stats.histogram import LatencyRecorder
+
+    empty = LatencyRecorder().summary()
+    idle = IntervalFigures(3, 3.0, 4.0, 0, 0, empty, offered=200.0, in_flight=12)
+    said = "   3.0-4.0 s: [yellow]no call finished[/] of 200/s offered, 12 in flight"
+    assert interval_line(idle) == said
+    busy = LatencyRecorder()
+    busy.record(2_000)
+    one = IntervalFigures(3, 3.0, 4.0, 1, 0, busy.summary())
+    assert "1 req/s" in interval_line(one) and "no call" not in interval_line(one)

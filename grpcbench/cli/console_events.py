@@ -116,13 +116,7 @@ class ConsoleEvents:
 
     def level_interval(self, figures: IntervalFigures) -> None:
         """--interval, live: one line per interval as the generators close it."""
-        offered = f" of {figures.offered:,.0f}/s offered" if figures.offered else ""
-        failed = f", [red]{figures.failed} non-OK[/]" if figures.failed else ""
-        self.console.print(
-            f"    {figures.start_s:6.1f}-{figures.end_s:.1f} s: {figures.rate:,.0f} req/s"
-            f"{offered}, p50 {format_latency_us(figures.latency.percentile_us(50))},"
-            f" p99 {format_latency_us(figures.latency.percentile_us(99))}{failed}"
-        )
+        self.console.print(f"    {interval_line(figures)}")
 
     def level_usage(self, usage: LiveUsage) -> None:
         """The terminal shows a level's usage at its end, in the table."""
@@ -152,3 +146,19 @@ class ConsoleEvents:
 
     def warning(self, message: str) -> None:
         self.console.print(f"[yellow]warning:[/] {escape(printable(redact(message)))}")
+
+
+def interval_line(figures: IntervalFigures) -> str:
+    """One interval as the live view prints it. An interval in which no call finished
+    says so: "0 req/s, p50 0.00 ms" would read as a perfect second."""
+    span = f"{figures.start_s:6.1f}-{figures.end_s:.1f} s: "
+    offered = f" of {figures.offered:,.0f}/s offered" if figures.offered else ""
+    in_flight = f", {figures.in_flight} in flight" if figures.in_flight else ""
+    if not figures.calls:
+        return f"{span}[yellow]no call finished[/]{offered}{in_flight}"
+    failed = f", [red]{figures.failed} non-OK[/]" if figures.failed else ""
+    return (
+        f"{span}{figures.rate:,.0f} req/s{offered},"
+        f" p50 {format_latency_us(figures.latency.percentile_us(50))},"
+        f" p99 {format_latency_us(figures.latency.percentile_us(99))}{failed}"
+    )
