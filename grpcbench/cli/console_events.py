@@ -75,11 +75,12 @@ class ConsoleEvents:
         left = max(0, total - self._levels_done) * per_level
         return f"run ETA {_duration(left)}"
 
-    def server_starting(self, label: str) -> None:
+    def server_starting(self, label: str, starts: bool = True) -> None:
         if self._level == 0 or self._level >= self.levels_per_column:
             self._column += 1
             self._level = 0
-        self.console.print(f"[bold]{escape(label)}[/]: starting")
+        # A running target is reached, not started (nothing is pinned or launched).
+        self.console.print(f"[bold]{escape(label)}[/]: {'starting' if starts else 'connecting'}")
 
     def server_ready(self, label: str, address: str, pid: int | None) -> None:
         suffix = f" (pid {pid})" if pid else ""

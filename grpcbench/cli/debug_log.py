@@ -47,9 +47,9 @@ class DebugLog(ConsoleEvents):
         self._line("end", "interrupted" if exc and exc[0] is KeyboardInterrupt else "done")
         self._file.close()
 
-    def server_starting(self, label: str) -> None:
-        self._line("server starting", label)
-        super().server_starting(label)
+    def server_starting(self, label: str, starts: bool = True) -> None:
+        self._line("server starting" if starts else "target", label)
+        super().server_starting(label, starts)
 
     def server_ready(self, label: str, address: str, pid: int | None) -> None:
         self._line("server ready", f"{label} on {address}" + (f" (pid {pid})" if pid else ""))

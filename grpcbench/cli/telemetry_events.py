@@ -70,8 +70,8 @@ class TelemetryEvents:
             for sink in self.sinks:
                 sink.stop()
 
-    def server_starting(self, label: str) -> None:
-        self.inner.server_starting(label)
+    def server_starting(self, label: str, starts: bool = True) -> None:
+        self.inner.server_starting(label, starts)
 
     def server_ready(self, label: str, address: str, pid: int | None) -> None:
         self.inner.server_ready(label, address, pid)

@@ -17,7 +17,8 @@ class RunEvents(Protocol):
     # reading it costs the runner a few psutil calls a second, so only then.
     wants_usage: bool
 
-    def server_starting(self, label: str) -> None: ...
+    # A column opens: its server starts (starts=False: a running target is reached).
+    def server_starting(self, label: str, starts: bool = True) -> None: ...
     def server_ready(self, label: str, address: str, pid: int | None) -> None: ...
     def level_started(self, label: str, driver: str, level: str, total: int) -> None: ...
     def level_progress(self, done: int, errors: int) -> None: ...
@@ -37,7 +38,7 @@ class RunEvents(Protocol):
 class NullEvents:
     wants_usage = False
 
-    def server_starting(self, label: str) -> None:
+    def server_starting(self, label: str, starts: bool = True) -> None:
         pass
 
     def server_ready(self, label: str, address: str, pid: int | None) -> None:

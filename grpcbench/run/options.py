@@ -170,12 +170,15 @@ def build_run_options(args: RunArgs) -> RunOptions:
         # ghz's per-call formats need each call's record, kept up to ghz's limit.
         call_details=DETAIL_LIMIT if any(out.info.lists_calls for out in outputs) else 0,
     )
+    targets = target_plans(
+        target_address(args.target, args.address), args.servers, args.target_pid, scenario.servers
+    )
+    if not any(target.server_kind for target in targets):
+        # A running target runs where it runs: nothing pins it, and the header says so.
+        placement = replace(placement, server_cpus=())
     options = RunOptions(
         scenario=scenario,
-        targets=target_plans(
-            target_address(args.target, args.address), args.servers, args.target_pid,
-            scenario.servers,
-        ),  # fmt: skip
+        targets=targets,
         levels=level_plans(args, scenario, load),
         settings=load,
         drivers=drivers,

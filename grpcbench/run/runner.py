@@ -223,7 +223,7 @@ class Runner:
 
     def open(self, plan: TargetPlan, context: TargetContext) -> AbstractAsyncContextManager[Target]:
         """Open ``plan``'s target (start its server), said as events."""
-        self.events.server_starting(plan.label)
+        self.events.server_starting(plan.label, starts=plan.server_kind is not None)
         return plan.open(context)
 
     async def _run_every_level(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
