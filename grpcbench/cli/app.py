@@ -8,23 +8,19 @@ lifecycle"); Ctrl-C stops all children, keeps the partial results and exits 130.
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from grpcbench.base import defaults, interrupts, panels
 from grpcbench.base.declarations import declared_options
-from grpcbench.base.errors import OneLineError, UsageError
+from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact
-from grpcbench.base.text import printable
 from grpcbench.cli import commands, listing_commands, saved_commands
 from grpcbench.cli.argv import (
     ghz_flags_of,
@@ -32,6 +28,8 @@ from grpcbench.cli.argv import (
     profile_scope_spelled,
     version_spelled,
 )
+from grpcbench.cli.calling import ClickException, stderr, stdout
+from grpcbench.cli.calling import call_command as _call
 from grpcbench.cli.declared_options import arguments_options, settings_options
 from grpcbench.model.plan import LoadSettings
 from grpcbench.rpc.settings import CallArgs
@@ -45,75 +43,12 @@ app = typer.Typer(
     help="Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by side.",
 )
 
-# The parser's errors (click's, whichever click Typer runs on): reported as one line.
-ClickException: type[Exception] = next(
-    kind for kind in typer.BadParameter.__mro__ if kind.__name__ == "ClickException"
-)
 RUN_DEFAULTS = RunArgs()  # what `run` takes is declared on RunArgs (run.arguments)
 # `run`'s options that `capacity` decides itself: it searches the rate, starts a
 # fresh server per confirmation, and judges probes by its SLOs and error budget.
 CAPACITY_DECIDES = ("rate", "server_per_level", "thresholds", "repeat", "max_error_rate")
 # `run`'s options that `capacity` does not take.
 NOT_IN_CAPACITY = CAPACITY_DECIDES
-
-
-class _Stdout(Console):
-    """Rich's console, but a closed pipe is raised (rich would exit 1 at once), so a run
-    still writes its files and the CLI exits as SIGPIPE would (``_call``)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError(errno.EPIPE, "standard output was closed")
-
-
-# Piped output (files, CI logs) gets a wide console so tables are not squeezed.
-stdout = _Stdout() if sys.stdout.isatty() else _Stdout(width=240)
-stderr = Console(stderr=True, soft_wrap=True)
-
-
-def _call(command: Callable[..., int], *args: object) -> None:
-    """Run one command; a ``OneLineError`` becomes one line and its exit code. Standard
-    output is treated as a Unix tool treats it: a reader that went away (``| head -1``)
-    ends the command quietly with 141, as SIGPIPE would; one that cannot take more
-    (/dev/full) is one line and exit 2."""
-    try:
-        code = command(*args, commands.Consoles(stdout, stderr))
-    except BrokenPipeError:
-        _quiet_stdout()
-        raise typer.Exit(commands.EXIT_PIPE_CLOSED) from None
-    except OSError as error:
-        if error.errno not in commands.OUTPUT_ERRNOS:
-            _internal(error)
-        _quiet_stdout()
-        reason = error.strerror or str(error)
-        stderr.print(f"[bold red]grpcbench: error:[/] cannot write the output: {reason}")
-        raise typer.Exit(2) from None
-    except OneLineError as error:
-        message = escape(printable(redact(str(error))))
-        stderr.print(f"[bold red]grpcbench: error:[/] {message}", highlight=False)
-        raise typer.Exit(error.exit_code) from None
-    except KeyboardInterrupt:  # before a run started: nothing to stop or keep
-        stderr.print("[yellow]interrupted[/]")
-        raise typer.Exit(interrupts.exit_code()) from None
-    except (typer.Exit, typer.Abort, ClickException):
-        raise
-    except Exception as bug:
-        _internal(bug)
-    raise typer.Exit(code)
-
-
-def _internal(bug: Exception) -> NoReturn:
-    """A bug: one line, its traceback in a file the line names, exit 70."""
-    failure = commands.internal_error(bug)
-    stderr.print(f"[bold red]grpcbench: error:[/] {escape(redact(str(failure)))}")
-    raise typer.Exit(failure.exit_code) from None
-
-
-def _quiet_stdout() -> None:
-    """Standard output is gone: the interpreter's last flush must not fail again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
 
 
 def _version(value: bool) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grpcbench.base.errors import UsageError
-from grpcbench.base.output_files import write_atomically, write_to_stdout
+from grpcbench.base.output_files import check_apart, write_atomically, write_to_stdout
 from grpcbench.base.plugins import Registry, with_plugins
 from grpcbench.base.references import load_reference
 from grpcbench.model.results import RunRecord
@@ -166,6 +166,17 @@ def check_writable(option: str, path: Path) -> None:
         raise UsageError(
             f"{option} {path}: cannot write there ({error.strerror or error})"
         ) from None
+
+
+def check_outputs_apart(
+    outputs: tuple[Output, ...], read: list[tuple[str, Path]], debug: Path | None = None
+) -> None:
+    """No output is written over a file the run reads (``read``: option, path), or over
+    another output (``--debug``'s log included)."""
+    written = [(output.info.option, output.path) for output in outputs if not output.to_stdout]
+    if debug is not None:
+        written.append(("--debug", debug))
+    check_apart(written, read)
 
 
 class Exports:

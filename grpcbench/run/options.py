@@ -21,7 +21,6 @@ from typing import Any
 from grpcbench.base import defaults
 from grpcbench.base.declarations import read_files
 from grpcbench.base.errors import UsageError
-from grpcbench.base.output_files import check_apart
 from grpcbench.base.parsing import parse_duration
 from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import (
@@ -39,7 +38,7 @@ from grpcbench.model.results import LevelResult
 from grpcbench.model.scenario import Scenario
 from grpcbench.model.thresholds import Threshold
 from grpcbench.profile.model import ProfileSettings
-from grpcbench.report.exporters import Output, outputs_from
+from grpcbench.report.exporters import Output, check_outputs_apart, outputs_from
 from grpcbench.rpc.flow import PlannedFlow
 from grpcbench.rpc.planned import PlannedCall, plan_call, plan_flow
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
@@ -125,7 +124,11 @@ def build_run_options(args: RunArgs) -> RunOptions:
     outputs = outputs_from(
         args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
     )
-    _check_outputs_apart(args, outputs)  # before any input is read
+    read = read_files(args)
+    if Path(args.scenario).is_file():  # a scenario file, not a bundled scenario's name
+        read.append(("--scenario", Path(args.scenario)))
+    debug = Path(args.ghz_flags.debug) if args.ghz_flags.debug else None
+    check_outputs_apart(outputs, read, debug)  # before any input is read
     scenario, service = resolve_scenario(args)
     call_settings = args.call.settings().over(scenario.call)
     if args.insecure and call_settings.security.tls:
@@ -231,17 +234,6 @@ def build_run_options(args: RunArgs) -> RunOptions:
         args.allow_plaintext_secrets,
     )
     return options
-
-
-def _check_outputs_apart(args: RunArgs, outputs: tuple[Output, ...]) -> None:
-    """No output is written over a file the run reads, or over another output."""
-    written = [(output.info.option, output.path) for output in outputs if not output.to_stdout]
-    if args.ghz_flags.debug:
-        written.append(("--debug", Path(args.ghz_flags.debug)))
-    read = read_files(args)
-    if Path(args.scenario).is_file():  # a scenario file, not a bundled scenario's name
-        read.append(("--scenario", Path(args.scenario)))
-    check_apart(written, read)
 
 
 def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
