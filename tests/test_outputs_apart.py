@@ -113,3 +113,11 @@ def test_a_read_only_output_is_refused_not_replaced(tmp_path: Path) -> None:
     )  # fmt: skip
     assert ran.returncode == 2 and "read-only (it is not replaced)" in ran.stderr, ran.stderr
     assert kept.read_text() == "old\n" and (kept.stat().st_mode & 0o777) == 0o444
+
+
+def test_names_no_file_can_have_are_never_the_same_file() -> None:
+    from grpcbench.base.output_files import check_apart, is_file
+
+    long, nul = Path("a" * 5000), Path("a\0b")
+    check_apart([("-o", long), ("--csv", nul)], [("-D", long.with_suffix(".x")), ("-M", nul)])
+    assert not is_file(long) and not is_file(nul)

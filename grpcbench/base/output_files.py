@@ -45,13 +45,22 @@ def write_to_stdout(data: bytes) -> None:
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    """The same file, through links and relative paths alike."""
+    """The same file, through links and relative paths alike (a name no file can have,
+    too long or with a NUL, is the same as nothing)."""
     try:
         if a.exists() and b.exists():
             return os.path.samefile(a, b)
-    except OSError:
-        pass
-    return os.path.realpath(a) == os.path.realpath(b)
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` names a regular file; False for a name no file can have."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def check_apart(

@@ -21,6 +21,7 @@ from typing import Any
 from grpcbench.base import defaults
 from grpcbench.base.declarations import read_files
 from grpcbench.base.errors import UsageError
+from grpcbench.base.output_files import is_file
 from grpcbench.base.parsing import parse_duration
 from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import (
@@ -125,7 +126,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         args.exports, json=args.output, markdown=args.markdown, csv=args.csv, html=args.report
     )
     read = read_files(args)
-    if Path(args.scenario).is_file():  # a scenario file, not a bundled scenario's name
+    if is_file(Path(args.scenario)):  # a scenario file, not a bundled scenario's name
         read.append(("--scenario", Path(args.scenario)))
     debug = Path(args.ghz_flags.debug) if args.ghz_flags.debug else None
     check_outputs_apart(outputs, read, debug)  # before any input is read
