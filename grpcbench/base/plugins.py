@@ -82,8 +82,3 @@ class Registry(MutableMapping[str, Info]):
 
     def __len__(self) -> int:
         return len(self._all())
-
-
-def with_plugins(group: str, info_class: type[Info], built_in: Iterable[Info]) -> Registry[Info]:
-    """The registry of ``group``: ``built_in``, then its plugins' entries."""
-    return Registry(group, info_class, built_in)

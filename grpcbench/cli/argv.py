@@ -29,8 +29,8 @@ GRPCURL_REFUSED = {
     "-reflect-header": 'give --reflect-metadata \'{"key": "value"}\'',
     "-d": "list and describe send no request: grpcbench run -d ... calls the method",
     "-format": "list and describe print .proto text, as grpcurl's default",
-    "-max-time": "not taken: reflection waits --connect-timeout's default",
-    "-connect-timeout": "not taken: reflection waits --connect-timeout's default",
+    "-max-time": "list and describe take no time limit of their own",
+    "-connect-timeout": "list and describe take no connect timeout of their own",
 }
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grpcbench.base.errors import UsageError
-from grpcbench.base.plugins import Registry, with_plugins
+from grpcbench.base.plugins import Registry
 from grpcbench.base.references import load_reference
 from grpcbench.load.driver import DriverSettings, LoadDriver
 from grpcbench.model.connections import ConnectionStrategy
@@ -62,7 +62,7 @@ class DriverInfo:
 
 ENGINE_FEATURES = frozenset(FEATURES)  # the built-in engine runs every one
 
-DRIVERS: Registry[DriverInfo] = with_plugins(
+DRIVERS: Registry[DriverInfo] = Registry(
     "grpcbench.drivers",
     DriverInfo,
     (
@@ -141,9 +141,7 @@ def check_features(names: Sequence[str], asked: Mapping[str, bool]) -> None:
         info = driver_info(name)
         missing = [FEATURES[f] for f, needed in asked.items() if needed and not info.able(f)]
         if missing:
-            able = [
-                d.name for d in DRIVERS.values() if all(d.able(f) for f, n in asked.items() if n)
-            ]
+            able = able_drivers(*(feature for feature, needed in asked.items() if needed))
             raise UsageError(
                 f"--load {name} cannot run {', '.join(missing)}"
                 + (f" ({info.limits})" if info.limits else "")

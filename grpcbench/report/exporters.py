@@ -22,7 +22,7 @@ from pathlib import Path
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.output_files import check_apart, write_atomically, write_to_stdout
-from grpcbench.base.plugins import Registry, with_plugins
+from grpcbench.base.plugins import Registry
 from grpcbench.base.references import load_reference
 from grpcbench.model.results import RunRecord
 
@@ -56,7 +56,7 @@ def _ghz(name: str, module: str, lists_calls: bool) -> ExporterInfo:
     )
 
 
-EXPORTERS: Registry[ExporterInfo] = with_plugins(
+EXPORTERS: Registry[ExporterInfo] = Registry(
     "grpcbench.exporters",
     ExporterInfo,
     (

@@ -175,12 +175,17 @@ RESERVED_METADATA = {
 }
 
 
-def _check_metadata(name: str, value: str, what: str) -> None:
-    """Metadata grpc would refuse to send is refused here, before any load, on both
-    client stacks (grpc crashed the generator; wire sent it); so is a reserved key,
-    which grpc would drop and the wire stack would send."""
+def _check_reserved(name: str, what: str) -> None:
+    """A reserved key (``RESERVED_METADATA``), which grpc would drop and the wire stack
+    would send, is refused by name."""
     if name in RESERVED_METADATA:
         raise UsageError(f"{what}: {name} is reserved: {RESERVED_METADATA[name]}")
+
+
+def _check_metadata(name: str, value: str, what: str) -> None:
+    """Metadata grpc would refuse to send is refused here, before any load, on both
+    client stacks (grpc crashed the generator; wire sent it); so is a reserved key."""
+    _check_reserved(name, what)
     if not _METADATA_KEY.fullmatch(name):
         shown = ":authority and other pseudo-headers" if name.startswith(":") else repr(name)
         raise UsageError(
@@ -372,6 +377,5 @@ def read_metadata(items: Sequence[str], metadata_file: str | None) -> str:
             raise UsageError("bad -m: expected KEY=VALUE or a JSON object")  # never echo a value
         merged[key.strip()] = text
     for key in merged:  # the values wait for their templates; a reserved key is known now
-        if key.lower() in RESERVED_METADATA:
-            raise UsageError(f"-m {key.lower()} is reserved: {RESERVED_METADATA[key.lower()]}")
+        _check_reserved(key.lower(), "-m")
     return json.dumps(merged)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grpcbench.base.errors import UsageError
-from grpcbench.base.plugins import Registry, with_plugins
+from grpcbench.base.plugins import Registry
 from grpcbench.base.references import load_reference
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
@@ -38,7 +38,7 @@ def aio_channel(
     return security.aio_channel(target, client)
 
 
-CLIENT_STACKS: Registry[ClientStackInfo] = with_plugins(
+CLIENT_STACKS: Registry[ClientStackInfo] = Registry(
     "grpcbench.client_stacks",
     ClientStackInfo,
     (

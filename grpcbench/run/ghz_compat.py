@@ -316,17 +316,17 @@ def apply(args: RunArgs) -> RunArgs:
         if call.stream_messages is not None:
             raise UsageError("--stream-call-count and --stream-messages say the same: give one")
         call = replace(call, stream_messages=flags.stream_call_count)
-    ghz_like = bool(args.address or args.target) and not args.servers  # a ghz command line
+    has_host = bool(args.address or args.target)
+    ghz_like = has_host and not args.servers  # a ghz command line
     schema_given = bool(args.call.proto or args.call.protoset)
     starts_nothing = not (args.servers or args.service or scenario_given)
     method_given = method_on_command_line or method_in_config
-    no_host = not (args.address or args.target)
-    if method_given and schema_given and starts_nothing and no_host:  # ghz's line, no host
+    if method_given and schema_given and starts_nothing and not has_host:  # ghz's, no host
         raise UsageError(
             "host required: give the server's HOST:PORT as the last argument (or --target),"
             " as ghz does; --servers or --service start servers to call instead"
         )
-    if (method_on_command_line or method_in_config) and not scenario_given and ghz_like:
+    if method_given and not scenario_given and ghz_like:
         if concurrency is None and not (args.rate or flags.rps or "rate_schedule" in settings):
             concurrency = str(GHZ_CONCURRENCY)
         if not {"requests", "n", "duration", "duration_s", "rate_schedule"} & set(settings):

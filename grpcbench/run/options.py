@@ -22,7 +22,6 @@ from grpcbench.base import defaults
 from grpcbench.base.declarations import read_files
 from grpcbench.base.errors import UsageError
 from grpcbench.base.output_files import is_file
-from grpcbench.base.parsing import parse_duration
 from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import (
     check_features,
@@ -148,7 +147,8 @@ def build_run_options(args: RunArgs) -> RunOptions:
         scenario = replace(scenario, name=describe_mix(call) if call.mix else call.method)
     max_error_rate = args.value("max_error_rate")
     load = load_settings(args, scenario)
-    drivers = cluster_drivers(args.value("load"), args.value("cluster"), args.cluster_workers)
+    cluster = args.value("cluster")
+    drivers = cluster_drivers(args.value("load"), cluster, args.cluster_workers)
     if call is not None and call.feed_mode == "once" and load.warmup_s:
         raise UsageError(
             "--feed once sends each line once: a timed --warmup could use them all; give"
@@ -189,15 +189,16 @@ def build_run_options(args: RunArgs) -> RunOptions:
         driver_settings=DriverSettings(
             client_processes=resolve_client_processes(args.value("client_processes"), placement),
             ghz=args.ghz,
-            cluster=args.value("cluster"),
+            cluster=cluster,
             cluster_workers=args.cluster_workers,
         ),
         placement=placement,
         outputs=outputs,
         repeat=args.value("repeat"),
         port=args.value("port"),
-        start_timeout_s=args.value("start_timeout")
-        or parse_duration(defaults.START_TIMEOUT, "--start-timeout"),
+        start_timeout_s=(
+            args.value("start_timeout") if args.start_timeout else defaults.START_TIMEOUT_S
+        ),
         server_per_level=(
             scenario.server_per_level if args.server_per_level is None else args.server_per_level
         ),

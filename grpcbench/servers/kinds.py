@@ -19,7 +19,7 @@ from typing import Literal
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.parsing import parse_size
-from grpcbench.base.plugins import Registry, with_plugins
+from grpcbench.base.plugins import Registry
 
 OptionValue = int | bool | str
 OptionType = Literal["count", "flag", "size", "name"]
@@ -98,7 +98,7 @@ class ServerKindInfo:
         return f"{self.name}{modifiers}" + (f"[:{options}]" if options else "")
 
 
-KINDS: Registry[ServerKindInfo] = with_plugins(
+KINDS: Registry[ServerKindInfo] = Registry(
     "grpcbench.server_kinds",
     ServerKindInfo,
     (

@@ -95,17 +95,23 @@ class _Replies:
         return self.messages.popleft()
 
 
+def _single(method: _Method, request: Any, timeout: float | None, metadata: Metadata) -> _Replies:
+    """A call of one request (unary, server streaming), started: its replies to read."""
+    replies = _Replies()
+    stream = method.channel.new_stream(
+        method.path, method.channel.frame(method.serialize(request)), True, timeout, metadata,
+        replies.on_done, replies.on_message,
+    )  # fmt: skip
+    replies.stream = stream
+    method.channel.start(stream)
+    return replies
+
+
 class UnaryUnary(_Method):
     async def __call__(
         self, request: Any, *, timeout: float | None = None, metadata: Metadata = None, **_: Any
     ) -> Any:
-        replies = _Replies()
-        stream = self.channel.new_stream(
-            self.path, self.channel.frame(self.serialize(request)), True, timeout, metadata,
-            replies.on_done, replies.on_message,
-        )  # fmt: skip
-        replies.stream = stream
-        self.channel.start(stream)
+        replies = _single(self, request, timeout, metadata)
         reply = await replies.next(self.channel)
         if reply is None:  # OK without a message: grpc.aio returns None too
             return None
@@ -146,14 +152,7 @@ class UnaryStream(_Method):
     def __call__(
         self, request: Any, *, timeout: float | None = None, metadata: Metadata = None, **_: Any
     ) -> _ReplyIterator:
-        replies = _Replies()
-        stream = self.channel.new_stream(
-            self.path, self.channel.frame(self.serialize(request)), True, timeout, metadata,
-            replies.on_done, replies.on_message,
-        )  # fmt: skip
-        replies.stream = stream
-        self.channel.start(stream)
-        return _ReplyIterator(self, replies, None)
+        return _ReplyIterator(self, _single(self, request, timeout, metadata), None)
 
 
 async def _pump(
