@@ -355,6 +355,25 @@ def render_ghz_compat() -> str:
     return "\n".join(lines)
 
 
+def render_ghz_differences() -> str:
+    """What a server sees differ between ghz and grpcbench: ``ghz_compat.DIFFERENCES``,
+    each allowed by the conformance suite (tests/conformance) on the lines that list it."""
+    from grpcbench.run import ghz_compat
+
+    lines = ["| difference | what the server sees, and why |", "|---|---|"]
+    lines += [f"| `{name}` | {why} |" for name, why in ghz_compat.DIFFERENCES.items()]
+    return "\n".join(lines)
+
+
+def render_grpcurl_differences() -> str:
+    """Where `list`/`describe` print other than grpcurl: ``GRPCURL_DIFFERENCES``."""
+    from grpcbench.cli.listing_commands import GRPCURL_DIFFERENCES
+
+    lines = ["| difference | what each prints |", "|---|---|"]
+    lines += [f"| `{name}` | {why} |" for name, why in GRPCURL_DIFFERENCES.items()]
+    return "\n".join(lines)
+
+
 def render_ghz_flags() -> str:
     """The README's short form of the ghz table: every flag by name, taken or refused."""
     import textwrap
@@ -831,6 +850,8 @@ RUN_RENDERERS: dict[str, Callable[[Path], str]] = {
 # Blocks rendered from grpcbench's code, not from saved results.
 CODE_RENDERERS: dict[str, Callable[[], str]] = {
     "ghz-compat": render_ghz_compat,
+    "ghz-differences": render_ghz_differences,
+    "grpcurl-differences": render_grpcurl_differences,
     "ghz-flags": render_ghz_flags,
 }
 # Blocks that render another block's saved results their own way.

@@ -14,6 +14,7 @@ paths are not recorded.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from grpcbench.base.go_time import rfc3339, rfc3339_nano
@@ -55,6 +56,11 @@ def ghz_options(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
         ("host", host, True),
         ("proto", source if kind == "proto" else "", True),
         ("protoset", source if kind == "protoset" else "", True),
+        (
+            "import-paths",
+            _import_paths(source, call.get("import_paths", [])) if kind == "proto" else [],
+            True,
+        ),
         ("enable-compression", settings.gzip, True),
         ("skipTLS", "--skipTLS" in str(call.get("security", "")), True),
         ("insecure", call.get("security", "plaintext") == "plaintext", False),
@@ -86,6 +92,13 @@ def ghz_options(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
         ("name", options.name, True),
     ]
     return {key: value for key, value, omit_empty in fields if value or not omit_empty}
+
+
+def _import_paths(proto: str, given: list[str]) -> list[str]:
+    """ghz's list (runner.WithProtoFile): the proto's directory unless ".", then ".",
+    then -i's paths."""
+    directory = os.path.normpath(os.path.dirname(proto) or ".")  # Go's filepath.Dir cleans
+    return [*([directory] if directory != "." else []), ".", *given]
 
 
 def _json_or_text(text: str) -> Any:

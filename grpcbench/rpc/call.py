@@ -98,6 +98,11 @@ class MethodCall:
         return cls(**fields)
 
 
+# Well-known types whose JSON is a bare value, not an object (proto3's JSON mapping).
+WRAPPERS = {f"google.protobuf.{name}" for name in (
+    "StringValue", "BytesValue", "BoolValue", "Int32Value", "Int64Value", "UInt32Value",
+    "UInt64Value", "FloatValue", "DoubleValue", "Value", "Timestamp", "Duration", "FieldMask",
+)}  # fmt: skip
 _NO_FIELD = re.compile(r'Message type "([\w.]+)" has no field named "([^"]+)" at "[^"]*"\.')
 
 
@@ -245,7 +250,10 @@ class CallMessages:
         request_class = self.schema.request_class
         messages = []
         for item in items:
-            if not isinstance(item, dict):
+            # A well-known wrapper's JSON is a bare value (ghz's '"asdf"' for a
+            # StringValue); any other message's is an object.
+            wrapper = request_class.DESCRIPTOR.full_name in WRAPPERS
+            if not isinstance(item, dict) and not wrapper:
                 raise UsageError(
                     f"the request data must be a JSON object (or a list of them) for"
                     f" {request_class.DESCRIPTOR.full_name}, not {json.dumps(item)[:60]}"

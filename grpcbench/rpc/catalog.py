@@ -35,7 +35,7 @@ class Catalog:
     def methods(self, service: str) -> list[str]:
         """``package.Service.Method`` of each method of ``service`` (grpcurl's form)."""
         found = self._service(service)
-        return [method.full_name for method in found.methods]
+        return sorted(method.full_name for method in found.methods)  # grpcurl's order
 
     def _service(self, name: str) -> Any:
         if name not in self.services:

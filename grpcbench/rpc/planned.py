@@ -43,6 +43,7 @@ class PlannedCall:
     stream_duration_s: float = 0.0
     reflect_metadata: str = "{}"  # JSON object sent with the reflection requests
     templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
+    import_paths: tuple[str, ...] = ()  # -i, as given (ghz's JSON report lists them)
     worker_prefix: str = ""  # the run's --name, before each {{.WorkerID}} (ghz's)
     weight: int = 1  # in a mix
     timeout_s: float = 0.0  # in a mix: its own timeout (0: the level's)
@@ -171,6 +172,7 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         settings.reflect_metadata or "{}", settings.templates,
         feed_path=settings.feed_path or "", feed_mode=settings.feed_mode or "",
         stream_round_trip=settings.stream_round_trip, given=settings.method.strip(),
+        import_paths=settings.import_paths,
     )  # fmt: skip
     if settings.feed_path and settings.binary is not None:
         raise UsageError("give the requests as -D FILE.jsonl/.csv or -B/-b, not both")

@@ -16,12 +16,16 @@ from grpcbench.base.errors import PreflightError
 from grpcbench.base.secrets import redact
 from grpcbench.contract.calls import Workload, WorkloadError
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
+from grpcbench.rpc.reachability import wait_ready
 from grpcbench.rpc.security import ChannelSecurity, tls_failure
 from grpcbench.rpc.status_names import status_name
 
 # PreflightError lives in errors and tls_failure in rpc.security (lower layers); both
 # stay importable from here.
 __all__ = ["PreflightError", "explain", "tls_failure"]
+# How long the target has to accept the pre-flight call's connection (as --target's
+# reachability check gives it).
+READY_TIMEOUT_S = 5.0
 
 
 async def explain(error: grpc.aio.AioRpcError, address: str, security: ChannelSecurity,
@@ -65,6 +69,9 @@ async def preflight(
     run's channel options (--authority, -e, ...), so the call is the level's own."""
     channel = security.aio_channel(address, client)
     try:
+        # The target answers, on this channel: a refused address or a TLS mismatch
+        # is said at once and no connection is opened only to look (rpc.reachability).
+        await wait_ready(channel, address, security, min(timeout_s, READY_TIMEOUT_S))
         call = workload.bind(channel)
         try:
             await asyncio.wait_for(call(timeout_s), timeout_s + 1.0)

@@ -37,7 +37,8 @@ def method_line(method: MethodDescriptor) -> str:
 
 def service_text(service: ServiceDescriptor) -> str:
     lines = [f"service {service.name} {{"]
-    lines += [INDENT + method_line(method) for method in service.methods]
+    # By name, as grpcurl prints them (its printer sorts elements).
+    lines += [INDENT + method_line(m) for m in sorted(service.methods, key=lambda m: m.name)]
     return "\n".join([*lines, "}"])
 
 
@@ -106,8 +107,8 @@ def message_text(message: Descriptor, depth: int = 0) -> str:
                 f"{inner}{INDENT}{member_line}" for member_line in map(field_line, oneof.fields)
             ]
             lines.append(f"{inner}}}")
-    for nested in message.nested_types:
+    for nested in sorted(message.nested_types, key=lambda n: n.name):  # grpcurl's order
         if not nested.GetOptions().map_entry:
             lines.append(message_text(nested, depth + 1))
-    lines += [enum_text(enum, depth + 1) for enum in message.enum_types]
+    lines += [enum_text(e, depth + 1) for e in sorted(message.enum_types, key=lambda e: e.name)]
     return "\n".join([*lines, f"{pad}}}"])

@@ -42,6 +42,7 @@ from grpcbench.run.options import RunOptions
 from grpcbench.run.runner import Runner
 from grpcbench.run.settle import LIMIT_S, wait_until_idle
 from grpcbench.targets import Target, TargetContext, TargetPlan
+from grpcbench.targets.external import ExternalTarget
 
 # A search probe that fails at most this share of the closed-loop estimate is measured
 # again once before it bounds the search (see _search).
@@ -240,7 +241,7 @@ class CapacitySearch:
         return next(p for p in self.capacity.probes if p.level == index)
 
     async def _search(self, target: Target) -> dict[str, RateSearch]:
-        await self.run.preflight(target, external=target.pid is None)
+        await self.run.preflight(target, external=isinstance(target, ExternalTarget))
         ceiling = self.record.levels[await self._probe(target, self.ceiling_plan, "ceiling")]
         # What the server answered as expected: a server that refuses most calls fast
         # (a rate limiter) must not make the search start at its refusal rate.
@@ -298,7 +299,7 @@ class CapacitySearch:
         index (None when the server failed)."""
         try:
             async with self.run.open(plan, context) as target:
-                await self.run.preflight(target, external=target.pid is None)
+                await self.run.preflight(target, external=isinstance(target, ExternalTarget))
                 index = await self._probe(
                     target, replace(self.open_plan, rate=rate), "confirm", repeat=run
                 )

@@ -88,6 +88,26 @@ REFUSED: dict[str, str] = {
     "--duration-stop": "grpcbench waits for the calls in flight at the end of -z: ghz's"
     " wait, which is accepted",
 }
+# What a server sees differ between ghz and grpcbench given one ghz command line:
+# the conformance suite (tests/conformance) runs ghz's documented lines and one line
+# per flag through both, records what the server received, and allows a line only
+# the differences it lists from this table (docs/own-service.md renders it).
+DIFFERENCES: dict[str, str] = {
+    "preflight-call": "one call more, on a connection of its own before the load:"
+    " grpcbench's pre-flight call, which turns a wrong method, missing credentials or a"
+    " TLS mismatch into one line before any level (--no-preflight: no call, and one"
+    " connection that only checks the server answers); ghz makes none",
+    "tls-default": "a line without --insecure: ghz speaks TLS (the system's trusted CAs),"
+    " grpcbench plaintext, so against a TLS server grpcbench stops with one line"
+    " ('speaks TLS: give --cacert CA (or --skipTLS)')",
+    "skiptls-name": "--skipTLS: grpcbench fetches the server's certificate first (one"
+    " more connection) and then sends its name as the TLS server name (SNI) and"
+    " :authority; ghz sends no SNI and HOST:PORT as :authority",
+    "cpus-connections": "--cpus N: N connections, one per generator process (a"
+    " connection cannot be shared between processes); ghz's N threads share one",
+    "refused": "grpcbench refuses the line by name, with its reason (the refused flags"
+    " above), where ghz runs it",
+}
 # -O name -> the exporter (report.exporters) that writes it. html is grpcbench's own
 # report (ghz's loads its charts from CDNs); grpcbench is grpcbench's JSON.
 OUTPUT_FORMATS = {

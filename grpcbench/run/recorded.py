@@ -50,6 +50,7 @@ def _recorded_call(options: RunOptions) -> dict[str, Any]:
         "method": call.method,
         "given": call.given or call.method,
         "schema": call.schema_source,
+        "import_paths": list(call.import_paths),
         "data": redact(call.data),
         "metadata_keys": _metadata_keys(call.metadata),
         "stream_messages": call.stream_messages,

@@ -184,6 +184,7 @@ class Runner:
                 security=self.options.security,
                 host=self.options.bind,
                 check_site=self.check_site,
+                reached_by_preflight=self.options.preflight,
             )
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):
@@ -254,8 +255,12 @@ class Runner:
         when grpcbench does not know the server's code (a --call, or an external
         target): a wrong method, missing credentials or a TLS mismatch stops the
         run here with one line (PreflightError), instead of measuring failures."""
-        options = self.options
+        await self._preflight(target, external)
+        # Said once the pre-flight call (which checks an external target answers) ended.
         self.events.server_ready(target.label, target.address, target.pid)
+
+    async def _preflight(self, target: Target, external: bool) -> None:
+        options = self.options
         self.security = target.security
         if options.call is not None:  # reflection, from where the load will come
             resolved = await self.check_site(

@@ -20,10 +20,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from grpcbench.base import defaults
 from grpcbench.base.child_setup import parse_ready_line
-from grpcbench.base.errors import PreflightError, ServerStartError, UsageError
-from grpcbench.base.parsing import parse_host_port
+from grpcbench.base.errors import ServerStartError
 from grpcbench.base.processes import Child, start_python_module
-from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity, tls_failure
+from grpcbench.rpc.reachability import wait_ready
+from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.servers.spec import ServerSpec
 
 READY_TIMEOUT_S = defaults.START_TIMEOUT_S
@@ -128,30 +128,8 @@ async def check_reachable(
     address: str, security: ChannelSecurity = PLAINTEXT, timeout_s: float = 5.0
 ) -> None:
     """For ``--target``: one clear error if nothing gRPC answers at ``address``,
-    naming a plaintext/TLS mismatch when that is the cause. A refused or
-    unresolvable address is said at once (a TCP connect first), as ghz does,
-    instead of after grpc's reconnect back-off."""
-    host, port = parse_host_port(address)
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
-    except TimeoutError:
-        raise UsageError(f"cannot reach target {address} (no TCP connection within"
-                         f" {timeout_s:.0f}s)") from None  # fmt: skip
-    except ConnectionRefusedError:
-        raise UsageError(
-            f"cannot reach target {address}: connection refused (nothing listens there)"
-        ) from None
-    except OSError as error:
-        reason = error.strerror or str(error)
-        raise UsageError(f"cannot reach target {address}: {reason}") from None
-    writer.close()
+    naming a plaintext/TLS mismatch when that is the cause (rpc.reachability: one
+    channel, no bare TCP connect first; a refused address is said at once, as ghz
+    does, instead of after grpc's reconnect back-off)."""
     async with security.aio_channel(address) as channel:
-        try:
-            await asyncio.wait_for(channel.channel_ready(), timeout_s)
-        except TimeoutError:
-            failure = await tls_failure(address, security)
-            if failure:
-                raise PreflightError(failure) from None
-            raise UsageError(
-                f"cannot reach target {address} (no connection within {timeout_s:.0f}s)"
-            ) from None
+        await wait_ready(channel, address, security, timeout_s)

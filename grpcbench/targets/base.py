@@ -31,6 +31,9 @@ class TargetContext:
     host: str = "127.0.0.1"  # where started servers listen; another only with --bind
     # Where checks that touch an external target run: here, or on a cluster worker.
     check_site: CheckSite = HERE
+    # An external target's pre-flight call checks it answers, on its own channel: the
+    # open then makes no connection of its own (rpc.reachability).
+    reached_by_preflight: bool = False
 
 
 class Target(Protocol):

@@ -49,13 +49,17 @@ class ExternalTargetPlan:
     async def _open(self, context: TargetContext) -> AsyncIterator[Target]:
         # The TLS files read (and --skipTLS's certificate fetched) for this address, and
         # the target reached, from where the load will come (context.check_site).
-        security = await context.check_site(reach, self.address, context.security)
+        security = await context.check_site(
+            reach, self.address, context.security, not context.reached_by_preflight
+        )
         yield ExternalTarget(self.address, self.address, self.pid, security)
 
 
-def reach(address: str, security: ChannelSecurity) -> ChannelSecurity:
-    """Resolve the TLS settings for ``address`` and check a gRPC server answers there;
-    plain and synchronous, so a cluster worker can run it (targets.check_site)."""
+def reach(address: str, security: ChannelSecurity, check: bool = True) -> ChannelSecurity:
+    """Resolve the TLS settings for ``address`` and (``check``) check a gRPC server
+    answers there; plain and synchronous, so a cluster worker can run it
+    (targets.check_site). Without ``check`` the pre-flight call checks it."""
     resolved = security.resolve(address)
-    asyncio.run(check_reachable(address, resolved))
+    if check:
+        asyncio.run(check_reachable(address, resolved))
     return resolved
