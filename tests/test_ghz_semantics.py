@@ -133,8 +133,13 @@ def test_ghz_defaults_that_say_what_grpcbench_does_are_accepted() -> None:
 
     line = ["grpcbench", "run", "--load-schedule=const", "--concurrency-schedule", "const",
             "--duration-stop", "wait", "-c", "5", "HOST:1"]  # fmt: skip
-    assert ghz_flags_of(line) == ["grpcbench", "run", "-c", "5", "HOST:1"]
-    for refused in (["--duration-stop", "close"], ["--load-schedule=step"], ["--lb-strategy", "x"]):
+    # --load-schedule is an option of run's own now (const: ghz's default).
+    assert ghz_flags_of(line) == ["grpcbench", "run", "--load-schedule=const", "-c", "5", "HOST:1"]
+    for refused in (
+        ["--duration-stop", "close"],
+        ["--concurrency-schedule=step"],
+        ["--lb-strategy", "x"],
+    ):
         with pytest.raises(UsageError, match=f"ghz's {refused[0].split('=')[0]} is not supported"):
             ghz_flags_of(["grpcbench", "run", *refused, "HOST:1"])
     assert ghz_flags_of(["grpcbench", "run", "--", "--load-schedule=step"])[-1] == (
@@ -188,3 +193,31 @@ def test_grpcurl_s_flags_are_taken_or_refused_by_name(command: str) -> None:
         with pytest.raises(UsageError, match=f"grpcurl's {flag} is not taken: "):
             grpcurl_flags_of(["g", command, flag, "x", "H:1"])
     assert grpcurl_flags_of(["g", "run", "-plaintext"]) == ["g", "run", "-plaintext"]
+
+
+def test_ghz_load_schedules_become_ghz_s_pacer_and_its_checks_are_ghz_s() -> None:
+    """--load-schedule step|line is ghz's StepPacer (--rate-schedule ghz:...); -n still
+    ends the level, -c caps calls in flight; what ghz refuses is refused."""
+    call = CallArgs(call=("helloworld.Greeter.SayHello",))
+
+    def applied(**flags: str) -> RunArgs:
+        return apply(RunArgs(address="127.0.0.1:1", call=call, concurrency="10",
+                             ghz_flags=GhzFlags(**flags)))  # type: ignore[arg-type]  # fmt: skip
+
+    args = applied(load_schedule="step", load_start="50", load_end="150", load_step="10",
+                   load_step_duration="5s")  # fmt: skip
+    assert args.settings["rate_schedule"] == "ghz:start=50,step=10,every=5s,end=150"
+    assert args.settings["requests"] == "200" and args.settings["max_in_flight"] == "10"
+    line = applied(load_schedule="line", load_start="5", load_step="5")
+    assert str(line.settings["rate_schedule"]).startswith("ghz:start=5,step=5,every=1s,horizon=")
+    for flags, error in (
+        ({"load_start": "5"}, "go with --load-schedule step or line"),
+        ({"load_schedule": "step", "load_start": "5", "load_step": "5"}, "--load-step-duration"),
+        ({"load_schedule": "line", "load_start": "5", "load_end": "5", "load_step": "1"},
+         "cannot equal"),
+        ({"load_schedule": "line", "load_start": "5", "load_step": "0"}, "invalid --load-step"),
+        ({"load_schedule": "line", "load_start": "5", "load_step": "1", "rps": "9"}, "give one"),
+        ({"load_schedule": "wave"}, '"const", "step" or "line"'),
+    ):  # fmt: skip
+        with pytest.raises(UsageError, match=error):
+            applied(**flags)

@@ -313,9 +313,50 @@ def test_a_new_shape_is_its_pacer_plus_one_entry(monkeypatch: pytest.MonkeyPatch
     times = list(itertools.takewhile(lambda t: t < 30, send_times(ramp, "uniform")))
     assert len(times) == pytest.approx(ramp.expected_calls(30), abs=1)
     assert "exp:start=10,end=1000,over=30s" in LoadSettings.help("rate_schedule")
-    with pytest.raises(UsageError, match="step:... or line:... or exp:..., e.g. .*exp:start"):
+    with pytest.raises(
+        UsageError, match="step:... or line:... or ghz:... or exp:..., e.g. .*exp:start"
+    ):
         schedule.parse_rate_schedule("cosine:start=1")
     with pytest.raises(UsageError, match="exp takes start, end, over once each"):
         schedule.parse_rate_schedule("exp:start=1,every=2s")
     settings = LoadSettings(rate_schedule=ramp, duration_s=30, requests=0)
     assert LoadSettings.from_json(settings.to_json()).rate_schedule == ramp
+
+
+# ghz's own table (load/pacer_test.go, TestStepPacer_Rate, v0.120.0): start, step,
+# step duration (s), stop (0: none), max duration (s, 0: none), elapsed (s), its rate.
+GHZ_STEP_RATES = [
+    (1, 5, 4, 0, 0, 0, 1), (1, 5, 4, 0, 0, 1, 1), (1, 5, 4, 0, 0, 3, 1), (1, 5, 4, 0, 0, 4, 6),
+    (1, 5, 4, 0, 0, 5, 6), (5, 5, 4, 25, 0, 9, 15), (5, 5, 4, 25, 0, 12, 20),
+    (5, 5, 4, 25, 0, 22, 25), (5, 5, 4, 0, 25, 0, 5), (5, 5, 4, 0, 25, 19, 25),
+    (5, 5, 4, 0, 25, 20, 30), (5, 5, 4, 0, 25, 21, 30), (5, 5, 4, 0, 25, 26, 35),
+    (5, 5, 4, 0, 25, 31, 35), (15, -5, 4, 0, 0, 0, 15), (15, -5, 4, 0, 0, 3, 15),
+    (15, -5, 4, 0, 0, 4, 10), (15, -5, 4, 0, 0, 5, 10), (15, -5, 4, 0, 0, 11, 5),
+    (15, -5, 4, 0, 0, 12, 0), (15, -5, 4, 0, 0, 17, 0), (20, -5, 4, 5, 0, 0, 20),
+    (20, -5, 4, 5, 0, 11, 10), (20, -5, 4, 5, 0, 12, 5), (20, -5, 4, 5, 0, 13, 5),
+    (20, -5, 4, 5, 0, 22, 5), (20, -5, 4, 0, 10, 0, 20), (20, -5, 4, 0, 10, 9, 10),
+    (20, -5, 4, 0, 10, 10, 10), (20, -5, 4, 0, 10, 11, 10), (20, -5, 4, 0, 10, 15, 10),
+    (20, -5, 4, 0, 10, 22, 10),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("start", "step", "every", "stop", "max_s", "t", "rate"), GHZ_STEP_RATES)
+def test_the_ghz_shape_paces_as_ghz_s_step_pacer(
+    start: int, step: int, every: float, stop: int, max_s: float, t: float, rate: float
+) -> None:
+    from grpcbench.model.schedule import GhzSchedule
+
+    pacer = GhzSchedule(start, step, every, stop, max_s, horizon_s=30)
+    assert pacer.rate_at(t) == rate
+    if pacer.rate_at(t) > 0:  # the send times invert the calls due, as ghz's hits()
+        assert pacer.time_of(pacer.expected_calls(t)) == pytest.approx(t)
+
+
+def test_the_ghz_shape_refuses_a_ramp_that_reaches_nothing() -> None:
+    with pytest.raises(UsageError, match="a step down needs end or max"):
+        parse_rate_schedule("ghz:start=15,step=-5,every=4s")
+    with pytest.raises(UsageError, match="reaches 0/s before max"):
+        parse_rate_schedule("ghz:start=15,step=-5,every=4s,max=20s")
+    ramp = parse_rate_schedule("ghz:start=50,step=10,every=5s,end=150")
+    assert not ramp.sets_level_length and ramp.peak == 150
+    assert ramp.expected_calls(55) == pytest.approx(sum(range(50, 151, 10)) * 5)

@@ -246,8 +246,9 @@ class LoadSettings:
         ),
         parse=parse_rate_schedule, default_text="none",
         help=lambda: "Open loop, one level whose rate ramps (ghz's --load-schedule, k6's"
-        f" stages): {shape_examples()}. The level lasts the schedule; see it over time with"
-        " --interval.",
+        f" stages): {shape_examples()}. The level lasts a step: or line: schedule; ghz:"
+        " (ghz's own, with optional end and max) holds its last rate until -n or -z ends"
+        " the level. See it over time with --interval.",
     )  # fmt: skip
     interval_s: float = setting(
         0.0, option="--interval", metavar="DURATION|off", panel=OUTPUT, json="interval_s",

@@ -18,8 +18,10 @@ from pathlib import Path
 
 from grpcbench.base import defaults
 from grpcbench.base.errors import UsageError
-from grpcbench.model.schedule import shape_examples
+from grpcbench.base.parsing import parse_duration
+from grpcbench.model.schedule import parse_rate_schedule
 from grpcbench.run.arguments import RunArgs
+from grpcbench.run.ghz_flags import GhzFlags
 
 # ghz's defaults (ghz --help, v0.120.0) for a run that names only a method.
 GHZ_CONCURRENCY = 50
@@ -40,6 +42,11 @@ ACCEPTED: dict[str, str] = {
     "-x/--max-duration": "--duration, and -n is ignored: what ghz's binary does (its docs"
     " say -n is respected)",
     "-r/--rps": "--rate (open loop); with -c, -c caps the calls in flight",
+    "--load-schedule, --load-start, --load-step, --load-end, --load-step-duration,"
+    " --load-max-duration": "the same, ghz's pacer exactly (--rate-schedule ghz:...): the"
+    " rate steps (line: every second by the slope) and then holds at --load-end, or"
+    " from --load-max-duration at the rate reached, until -n or -z ends the level; with"
+    " -c, -c caps the calls in flight",
     "--connections": "the same: N connections, calls spread round-robin",
     "--skipFirst": "--warmup N: the first N of -n's calls are not counted (-n 300"
     " --skipFirst 100: 300 calls, 200 reported)",
@@ -75,11 +82,6 @@ ACCEPTED: dict[str, str] = {
     "HOST:PORT (last argument)": "the same as --target",
 }
 REFUSED: dict[str, str] = {
-    "--load-schedule, --load-start, --load-end, --load-step, --load-step-duration,"
-    " --load-max-duration": "one ramp in one level: --rate-schedule "
-    + shape_examples()
-    + " (a list of levels: --rate 100,200,400); --load-schedule const, ghz's default, is"
-    " accepted",
     "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
     " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
     " list: -c 10,20,40; --concurrency-schedule const, ghz's default, is accepted",
@@ -136,7 +138,7 @@ def _tags(text: str | None) -> dict[str, str]:
 _NO_OPS = {"count-errors", "async"}
 # A refused flag with this value says what grpcbench does anyway: accepted, on the
 # command line (``--load-schedule const``) and in a config file.
-AGREED = {"--load-schedule": "const", "--concurrency-schedule": "const", "--duration-stop": "wait"}
+AGREED = {"--concurrency-schedule": "const", "--duration-stop": "wait"}
 _DEFAULTS_OF_REFUSED = {flag.removeprefix("--"): value for flag, value in AGREED.items()}
 _SETTINGS_KEYS = {
     "total": "requests", "duration": "duration",
@@ -192,6 +194,11 @@ _FLAG_FIELDS = {
     "format": "output_format", "name": "run_name", "tags": "tags_json",
     "max-duration": "max_duration", "skipFirst": "skip_first",
 }  # fmt: skip
+
+
+# ghz's --load-* config keys: GhzFlags fields of the same name (dashes as underscores).
+_LOAD_KEYS = ("load-schedule", "load-start", "load-step", "load-end", "load-step-duration",
+              "load-max-duration")  # fmt: skip
 
 
 def _refused_reason(key: str) -> str | None:
@@ -256,6 +263,10 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
         elif key in ("disable-template-functions", "disable-template-data"):
             name = key.replace("-", "_")
             flag_changes[name] = bool(value) or getattr(flags, name)
+        elif key in _LOAD_KEYS:
+            name = key.replace("-", "_")
+            if getattr(flags, name) is None:
+                flag_changes[name] = _text(value)
         elif key in ("rps", "cpus", "name", "tags", "format", "max-duration", "skipFirst"):
             name = _FLAG_FIELDS.get(key, key)
             if getattr(flags, name) is None:
@@ -288,6 +299,49 @@ def _check_connections(connections: str, concurrency: str | None) -> None:
             f"--connections {count} with -c {concurrency}: ghz refuses more connections than"
             " concurrent calls (number of connections cannot be greater than concurrency)"
         )
+
+
+def _load_schedule(flags: GhzFlags) -> str | None:
+    """ghz's --load-schedule step|line and its --load-* flags as ``--rate-schedule ghz:``
+    text (None for const, ghz's default), checked as ghz checks them."""
+    given = {name: getattr(flags, f"load_{name}") for name in
+             ("start", "step", "end", "step_duration", "max_duration")}  # fmt: skip
+    kind = (flags.load_schedule or "const").lower()
+    if kind == "const":
+        others = [f"--load-{name.replace('_', '-')}" for name, v in given.items() if v]
+        if others:
+            raise UsageError(f"{', '.join(others)} go with --load-schedule step or line")
+        return None
+    if kind not in ("step", "line"):
+        raise UsageError(f'bad --load-schedule {flags.load_schedule!r}: "const", "step" or "line"')
+    start, step, end = given["start"] or "0", given["step"] or "0", given["end"] or "0"
+    for name, value in (("start", start), ("step", step), ("end", end)):
+        if not value.lstrip("-").isdecimal():
+            raise UsageError(f"bad --load-{name} {value!r}: an integer, calls/s")
+    if int(start) <= 0:
+        raise UsageError("--load-start must be above 0 calls/s (ghz's Start.Freq cannot be 0)")
+    if int(start) == int(end):
+        raise UsageError("--load-start cannot equal --load-end (ghz's check)")
+    if int(step) == 0:
+        raise UsageError("invalid --load-step: give the rate's change per step (not 0)")
+    every = "1s" if kind == "line" else given["step_duration"]
+    if not every:
+        raise UsageError("--load-schedule step needs --load-step-duration (ghz's check)")
+    text = f"ghz:start={start},step={step},every={every}"
+    text += f",end={end}" if int(end) else ""
+    text += f",max={given['max_duration']}" if given["max_duration"] else ""
+    return text
+
+
+def _with_horizon(schedule: str, settings: dict[str, object], skipped: int) -> str:
+    """An open ramp (no --load-end, no --load-max-duration) with the time its level is
+    expected to end (-z, or -n's calls at its pace), which bounds its peak rate."""
+    if settings.get("duration"):
+        seconds = parse_duration(str(settings["duration"]), "-z")
+    else:
+        calls = int(str(settings.get("requests") or GHZ_TOTAL)) + skipped  # -n's total
+        seconds = parse_rate_schedule(schedule).time_of(calls)
+    return f"{schedule},horizon={seconds:.3f}s"
 
 
 def apply(args: RunArgs) -> RunArgs:
@@ -323,6 +377,19 @@ def apply(args: RunArgs) -> RunArgs:
                 raise UsageError("--rps with -c takes one -c: the cap on calls in flight")
             take("-c with --rps", "max_in_flight", concurrency)
             concurrency = None
+    schedule = _load_schedule(flags)
+    if schedule is not None:
+        if flags.rps is not None:
+            raise UsageError(
+                f"--rps with --load-schedule {flags.load_schedule}: the schedule sets the rate"
+                " (ghz ignores --rps then): give one"
+            )
+        take("--load-schedule", "rate_schedule", schedule)
+        if concurrency:  # as with --rps: -c caps the calls in flight
+            if "," in concurrency:
+                raise UsageError("--load-schedule with -c takes one -c: the cap on calls in flight")
+            take("-c with --load-schedule", "max_in_flight", concurrency)
+            concurrency = None
     if flags.cpus is not None:
         if flags.cpus <= 0:
             raise UsageError(f"bad --cpus {flags.cpus}: a positive integer")
@@ -349,7 +416,10 @@ def apply(args: RunArgs) -> RunArgs:
     if method_given and not scenario_given and ghz_like:
         if concurrency is None and not (args.rate or flags.rps or "rate_schedule" in settings):
             concurrency = str(GHZ_CONCURRENCY)
-        if not {"requests", "n", "duration", "duration_s", "rate_schedule"} & set(settings):
+        bounded = {"requests", "n", "duration", "duration_s"}
+        if schedule is None:  # a step: or line: schedule sets the level's length
+            bounded.add("rate_schedule")
+        if not bounded & set(settings):
             settings["requests"] = str(GHZ_TOTAL)
         if not {"warmup", "warmup_requests"} & set(settings):
             settings["warmup"] = "0"
@@ -364,6 +434,8 @@ def apply(args: RunArgs) -> RunArgs:
                 f"--skipFirst {flags.skip_first} skips every one of the {total} calls (-n)"
             )
         settings["requests"] = str(total - flags.skip_first)
+    if schedule is not None and "end=" not in schedule and "max=" not in schedule:
+        settings["rate_schedule"] = _with_horizon(schedule, settings, flags.skip_first or 0)
     exports = args.exports
     output = args.output
     if flags.output_format is not None:

@@ -16,6 +16,23 @@ class GhzFlags:
     `run`'s options."""
 
     rps: str | None = option(None, "--rps", "-r", help="ghz's --rps: --rate.", panel=panels.GHZ)
+    load_schedule: str | None = option(
+        None,
+        help="ghz's: const (the default), step or line: --rate-schedule ghz:...",
+        panel=panels.GHZ,
+    )
+    load_start: str | None = option(None, help="ghz's: the ramp's first rate, calls/s.",
+                                    panel=panels.GHZ)  # fmt: skip
+    load_step: str | None = option(
+        None, help="ghz's: the rate's change per step (line: per second).", panel=panels.GHZ
+    )
+    load_end: str | None = option(None, help="ghz's: the rate the ramp holds at.",
+                                  panel=panels.GHZ)  # fmt: skip
+    load_step_duration: str | None = option(None, help="ghz's: how long each step lasts.",
+                                            panel=panels.GHZ)  # fmt: skip
+    load_max_duration: str | None = option(
+        None, help="ghz's: when the ramp stops changing and holds its rate.", panel=panels.GHZ
+    )
     skip_first: int | None = option(
         None, "--skipFirst", help=("ghz's: --warmup N."), panel=panels.GHZ
     )

@@ -31,7 +31,8 @@ def load_settings(args: RunArgs, scenario: Scenario) -> LoadSettings:
     )
     values = {**scenario_values, **given}
     schedule = values.get("rate_schedule")
-    if schedule is not None:  # the level lasts the schedule
+    # The level lasts a step: or line: schedule (a shape of a plugin's too, unless it says).
+    if schedule is not None and getattr(schedule, "sets_level_length", True):
         if "requests" in given or given.get("duration_s"):
             raise UsageError(
                 f"--rate-schedule sets the level's length ({schedule.duration_s:g} s):"

@@ -39,108 +39,33 @@ BASE = f"--insecure {GREETER} {JOE} -n 20 -c 2"
 # Every line grpcbench runs makes a pre-flight call first, on a connection of its own.
 P = "preflight-call"
 
+# fmt: off
 DOCUMENTED = [
     _line(f"--insecure {GREETER} {JOE} ADDR", "examples.md:25", P),
     _line(f"--insecure --call helloworld.Greeter.SayHello {JOE} ADDR", "examples.md:38", P),
-    _line(
-        f"""--insecure {GREETER} {JOE} -m '{{"trace_id":"{{{{.RequestNumber}}}}", "timestamp":"{{{{.TimestampUnix}}}}"}}' ADDR""",
-        "examples.md:50",
-        P,
-    ),
+    _line(f"""--insecure {GREETER} {JOE} -m '{{"trace_id":"{{{{.RequestNumber}}}}", "timestamp":"{{{{.TimestampUnix}}}}"}}' ADDR""", "examples.md:50", P),
     _line(f"{GREETER} -B ./hello_request_data.bin ADDR", "examples.md:64", "tls-default"),
     _line(f"{GREETER} ADDR", "examples.md:73", "tls-default", stdin="hello_request_data.bin"),
-    _line(
-        """--insecure --proto /protos/bytes.proto --call bytes.ImageService.Save -d '{"name":"icon.ico", "data":"AAABAAEAEBAAAAEAIABoBAAAFgAAACgAAAAQ"}' -c 1 -n 1 ADDR""",
-        "examples.md:111",
-        P,
-    ),
-    _line(
-        f"""--insecure {GREETER} -d '[{{"name":"Joe"}},{{"name":"Bob"}}]' ADDR""",
-        "examples.md:126",
-        P,
-    ),
+    _line("""--insecure --proto /protos/bytes.proto --call bytes.ImageService.Save -d '{"name":"icon.ico", "data":"AAABAAEAEBAAAAEAIABoBAAAFgAAACgAAAAQ"}' -c 1 -n 1 ADDR""", "examples.md:111", P),
+    _line(f"""--insecure {GREETER} -d '[{{"name":"Joe"}},{{"name":"Bob"}}]' ADDR""", "examples.md:126", P),
     _line(f"{GREETER} {JOE} -n 2000 -c 20 ADDR", "examples.md:139", "tls-default"),
     _line(f"{GREETER} {JOE} -n 2000 -c 20 --connections=10 ADDR", "examples.md:150", "tls-default"),
-    _line(
-        """--proto ./greeter.proto --call helloworld.Greeter.SayHelloCS -d '[{"name":"Joe"},{"name":"Kate"},{"name":"Sara"}]' ADDR""",
-        "examples.md:164",
-        "tls-default",
-    ),
-    _line(
-        """--protoset ./bundle.protoset --call helloworld.Greeter.SayHello -d '{"name":"Bob"}' -n 1000 -c 10 ADDR""",
-        "examples.md:186",
-        "tls-default",
-    ),
+    _line("""--proto ./greeter.proto --call helloworld.Greeter.SayHelloCS -d '[{"name":"Joe"},{"name":"Kate"},{"name":"Sara"}]' ADDR""", "examples.md:164", "tls-default"),
+    _line("""--protoset ./bundle.protoset --call helloworld.Greeter.SayHello -d '{"name":"Bob"}' -n 1000 -c 10 ADDR""", "examples.md:186", "tls-default"),
     _line("--config ./config.json", "examples.md:207", P),
     _line("--config ./config.json -c 20 -n 1000", "examples.md:213", P),
-    _line(
-        f"""--insecure --proto ./protos/greeter.proto --call helloworld.Greeter.SayHello {JOE} -c 5 -n 50 -m '{{"request-id":"{{{{.RequestNumber}}}}", "timestamp":"{{{{.TimestampUnix}}}}"}}' --debug ./logs/debug.json ADDR""",
-        "examples.md:222",
-        P,
-    ),
-    _line(
-        """--insecure --proto ./protos/route_guide.proto --call routeguide.RouteGuide.RecordRoute -d '[{ "latitude": 407838351, "longitude": -746143763 }, { "latitude": 419999544, "longitude": -740371136 }, { "latitude": 419611318, "longitude": -746524769 }, { "latitude": 412144655, "longitude": -743949739 }]' -m '{"trace_id":"{{.RequestNumber}}", "timestamp":"{{.TimestampUnixNano}}"}' ADDR""",
-        "examples.md:236",
-        P,
-    ),
-    _line(
-        """--insecure --proto ./protos/route_guide.proto --call routeguide.RouteGuide.ListFeatures -d '{"lo":{"latitude":400000000,"longitude":-750000000},"hi":{"latitude":420000000,"longitude":-730000000}}' -m '{"trace_id":"{{.RequestNumber}}", "timestamp":"{{.TimestampUnixNano}}"}' ADDR""",
-        "examples.md:250",
-        P,
-    ),
-    _line(
-        """--insecure --proto ./testdata/wrapped.proto --call wrapped.WrappedService.GetMessage -d '"asdf"' ADDR""",
-        "examples.md:282",
-        P,
-    ),
-    _line(
-        """--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 200 --rps 200 -d '{"name":"{{.WorkerID}}"}' ADDR""",
-        "load.md:11",
-        P,
-        scaled="-n 10000 -> 200",
-    ),
-    _line(
-        """--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 300 --load-schedule=step --load-start=50 --load-end=150 --load-step=10 --load-step-duration=200ms -d '{"name":"{{.WorkerID}}"}' ADDR""",
-        "load.md:58",
-        "refused",
-        scaled="-n 10000 -> 300, 5s -> 200ms",
-    ),
-    _line(
-        """--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 300 --load-schedule=step --load-start=200 --load-step=-10 --load-step-duration=200ms --load-max-duration=2s -d '{"name":"{{.WorkerID}}"}' ADDR""",
-        "load.md:105",
-        "refused",
-        scaled="-n 10000 -> 300, 5s -> 200ms, 40s -> 2s",
-    ),
-    _line(
-        """--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 60 --load-schedule=line --load-start=5 --load-step=5 -d '{"name":"{{.WorkerID}}"}' ADDR""",
-        "load.md:152",
-        "refused",
-        scaled="-n 10000 -> 60",
-    ),
-    _line(
-        """--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 300 --load-schedule=line --load-start=200 --load-step=-2 --load-end=100 -d '{"name":"{{.WorkerID}}"}' ADDR""",
-        "load.md:199",
-        "refused",
-        scaled="-n 10000 -> 300",
-    ),
-    _line(
-        """--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -n 200 --rps 200 --concurrency-schedule=step --concurrency-start=5 --concurrency-step=5 --concurrency-end=50 --concurrency-step-duration=200ms -d '{"name":"{{.WorkerID}}"}' ADDR""",
-        "concurrency.md:13",
-        "refused",
-        scaled="-n 10000 -> 200, 5s -> 200ms",
-    ),
-    _line(
-        """--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -n 200 --rps 200 --concurrency-schedule=step --concurrency-start=50 --concurrency-step=-5 --concurrency-step-duration=200ms --concurrency-max-duration=1s -d '{"name":"{{.WorkerID}}"}' ADDR""",
-        "concurrency.md:59",
-        "refused",
-        scaled="-n 10000 -> 200, 5s -> 200ms, 30s -> 1s",
-    ),
-    _line(
-        """--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -n 200 --rps 200 --concurrency-schedule=line --concurrency-start=20 --concurrency-step=2 --concurrency-max-duration=1s -d '{"name":"{{.WorkerID}}"}' ADDR""",
-        "concurrency.md:107",
-        "refused",
-        scaled="-n 10000 -> 200, 30s -> 1s",
-    ),
+    _line(f"""--insecure --proto ./protos/greeter.proto --call helloworld.Greeter.SayHello {JOE} -c 5 -n 50 -m '{{"request-id":"{{{{.RequestNumber}}}}", "timestamp":"{{{{.TimestampUnix}}}}"}}' --debug ./logs/debug.json ADDR""", "examples.md:222", P),
+    _line("""--insecure --proto ./protos/route_guide.proto --call routeguide.RouteGuide.RecordRoute -d '[{ "latitude": 407838351, "longitude": -746143763 }, { "latitude": 419999544, "longitude": -740371136 }, { "latitude": 419611318, "longitude": -746524769 }, { "latitude": 412144655, "longitude": -743949739 }]' -m '{"trace_id":"{{.RequestNumber}}", "timestamp":"{{.TimestampUnixNano}}"}' ADDR""", "examples.md:236", P),
+    _line("""--insecure --proto ./protos/route_guide.proto --call routeguide.RouteGuide.ListFeatures -d '{"lo":{"latitude":400000000,"longitude":-750000000},"hi":{"latitude":420000000,"longitude":-730000000}}' -m '{"trace_id":"{{.RequestNumber}}", "timestamp":"{{.TimestampUnixNano}}"}' ADDR""", "examples.md:250", P),
+    _line("""--insecure --proto ./testdata/wrapped.proto --call wrapped.WrappedService.GetMessage -d '"asdf"' ADDR""", "examples.md:282", P),
+    _line("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 200 --rps 200 -d '{"name":"{{.WorkerID}}"}' ADDR""", "load.md:11", P, scaled="-n 10000 -> 200"),
+    _line("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 300 --load-schedule=step --load-start=50 --load-end=150 --load-step=10 --load-step-duration=200ms -d '{"name":"{{.WorkerID}}"}' ADDR""", "load.md:58", P, scaled="-n 10000 -> 300, 5s -> 200ms"),
+    _line("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 300 --load-schedule=step --load-start=200 --load-step=-10 --load-step-duration=200ms --load-max-duration=2s -d '{"name":"{{.WorkerID}}"}' ADDR""", "load.md:105", P, scaled="-n 10000 -> 300, 5s -> 200ms, 40s -> 2s"),
+    _line("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 60 --load-schedule=line --load-start=5 --load-step=5 -d '{"name":"{{.WorkerID}}"}' ADDR""", "load.md:152", P, scaled="-n 10000 -> 60"),
+    _line("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -c 10 -n 300 --load-schedule=line --load-start=200 --load-step=-2 --load-end=100 -d '{"name":"{{.WorkerID}}"}' ADDR""", "load.md:199", P, scaled="-n 10000 -> 300"),
+    _line("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -n 200 --rps 200 --concurrency-schedule=step --concurrency-start=5 --concurrency-step=5 --concurrency-end=50 --concurrency-step-duration=200ms -d '{"name":"{{.WorkerID}}"}' ADDR""", "concurrency.md:13", "refused", scaled="-n 10000 -> 200, 5s -> 200ms"),
+    _line("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -n 200 --rps 200 --concurrency-schedule=step --concurrency-start=50 --concurrency-step=-5 --concurrency-step-duration=200ms --concurrency-max-duration=1s -d '{"name":"{{.WorkerID}}"}' ADDR""", "concurrency.md:59", "refused", scaled="-n 10000 -> 200, 5s -> 200ms, 30s -> 1s"),
+    _line("""--insecure --async --proto /protos/helloworld.proto --call helloworld.Greeter/SayHello -n 200 --rps 200 --concurrency-schedule=line --concurrency-start=20 --concurrency-step=2 --concurrency-max-duration=1s -d '{"name":"{{.WorkerID}}"}' ADDR""", "concurrency.md:107", "refused", scaled="-n 10000 -> 200, 30s -> 1s"),
 ]
 
 CS = "--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHelloCS"
@@ -148,20 +73,10 @@ NAMES = """-d '[{"name":"Joe"},{"name":"Kate"},{"name":"Sara"}]'"""
 TLS_BASE = f"{GREETER} {JOE} -n 20 -c 2 --cacert ./ca.pem --cname echo.bench.test"
 
 PER_FLAG = [
-    _line(
-        f"--insecure --protoset ./bundle.protoset --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 ADDR",
-        "flag --protoset",
-        P,
-    ),
-    _line(
-        f"--insecure --proto greeter.proto -i ./protos --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 ADDR",
-        "flag -i",
-        P,
-    ),
+    _line(f"--insecure --protoset ./bundle.protoset --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 ADDR", "flag --protoset", P),
+    _line(f"--insecure --proto greeter.proto -i ./protos --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 ADDR", "flag -i", P),
     _line(f"{TLS_BASE} ADDR", "flag --cacert --cname", P, tls=True),
-    _line(
-        f"{GREETER} {JOE} -n 20 -c 2 --skipTLS ADDR", "flag --skipTLS", P, "skiptls-name", tls=True
-    ),
+    _line(f"{GREETER} {JOE} -n 20 -c 2 --skipTLS ADDR", "flag --skipTLS", P, "skiptls-name", tls=True),
     _line(f"{BASE} --authority example.test ADDR", "flag --authority", P),
     _line(f"{BASE} --async ADDR", "flag --async", P),
     _line(f"{BASE} --rps 100 ADDR", "flag -r", P),
@@ -169,32 +84,16 @@ PER_FLAG = [
     _line(f"{BASE} -t 3s ADDR", "flag -t", P),
     _line(f"--insecure {GREETER} {JOE} -c 2 -z 500ms ADDR", "flag -z", P),
     _line(f"--insecure {GREETER} {JOE} -c 2 -n 100000 -x 500ms ADDR", "flag -x", P),
-    _line(
-        f"--insecure {GREETER} {JOE} -c 2 -z 500ms --duration-stop ignore ADDR",
-        "flag --duration-stop",
-        "refused",
-    ),
+    _line(f"--insecure {GREETER} {JOE} -c 2 -z 500ms --duration-stop ignore ADDR", "flag --duration-stop", "refused"),
     _line(f"--insecure {GREETER} -D ./data.json -n 20 -c 2 ADDR", "flag -D", P),
     _line(f"--insecure {GREETER} -b -n 20 -c 2 ADDR", "flag -b", P, stdin="hello_request_data.bin"),
     _line(f"""{BASE} -m '{{"tenant":"t1","n":"{{{{.RequestNumber}}}}"}}' ADDR""", "flag -m", P),
     _line(f"{BASE} -M ./metadata.json ADDR", "flag -M", P),
     _line(f"{CS} {NAMES} -n 10 -c 2 --stream-interval 10ms ADDR", "flag --stream-interval", P),
-    _line(
-        f"{CS} {NAMES} -n 4 -c 2 --stream-call-duration 100ms --stream-interval 20ms ADDR",
-        "flag --stream-call-duration",
-        P,
-    ),
+    _line(f"{CS} {NAMES} -n 4 -c 2 --stream-call-duration 100ms --stream-interval 20ms ADDR", "flag --stream-call-duration", P),
     _line(f"{CS} {NAMES} -n 10 -c 2 --stream-call-count 2 ADDR", "flag --stream-call-count", P),
-    _line(
-        f"""{CS} -d '[{{"name":"{{{{.RequestNumber}}}}"}}]' -n 10 -c 2 --stream-dynamic-messages ADDR""",
-        "flag --stream-dynamic-messages",
-        "refused",
-    ),
-    _line(
-        f"""--insecure --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 --reflect-metadata '{{"tenant":"t1"}}' ADDR""",
-        "flag --reflect-metadata",
-        P,
-    ),
+    _line(f"""{CS} -d '[{{"name":"{{{{.RequestNumber}}}}"}}]' -n 10 -c 2 --stream-dynamic-messages ADDR""", "flag --stream-dynamic-messages", "refused"),
+    _line(f"""--insecure --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 --reflect-metadata '{{"tenant":"t1"}}' ADDR""", "flag --reflect-metadata", P),
     _line(f"{BASE} --skipFirst 5 ADDR", "flag --skipFirst", P),
     _line(f"{BASE} --count-errors ADDR", "flag --count-errors", P),
     _line(f"--insecure {GREETER} {JOE} -n 40 -c 4 --connections 2 ADDR", "flag --connections", P),
@@ -202,27 +101,14 @@ PER_FLAG = [
     _line(f"{BASE} --keepalive 30s ADDR", "flag --keepalive", P),
     _line(f"""{BASE} --name run1 --tags '{{"env":"ci"}}' ADDR""", "flag --name --tags", P),
     _line(f"{BASE} --cpus 1 ADDR", "flag --cpus", P),
-    _line(
-        f"--insecure {GREETER} {JOE} -n 40 -c 4 --cpus 2 ADDR",
-        "flag --cpus 2",
-        P,
-        "cpus-connections",
-    ),
+    _line(f"--insecure {GREETER} {JOE} -n 40 -c 4 --cpus 2 ADDR", "flag --cpus 2", P, "cpus-connections"),
     _line(f"{BASE} --debug ./logs/debug.json ADDR", "flag --debug", P),
     _line(f"{BASE} -e ADDR", "flag -e", P),
     _line(f"{BASE} --lb-strategy round_robin ADDR", "flag --lb-strategy", "refused"),
     _line(f"{BASE} --max-recv-message-size 1MB ADDR", "flag --max-recv-message-size", P),
     _line(f"{BASE} --max-send-message-size 1MB ADDR", "flag --max-send-message-size", P),
-    _line(
-        f"""--insecure {GREETER} -d '{{"name":"{{{{.WorkerID}}}}"}}' -n 20 -c 2 --disable-template-functions ADDR""",
-        "flag --disable-template-functions",
-        P,
-    ),
-    _line(
-        f"""--insecure {GREETER} -d '{{"name":"{{{{.RequestNumber}}}}"}}' -n 20 -c 2 --disable-template-data ADDR""",
-        "flag --disable-template-data",
-        P,
-    ),
+    _line(f"""--insecure {GREETER} -d '{{"name":"{{{{.WorkerID}}}}"}}' -n 20 -c 2 --disable-template-functions ADDR""", "flag --disable-template-functions", P),
+    _line(f"""--insecure {GREETER} -d '{{"name":"{{{{.RequestNumber}}}}"}}' -n 20 -c 2 --disable-template-data ADDR""", "flag --disable-template-data", P),
     *[
         _line(f"{BASE} -O {name} ADDR", f"flag -O {name}", P)
         for name in (
@@ -237,5 +123,7 @@ PER_FLAG = [
     ],
     _line(f"{BASE} -O json -o ./out.json ADDR", "flag -o", P),
 ]
+
+# fmt: on
 
 LINES = DOCUMENTED + PER_FLAG
