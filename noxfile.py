@@ -181,6 +181,15 @@ def _build_go_servers(session: nox.Session) -> dict[str, str]:
 
 
 @nox.session
+def startup(session: nox.Session) -> None:
+    """A 200-call ghz line's wall time, ghz vs grpcbench side by side, against the Go
+    greeter (built here), with the interpreter's and imports' share."""
+    session.install(".[test]")
+    env = _build_go_servers(session)
+    session.run("python", "benchmarks/startup.py", *session.posargs, env=env)
+
+
+@nox.session
 def differential(session: nox.Session) -> None:
     """The wire client stack against grpc.aio on Go servers too (greeter, route_guide + TLS)."""
     session.install(".[test]")

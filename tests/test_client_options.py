@@ -119,8 +119,8 @@ def test_the_flags_end_to_end(stack: str, tmp_path: Path) -> None:
     from tests.support.echo_server import echo_server
 
     with echo_server() as address:
-        base = [*GRPCBENCH, "run", "--call", "echo.Echo/Expand", "-c", "2", "-n", "20",
-                "--client-stack", stack, address]  # fmt: skip
+        base = [*GRPCBENCH, "run", "--insecure", "--call", "echo.Echo/Expand", "-c", "2",
+                "-n", "20", "--client-stack", stack, address]  # fmt: skip
         out = tmp_path / "r.json"
         compressed = subprocess.run(
             [*base, "-d", '{"message": "hi", "repeat": 2}', "-e", "--keepalive", "1s",

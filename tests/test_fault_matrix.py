@@ -87,7 +87,7 @@ class Cell:
 
     def __init__(self, address: str, tmp_path: Path, options: list[str]) -> None:
         self.log, self.out = tmp_path / "debug.log", tmp_path / "r.json"
-        argv = [*GRPCBENCH, "run", address, *CALL, *options, "--no-pin",
+        argv = [*GRPCBENCH, "run", address, "--insecure", *CALL, *options, "--no-pin",
                 "--debug", str(self.log), "--output", str(self.out)]  # fmt: skip
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True)  # fmt: skip

@@ -673,7 +673,7 @@ def test_ctrl_c_while_the_pre_flight_waits_on_a_hung_target_acts_at_once() -> No
 
     try:
         process, seen, _, stderr = _run_until(
-            ["run", address, "--call", "helloworld.Greeter/SayHello", "--proto",
+            ["run", address, "--insecure", "--call", "helloworld.Greeter/SayHello", "--proto",
              "protos/grpcbench/proto/helloworld.proto"],
             at,
         )  # fmt: skip

@@ -74,7 +74,7 @@ def test_a_large_file_is_mapped_not_read_into_the_heap(tmp_path: Path) -> None:
 def _run(address: str, tmp_path: Path, *args: str) -> dict:
     out = tmp_path / "r.json"
     done = run_grpcbench(
-        "run", address, "--call", "echo.Echo/Say", "--proto", PROTO, "--warmup", "0",
+        "run", address, "--insecure", "--call", "echo.Echo/Say", "--proto", PROTO, "--warmup", "0",
         "--output", str(out), *args, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

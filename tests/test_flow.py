@@ -51,8 +51,8 @@ def flows(tmp_path: Path) -> Path:
 def _run(address: str, where: Path, function: str, *args: str) -> dict:
     out = where / "r.json"
     done = run_grpcbench(
-        "run", address, "--workload", f"flows:{function}", "--proto", PROTO, "--warmup", "0",
-        "--output", str(out), *args, cwd=where,
+        "run", address, "--insecure", "--workload", f"flows:{function}", "--proto", PROTO,
+        "--warmup", "0", "--output", str(out), *args, cwd=where,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())
@@ -125,8 +125,8 @@ def test_a_failed_step_is_its_own_status_and_a_caught_one_lets_the_flow_go_on(
 def test_a_bad_flow_is_one_line(flows: Path, args: list[str], fragment: str) -> None:
     with logging_echo() as (address, _):
         done = run_grpcbench(
-            "run", address, "--proto", PROTO, *args, "-c", "1", "-n", "5", "--warmup", "0",
-            cwd=flows,
+            "run", address, "--insecure", "--proto", PROTO, *args, "-c", "1", "-n", "5",
+            "--warmup", "0", cwd=flows,
         )  # fmt: skip
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     errors = [line for line in done.stderr.splitlines() if "error:" in line]

@@ -94,6 +94,7 @@ def _workdir(tmp_path: Path) -> Path:
         "metadata": {"foo": "bar", "trace_id": "{{.RequestNumber}}",
                      "timestamp": "{{.TimestampUnix}}"},
         "import-paths": [str(tmp_path / "protos")], "max-duration": "2s", "host": "ADDR",
+        "insecure": True,  # the test server speaks plaintext (ghz's default is TLS)
     }  # fmt: skip
     (tmp_path / "config.json").write_text(json.dumps(config))
     return tmp_path
@@ -114,7 +115,10 @@ def test_a_documented_ghz_line(
     config = work / "config.json"
     config.write_text(config.read_text().replace("ADDR", hello))
     line = line.replace("ADDR", hello).replace(" /protos", f" {work / 'protos'}")
-    argv = [*GRPCBENCH, "run", *shlex.split(line), "--output", str(work / "r.json")]
+    # The server speaks plaintext; a ghz line's default is TLS (tests/conformance runs
+    # such lines against TLS), so a line without --insecure gets it.
+    insecure = [] if "--insecure" in line or "--config" in line else ["--insecure"]
+    argv = [*GRPCBENCH, "run", *insecure, *shlex.split(line), "--output", str(work / "r.json")]
     result = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=120,
                             check=False)  # fmt: skip
     if concurrency is None:

@@ -7,8 +7,8 @@ logging_greeter.py). What it saw must match: the number of calls, the request
 data, the metadata and the connections. The one deliberate difference is
 grpcbench's pre-flight call, the first call it sends, on a connection of its own
 (docs/own-service.md); it is taken out before comparing. Lines without
-``--insecure`` get it for ghz, whose default is TLS (grpcbench's is plaintext,
-the other documented difference). Where ghz is absent the comparison is skipped,
+``--insecure`` get it, for both: the server speaks plaintext and a ghz line's
+default is TLS (tests/conformance runs such lines against TLS). Where ghz is absent the comparison is skipped,
 never faked (CI installs ghz, and there its absence fails).
 """
 
@@ -120,8 +120,10 @@ def test_the_server_sees_what_ghz_sends(line: str, tmp_path: Path) -> None:
         words = shlex.split(
             line.replace("ADDR", address).replace(" /protos", f" {work / 'protos'}")
         )
-        ghz_words = words if "--insecure" in words else ["--insecure", *words]
-        theirs = _run([ghz, *ghz_words], work)
+        # The server speaks plaintext: a line without --insecure gets it, for both (ghz's
+        # default is TLS, and grpcbench's on a ghz line; tests/conformance runs them so).
+        words = words if "--insecure" in words else ["--insecure", *words]
+        theirs = _run([ghz, *words], work)
         if "--proto" not in words and "--protoset" not in words:
             # ghz asks reflection for the method's symbol, which grpcio's reflection
             # service does not resolve; grpcbench asks for the service's.

@@ -32,7 +32,7 @@ def test_the_cycle_gives_each_method_its_weight_within_one_call_at_every_moment(
 
 def _run(address: str, out: Path, *args: str) -> dict:
     done = run_grpcbench(
-        "run", address, "--proto", PROTO, "--warmup", "0", "--output", str(out), *args
+        "run", address, "--insecure", "--proto", PROTO, "--warmup", "0", "--output", str(out), *args
     )
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())

@@ -237,6 +237,10 @@ class Exports:
         render: Callable[[RunRecord], bytes] = load_reference(output.info.render)
         try:
             data = render(record)
+            if not data:  # a format of levels (ghz's), and none was measured: no empty file
+                self.on_failure(f"{output.info.option} {output.path}: not written, no level"
+                                " was measured")  # fmt: skip
+                return False
             if output.to_stdout:
                 write_to_stdout(data)
             else:

@@ -172,5 +172,5 @@ def ghz_report(level: LevelResult, options: RecordedOptions) -> dict[str, Any]:
         "details": details(level) or None,
     }
     if options.tags:
-        report["tags"] = dict(options.tags)
+        report["tags"] = dict(sorted(options.tags.items()))  # a Go map: keys sorted
     return report

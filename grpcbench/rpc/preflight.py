@@ -23,9 +23,9 @@ from grpcbench.rpc.status_names import status_name
 # PreflightError lives in errors and tls_failure in rpc.security (lower layers); both
 # stay importable from here.
 __all__ = ["PreflightError", "explain", "tls_failure"]
-# How long the target has to accept the pre-flight call's connection (as --target's
-# reachability check gives it).
-READY_TIMEOUT_S = 5.0
+# How long the target has to accept the pre-flight call's connection, unless
+# --connect-timeout says (ghz's default dial timeout).
+READY_TIMEOUT_S = 10.0
 
 
 async def explain(error: grpc.aio.AioRpcError, address: str, security: ChannelSecurity,
@@ -63,6 +63,7 @@ async def preflight(
     timeout_s: float,
     expected: tuple[str, ...] = ("OK",),
     client: ClientOptions = DEFAULT,
+    connect_timeout_s: float = READY_TIMEOUT_S,
 ) -> None:
     """One call with the real request; a failure is a ``PreflightError`` naming the cause.
     ``expected``: the statuses that count as success (--expect-status); ``client``: the
@@ -71,7 +72,7 @@ async def preflight(
     try:
         # The target answers, on this channel: a refused address or a TLS mismatch
         # is said at once and no connection is opened only to look (rpc.reachability).
-        await wait_ready(channel, address, security, min(timeout_s, READY_TIMEOUT_S))
+        await wait_ready(channel, address, security, connect_timeout_s)
         call = workload.bind(channel)
         try:
             await asyncio.wait_for(call(timeout_s), timeout_s + 1.0)

@@ -10,6 +10,7 @@ carries: the same effect as ghz's, for the benchmark's purposes.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import ssl
 from dataclasses import dataclass
@@ -67,6 +68,9 @@ class ChannelSecurity:
         help=("TLS without checking the server's certificate."),
         panel=panels.TLS,
     )
+    # A ghz command line without --insecure: TLS checked against the system's trusted
+    # CAs, ghz's default (run.ghz_compat sets it; no option of its own).
+    system_roots: bool = False
     # Filled by ``resolve``: PEM texts, so generator processes need not read files.
     root_pem: str | None = None
     cert_pem: str | None = None
@@ -74,12 +78,17 @@ class ChannelSecurity:
 
     @property
     def tls(self) -> bool:
-        return bool(self.cacert or self.cert or self.key or self.cname or self.skip_tls)
+        return bool(
+            self.cacert or self.cert or self.key or self.cname or self.skip_tls
+            or self.system_roots
+        )  # fmt: skip
 
     def describe(self) -> str:
         if not self.tls:
             return "plaintext"
         parts = ["TLS"]
+        if self.system_roots and not (self.cacert or self.skip_tls):
+            parts.append("the system's trusted CAs (ghz's default; --insecure: plaintext)")
         if self.skip_tls:
             parts.append("server certificate not checked (--skipTLS)")
         if self.cname:
@@ -104,13 +113,15 @@ class ChannelSecurity:
             return self
         self.check()
         root = _read(self.cacert, "--cacert")
+        if root is None and self.system_roots and not self.skip_tls:
+            root = system_roots_pem()
         cname = self.cname
         if self.skip_tls:
             root, presented = server_certificate(address)
             cname = cname or presented
         return ChannelSecurity(
             cacert=self.cacert, cert=self.cert, key=self.key, cname=cname,
-            skip_tls=self.skip_tls, root_pem=root,
+            skip_tls=self.skip_tls, system_roots=self.system_roots, root_pem=root,
             cert_pem=_read(self.cert, "--cert"), key_pem=_read(self.key, "--key"),
         )  # fmt: skip
 
@@ -251,6 +262,25 @@ def speaks_tls(address: str) -> bool | None:
 
 
 TLS_OPTIONS = "--cacert, --cert, --key, --cname, --skipTLS"
+# Where Go's crypto/x509 looks for the system's CA bundle on Linux (after
+# SSL_CERT_FILE), so a ghz line trusts what ghz trusts.
+SYSTEM_CA_FILES = (
+    "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem", "/etc/pki/tls/cacert.pem",
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/cert.pem",
+)  # fmt: skip
+
+
+def system_roots_pem() -> str | None:
+    """The system's trusted CAs as ghz (Go) finds them: $SSL_CERT_FILE, else the first
+    bundle of ``SYSTEM_CA_FILES``; None (grpc's own roots) when there is none."""
+    candidates = [os.environ.get("SSL_CERT_FILE", ""), *SYSTEM_CA_FILES]
+    for path in filter(None, candidates):
+        try:
+            return Path(path).read_text()
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
 
 
 async def tls_failure(address: str, security: ChannelSecurity, details: str = "") -> str | None:
@@ -261,6 +291,11 @@ async def tls_failure(address: str, security: ChannelSecurity, details: str = ""
         return None
     if tls and not security.tls:
         return f"the target {address} speaks TLS: give --cacert CA (or --skipTLS)"
+    if not tls and security.system_roots and not (security.cacert or security.skip_tls):
+        return (
+            f"the target {address} speaks plaintext: give --insecure (a ghz command line"
+            " speaks TLS unless told, as ghz does)"
+        )
     if not tls and security.tls:
         return f"the target {address} speaks plaintext: drop the TLS options ({TLS_OPTIONS})"
     if tls and security.tls:

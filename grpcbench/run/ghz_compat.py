@@ -6,7 +6,9 @@ ghz flag is refused by name with the reason in ``REFUSED``, never silently
 ignored. A ghz command line - a ``--call`` on the command line against a
 running server, with no scenario file - gets ghz's own defaults for what it
 does not give (``-c``, ``-n``/``-z``, ``--warmup``, ``--connections``): one
-level of 50 concurrent calls, 200 calls, no warm-up, one connection. Servers
+level of 50 concurrent calls, 200 calls, no warm-up, one connection; and, with
+the host as its last argument, TLS checked against the system's trusted CAs
+unless ``--insecure`` (``--target`` stays plaintext unless TLS options). Servers
 grpcbench starts keep the scenario's levels and sizes, --call or not.
 """
 
@@ -77,8 +79,10 @@ ACCEPTED: dict[str, str] = {
     " each second, statuses, errors, warnings), not ghz's zap log",
     "--disable-template-functions, --disable-template-data": "the same: -d and -m without"
     " their template functions (a function is refused), or sent as they are",
-    "--async": "accepted: with --rps the open loop never waits for replies; without it, -c"
-    " calls stay in flight, as ghz's async workers keep them",
+    "--async": "accepted: with --rps the open loop never waits for replies, as ghz's;"
+    " without --rps grpcbench keeps -c calls in flight, where ghz's async workers start"
+    " a call without waiting for the last, so ghz has as many in flight as replies lag"
+    " behind (over 1,000 were measured against a Python server)",
     "HOST:PORT (last argument)": "the same as --target",
 }
 REFUSED: dict[str, str] = {
@@ -99,12 +103,13 @@ DIFFERENCES: dict[str, str] = {
     " grpcbench's pre-flight call, which turns a wrong method, missing credentials or a"
     " TLS mismatch into one line before any level (--no-preflight: no call, and one"
     " connection that only checks the server answers); ghz makes none",
-    "tls-default": "a line without --insecure: ghz speaks TLS (the system's trusted CAs),"
-    " grpcbench plaintext, so against a TLS server grpcbench stops with one line"
-    " ('speaks TLS: give --cacert CA (or --skipTLS)')",
     "skiptls-name": "--skipTLS: grpcbench fetches the server's certificate first (one"
     " more connection) and then sends its name as the TLS server name (SNI) and"
     " :authority; ghz sends no SNI and HOST:PORT as :authority",
+    "exit-on-failure": "every call failed (a wrong method, a deadline no call meets, no"
+    " server): grpcbench says the pre-flight call's cause, measures the calls as ghz does"
+    " and writes -O/-o's report of the failures, then exits 4 (a level that measured only"
+    " failures is not a success); ghz exits 0",
     "cpus-connections": "--cpus N: N connections, one per generator process (a"
     " connection cannot be shared between processes); ghz's N threads share one",
     "refused": "grpcbench refuses the line by name, with its reason (the refused flags"
@@ -301,6 +306,15 @@ def _check_connections(connections: str, concurrency: str | None) -> None:
         )
 
 
+def is_ghz_line(args: RunArgs) -> bool:
+    """A ghz command line: a method to call and the host as the last argument, no
+    scenario file and no servers to start. It gets ghz's defaults and ghz's ways."""
+    return bool(
+        args.address and args.call.call and not args.servers
+        and args.scenario == defaults.SCENARIO
+    )  # fmt: skip
+
+
 def _load_schedule(flags: GhzFlags) -> str | None:
     """ghz's --load-schedule step|line and its --load-* flags as ``--rate-schedule ghz:``
     text (None for const, ghz's default), checked as ghz checks them."""
@@ -425,6 +439,10 @@ def apply(args: RunArgs) -> RunArgs:
             settings["warmup"] = "0"
         if "connections" not in settings:
             settings["connections"] = GHZ_CONNECTIONS
+        # ghz speaks TLS unless told: so does a line that gives the host as ghz does
+        # (the last argument); --target is grpcbench's own, plaintext unless TLS options.
+        if args.address and not args.insecure and not call.security.tls:
+            call = replace(call, security=replace(call.security, system_roots=True))
         _check_connections(str(settings["connections"]), concurrency)
     if flags.skip_first is not None and str(settings.get("requests", "")).isdecimal():
         # ghz's -n counts the skipped calls: -n 300 --skipFirst 100 makes 300, reports 200.

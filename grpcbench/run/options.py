@@ -43,6 +43,7 @@ from grpcbench.rpc.flow import PlannedFlow
 from grpcbench.rpc.planned import PlannedCall, plan_call, plan_flow
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.run.arguments import RunArgs
+from grpcbench.run.ghz_compat import is_ghz_line
 from grpcbench.run.levels import level_plans, load_settings
 from grpcbench.run.scenario_choice import resolve_scenario
 from grpcbench.servers.spec import check_served
@@ -76,6 +77,9 @@ class RunOptions:
     # Statuses that count as success (--expect-status): an error path benchmarked on purpose.
     expected_statuses: tuple[str, ...] = ("OK",)
     preflight: bool = True  # one real call before the first level (--no-preflight: none)
+    # A failed pre-flight call stops the run; on a ghz command line it is said and the
+    # level measures the failures, as ghz reports them (run.ghz_compat.is_ghz_line).
+    preflight_stops: bool = True
     name: str = ""  # --name: the run's name, recorded and shown
     tags: Mapping[str, str] = field(default_factory=dict)  # --tags
     thresholds: tuple[Threshold, ...] = ()  # --threshold: checked on every level (exit 99)
@@ -210,6 +214,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         bind=args.value("bind") or LOCALHOST,
         expected_statuses=args.value("expect_status") or ("OK",),
         preflight=args.preflight,
+        preflight_stops=not is_ghz_line(args),
         name=args.name,
         tags=dict(args.tags),
         thresholds=args.value("thresholds"),

@@ -14,7 +14,13 @@ from contextlib import AbstractAsyncContextManager, ExitStack
 from pathlib import Path
 from typing import Any, Protocol
 
-from grpcbench.base.errors import DriverError, OneLineError, ServerStartError
+from grpcbench.base.errors import (
+    DriverError,
+    OneLineError,
+    PreflightError,
+    ServerStartError,
+    UsageError,
+)
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
 from grpcbench.load.catalogue import make_driver
@@ -62,7 +68,10 @@ def preflight_here(
     if isinstance(workload, MethodWorkload):
         calls = spec.share.requests + spec.share.warmup_requests
         workload.as_preflight(calls if spec.share.requests else PREFLIGHT_NUMBER)
-    asyncio.run(preflight(address, security, workload, what, timeout_s, expected, client))
+    asyncio.run(preflight(
+        address, security, workload, what, timeout_s, expected, client,
+        spec.settings.connect_timeout_s,
+    ))  # fmt: skip
 
 
 # A timed level's call count is not known: its pre-flight call is numbered this.
@@ -281,11 +290,17 @@ class Runner:
             else f"the workload {options.flow.function}" if options.flow
             else f"the {options.scenario.service} workload"
         )  # fmt: skip
-        await self.check_site(
-            preflight_here, target.address, self.security, spec.to_json(), what,
-            options.settings.timeout_s, options.expected_statuses,
-            ClientOptions.of(options.settings),
-        )  # fmt: skip
+        try:
+            await self.check_site(
+                preflight_here, target.address, self.security, spec.to_json(), what,
+                options.settings.timeout_s, options.expected_statuses,
+                ClientOptions.of(options.settings),
+            )  # fmt: skip
+        except (PreflightError, UsageError) as error:
+            if options.preflight_stops:
+                raise
+            # A ghz line: ghz reports the failures, so the level measures them.
+            self.events.warning(f"{error}; measuring the calls anyway, as ghz does")
 
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None

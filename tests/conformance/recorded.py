@@ -50,7 +50,10 @@ class Decoder:
         if compressed:
             body = gzip.decompress(body)
         service, _, method = stream.path.lstrip("/").partition("/")
-        found = self.pool.FindServiceByName(service).FindMethodByName(method)
+        try:
+            found = self.pool.FindServiceByName(service).FindMethodByName(method)
+        except KeyError:  # a service the server does not serve: the bytes as they are
+            return body.hex()
         message = message_factory.GetMessageClass(found.input_type)()
         message.ParseFromString(body)
         return json_format.MessageToJson(message, indent=None, sort_keys=True)

@@ -39,8 +39,12 @@ class Certificates:
     key: Path
 
 
-def make_certificates(directory: Path) -> Certificates:
-    """A CA and a server certificate for SERVER_NAME it signed (cryptography)."""
+def make_certificates(directory: Path, loopback: bool = False) -> Certificates:
+    """A CA and a server certificate for SERVER_NAME it signed (cryptography);
+    ``loopback``: valid for 127.0.0.1 too, so a client that dials the address and sends
+    no name (ghz without --cname) can check it."""
+    import ipaddress
+
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -64,7 +68,10 @@ def make_certificates(directory: Path) -> Certificates:
         .issuer_name(ca_name).public_key(key.public_key()).serial_number(2)
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(SERVER_NAME)]), critical=False)
+        .add_extension(x509.SubjectAlternativeName([
+            x509.DNSName(SERVER_NAME),
+            *([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))] if loopback else []),
+        ]), critical=False)
         .sign(ca_key, hashes.SHA256())
     )  # fmt: skip
     paths = Certificates(directory / "ca.pem", directory / "server.pem", directory / "server.key")
