@@ -5,6 +5,7 @@ past the default level limit."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -221,3 +222,23 @@ def test_ghz_load_schedules_become_ghz_s_pacer_and_its_checks_are_ghz_s() -> Non
     ):  # fmt: skip
         with pytest.raises(UsageError, match=error):
             applied(**flags)
+
+
+def test_a_ghz_line_speaks_tls_with_the_system_s_cas_unless_insecure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ghz's default is TLS: a line with the host last gets it (the CAs ghz trusts:
+    $SSL_CERT_FILE first); --insecure and --target stay plaintext."""
+    from grpcbench.rpc.security import system_roots_pem
+
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    assert system_roots_pem() == bundle.read_text()
+    call = CallArgs(call=("helloworld.Greeter.SayHello",))
+    ghz_line = apply(RunArgs(address="127.0.0.1:1", call=call)).call.security
+    assert ghz_line.system_roots and ghz_line.tls and "system's trusted CAs" in ghz_line.describe()
+    assert ghz_line.resolve("127.0.0.1:1").root_pem == bundle.read_text()
+    for args in (RunArgs(address="127.0.0.1:1", call=call, insecure=True),
+                 RunArgs(target="127.0.0.1:1", call=call)):  # fmt: skip
+        assert not apply(args).call.security.tls
