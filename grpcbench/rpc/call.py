@@ -248,11 +248,11 @@ class CallMessages:
         if not items:
             raise UsageError("the request data is an empty list: give at least one message")
         request_class = self.schema.request_class
+        # A well-known wrapper's JSON is a bare value (ghz's '"asdf"' for a StringValue);
+        # any other message's is an object.
+        wrapper = request_class.DESCRIPTOR.full_name in WRAPPERS
         messages = []
         for item in items:
-            # A well-known wrapper's JSON is a bare value (ghz's '"asdf"' for a
-            # StringValue); any other message's is an object.
-            wrapper = request_class.DESCRIPTOR.full_name in WRAPPERS
             if not isinstance(item, dict) and not wrapper:
                 raise UsageError(
                     f"the request data must be a JSON object (or a list of them) for"

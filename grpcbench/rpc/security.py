@@ -69,7 +69,8 @@ class ChannelSecurity:
         panel=panels.TLS,
     )
     # A ghz command line without --insecure: TLS checked against the system's trusted
-    # CAs, ghz's default (run.ghz_compat sets it; no option of its own).
+    # CAs, ghz's default (run.ghz_compat sets it, only when no TLS option is given;
+    # no option of its own).
     system_roots: bool = False
     # Filled by ``resolve``: PEM texts, so generator processes need not read files.
     root_pem: str | None = None
@@ -87,7 +88,7 @@ class ChannelSecurity:
         if not self.tls:
             return "plaintext"
         parts = ["TLS"]
-        if self.system_roots and not (self.cacert or self.skip_tls):
+        if self.system_roots:
             parts.append("the system's trusted CAs (ghz's default; --insecure: plaintext)")
         if self.skip_tls:
             parts.append("server certificate not checked (--skipTLS)")
@@ -113,7 +114,7 @@ class ChannelSecurity:
             return self
         self.check()
         root = _read(self.cacert, "--cacert")
-        if root is None and self.system_roots and not self.skip_tls:
+        if self.system_roots:  # the only TLS setting (no --cacert, no --skipTLS)
             root = system_roots_pem()
         cname = self.cname
         if self.skip_tls:
@@ -291,7 +292,7 @@ async def tls_failure(address: str, security: ChannelSecurity, details: str = ""
         return None
     if tls and not security.tls:
         return f"the target {address} speaks TLS: give --cacert CA (or --skipTLS)"
-    if not tls and security.system_roots and not (security.cacert or security.skip_tls):
+    if not tls and security.system_roots:
         return (
             f"the target {address} speaks plaintext: give --insecure (a ghz command line"
             " speaks TLS unless told, as ghz does)"

@@ -348,13 +348,17 @@ def _load_schedule(flags: GhzFlags) -> str | None:
 
 
 def _with_horizon(schedule: str, settings: dict[str, object], skipped: int) -> str:
-    """An open ramp (no --load-end, no --load-max-duration) with the time its level is
-    expected to end (-z, or -n's calls at its pace), which bounds its peak rate."""
+    """An open ramp (no --load-end, no --load-max-duration: its rate never stops
+    changing) with the time its level is expected to end (-z, or -n's calls at its
+    pace), which bounds its peak rate; a ramp that holds is returned as it is."""
+    pacer = parse_rate_schedule(schedule)
+    if pacer.duration_s:  # it holds from then on: its peak is known
+        return schedule
     if settings.get("duration"):
         seconds = parse_duration(str(settings["duration"]), "-z")
     else:
         calls = int(str(settings.get("requests") or GHZ_TOTAL)) + skipped  # -n's total
-        seconds = parse_rate_schedule(schedule).time_of(calls)
+        seconds = pacer.time_of(calls)
     return f"{schedule},horizon={seconds:.3f}s"
 
 
@@ -441,7 +445,7 @@ def apply(args: RunArgs) -> RunArgs:
             settings["connections"] = GHZ_CONNECTIONS
         # ghz speaks TLS unless told: so does a line that gives the host as ghz does
         # (the last argument); --target is grpcbench's own, plaintext unless TLS options.
-        if args.address and not args.insecure and not call.security.tls:
+        if is_ghz_line(args) and not args.insecure and not call.security.tls:
             call = replace(call, security=replace(call.security, system_roots=True))
         _check_connections(str(settings["connections"]), concurrency)
     if flags.skip_first is not None and str(settings.get("requests", "")).isdecimal():
@@ -452,7 +456,7 @@ def apply(args: RunArgs) -> RunArgs:
                 f"--skipFirst {flags.skip_first} skips every one of the {total} calls (-n)"
             )
         settings["requests"] = str(total - flags.skip_first)
-    if schedule is not None and "end=" not in schedule and "max=" not in schedule:
+    if schedule is not None:
         settings["rate_schedule"] = _with_horizon(schedule, settings, flags.skip_first or 0)
     exports = args.exports
     output = args.output
