@@ -316,7 +316,10 @@ class RunArgs(DeclaredArgs):
     )
     insecure: bool = option(
         False,
-        help=("Plaintext, as ghz spells it (the default here; refused with TLS options)."),
+        help=(
+            "Plaintext, as ghz spells it: without it a ghz line (the host last) speaks TLS,"
+            " as ghz does; --target is plaintext anyway. Refused with TLS options."
+        ),
         panel=panels.TLS,
     )
     expect_status: str | None = option(
