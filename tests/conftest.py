@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import os
 import subprocess
 import sys
@@ -46,6 +47,22 @@ def pytest_configure(config: pytest.Config) -> None:
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+# No test may hang the suite (CI stops it after 90 minutes, with nothing to say why).
+# faulthandler's watchdog is C: it fires even when the GIL itself is deadlocked,
+# as CPython can between an exiting thread and PyGILState_Ensure (cpython#72998).
+HANG_S = 600
+
+
+@pytest.fixture(autouse=True)
+def _no_test_hangs() -> Iterator[None]:
+    """Past HANG_S, print every thread's stack and exit this (xdist worker) process."""
+    faulthandler.dump_traceback_later(HANG_S, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
 # Children that a wider-scoped fixture owns on purpose (e.g. embedded S3 and
 # MongoDB for a whole module); the leak check leaves them alone.
 _LONG_LIVED: set[int] = set()
@@ -62,11 +79,22 @@ def long_lived_children() -> Iterator[None]:
         _LONG_LIVED.difference_update(owned)
 
 
+def _is_resource_tracker(process: psutil.Process) -> bool:
+    """multiprocessing's resource tracker: one per test process by design (a Dask
+    LocalCluster with worker processes starts it), living as long as that process."""
+    with contextlib.suppress(psutil.Error):
+        return "multiprocessing.resource_tracker" in " ".join(process.cmdline())
+    return False
+
+
 @pytest.fixture(autouse=True)
 def no_leaked_children() -> Iterator[None]:
     """Every test must leave no child process of the test runner behind."""
     yield
-    leftovers = [p for p in own_children() if p.is_running() and p.pid not in _LONG_LIVED]
+    leftovers = [
+        p for p in own_children()
+        if p.is_running() and p.pid not in _LONG_LIVED and not _is_resource_tracker(p)
+    ]  # fmt: skip
     gone, alive = psutil.wait_procs(leftovers, timeout=5)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], (
         f"leaked child processes: {[p.cmdline() for p in alive]}"

@@ -476,7 +476,9 @@ def test_a_level_leaves_no_barrier_events_on_the_scheduler() -> None:
     server = loop.run_until_complete(start_server(parse_server_spec("grpcio-aio"), "hello", {}))
     try:
         with (
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+            # Worker processes: two generators on threads of one process can deadlock
+            # CPython's GIL against an exiting thread (cpython#72998, seen here once).
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                          dashboard_address=None) as cluster,
             Client(cluster) as client,
         ):  # fmt: skip

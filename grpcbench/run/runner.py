@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+import time
 from contextlib import AbstractAsyncContextManager, ExitStack
 from pathlib import Path
 from typing import Any, Protocol
@@ -76,6 +77,22 @@ def preflight_here(
 
 # A timed level's call count is not known: its pre-flight call is numbered this.
 PREFLIGHT_NUMBER = 1_000_000_000
+
+
+# How long a driver error waits for the server's exit to show: a server that is not
+# whole (a forked worker killed) stops itself within WATCH_S and a kill.
+DEATH_SETTLE_S = 1.0
+
+
+async def _death_of(target: Target) -> str | None:
+    """Why the target died, waiting up to DEATH_SETTLE_S for its process to be reaped;
+    None at once for a target without a process of ours."""
+    deadline = time.monotonic() + DEATH_SETTLE_S
+    while (failure := target.failure()) is None and target.pid is not None:
+        if time.monotonic() >= deadline:
+            return None
+        await asyncio.sleep(0.05)
+    return failure
 
 
 class Columns(Protocol):
@@ -313,20 +330,26 @@ class Runner:
                 try:
                     level = await self._run_level(target, driver, plan, repeat)
                 except DriverError as error:
-                    self._level_failed(target, driver.name, plan, str(error))
+                    # Often the server dying (a refused connect): then say that.
+                    death = await _death_of(target)
+                    self._level_failed(target, driver.name, plan, death or str(error))
+                    if death:
+                        return False
                     continue
+                # The server died: that is the level's failure (its failed calls
+                # only follow from it), and its other levels cannot run.
+                death = target.failure()
+                if death:
+                    self._level_failed(
+                        target, driver.name, plan,
+                        death if self.options.server_per_level
+                        else f"{death}; its other levels were skipped",
+                    )  # fmt: skip
+                    return False
                 # Measured, but (nearly) nothing worked: not a success.
                 failed = self.options.level_failure(level)
                 if failed:
                     self._level_failed(target, driver.name, plan, failed)
-                failure = target.failure()
-                if failure:
-                    self._level_failed(
-                        target, driver.name, plan,
-                        failure if self.options.server_per_level
-                        else f"{failure}; its other levels were skipped",
-                    )  # fmt: skip
-                    return False
         return True
 
     def _reason_unavailable(self, plan: LevelPlan, kind: str | None) -> str | None:

@@ -161,6 +161,7 @@ def serve_processes(
     context = multiprocessing.get_context("fork")
     os.environ.update(child_environment())  # the workers' parent is this process
     workers = []
+    whole = True
     try:
         for _ in range(spec.count("processes")):
             ready = context.Event()
@@ -179,13 +180,19 @@ def serve_processes(
         while not stop.wait(WATCH_S):
             for worker, _ in workers:
                 if not worker.is_alive():  # one worker killed: the server is not whole
+                    whole = False
                     raise SystemExit(
                         f"server worker process {worker.pid} exited with code {worker.exitcode}"
                     )
     finally:
         for worker, _ in workers:
             if worker.is_alive():
-                worker.terminate()  # SIGTERM: graceful stop
+                # A stop: graceful (SIGTERM). A broken server: at once, so the runner
+                # sees it die while the level still runs, not after a grace period.
+                if whole:
+                    worker.terminate()
+                else:
+                    worker.kill()
         for worker, _ in workers:
             worker.join(STOP_GRACE_SECONDS + 1)
             if worker.is_alive():
