@@ -346,22 +346,22 @@ def _client_cost_ratios(client_cost: dict[tuple[str, str], float], servers: list
 
 
 def render_ghz_compat() -> str:
-    """ghz's flags as `run` takes them: docs/own-service.md's table, from ``run.ghz_compat``."""
-    from grpcbench.run import ghz_compat
+    """ghz's flags as `run` takes them: docs/own-service.md's table, from ``run.ghz_promises``."""
+    from grpcbench.run import ghz_promises
 
     lines = ["| ghz flag | in grpcbench |", "|---|---|"]
-    lines += [f"| `{flags}` | {meaning} |" for flags, meaning in ghz_compat.ACCEPTED.items()]
-    lines += [f"| `{flags}` | refused: {why} |" for flags, why in ghz_compat.REFUSED.items()]
+    lines += [f"| `{flags}` | {meaning} |" for flags, meaning in ghz_promises.ACCEPTED.items()]
+    lines += [f"| `{flags}` | refused: {why} |" for flags, why in ghz_promises.REFUSED.items()]
     return "\n".join(lines)
 
 
 def render_ghz_differences() -> str:
-    """What a server sees differ between ghz and grpcbench: ``ghz_compat.DIFFERENCES``,
+    """What a server sees differ between ghz and grpcbench: ``ghz_promises.DIFFERENCES``,
     each allowed by the conformance suite (tests/conformance) on the lines that list it."""
-    from grpcbench.run import ghz_compat
+    from grpcbench.run import ghz_promises
 
     lines = ["| difference | what the server sees, and why |", "|---|---|"]
-    lines += [f"| `{name}` | {why} |" for name, why in ghz_compat.DIFFERENCES.items()]
+    lines += [f"| `{name}` | {why} |" for name, why in ghz_promises.DIFFERENCES.items()]
     return "\n".join(lines)
 
 
@@ -378,15 +378,15 @@ def render_ghz_flags() -> str:
     """The README's short form of the ghz table: every flag by name, taken or refused."""
     import textwrap
 
-    from grpcbench.run import ghz_compat
+    from grpcbench.run import ghz_promises
 
     def names(groups: Iterable[str]) -> str:
         flags = [flag for group in groups for flag in group.split(", ") if flag.startswith("-")]
         return " ".join(f"`{flag}`" for flag in flags)
 
-    taken = f"Taken: {names(ghz_compat.ACCEPTED)}, and `HOST:PORT`."
+    taken = f"Taken: {names(ghz_promises.ACCEPTED)}, and `HOST:PORT`."
     refused = (
-        f"Refused, each with its reason and what to give instead: {names(ghz_compat.REFUSED)}."
+        f"Refused, each with its reason and what to give instead: {names(ghz_promises.REFUSED)}."
     )
     paragraphs = (textwrap.fill(text, 100, break_on_hyphens=False) for text in (taken, refused))
     return "\n\n".join(paragraphs)

@@ -257,3 +257,17 @@ def test_no_module_level_run_state() -> None:
 
     for name in ("backing", "backing_cpus", "_cancelled", "_starting"):
         assert not hasattr(preparation, name), name
+
+
+# A module past this many lines holds more than one concept (issue 49's house rule).
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    """Each module one concept: the generated stubs aside, none runs past 400 lines."""
+    long = {
+        name: lines
+        for name, path in _modules().items()
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"split these by concern: {long}"

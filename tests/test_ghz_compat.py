@@ -8,7 +8,7 @@ ghz's example would run for a minute. Each one either does what ghz does with it
 checked in the results (one level with ghz's defaults, connections as ghz counts
 them, proto paths found under the import paths), or is refused by name with its
 reason. The ghz table on docs/own-service.md and the README's list of flags are
-``grpcbench.run.ghz_compat`` (scripts/render_results.py; tests/test_docs_results.py).
+``grpcbench.run.ghz_promises`` (scripts/render_results.py; tests/test_docs_results.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from google.protobuf import descriptor_pb2
 
 from grpcbench.base.resources import protos_dir
 from grpcbench.proto import helloworld_pb2
-from grpcbench.run import ghz_compat
+from grpcbench.run import ghz_promises
 from tests.conftest import GRPCBENCH, module_server
 
 pytestmark = pytest.mark.integration
@@ -165,7 +165,7 @@ def test_ghz_json_output_is_ghz_s_own_layout(hello: str, tmp_path: Path) -> None
 
 
 def test_every_refused_flag_is_named_with_its_reason() -> None:
-    for flags, reason in ghz_compat.REFUSED.items():
+    for flags, reason in ghz_promises.REFUSED.items():
         flag = flags.split(",")[0].split("/")[-1].strip()
         result = subprocess.run([*GRPCBENCH, "run", flag, "x"], capture_output=True, text=True,
                                 timeout=60, check=False)  # fmt: skip

@@ -344,7 +344,7 @@ GHZ_STEP_RATES = [
 def test_the_ghz_shape_paces_as_ghz_s_step_pacer(
     start: int, step: int, every: float, stop: int, max_s: float, t: float, rate: float
 ) -> None:
-    from grpcbench.model.schedule import GhzSchedule
+    from grpcbench.model.ghz_schedule import GhzSchedule
 
     pacer = GhzSchedule(start, step, every, stop, max_s, horizon_s=30)
     assert pacer.rate_at(t) == rate

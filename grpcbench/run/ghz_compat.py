@@ -1,15 +1,15 @@
 """ghz's command line, as far as it is true: ghz's flags that `run` takes, and ghz's defaults.
 
 `grpcbench run` accepts a ghz command line with the binary name swapped for the
-flags listed in ``ACCEPTED`` (the README's table is this module's); every other
-ghz flag is refused by name with the reason in ``REFUSED``, never silently
-ignored. A ghz command line - a ``--call`` on the command line against a
-running server, with no scenario file - gets ghz's own defaults for what it
-does not give (``-c``, ``-n``/``-z``, ``--warmup``, ``--connections``): one
-level of 50 concurrent calls, 200 calls, no warm-up, one connection; and, with
-the host as its last argument, TLS checked against the system's trusted CAs
-unless ``--insecure`` (``--target`` stays plaintext unless TLS options). Servers
-grpcbench starts keep the scenario's levels and sizes, --call or not.
+flags listed in ``ghz_promises.ACCEPTED`` (the docs' table); every other ghz flag is
+refused by name with the reason in ``ghz_promises.REFUSED``, never silently ignored.
+A ghz command line - a ``--call`` on the command line against a running server, with
+no scenario file - gets ghz's own defaults for what it does not give (``-c``,
+``-n``/``-z``, ``--warmup``, ``--connections``): one level of 50 concurrent calls,
+200 calls, no warm-up, one connection; and, with the host as its last argument, TLS
+checked against the system's trusted CAs unless ``--insecure`` (``--target`` stays
+plaintext unless TLS options). Servers grpcbench starts keep the scenario's levels
+and sizes, --call or not.
 """
 
 from __future__ import annotations
@@ -24,97 +24,13 @@ from grpcbench.base.parsing import parse_duration
 from grpcbench.model.schedule import parse_rate_schedule
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.ghz_flags import GhzFlags
+from grpcbench.run.ghz_promises import REFUSED
 
 # ghz's defaults (ghz --help, v0.120.0) for a run that names only a method.
 GHZ_CONCURRENCY = 50
 GHZ_TOTAL = 200
 GHZ_CONNECTIONS = "1"
 
-# ghz flag -> what it means here (the README lists these).
-ACCEPTED: dict[str, str] = {
-    "--proto, --protoset, --call, -i/--import-paths": "the same (a --proto path is also"
-    " looked up under the import paths, as ghz does)",
-    "-d/--data, -D/--data-file, -m/--metadata, -M/--metadata-file": "the same, template"
-    " actions included; a key gRPC reserves (te, content-type, user-agent, grpc-timeout,"
-    " grpc-encoding, grpc-status...) or HTTP/2 forbids (host, connection...) is refused by"
-    " name, where ghz drops it unsent",
-    "--insecure, --cacert, --cert, --key, --cname, --skipTLS": "the same",
-    "-c/--concurrency, -n/--total, -z/--duration, -t/--timeout": "the same (-c also takes a"
-    " list of levels)",
-    "-x/--max-duration": "--duration, and -n is ignored: what ghz's binary does (its docs"
-    " say -n is respected)",
-    "-r/--rps": "--rate (open loop); with -c, -c caps the calls in flight",
-    "--load-schedule, --load-start, --load-step, --load-end, --load-step-duration,"
-    " --load-max-duration": "the same, ghz's pacer exactly (--rate-schedule ghz:...): the"
-    " rate steps (line: every second by the slope) and then holds at --load-end, or"
-    " from --load-max-duration at the rate reached, until -n or -z ends the level; with"
-    " -c, -c caps the calls in flight",
-    "--connections": "the same: N connections, calls spread round-robin",
-    "--skipFirst": "--warmup N: the first N of -n's calls are not counted (-n 300"
-    " --skipFirst 100: 300 calls, 200 reported)",
-    "--count-errors": "always on: failed calls count in every figure",
-    "--stream-call-count": "--stream-messages",
-    "--stream-interval, --stream-call-duration": (
-        "the same, for client and bidi streams; --stream-interval keeps a pacer from the"
-        " stream's start (message n is due at n × interval), so a stream the server holds"
-        " back falls behind it and the table shows each message's send lag, where ghz"
-        " sleeps the interval after each send"
-    ),
-    "-b/--binary, -B/--binary-file": "the same: a serialized request (from standard input"
-    " or a file), checked against the schema",
-    "--reflect-metadata": "the same: metadata on the reflection requests",
-    "--cpus": "--client-processes: generator processes (ghz: Go threads)",
-    "--connect-timeout": "the same (default 10s)",
-    "--config": "the same: a JSON or TOML file of ghz's options; the command line wins",
-    "--authority, --keepalive, -e/--enable-compression": "the same, on both client stacks",
-    "--max-recv-message-size, --max-send-message-size": "the same: a larger message ends its"
-    " call ResourceExhausted, which the level counts (the pre-flight call lets it"
-    " through); a level whose every call failed exits 4 unless --expect-status names it",
-    "--name, --tags": "recorded in the results and shown in the header",
-    "-O/--format, -o/--output": "ghz's summary, csv, json, pretty, influx-summary,"
-    " influx-details and prometheus, as ghz prints them, to -o or (without -o, or -o -)"
-    " to standard output, the tables then going to standard error; html is grpcbench's"
-    " report; without -O, -o writes grpcbench's JSON",
-    "--debug": "a log of the run, line by line, to the file (servers, levels, progress"
-    " each second, statuses, errors, warnings), not ghz's zap log",
-    "--disable-template-functions, --disable-template-data": "the same: -d and -m without"
-    " their template functions (a function is refused), or sent as they are",
-    "--async": "accepted: with --rps the open loop never waits for replies, as ghz's;"
-    " without --rps grpcbench keeps -c calls in flight, where ghz's async workers start"
-    " a call without waiting for the last, so ghz has as many in flight as replies lag"
-    " behind (over 1,000 were measured against a Python server)",
-    "HOST:PORT (last argument)": "the same as --target",
-}
-REFUSED: dict[str, str] = {
-    "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
-    " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
-    " list: -c 10,20,40; --concurrency-schedule const, ghz's default, is accepted",
-    "--lb-strategy": "one target address, no load balancing between several",
-    "--stream-dynamic-messages": "not yet: a stream's messages are rendered once per call",
-    "--duration-stop": "grpcbench waits for the calls in flight at the end of -z: ghz's"
-    " wait, which is accepted",
-}
-# What a server sees differ between ghz and grpcbench given one ghz command line:
-# the conformance suite (tests/conformance) runs ghz's documented lines and one line
-# per flag through both, records what the server received, and allows a line only
-# the differences it lists from this table (docs/own-service.md renders it).
-DIFFERENCES: dict[str, str] = {
-    "preflight-call": "one call more, on a connection of its own before the load:"
-    " grpcbench's pre-flight call, which turns a wrong method, missing credentials or a"
-    " TLS mismatch into one line before any level (--no-preflight: no call, and one"
-    " connection that only checks the server answers); ghz makes none",
-    "skiptls-name": "--skipTLS: grpcbench fetches the server's certificate first (one"
-    " more connection) and then sends its name as the TLS server name (SNI) and"
-    " :authority; ghz sends no SNI and HOST:PORT as :authority",
-    "exit-on-failure": "every call failed (a wrong method, a deadline no call meets, no"
-    " server): grpcbench says the pre-flight call's cause, measures the calls as ghz does"
-    " and writes -O/-o's report of the failures, then exits 4 (a level that measured only"
-    " failures is not a success); ghz exits 0",
-    "cpus-connections": "--cpus N: N connections, one per generator process (a"
-    " connection cannot be shared between processes); ghz's N threads share one",
-    "refused": "grpcbench refuses the line by name, with its reason (the refused flags"
-    " above), where ghz runs it",
-}
 # -O name -> the exporter (report.exporters) that writes it. html is grpcbench's own
 # report (ghz's loads its charts from CDNs); grpcbench is grpcbench's JSON.
 OUTPUT_FORMATS = {
@@ -138,7 +54,7 @@ def _tags(text: str | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in tags.items()}
 
 
-# ghz config keys that change nothing here (see ACCEPTED), and the value of a refused
+# ghz config keys that change nothing here (see ghz_promises.ACCEPTED), and the value of a refused
 # key that is ghz's default (a config file may spell defaults out).
 _NO_OPS = {"count-errors", "async"}
 # A refused flag with this value says what grpcbench does anyway: accepted, on the

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-import time
 from contextlib import AbstractAsyncContextManager, ExitStack
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +44,7 @@ from grpcbench.run.options import RunOptions
 from grpcbench.run.recorded import recorded_options
 from grpcbench.servers.kinds import KINDS
 from grpcbench.targets import Target, TargetContext, TargetPlan
+from grpcbench.targets.base import death_of
 from grpcbench.targets.check_site import HERE, CheckSite
 
 
@@ -77,22 +77,6 @@ def preflight_here(
 
 # A timed level's call count is not known: its pre-flight call is numbered this.
 PREFLIGHT_NUMBER = 1_000_000_000
-
-
-# How long a driver error waits for the server's exit to show: a server that is not
-# whole (a forked worker killed) stops itself within WATCH_S and a kill.
-DEATH_SETTLE_S = 1.0
-
-
-async def _death_of(target: Target) -> str | None:
-    """Why the target died, waiting up to DEATH_SETTLE_S for its process to be reaped;
-    None at once for a target without a process of ours."""
-    deadline = time.monotonic() + DEATH_SETTLE_S
-    while (failure := target.failure()) is None and target.pid is not None:
-        if time.monotonic() >= deadline:
-            return None
-        await asyncio.sleep(0.05)
-    return failure
 
 
 class Columns(Protocol):
@@ -331,7 +315,7 @@ class Runner:
                     level = await self._run_level(target, driver, plan, repeat)
                 except DriverError as error:
                     # Often the server dying (a refused connect): then say that.
-                    death = await _death_of(target)
+                    death = await death_of(target)
                     self._level_failed(target, driver.name, plan, death or str(error))
                     if death:
                         return False

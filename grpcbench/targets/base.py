@@ -8,6 +8,8 @@ module plus one entry in ``targets.TARGET_TYPES``.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -78,3 +80,19 @@ class TargetPlan(Protocol):
     def open(self, context: TargetContext) -> AbstractAsyncContextManager[Target]:
         """Start (or reach) the target; it is stopped when the context ends."""
         ...
+
+
+# How long a driver error waits for the server's exit to show: a server that is not
+# whole (a forked worker killed) stops itself within servers.grpcio_sync.WATCH_S.
+DEATH_SETTLE_S = 1.0
+
+
+async def death_of(target: Target) -> str | None:
+    """Why the target died, waiting up to DEATH_SETTLE_S for its process to be reaped;
+    None at once for a target without a process of ours."""
+    deadline = time.monotonic() + DEATH_SETTLE_S
+    while (failure := target.failure()) is None and target.pid is not None:
+        if time.monotonic() >= deadline:
+            return None
+        await asyncio.sleep(0.05)
+    return failure

@@ -12,10 +12,12 @@ for a few us per call (``nox -s wire_replay`` measures it without a server).
 - ``status``: gRPC status codes, RST_STREAM and HTTP mappings, grpc-timeout;
 - ``headers``: request encoding per connection and reply decoding (hpack), cached;
 - ``stream``: one call and its state machine (IDLE, OPEN, HALF_CLOSED_LOCAL, CLOSED);
-- ``connection``: one HTTP/2 connection, what the frames do to its calls; its
-  concerns one module each: ``control`` (control frames' checks), ``flow``
-  (windows), ``deadlines``, ``keepalive``, ``messages`` (reply messages),
-  ``header_blocks`` (CONTINUATION) and ``writer`` (batched writes);
+- ``connection``: one HTTP/2 connection, what the frames do to its calls; one
+  class put together from ``calls_out``, ``replies_in`` and ``control_in`` over the
+  state in ``connection_core``; its other concerns one module each: ``control``
+  (control frames' checks), ``flow_control`` (windows), ``deadlines``,
+  ``keepalive``, ``messages`` (reply messages), ``header_blocks`` (CONTINUATION)
+  and ``writer`` (batched writes);
 - ``channel``: connections to one target, plus the grpc.aio-shaped API that
   every workload binds to (``unary_unary`` ... ``stream_stream``).
 

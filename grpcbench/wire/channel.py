@@ -42,6 +42,7 @@ from grpcbench.wire.callables import (
     rpc_error,
 )
 from grpcbench.wire.connection import Connection
+from grpcbench.wire.connection_core import ConnectionCore
 from grpcbench.wire.headers import (
     RequestFields,
     encode_fields,
@@ -173,7 +174,7 @@ class WireChannel:
         self.connections_made += 1
         return connection
 
-    def connection_closed(self, connection: Connection) -> None:
+    def connection_closed(self, connection: ConnectionCore) -> None:
         if connection is self.connection:
             self.connection = None
 

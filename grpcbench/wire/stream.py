@@ -31,7 +31,7 @@ from grpcbench.wire.frames import INTERNAL_ERROR, ConnectionError_
 from grpcbench.wire.headers import HeaderInfo, RequestFields
 
 if TYPE_CHECKING:
-    from grpcbench.wire.connection import Connection
+    from grpcbench.wire.connection_core import ConnectionCore
 
 IDLE = 0  # on no connection: waiting for one or for a stream slot, or to be resent
 OPEN = 1  # HEADERS sent, the request still open (a client or bidi stream)
@@ -80,7 +80,7 @@ class StreamOwner(Protocol):
     def resend(self, streams: list[WireStream]) -> None:
         """Calls this connection will not carry (GOAWAY, exhausted ids): send them elsewhere."""
 
-    def connection_closed(self, connection: Connection) -> None: ...
+    def connection_closed(self, connection: ConnectionCore) -> None: ...
 
 
 class WireStream:
@@ -144,10 +144,10 @@ class WireStream:
         self.tag: Any = None  # the caller's
         self.lane = 0  # the caller's: which of its channels carries the call
         self.part = 0  # the caller's: which method of a mix the call is
-        self.connection: Connection | None = None  # the one it was opened on
+        self.connection: ConnectionCore | None = None  # the one it was opened on
 
 
-def opened(stream: WireStream, stream_id: int, connection: Connection, ended: bool) -> None:
+def opened(stream: WireStream, stream_id: int, connection: ConnectionCore, ended: bool) -> None:
     """HEADERS left on ``connection`` (with the whole request, if ``ended``)."""
     _move(stream, "opened(END_STREAM)" if ended else "opened")
     stream.id = stream_id

@@ -4,7 +4,7 @@
 Each ``Line`` is given to ghz v0.120 and, with the binary's name swapped, to
 ``grpcbench run``, through the recording proxy (tests/support/recording_proxy.py).
 ``differences`` are the aspects in which what the server received may differ,
-each an id of ``grpcbench.run.ghz_compat.DIFFERENCES`` (the table the docs
+each an id of ``grpcbench.run.ghz_promises.DIFFERENCES`` (the table the docs
 render): the suite fails when a line differs in another aspect, and also when a
 listed difference is gone (the table must stay true).
 

@@ -7,7 +7,7 @@ ghz's schemas. What the proxy saw is compared aspect by aspect (calls, request
 messages in order per call, metadata with templates rendered, compression,
 deadlines, ``:authority``, SNI, connections), with the exit codes and each
 ``-O`` format's fields. A line may differ only in the aspects it lists, each an
-accepted difference of ``ghz_compat.DIFFERENCES`` (rendered into
+accepted difference of ``ghz_promises.DIFFERENCES`` (rendered into
 docs/own-service.md); a listed difference that is gone fails too. Where ghz is
 absent the suite is skipped, never faked (CI installs ghz; there its absence fails).
 """
@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from grpcbench.rpc.schema import compile_proto
-from grpcbench.run.ghz_compat import DIFFERENCES
+from grpcbench.run.ghz_promises import DIFFERENCES
 from tests.conformance.ghz_lines import LINES, Line
 from tests.conformance.recorded import VARYING, Decoder, differing, facts
 from tests.conftest import GRPCBENCH, REPO
