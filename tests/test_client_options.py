@@ -171,3 +171,19 @@ def test_every_connection_strategy_dials_with_the_client_options() -> None:
 
     asyncio.run(main())
     assert encodings == ["gzip", "gzip"]
+
+
+def test_replies_are_capped_at_grpcs_default_size_unless_told() -> None:
+    """grpc's 4 MiB receive limit (ghz's too) on every channel: the load's on both
+    stacks and ghz, and reflection's; 0 lifts it everywhere."""
+    from grpcbench.model.plan import LoadSettings
+    from grpcbench.rpc.security import PLAINTEXT
+
+    limit = ("grpc.max_receive_message_length", 4 * 1024 * 1024)
+    assert LoadSettings().max_recv_bytes == ClientOptions().max_recv_bytes == limit[1]
+    assert limit in ClientOptions().grpc_options() and limit in PLAINTEXT.channel_options()
+    assert not [flag for flag in ClientOptions().ghz_flags() if "recv" in flag]  # ghz's own
+    unlimited = ClientOptions(max_recv_bytes=0)
+    assert ("grpc.max_receive_message_length", -1) in unlimited.grpc_options()
+    assert "--max-recv-message-size=2147483647" in unlimited.ghz_flags()
+    assert "--max-recv-message-size=1000" in ClientOptions(max_recv_bytes=1000).ghz_flags()

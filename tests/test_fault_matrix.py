@@ -8,7 +8,8 @@ then sends the signal or kills the child. It asserts the documented exit code
 the run is left, and that no call reaches the target once grpcbench has exited.
 
 Phases: pre-flight (a target that accepts and never answers), warm-up,
-measured, cooldown. Faults: SIGINT, SIGTERM, SIGHUP, two SIGINTs, and a
+measured, cooldown. Faults: SIGINT, SIGTERM, SIGHUP, SIGQUIT, two SIGINTs, Ctrl-C
+and Ctrl-\\ to the whole process group (the run's children get them too), and a
 generator killed. Every cell runs in CI; ``nox -s faults`` runs the matrix
 ``GRPCBENCH_FAULT_ROUNDS`` times (default 5) with the moment moved within the phase.
 """
@@ -57,9 +58,15 @@ PHASES = {
         "level started",
     ),  # the Greeter's
 }
-SIGNALS = {"SIGINT": (signal.SIGINT,), "SIGTERM": (signal.SIGTERM,),
-           "SIGHUP": (signal.SIGHUP,), "SIGINT twice": (signal.SIGINT, signal.SIGINT)}  # fmt: skip
-EXITS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+# Each fault: its signals in order, and whether they go to the whole process group, as
+# a terminal sends Ctrl-C and Ctrl-\ (the run's children get them too), or to grpcbench.
+SIGNALS = {
+    "SIGINT": ((signal.SIGINT,), False), "SIGTERM": ((signal.SIGTERM,), False),
+    "SIGHUP": ((signal.SIGHUP,), False), "SIGQUIT": ((signal.SIGQUIT,), False),
+    "SIGINT twice": ((signal.SIGINT, signal.SIGINT), False),
+    "Ctrl-C (group)": ((signal.SIGINT,), True), "Ctrl-\\ (group)": ((signal.SIGQUIT,), True),
+}  # fmt: skip
+EXITS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129, signal.SIGQUIT: 131}
 # A level is kept once measured: during its cooldown, not while its load runs (its
 # generators stop with the signal; docs/lifecycle.md).
 KEEPS_A_LEVEL = {"pre-flight": False, "warm-up": False, "measured": False, "cooldown": True}
@@ -89,8 +96,9 @@ class Cell:
         self.log, self.out = tmp_path / "debug.log", tmp_path / "r.json"
         argv = [*GRPCBENCH, "run", address, "--insecure", *CALL, *options, "--no-pin",
                 "--debug", str(self.log), "--output", str(self.out)]  # fmt: skip
+        # A process group of its own, as a terminal's foreground job has.
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)  # fmt: skip
+                                        text=True, start_new_session=True)  # fmt: skip
         self.seen: set[int] = set()
 
     def watch(self) -> None:
@@ -121,7 +129,7 @@ def _hung_target() -> tuple[socket.socket, str]:
 @pytest.mark.parametrize("fault", list(SIGNALS))
 def test_a_signal_in_each_phase(tmp_path: Path, phase: str, fault: str, round_: int) -> None:
     options, marker = PHASES[phase]
-    signals = SIGNALS[fault]
+    signals, to_group = SIGNALS[fault]
     pause = random.Random(f"{phase}{fault}{round_}").uniform(0.3, 1.5)
     listener = None
     with logging_greeter() as (address, log):
@@ -133,7 +141,10 @@ def test_a_signal_in_each_phase(tmp_path: Path, phase: str, fault: str, round_: 
             time.sleep(pause)  # inside the phase: each lasts a minute
             cell.watch()
             for sig in signals:
-                cell.process.send_signal(sig)
+                if to_group:
+                    os.killpg(cell.process.pid, sig)
+                else:
+                    cell.process.send_signal(sig)
                 time.sleep(0.05)
             code, stderr, data = cell.finish()
         finally:

@@ -568,28 +568,41 @@ def test_missing_s3_credentials_are_named_as_such(tmp_path: Path) -> None:
     _assert_clean_failure(result, 2, "no S3 credentials")
 
 
+def _into_the_measurement(
+    act: Callable[[psutil.Process], None], after_s: float = 1.0
+) -> Callable[[subprocess.Popen[str], float], bool]:
+    """A ``_run_until`` moment: ``after_s`` into the measurement (once the generator
+    runs), however slow the start-up, ``act`` on the server (the run's first child).
+    A fault during start-up is another case: the server fails to start."""
+    measuring_since: list[float] = []
+
+    def at(process: subprocess.Popen[str], elapsed: float) -> bool:
+        children = psutil.Process(process.pid).children()
+        if not measuring_since:
+            if any("grpcbench.load.generator" in " ".join(c.cmdline()) for c in children):
+                measuring_since.append(elapsed)
+            return False
+        if elapsed < measuring_since[0] + after_s:
+            return False
+        act(children[0])
+        return True
+
+    return at
+
+
 @pytest.mark.integration
 def test_a_killed_worker_of_a_forked_server_fails_its_level(tmp_path: Path) -> None:
     """kill -9 of one of grpcio:processes=2's workers: the server is not whole, so its
     level fails (exit 4) naming the worker; it went unnoticed (exit 0, complete)."""
     out = tmp_path / "r.json"
     killed: list[int] = []
-    measuring_since: list[float] = []
 
-    def at(process: subprocess.Popen[str], elapsed: float) -> bool:
-        # One second into the measurement (the generator runs), however slow the
-        # start-up: a kill during start-up is another case (the server fails to start).
-        children = psutil.Process(process.pid).children()
-        if not measuring_since:
-            if any("grpcbench.load.generator" in " ".join(c.cmdline()) for c in children):
-                measuring_since.append(elapsed)
-            return False
-        if elapsed < measuring_since[0] + 1.0:
-            return False
-        workers = children[0].children()
-        killed.append(workers[0].pid)
-        workers[0].kill()
-        return True
+    def kill_a_worker(server: psutil.Process) -> None:
+        worker = server.children()[0]
+        killed.append(worker.pid)
+        worker.kill()
+
+    at = _into_the_measurement(kill_a_worker)
 
     process, seen, _, stderr = _run_until(
         ["run", "-s", "grpcio:workers=2,processes=2", "-c", "2", "--duration", "8s",
@@ -600,6 +613,35 @@ def test_a_killed_worker_of_a_forked_server_fails_its_level(tmp_path: Path) -> N
     data = json.loads(out.read_text())
     (error,) = data["level_errors"]
     assert f"server worker process {killed[0]} exited with code -9" in error["message"]
+    assert "Traceback" not in stderr
+    _assert_gone(seen)
+
+
+@pytest.mark.integration
+def test_a_server_frozen_mid_level_fails_its_level(tmp_path: Path) -> None:
+    """SIGSTOP of the server one second into the measurement: its calls stall until
+    their deadline, so the level measured a stall, not the server: exit 4 naming it
+    (it ended "complete", exit 0); the frozen server is still stopped, promptly."""
+    out = tmp_path / "r.json"
+    frozen: list[int] = []
+
+    def freeze(server: psutil.Process) -> None:
+        frozen.append(server.pid)
+        server.suspend()
+
+    at = _into_the_measurement(freeze)
+
+    started = time.monotonic()
+    process, seen, _, stderr = _run_until(
+        ["run", "-s", "grpcio-aio", "-c", "2", "--duration", "3s", "--warmup", "0",
+         "--timeout", "2s", "--no-pin", "--output", str(out)],
+        at,
+    )  # fmt: skip
+    assert frozen and process.returncode == 4, stderr
+    assert time.monotonic() - started < 40, "the stopped server was not stopped promptly"
+    data = json.loads(out.read_text())
+    (error,) = data["level_errors"]
+    assert "was stopped" in error["message"] and "SIGSTOP" in error["message"]
     assert "Traceback" not in stderr
     _assert_gone(seen)
 

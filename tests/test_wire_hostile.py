@@ -580,6 +580,18 @@ def test_a_server_reset_after_the_deadline_is_deadline_exceeded() -> None:
     )
 
 
+async def _limited_calls(script: Callable[[Peer], Awaitable[None]], max_recv: int, calls: int):
+    """``calls`` calls to ``script``'s server under --max-recv-message-size ``max_recv``."""
+    from grpcbench.rpc.client_options import ClientOptions
+
+    async with raw_server(script) as address:
+        channel = WireChannel(address, client=ClientOptions(max_recv_bytes=max_recv))
+        try:
+            return await statuses(channel, calls)
+        finally:
+            await channel.close()
+
+
 def test_the_size_limit_is_checked_on_the_inflated_reply() -> None:
     """A reply whose compressed size fits --max-recv-message-size but whose message
     does not: ResourceExhausted, as grpc checks the decompressed size."""
@@ -594,17 +606,7 @@ def test_the_size_limit_is_checked_on_the_inflated_reply() -> None:
             peer.send(frames.frame(frames.DATA, 0, stream_id, grpc_message(packed, True)))
             peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
 
-    async def main() -> Counter[str]:
-        from grpcbench.rpc.client_options import ClientOptions
-
-        async with raw_server(script) as address:
-            channel = WireChannel(address, client=ClientOptions(max_recv_bytes=1000))
-            try:
-                return await statuses(channel, 2)
-            finally:
-                await channel.close()
-
-    result = run(main)
+    result = run(lambda: _limited_calls(script, 1000, 2))
     assert result == Counter({
         "RESOURCE_EXHAUSTED: Stream removed (CLIENT: Received message larger than max"
         " (4000 vs. 1000))": 2
@@ -691,3 +693,56 @@ def test_reply_metadata_over_grpc_s_limits_is_refused_as_grpc_refuses_it(
     assert codes(run(lambda: call_all(script, calls=3))) == Counter({expected: 3})
     assert metadata_refusal(12_000, 0.0) and not metadata_refusal(12_000, 0.99)
     assert metadata_refusal(9_000, 0.05) and not metadata_refusal(9_000, 0.2)
+
+
+def test_an_endless_reply_message_ends_its_call_at_grpcs_default_limit() -> None:
+    """A server that streams one message without end: the call ends ResourceExhausted
+    at its first frame (grpc's 4 MiB default limit, ghz's too), never growing the
+    generator by what the server sends; without it the client held gigabytes."""
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        stream_id, _, _ = await peer.request()
+        peer.send(peer.headers(stream_id, OK_HEADERS))
+        peer.send(frames.frame(frames.DATA, 0, stream_id, b"\0\xff\xff\xff\xff" + b"x" * 16_000))
+        for _ in range(50):  # more of the same message, while the client lets it come
+            peer.send(frames.frame(frames.DATA, 0, stream_id, b"x" * 16_000))
+            await asyncio.sleep(0.01)
+
+    result = run(lambda: call_all(script, calls=1))
+    assert result == Counter({
+        "RESOURCE_EXHAUSTED: Stream removed (CLIENT: Received message larger than max"
+        " (4294967295 vs. 4194304))": 1
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize(("counted_past", "said"), [
+    (64 << 20, "(10485760 vs. 20000)"),  # the bomb's whole size, counted, never held
+    (1 << 20, "(more than 1068576 vs. 20000)"),  # past the count's bound: a lower bound
+])  # fmt: skip
+def test_a_decompression_bomb_is_never_inflated_past_the_limit(
+    counted_past: int, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """10 MB of zeros in 10 KB of gzip, under a 20,000-byte limit on the wire and far
+    over it inflated: ResourceExhausted with the inflated size as grpc words it, and at
+    most the limit held in memory."""
+    import zlib
+
+    from grpcbench.wire import messages
+
+    monkeypatch.setattr(messages, "_COUNTED_PAST_LIMIT", counted_past)
+    packer = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    bomb = b"".join(packer.compress(b"\0" * (1 << 20)) for _ in range(10)) + packer.flush()
+    assert len(bomb) < 16_000
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        while True:
+            stream_id, _, _ = await peer.request()
+            peer.send(peer.headers(stream_id, [*OK_HEADERS, ("grpc-encoding", "gzip")]))
+            peer.send(frames.frame(frames.DATA, 0, stream_id, grpc_message(bomb, True)))
+            peer.send(peer.headers(stream_id, [("grpc-status", "0")], end=True))
+
+    assert run(lambda: _limited_calls(script, 20_000, 1)) == Counter({
+        f"RESOURCE_EXHAUSTED: Stream removed (CLIENT: Received message larger than max {said})": 1
+    })  # fmt: skip

@@ -3,8 +3,8 @@
 Children must never outlive the runner, and Ctrl-C must be handled in one place
 (the runner), so each child:
 - asks the kernel to send it SIGTERM when its parent dies (Linux PR_SET_PDEATHSIG),
-- ignores SIGINT (the terminal sends it to the whole process group; the runner
-  then stops the children itself, in order, and keeps their results),
+- ignores SIGINT and SIGQUIT (the terminal sends them to the whole process group;
+  the runner then stops the children itself, in order, and keeps their results),
 - pins itself to the CPUs it was given before it starts any thread, so every
   thread it creates inherits the affinity.
 """
@@ -73,6 +73,8 @@ def setup_child(cpus: Sequence[int] | None) -> None:
         if directory and directory not in sys.path:
             sys.path.append(directory)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGQUIT"):  # Ctrl-\ as well: the runner stops its children
+        signal.signal(signal.SIGQUIT, signal.SIG_IGN)
     pin_to(cpus or ())
 
 

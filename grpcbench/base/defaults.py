@@ -28,6 +28,10 @@ LOAD = "builtin"  # load driver(s)
 CONNECTIONS = "auto"  # client connection strategy
 ARRIVALS = "uniform"  # open-loop arrival process
 MAX_IN_FLIGHT = 1000  # open loop: most calls in flight at once
+# The largest reply message a client takes (--max-recv-message-size): grpc's own
+# default, and so ghz's; 0 lifts it. A server streaming one endless message must
+# end the call ResourceExhausted, not grow the generator without bound.
+MAX_RECV_BYTES = 4 * 1024 * 1024
 CLIENT_PROCESSES = "auto"  # built-in generator processes per level
 SAMPLE_INTERVAL = "100ms"  # resource timelines: CPU % and RSS sampled this often ("off": none)
 CLIENT_LOOP = "uvloop"  # the built-in generator's event loop (uvloop or asyncio)

@@ -1,11 +1,12 @@
-"""Ctrl-C, SIGTERM and SIGHUP mean the same thing: stop every child, keep what was measured.
+"""Ctrl-C, SIGTERM, SIGHUP and SIGQUIT mean the same thing: stop every child, keep what
+was measured.
 
-SIGTERM and SIGHUP (the terminal closed, an ssh session dropped) are turned
-into SIGINT, so one path (asyncio's cancellation of the run, or
+SIGTERM, SIGHUP (the terminal closed, an ssh session dropped) and SIGQUIT (Ctrl-\\)
+are turned into SIGINT, so one path (asyncio's cancellation of the run, or
 ``KeyboardInterrupt`` outside it) handles them all; the exit code still says which
-signal it was (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP). While a run
-stops (``run_until_interrupted``), a second signal is ignored: the stop of every
-child and the saving of what was measured are not cut short.
+signal it was (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, 131 for SIGQUIT).
+While a run stops (``run_until_interrupted``), a second signal is ignored: the stop
+of every child and the saving of what was measured are not cut short.
 """
 
 from __future__ import annotations
@@ -21,6 +22,14 @@ T = TypeVar("T")
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 EXIT_HUNG_UP = 129  # 128 + SIGHUP
+EXIT_QUIT = 131  # 128 + SIGQUIT
+# Signals other than SIGINT that stop a run as Ctrl-C does, and their exit codes.
+_AS_INTERRUPT = {
+    getattr(signal, name): code
+    for name, code in (("SIGTERM", EXIT_TERMINATED), ("SIGHUP", EXIT_HUNG_UP),
+                       ("SIGQUIT", EXIT_QUIT))
+    if hasattr(signal, name)
+}  # fmt: skip
 
 _received: int | None = None  # the first signal that was not SIGINT itself
 
@@ -36,23 +45,18 @@ def install() -> None:
     """At start-up, before any child exists. A shell starts background jobs with SIGINT
     ignored; restore it so that SIGINT always stops the run and keeps its results."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _as_interrupt)
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, _as_interrupt)
+    for sig in _AS_INTERRUPT:
+        signal.signal(sig, _as_interrupt)
 
 
 def exit_code() -> int:
-    """The exit code of an interrupted run: 143 after SIGTERM, 129 after SIGHUP, else 130."""
-    if _received == signal.SIGTERM:
-        return EXIT_TERMINATED
-    if _received is not None and _received == getattr(signal, "SIGHUP", None):
-        return EXIT_HUNG_UP
-    return EXIT_INTERRUPTED
+    """The exit code of an interrupted run: 128 + the signal (130 after SIGINT)."""
+    if _received is None:
+        return EXIT_INTERRUPTED
+    return _AS_INTERRUPT.get(_received, EXIT_INTERRUPTED)
 
 
-STOP_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
+STOP_SIGNALS = (signal.SIGINT, *_AS_INTERRUPT)
 
 
 def run_until_interrupted(main: Coroutine[Any, Any, T]) -> T:

@@ -92,6 +92,8 @@ class Child:
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(sig)
+                # A stopped child (SIGSTOP, Ctrl-Z) acts on the signal only once resumed.
+                process.send_signal(signal.SIGCONT)
             try:
                 await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
             except TimeoutError:

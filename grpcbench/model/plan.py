@@ -299,10 +299,12 @@ class LoadSettings:
         help="Compress every request message with gzip (grpc-encoding: gzip), as ghz's -e.",
     )  # fmt: skip
     max_recv_bytes: int = setting(
-        0, option="--max-recv-message-size", metavar="SIZE", panel=LOAD_MODEL,
-        json="max_recv_bytes", load=int, check=at_least(0), default_text="no limit",
+        defaults.MAX_RECV_BYTES, option="--max-recv-message-size", metavar="SIZE",
+        panel=LOAD_MODEL, json="max_recv_bytes", before=0, load=int, check=at_least(0),
+        default_text="4 MiB, grpc's",
         parse=lambda text: parse_size(text, "--max-recv-message-size"),
-        help="A reply message larger than this ends its call ResourceExhausted (42 MB, 4 MiB).",
+        help="A reply message larger than this ends its call ResourceExhausted (42 MB, 16 MiB;"
+        " 0: no limit).",
     )  # fmt: skip
     max_send_bytes: int = setting(
         0, option="--max-send-message-size", metavar="SIZE", panel=LOAD_MODEL,

@@ -11,13 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from grpcbench.base import defaults
+
+# ghz has no "no limit": the largest size grpc-go takes stands for it.
+GHZ_NO_LIMIT = 2**31 - 1
+
 
 @dataclass(frozen=True)
 class ClientOptions:
     authority: str = ""  # "" = the target's address (or --cname with TLS)
     keepalive_s: float = 0.0  # 0 = no PING of our own
     gzip: bool = False  # requests compressed, grpc-encoding: gzip
-    max_recv_bytes: int = 0  # 0 = no limit on a reply message
+    max_recv_bytes: int = defaults.MAX_RECV_BYTES  # 0 = no limit on a reply message
     max_send_bytes: int = 0  # 0 = no limit on a request message
 
     @classmethod
@@ -39,8 +44,7 @@ class ClientOptions:
         if self.keepalive_s:
             options.append(("grpc.keepalive_time_ms", int(self.keepalive_s * 1000)))
             options.append(("grpc.keepalive_permit_without_calls", 1))
-        if self.max_recv_bytes:
-            options.append(("grpc.max_receive_message_length", self.max_recv_bytes))
+        options.append(("grpc.max_receive_message_length", self.max_recv_bytes or -1))
         if self.max_send_bytes:
             options.append(("grpc.max_send_message_length", self.max_send_bytes))
         return options
@@ -54,8 +58,8 @@ class ClientOptions:
             flags.append(f"--keepalive={max(1, round(self.keepalive_s * 1000))}ms")
         if self.gzip:
             flags.append("--enable-compression")
-        if self.max_recv_bytes:
-            flags.append(f"--max-recv-message-size={self.max_recv_bytes}")
+        if self.max_recv_bytes != defaults.MAX_RECV_BYTES:  # ghz's default is grpc's too
+            flags.append(f"--max-recv-message-size={self.max_recv_bytes or GHZ_NO_LIMIT}")
         if self.max_send_bytes:
             flags.append(f"--max-send-message-size={self.max_send_bytes}")
         return flags

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grpcbench.base import panels
+from grpcbench.base import defaults, panels
 from grpcbench.base.declarations import option as declared_option
 from grpcbench.base.errors import UsageError
 from grpcbench.base.parsing import parse_host_port
@@ -27,11 +27,13 @@ if TYPE_CHECKING:  # grpc is imported where channels are made: scenario files re
     import grpc
 
 # Its own subchannel pool per channel: grpcio would otherwise share one TCP
-# connection between channels with the same target and arguments.
-# No cap on received messages: a benchmark client must not reject big replies.
+# connection between channels with the same target and arguments. Replies are
+# capped at grpc's default size (a reflection answer too: a server that streams
+# one endless message must not grow `list` without bound); the load's channels
+# take --max-recv-message-size instead (ClientOptions).
 CHANNEL_OPTIONS: tuple[tuple[str, Any], ...] = (
     ("grpc.use_local_subchannel_pool", 1),
-    ("grpc.max_receive_message_length", -1),
+    ("grpc.max_receive_message_length", defaults.MAX_RECV_BYTES),
 )
 PROBE_TIMEOUT_S = 3.0
 

@@ -95,7 +95,12 @@ class RunOptions:
             if self.expected_statuses != ("OK",):
                 expected = ", ".join(self.expected_statuses)
                 return f"none of {count} calls ended {expected} (--expect-status): {listed}"
-            return f"all {count} calls failed ({listed})"
+            hint = (
+                "; ResourceExhausted: a message over a size limit, such as a reply over"
+                " --max-recv-message-size (4 MiB, grpc's, unless given)"
+                if "ResourceExhausted" in statuses else ""
+            )  # fmt: skip
+            return f"all {count} calls failed ({listed}){hint}"
         if self.max_error_rate is not None and failed / count > self.max_error_rate:
             return (
                 f"{failed} of {count} calls failed ({failed / count:.1%}, over --max-error-rate"

@@ -36,11 +36,25 @@ class StartedServer:
     def failure(self) -> str | None:
         code = self.server.child.process.returncode
         if code is None:
-            return None
+            return _frozen(self.label, self.server.child.pid)
         tail = self.server.child.stderr_tail()
         return f"server {self.label} exited (code {code})" + (
             f"; its stderr:\n{tail}" if tail else ""
         )
+
+
+def _frozen(label: str, pid: int) -> str | None:
+    """A server that is alive but stopped (SIGSTOP, a debugger): it answered nothing
+    since, so the level it was in measured a stall, not the server."""
+    import psutil
+
+    try:
+        state = psutil.Process(pid).status()
+    except psutil.Error:
+        return None
+    if state in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
+        return f"server {label} was stopped ({state}: SIGSTOP or a debugger) during the level"
+    return None
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,20 @@ common case, is cut straight from that frame's payload.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
 
 from grpcbench.wire import status
 from grpcbench.wire.stream import WireStream
 
-# A compressed reply is decoded for these grpc-encoding values; others end the call.
-DECOMPRESS: dict[bytes, Callable[[bytes], bytes]] = {
-    b"gzip": lambda data: zlib.decompress(data, 16 + zlib.MAX_WBITS),
-    b"deflate": zlib.decompress,
-    b"identity": lambda data: data,
+# A compressed reply is decoded for these grpc-encoding values (zlib's wbits; None:
+# not compressed at all); others end the call.
+WBITS: dict[bytes, int | None] = {
+    b"gzip": 16 + zlib.MAX_WBITS,
+    b"deflate": zlib.MAX_WBITS,
+    b"identity": None,
 }
+# Past the size limit an inflated message is only counted, in bounded pieces, up to
+# this much more (a decompression bomb costs neither memory nor unbounded CPU).
+_COUNTED_PAST_LIMIT = 64 << 20
 Problem = tuple[int, str]  # a status and message that end the call
 
 
@@ -56,13 +59,11 @@ def read(stream: WireStream, data: bytes, max_recv: int, now: float) -> Problem 
         if end > size:
             break
         if data[position]:
-            inflated = _inflate(stream, data[position + 5 : end])
-            if isinstance(inflated, tuple):
+            inflated = _inflate(stream, data[position + 5 : end], max_recv)
+            if isinstance(inflated, tuple):  # grpc checks the inflated size too
                 return inflated
             message = inflated
             length = len(message)
-            if max_recv and length > max_recv:  # grpc checks the inflated size too
-                return too_large(length, max_recv)
         else:
             message = data[position + 5 : end] if on_message is not None else b""
         arrived += 1
@@ -115,15 +116,39 @@ def too_large(length: int, max_recv: int) -> Problem:
     )
 
 
-def _inflate(stream: WireStream, data: bytes) -> bytes | Problem:
-    decompress = DECOMPRESS.get(stream.encoding)
-    if decompress is None:
-        encoding = stream.encoding.decode("latin-1") or "none named"
+def _inflate(stream: WireStream, data: bytes, max_recv: int) -> bytes | Problem:
+    """The message inflated, never past ``max_recv`` (0: no limit) in memory: a larger
+    one is a problem naming its inflated size, as grpc's, or a lower bound of it."""
+    encoding = stream.encoding
+    if encoding not in WBITS:
+        named = encoding.decode("latin-1") or "none named"
         return (
             status.INTERNAL,
-            f"a compressed reply (grpc-encoding {encoding}) that grpcbench cannot decode",
+            f"a compressed reply (grpc-encoding {named}) that grpcbench cannot decode",
         )
-    try:
-        return decompress(data)
-    except zlib.error as error:
-        return status.INTERNAL, f"a compressed reply that does not inflate: {error}"
+    wbits = WBITS[encoding]
+    if wbits is None:
+        message = data
+    else:
+        inflater = zlib.decompressobj(wbits)
+        try:
+            message = inflater.decompress(data, max_recv + 1 if max_recv else 0)
+            if max_recv and len(message) > max_recv:
+                return _too_large_inflated(inflater, len(message), max_recv)
+        except zlib.error as error:
+            return status.INTERNAL, f"a compressed reply that does not inflate: {error}"
+    if max_recv and len(message) > max_recv:
+        return too_large(len(message), max_recv)
+    return message
+
+
+def _too_large_inflated(inflater: zlib._Decompress, so_far: int, max_recv: int) -> Problem:
+    """grpc's words with the whole inflated size, counted in pieces that are dropped;
+    past ``_COUNTED_PAST_LIMIT`` more than the limit, "more than" that bound."""
+    cap = max_recv + _COUNTED_PAST_LIMIT
+    while inflater.unconsumed_tail and so_far <= cap:
+        so_far += len(inflater.decompress(inflater.unconsumed_tail, 1 << 20))
+    if so_far <= cap:
+        return too_large(so_far, max_recv)
+    code, message = too_large(cap, max_recv)
+    return code, message.replace(f"({cap} vs.", f"(more than {cap} vs.")
