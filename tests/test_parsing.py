@@ -39,12 +39,19 @@ def test_warmup_count_or_time() -> None:
     assert parse_warmup("0") == (0, 0.0)
 
 
-def test_cpu_set() -> None:
+def test_cpu_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from grpcbench.base import parsing
+
+    monkeypatch.setattr(parsing, "_allowed_cpus", lambda: {0, 1, 3, 4})
     assert parse_cpu_set("0", "c") == (0,)
     assert parse_cpu_set("3,0-1", "c") == (0, 1, 3)
     for bad in ("", "a", "2-1", "1-2-3"):
         with pytest.raises(UsageError):
             parse_cpu_set(bad, "c")
+    # CPUs this process may not run on, named; a huge range is refused, never built.
+    for text, cpu in (("2", 2), ("0-3", 2), ("9", 9), ("0-999999999999", 5), ("7-9", 7)):
+        with pytest.raises(UsageError, match=f"^bad c: CPU {cpu} is not available"):
+            parse_cpu_set(text, "c")
 
 
 def test_host_port() -> None:

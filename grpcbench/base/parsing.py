@@ -6,6 +6,7 @@ print one line instead of a traceback.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from typing import Any
@@ -109,7 +110,10 @@ def parse_warmup(text: str) -> tuple[int, float]:
 
 
 def parse_cpu_set(text: str, what: str) -> tuple[int, ...]:
-    """``"0"``, ``"0,1"`` or ``"0-3"`` -> sorted CPU indices."""
+    """``"0"``, ``"0,1"`` or ``"0-3"`` -> sorted CPU indices, each one this process may
+    run on (a range is bounded by them before it is built: ``0-999999999999`` is one
+    line, not a set of a trillion)."""
+    allowed = _allowed_cpus()
     cpus: set[int] = set()
     for part in text.split(","):
         part = part.strip()
@@ -119,8 +123,23 @@ def parse_cpu_set(text: str, what: str) -> tuple[int, ...]:
         low, high = int(bounds[0]), int(bounds[-1])
         if high < low:
             raise UsageError(f"bad {what} {text!r}: range {part} is empty")
+        if high > max(allowed):
+            raise _unavailable(what, max(low, max(allowed) + 1), allowed)
         cpus.update(range(low, high + 1))
+    if cpus - allowed:
+        raise _unavailable(what, min(cpus - allowed), allowed)
     return tuple(sorted(cpus))
+
+
+def _unavailable(what: str, cpu: int, allowed: set[int]) -> UsageError:
+    return UsageError(f"bad {what}: CPU {cpu} is not available (allowed: {sorted(allowed)})")
+
+
+def _allowed_cpus() -> set[int]:
+    """The CPUs this process may run on (all of the machine's where that is unknown)."""
+    if hasattr(os, "sched_getaffinity"):
+        return set(os.sched_getaffinity(0))
+    return set(range(os.cpu_count() or 1))
 
 
 def parse_host_port(text: str) -> tuple[str, int]:

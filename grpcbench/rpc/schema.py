@@ -143,18 +143,40 @@ def reflection_database(
             raise UsageError(
                 _tls_trouble(address, security)
                 or f"cannot reach target {address} to ask its reflection service"
+                f" (no HTTP/2 answer within {REFLECTION_TIMEOUT_S:g} s)"
             ) from None
-        database = ProtoReflectionDescriptorDatabase(with_metadata(raw, json.loads(metadata)))
+        channel = with_metadata(raw, json.loads(metadata), REFLECTION_TIMEOUT_S)
+        database = ProtoReflectionDescriptorDatabase(channel)
         try:
             services = sorted(database.get_services())
         except grpc.RpcError as error:
             raise UsageError(
-                f"the target {address} has no reflection service ({error.code().name}):"
+                _unanswered(address, error)
+                or f"the target {address} has no reflection service ({error.code().name}):"
                 " give --proto or --protoset"
             ) from None
-        yield database, services
+        try:
+            yield database, services
+        except grpc.RpcError as error:  # a lookup (a service's file) failed
+            raise UsageError(
+                _unanswered(address, error)
+                or f"the target {address}'s reflection service failed ({error.code().name}):"
+                " give --proto or --protoset"
+            ) from None
     finally:
         raw.close()
+
+
+def _unanswered(address: str, error: Any) -> str | None:
+    """The line for a reflection request that met its deadline, else None."""
+    import grpc
+
+    if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return (
+            f"the target {address} did not answer its reflection request within"
+            f" {REFLECTION_TIMEOUT_S:g} s"
+        )
+    return None
 
 
 def _tls_trouble(address: str, security: ChannelSecurity) -> str | None:
