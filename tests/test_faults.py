@@ -618,6 +618,32 @@ def test_a_killed_worker_of_a_forked_server_fails_its_level(tmp_path: Path) -> N
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("server", ["grpcio-aio", "grpcio:workers=2,processes=2"])
+def test_a_server_killed_mid_level_stops_its_level_at_once(tmp_path: Path, server: str) -> None:
+    """kill -9 of the server one second into a 30 s level: the level stops within
+    seconds (it ran on to its end, 6 to 39 s, counting refused connections), fails
+    naming the exit, and leaves nothing running."""
+    out = tmp_path / "r.json"
+    killed_at: list[float] = []
+
+    def kill(process: psutil.Process) -> None:
+        killed_at.append(time.monotonic())
+        process.kill()
+
+    process, seen, _, stderr = _run_until(
+        ["run", "-s", server, "-c", "2", "--duration", "30s", "--warmup", "0", "--no-pin",
+         "--output", str(out)],
+        _into_the_measurement(kill),
+    )  # fmt: skip
+    assert killed_at and process.returncode == 4, stderr
+    assert time.monotonic() - killed_at[0] < 10, "the level ran on against a dead server"
+    (error,) = json.loads(out.read_text())["level_errors"]
+    assert "exited (code -9)" in error["message"], error
+    assert "Traceback" not in stderr
+    _assert_gone(seen)
+
+
+@pytest.mark.integration
 def test_a_server_frozen_mid_level_fails_its_level(tmp_path: Path) -> None:
     """SIGSTOP of the server one second into the measurement: its calls stall until
     their deadline, so the level measured a stall, not the server: exit 4 naming it

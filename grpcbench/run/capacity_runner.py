@@ -42,6 +42,7 @@ from grpcbench.run.options import RunOptions
 from grpcbench.run.runner import Runner
 from grpcbench.run.settle import LIMIT_S, wait_until_idle
 from grpcbench.targets import Target, TargetContext, TargetPlan
+from grpcbench.targets.base import death_of
 from grpcbench.targets.external import ExternalTarget
 
 # A search probe that fails at most this share of the closed-loop estimate is measured
@@ -321,7 +322,8 @@ class CapacitySearch:
                 target, runner.drivers[0], plan, repeat, label=f"{phase} {plan.describe()}"
             )
         except DriverError as error:
-            raise TargetDied(f"{phase} probe at {plan.describe()}: {error}") from None
+            death = await death_of(target)  # often the server dying: then say that
+            raise TargetDied(death or f"{phase} probe at {plan.describe()}: {error}") from None
         index = len(self.record.levels) - 1
         self.capacity.probes.append(Probe(index, target.label, phase, plan.rate))
         self.export()

@@ -29,6 +29,7 @@ from grpcbench.profile.pyspy import Recorder
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.flow import PlannedFlow
 from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.run.server_watch import unless_server_dies
 from grpcbench.targets.base import Target
 
 
@@ -140,9 +141,10 @@ async def run_monitored(
 
     try:
         if on_interval is not None and getattr(driver, "live_intervals", False):
-            load = await driver.run(spec, progress, on_interval=on_interval)  # type: ignore[call-arg]
+            running = driver.run(spec, progress, on_interval=on_interval)  # type: ignore[call-arg]
         else:
-            load = await driver.run(spec, progress)
+            running = driver.run(spec, progress)
+        load = await unless_server_dies(running, server_pid)
     finally:
         for ticker in ticking:
             ticker.cancel()

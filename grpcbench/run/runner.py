@@ -316,19 +316,16 @@ class Runner:
                 except DriverError as error:
                     # Often the server dying (a refused connect): then say that.
                     death = await death_of(target)
-                    self._level_failed(target, driver.name, plan, death or str(error))
                     if death:
+                        self._target_died(target, driver.name, plan, death)
                         return False
+                    self._level_failed(target, driver.name, plan, str(error))
                     continue
                 # The server died: that is the level's failure (its failed calls
                 # only follow from it), and its other levels cannot run.
                 death = target.failure()
                 if death:
-                    self._level_failed(
-                        target, driver.name, plan,
-                        death if self.options.server_per_level
-                        else f"{death}; its other levels were skipped",
-                    )  # fmt: skip
+                    self._target_died(target, driver.name, plan, death)
                     return False
                 # Measured, but (nearly) nothing worked: not a success.
                 failed = self.options.level_failure(level)
@@ -355,6 +352,10 @@ class Runner:
             self.export()
             self.events.warning(entry.describe())
         return True
+
+    def _target_died(self, target: Target, driver: str, plan: LevelPlan, death: str) -> None:
+        skipped = "" if self.options.server_per_level else "; its other levels were skipped"
+        self._level_failed(target, driver, plan, death + skipped)
 
     def _level_failed(self, target: Target, driver: str, plan: LevelPlan, message: str) -> None:
         self.column_failed(target.label, driver, plan, message)
