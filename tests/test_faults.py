@@ -184,10 +184,12 @@ def test_sigint_sigterm_and_sighup_at_random_moments(tmp_path: Path, seed: int) 
     assert sent, f"the run ended before {moment:.2f} s: {stderr}"
     assert "Traceback" not in stderr, stderr
     if process.returncode == -sig:
-        # The signal came during the interpreter's own shutdown, after Python put back the
-        # default handlers (the shell reports 128 + signal, as for 130/143): the results
-        # are complete.
-        assert json.loads(out.read_text())["status"] == "complete"
+        # The signal came while Python's default handlers were in place (the shell
+        # reports 128 + signal, as for 130/143): during start-up, before grpcbench
+        # installed its own (nothing had started, so no file), or during the
+        # interpreter's own shutdown (the results complete).
+        if out.exists():
+            assert json.loads(out.read_text())["status"] == "complete"
     else:
         expected = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}[sig]
         assert process.returncode == expected, stderr

@@ -109,6 +109,23 @@ def test_every_option_of_run_takes_hostile_values_in_one_line(option: str) -> No
     one()
 
 
+# Classes every option must meet each time, beside the drawn ones: thousands of
+# digits (Python's int() refuses past 4,300), a number past 64 bits, a size past
+# grpc's 2 GiB, and deep nesting in a KEY=VALUE (TOML's parser recursed).
+ALWAYS = [
+    "1" * 5000, "99999999999999999999", "0-99999999999999999999", "10GiB",
+    "x=" + "[" * 5000 + "]" * 5000, "x=" + "{a=" * 3000 + "1" + "}" * 3000,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", range(len(ALWAYS)))
+@pytest.mark.parametrize("option", VALUED)
+def test_every_option_of_run_meets_each_class_in_one_line(option: str, value: int) -> None:
+    text = ALWAYS[value]
+    code, stderr, seconds = grpcbench("run", "--dry-run", "-s", "grpclib", option, text)
+    assert_one_clear_line(code, stderr, seconds, f"run {option} {text[:40]!r}")
+
+
 def _mutations(data: dict[str, object], seed: int) -> bytes:
     """The saved results, broken one way: a key gone, a value of the wrong type,
     deep nesting, a truncated or non-UTF-8 file."""

@@ -372,3 +372,17 @@ def test_otlp_pushes_a_run_whose_final_totals_are_the_jsons(tmp_path: Path) -> N
     }  # fmt: skip
     # Pushed while the level ran: the server's and the generator's usage so far.
     assert {"server_cpu_seconds", "server_rss_bytes", "generator_cpu_seconds"} <= live
+
+
+@pytest.mark.parametrize("given", [
+    "authorization: Bearer s3cr3t",  # curl's form
+    "authorization:Bearer=s3cr3t",
+    "Bearer s3cr3t",
+])  # fmt: skip
+def test_a_bad_otlp_header_is_refused_without_its_value(given: str) -> None:
+    from grpcbench.base.errors import UsageError
+    from grpcbench.telemetry.otlp import otlp_headers
+
+    with pytest.raises(UsageError) as refused:
+        otlp_headers((given,))
+    assert "s3cr3t" not in str(refused.value) and "expected KEY=VALUE" in str(refused.value)

@@ -31,9 +31,10 @@ def parse_positive_int_list(text: str, what: str) -> tuple[int, ...]:
         raise UsageError(f"bad {what} list {text!r}: expected comma-separated positive integers")
     values: list[int] = []
     for item in items:
-        if not item.isdecimal() or int(item) <= 0:
+        value = decimal(item)
+        if value is None or value <= 0:
             raise UsageError(f"bad {what} {item!r} in {text!r}: must be a positive integer")
-        values.append(int(item))
+        values.append(value)
     return tuple(values)
 
 
@@ -77,14 +78,32 @@ def duration_seconds(text: str) -> float | None:
     return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _GO_PART.findall(compact))
 
 
+# Past this many digits a number is no count, size, port or pid of this world: it is
+# refused before int() sees it (which refuses past 4,300 digits, exit 70 here before).
+MAX_DIGITS = 18
+
+
+def decimal(text: str) -> int | None:
+    """``text`` (stripped) as a non-negative integer of at most ``MAX_DIGITS`` ASCII
+    digits; None for anything else."""
+    stripped = text.strip()
+    if not stripped.isascii() or not stripped.isdecimal() or len(stripped) > MAX_DIGITS:
+        return None
+    return int(stripped)
+
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
+
+
+# The largest message size grpc takes (a channel argument is a 32-bit int).
+LARGEST_SIZE = 2**31 - 1
 
 
 def parse_size(text: str, what: str) -> int:
     """``"4194304"``, ``"42 MB"`` (10**6) or ``"4 MiB"`` (2**20) -> bytes, as ghz reads
-    its message size options."""
+    its message size options; at most ``LARGEST_SIZE``."""
     match = _SIZE.match(text)
-    if not match:
+    if not match or len(match.group(1)) > MAX_DIGITS:
         raise UsageError(f"bad {what} {text!r}: a size such as 4194304, 42 MB or 4 MiB")
     unit = match.group(2).lower().rstrip("b")
     powers = "kmgt"
@@ -94,7 +113,10 @@ def parse_size(text: str, what: str) -> int:
         scale = 1024 ** (powers.index(unit[0]) + 1)
     else:
         scale = 1000 ** (powers.index(unit[0]) + 1)
-    return int(float(match.group(1)) * scale)
+    size = float(match.group(1)) * scale
+    if size > LARGEST_SIZE:
+        raise UsageError(f"bad {what} {text!r}: at most 2 GiB - 1 ({LARGEST_SIZE}), grpc's largest")
+    return int(size)
 
 
 def parse_warmup(text: str) -> tuple[int, float]:
@@ -104,8 +126,11 @@ def parse_warmup(text: str) -> tuple[int, float]:
     for ``"0"`` (no warm-up).
     """
     stripped = text.strip()
+    count = decimal(stripped)
+    if count is not None:
+        return count, 0.0
     if stripped.isdecimal():
-        return int(stripped), 0.0
+        raise UsageError(f"bad warm-up {stripped[:40]!r}: too many calls")
     return 0, parse_duration(stripped, "warm-up")
 
 
@@ -118,9 +143,10 @@ def parse_cpu_set(text: str, what: str) -> tuple[int, ...]:
     for part in text.split(","):
         part = part.strip()
         bounds = part.split("-")
-        if not part or len(bounds) > 2 or not all(b.isdecimal() for b in bounds):
+        numbers = [decimal(bound) if bound else None for bound in bounds]
+        if not part or len(bounds) > 2 or None in numbers:
             raise UsageError(f"bad {what} {text!r}: expected CPU numbers such as 0, 0,1 or 0-3")
-        low, high = int(bounds[0]), int(bounds[-1])
+        low, high = numbers[0] or 0, numbers[-1] or 0
         if high < low:
             raise UsageError(f"bad {what} {text!r}: range {part} is empty")
         if high > max(allowed):
@@ -145,9 +171,28 @@ def _allowed_cpus() -> set[int]:
 def parse_host_port(text: str) -> tuple[str, int]:
     """``"127.0.0.1:50051"`` -> ``("127.0.0.1", 50051)``."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdecimal() or not 0 < int(port) < 65536:
+    number = decimal(port) if sep and host else None
+    if number is None or not 0 < number < 65536:
         raise UsageError(f"bad target {text!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
-    return host.strip("[]"), int(port)
+    return host.strip("[]"), number
+
+
+# Deeper than this, a value given on the command line is no parameter: refused before
+# a parser recurses into it (TOML's, JSON's: RecursionError, exit 70 before).
+MAX_NESTING = 64
+
+
+def nesting(text: str) -> int:
+    """How deep ``[`` and ``{`` nest in ``text`` (brackets in strings count too: an
+    upper bound, which is what a guard needs)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def parse_params(items: list[str], what: str) -> dict[str, Any]:
@@ -160,7 +205,9 @@ def parse_params(items: list[str], what: str) -> dict[str, Any]:
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"bad {what} {item!r}: expected KEY=VALUE")
+            raise UsageError(f"bad {what} {item[:80]!r}: expected KEY=VALUE")
+        if nesting(raw) > MAX_NESTING:  # refused before TOML's parser recurses into it
+            raise UsageError(f"bad {what} {key.strip()[:40]!r}: nested over {MAX_NESTING} deep")
         try:
             value = tomllib.loads(f"v = {raw}")["v"]
         except tomllib.TOMLDecodeError:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import decimal
 
 STREAMS_PER_CONNECTION = 50
 
@@ -70,12 +71,13 @@ def parse_connection_strategy(text: str) -> ConnectionStrategy:
         return ConnectionStrategy("per-request")
     if value == "per-user":
         return ConnectionStrategy("per-user")
-    if value.startswith("checkout:") and value[9:].isdecimal() and int(value[9:]) > 0:
-        return ConnectionStrategy("checkout", int(value[9:]))
-    if value.isdecimal():
-        return ConnectionStrategy("pool", int(value))
+    checkout = decimal(value[9:]) if value.startswith("checkout:") else None
+    if checkout:
+        return ConnectionStrategy("checkout", checkout)
+    if (count := decimal(value)) is not None:
+        return ConnectionStrategy("pool", count)
     parts = value.split(":")
-    if parts[0] == "pool" and len(parts) in (2, 3) and parts[1].isdecimal() and int(parts[1]) > 0:
+    if parts[0] == "pool" and len(parts) in (2, 3) and (decimal(parts[1]) or 0) > 0:
         policy = parts[2] if len(parts) == 3 else "round-robin"
         if policy in ("round-robin", "least-busy"):
             return ConnectionStrategy("pool", int(parts[1]), policy)  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from grpcbench.base.errors import UsageError
-from grpcbench.base.parsing import parse_cpu_set
+from grpcbench.base.parsing import decimal, parse_cpu_set
 from grpcbench.model.plan import Placement
 
 
@@ -50,9 +50,10 @@ def parse_client_processes(text: str, option: str = "--client-processes") -> int
     """A positive count, or None for ``auto`` (resolved with the placement)."""
     if text.strip() == "auto":
         return None
-    if not text.strip().isdecimal() or int(text) <= 0:
-        raise UsageError(f"bad {option} {text!r}: a positive integer or auto")
-    return int(text)
+    value = decimal(text)
+    if value is None or value <= 0:
+        raise UsageError(f"bad {option} {text[:40]!r}: a positive integer or auto")
+    return value
 
 
 def resolve_client_processes(count: int | None, placement: Placement) -> int:

@@ -21,7 +21,13 @@ from grpcbench.base.declarations import from_json as settings_from_json
 from grpcbench.base.declarations import to_json as settings_to_json
 from grpcbench.base.errors import UsageError
 from grpcbench.base.panels import LOAD_MODEL, OUTPUT, WHAT_TO_RUN
-from grpcbench.base.parsing import duration_seconds, parse_duration, parse_size, parse_warmup
+from grpcbench.base.parsing import (
+    decimal,
+    duration_seconds,
+    parse_duration,
+    parse_size,
+    parse_warmup,
+)
 from grpcbench.model.connections import ConnectionStrategy, parse_connection_strategy
 from grpcbench.model.schedule import (
     ConstantRate,
@@ -147,9 +153,10 @@ def parse_timeout(text: str) -> float:
 
 
 def parse_positive_int(text: str, option: str) -> int:
-    if not text.strip().isdecimal() or int(text) <= 0:
-        raise UsageError(f"bad {option} {text!r}: must be a positive integer")
-    return int(text)
+    value = decimal(text)
+    if value is None or value <= 0:
+        raise UsageError(f"bad {option} {text[:40]!r}: must be a positive integer")
+    return value
 
 
 def keepalive_problem(value: float) -> str | None:

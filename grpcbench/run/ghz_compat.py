@@ -47,10 +47,10 @@ def _tags(text: str | None) -> dict[str, str]:
         return {}
     try:
         tags = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, or a number past 4,300 digits
         tags = None
     if not isinstance(tags, dict):
-        raise UsageError(f'bad --tags {text!r}: a JSON object, e.g. \'{{"env": "ci"}}\'')
+        raise UsageError(f'bad --tags {text[:80]!r}: a JSON object, e.g. \'{{"env": "ci"}}\'')
     return {str(k): str(v) for k, v in tags.items()}
 
 

@@ -61,12 +61,16 @@ def bind_address(text: str, option: str = "--bind") -> str:
     return address
 
 
+# Linux's largest process id (PID_MAX_LIMIT): past it, no process, and psutil overflows.
+PID_MAX = 2**22
+
+
 def check_target_pid(pid: int, address: str) -> None:
     """--target-pid's CPU and memory are reported as the server's: the process (or one
     of its children, a forked server) must listen on the target's port. PID 1, or any
     process that is not the server, is refused rather than measured as it."""
-    if not psutil.pid_exists(pid):
-        raise UsageError(f"--target-pid {pid}: no such process")
+    if not 0 < pid <= PID_MAX or not psutil.pid_exists(pid):
+        raise UsageError(f"--target-pid {str(pid)[:40]}: no such process")
     port = parse_host_port(address)[1]
     try:
         root = psutil.Process(pid)

@@ -83,8 +83,12 @@ def otlp_headers(items: tuple[str, ...]) -> dict[str, str]:
     headers = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"bad --otlp-header {key.strip()!r}=***: expected KEY=VALUE")
+        if not sep or not key.strip() or ":" in key:
+            # Only the header's name is said: the rest may be a secret (curl's
+            # 'authorization: Bearer TOKEN' form has no '=' before it).
+            name, colon, _ = key.partition(":")
+            shown = f" {name.strip()[:40]!r}" if colon and name.strip() else ""
+            raise UsageError(f"bad --otlp-header{shown} (not shown): expected KEY=VALUE")
         headers[key.strip().lower()] = value.strip()
     return headers
 

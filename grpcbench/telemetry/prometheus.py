@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpcbench.base.errors import UsageError
+from grpcbench.base.parsing import decimal
 from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.results import LevelResult
 from grpcbench.stats.histogram import LatencySummary
@@ -336,6 +337,7 @@ def parse_listen_address(text: str) -> tuple[str, int]:
     host, sep, port = given.rpartition(":")
     if not sep:
         host, port = "", given
-    if not port.isdecimal() or not 0 <= int(port) < 65536:
-        raise UsageError(f"bad --prometheus {text!r}: HOST:PORT or PORT (0: any free port)")
-    return host.strip("[]") or "127.0.0.1", int(port)
+    number = decimal(port)
+    if number is None or not 0 <= number < 65536:
+        raise UsageError(f"bad --prometheus {text[:80]!r}: HOST:PORT or PORT (0: any free port)")
+    return host.strip("[]") or "127.0.0.1", number
