@@ -58,6 +58,32 @@ def test_a_csv_row_is_a_request_with_nested_and_bool_fields(tmp_path: Path) -> N
     }  # fmt: skip
 
 
+@pytest.mark.parametrize("mode", ["sequential", "once", "random"])
+def test_a_line_that_is_not_utf8_is_named_never_replaced(tmp_path: Path, mode: str) -> None:
+    """Bytes that are not UTF-8 were replaced with U+FFFD and sent: a request the user
+    never wrote. Now the line is named, with the byte, on every mode."""
+    from grpcbench.base.errors import UsageError
+
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"message": "a"}\n\n{"message": "b\xff"}\n')
+    feeder = Feeder(str(path), mode, seed=3)
+    with pytest.raises(UsageError, match=r"r\.jsonl line 3: not UTF-8 \(byte 0xff at column 15\)"):
+        _taken(feeder, 20)
+
+
+def test_a_csv_file_s_bad_header_and_rows_are_named_by_line(tmp_path: Path) -> None:
+    from grpcbench.base.errors import UsageError
+
+    header = tmp_path / "h.csv"
+    header.write_bytes(b"na\xe9me\nx\n")  # Latin-1, as Excel may save it
+    with pytest.raises(UsageError, match=r"h\.csv line 1: not UTF-8"):
+        Feeder(str(header), "sequential")
+    rows = tmp_path / "r.csv"
+    rows.write_text("message\na\nb\nc,d\n")
+    with pytest.raises(UsageError, match=r"r\.csv line 4: 2 values for 1 columns"):
+        _taken(Feeder(str(rows), "sequential"), 3)
+
+
 def test_a_large_file_is_mapped_not_read_into_the_heap(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     line = json.dumps({"message": "x" * 200}) + "\n"
@@ -127,7 +153,7 @@ def test_a_csv_feeder_and_random_order(tmp_path: Path) -> None:
     ("files", "args", "fragment"),
     [
         ({"r.jsonl": ""}, ["-D", "r.jsonl"], "holds no request"),
-        ({"r.jsonl": '{"message": "a"}\nnot json\n'}, ["-D", "r.jsonl"], "request 2"),
+        ({"r.jsonl": '{"message": "a"}\nnot json\n'}, ["-D", "r.jsonl"], "r.jsonl line 2:"),
         ({"r.jsonl": '{"nope": 1}\n'}, ["-D", "r.jsonl"], "has no field nope"),
         ({"r.json": "{}"}, ["-D", "r.json", "--feed", "once"], "--feed takes the lines of"),
         ({"r.jsonl": "{}\n"}, ["-D", "r.jsonl", "--feed", "twice"], "bad --feed 'twice'"),

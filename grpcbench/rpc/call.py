@@ -319,9 +319,12 @@ class CallMessages:
                     if not checked:
                         raise UsageError(f"-D {self.call.feed_path} holds no request") from None
                     break
-                except UsageError as error:
-                    where = f"-D {self.call.feed_path} request {checked + 1}"
-                    raise UsageError(f"{where}: {error}") from None
+                except UsageError as error:  # named by its line, once
+                    said = str(error)
+                    where = self.feeder.where()
+                    raise UsageError(
+                        said if said.startswith(where) else f"{where}: {said}"
+                    ) from None
         self.next_number = saved
 
     def requests_left(self) -> int | None:

@@ -69,8 +69,9 @@ class Feeder:
         self.start = 0  # where the first request line begins (after a CSV header)
         if self.csv:
             first, self.start = self._line_at(0)
-            self.header = next(csv.reader([first.decode("utf-8", "replace")]), [])
+            self.header = next(csv.reader([self._text(first, 0)]), [])
         self.position = self.start
+        self.taken_at = self.start  # where the line taken last begins (for errors)
         self.lines: array[int] | None = None  # line starts, for random
         self.sent = 0
         if mode == "random":
@@ -102,6 +103,7 @@ class Feeder:
                 if not wrap or wrapped:
                     return None
                 self.position, wrapped = self.start, True
+            self.taken_at = self.position
             line, self.position = self._line_at(self.position)
             if line.strip():
                 return line
@@ -111,23 +113,42 @@ class Feeder:
         if self.lines is not None:
             if not self.lines:
                 raise FeedExhausted
-            line, _ = self._line_at(self.lines[self.random.randrange(len(self.lines))])
+            self.taken_at = self.lines[self.random.randrange(len(self.lines))]
+            line, _ = self._line_at(self.taken_at)
         else:
             taken = self._take_sequential(wrap=self.mode != "once")
             if taken is None:
                 raise FeedExhausted
-            line = taken
+            line, taken_at = taken, self.taken_at
             self._skip(self.count - 1)  # the other processes' lines
+            self.taken_at = taken_at
         self.sent += 1
-        text = line.decode("utf-8", "replace").rstrip("\r")
+        text = self._text(line, self.taken_at).rstrip("\r")
         return self._csv_json(text) if self.csv else text
+
+    def _text(self, line: bytes, start: int) -> str:
+        """A line as text: UTF-8, or one line naming where it is not (never replaced)."""
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise UsageError(
+                f"{self.where(start)}: not UTF-8"
+                f" (byte 0x{line[error.start]:02x} at column {error.start + 1})"
+            ) from None
+
+    def where(self, start: int | None = None) -> str:
+        """``-D FILE line N``: the line that begins at ``start`` (default: the one
+        taken last), for an error about it."""
+        return f"-D {self.path} line {self._line_number(self.taken_at if start is None else start)}"
+
+    def _line_number(self, start: int) -> int:
+        """The 1-based line that begins at byte ``start`` (counted only for an error)."""
+        return self.data[:start].count(b"\n") + 1 if start else 1
 
     def _csv_json(self, row_text: str) -> str:
         row = next(csv.reader(io.StringIO(row_text)), [])
         if len(row) != len(self.header):
-            raise UsageError(
-                f"-D {self.path}: a row has {len(row)} values for {len(self.header)} columns"
-            )
+            raise UsageError(f"{self.where()}: {len(row)} values for {len(self.header)} columns")
         request: dict[str, Any] = {}
         for name, value in zip(self.header, row, strict=True):
             target = request

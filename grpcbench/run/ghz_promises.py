@@ -46,7 +46,8 @@ ACCEPTED: dict[str, str] = {
     "--authority, --keepalive, -e/--enable-compression": "the same, on both client stacks",
     "--max-recv-message-size, --max-send-message-size": "the same: a larger message ends its"
     " call ResourceExhausted, which the level counts (the pre-flight call lets it"
-    " through); a level whose every call failed exits 4 unless --expect-status names it",
+    " through); a level whose every call failed exits 4 unless --expect-status names it."
+    " Replies are capped at 4 MiB unless given, as grpc's and ghz's are (0: no cap)",
     "--name, --tags": "recorded in the results and shown in the header",
     "-O/--format, -o/--output": "ghz's summary, csv, json, pretty, influx-summary,"
     " influx-details and prometheus, as ghz prints them, to -o or (without -o, or -o -)"
