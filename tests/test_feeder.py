@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import tracemalloc
 from collections import Counter
 from pathlib import Path
@@ -147,6 +148,30 @@ def test_a_csv_feeder_and_random_order(tmp_path: Path) -> None:
         _run(address, tmp_path, "-D", "r.csv", "--feed", "random", "-c", "2", "-n", "300")
         seen = _seen(log.requests("Say"))
     assert set(seen) == {"x", "y", "z"} and sum(seen.values()) == 301
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("loop", [["-c", "2"], ["--rate", "1000"]])
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
+def test_a_bad_line_past_the_checked_ones_ends_the_level_naming_it(
+    tmp_path: Path, stack: str, loop: list[str]
+) -> None:
+    """Line 1,003 is not JSON (the first 1,000 are checked before any load): the level
+    fails at once naming the file and line, on both stacks and both loops. The wire
+    stack hung until --max-level and exited 0; grpcio's open loop dropped the call."""
+    lines = [json.dumps({"message": f"m{n}"}) for n in range(1005)]
+    lines[1002] = "not json"
+    (tmp_path / "late.jsonl").write_text("\n".join(lines) + "\n")
+    with logging_echo() as (address, _):
+        started = time.monotonic()
+        done = run_grpcbench(
+            "run", address, "--insecure", "--call", "echo.Echo/Say", "--proto", PROTO,
+            "--warmup", "0", "-n", "3000", "--max-level", "60s", "--client-stack", stack,
+            "-D", "late.jsonl", *loop, cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 4, done.stderr
+    assert time.monotonic() - started < 30
+    assert "late.jsonl line 1003: " in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(

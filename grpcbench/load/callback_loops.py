@@ -61,9 +61,18 @@ class _Issuer:
     the method its cycle says)."""
 
     def __init__(
-        self, calls: WireUnaryCalls, timeout_s: float, on_done: Callable[[WireStream], None]
+        self,
+        calls: WireUnaryCalls,
+        timeout_s: float,
+        on_done: Callable[[WireStream], None],
+        on_fatal: Callable[[Exception], None],
     ) -> None:
         self.calls = calls
+        # A request that cannot be built (a bad feeder line, a template that fails):
+        # the phase ends with it. It is raised from a reply's callback, inside the
+        # connection's frame loop, where it would break the connection and leave
+        # the call counted in flight for ever.
+        self.on_fatal = on_fatal
         self.channels = calls.channels
         self.count = len(self.channels)
         self.on_done = on_done
@@ -127,7 +136,11 @@ class _Issuer:
             block, body = method.blocks[index], method.body
         else:
             assert method.next_request is not None
-            request, metadata = method.next_request(user)
+            try:
+                request, metadata = method.next_request(user)
+            except Exception as error:  # any of it ends the phase, said once
+                self.on_fatal(error)
+                return
             block = channel.request_fields(
                 method.path, method.timeout_s, metadata or None, varying=True
             )
@@ -224,14 +237,24 @@ async def wire_closed_loop_phase(
             budget.in_flight -= 1
             none_left(stream.tag)
 
-    issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
+    def fatal(error: Exception) -> None:
+        budget.stopped = True  # no more calls start
+        if not finished.done():
+            finished.set_exception(error)
+
+    issuer = _Issuer(calls, spec.settings.timeout_s, on_done, fatal)
     send, outcome, all_unary = issuer.send, issuer.outcome, issuer.all_unary
     budget.arm()
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     try:
         for user in range(spec.share.concurrency):
             next_call(user)
-        if finished.done() or (budget.in_flight == 0 and not budget.parked):
+            if finished.done():
+                break
+        if finished.done():
+            finished.result()  # a request that could not be built raises here
+            return
+        if budget.in_flight == 0 and not budget.parked:
             return
         await _finish(finished, budget, spec.settings.timeout_s, issuer)
     finally:
@@ -302,6 +325,8 @@ async def wire_open_loop_phase(
             intended_of[number] = intended
             # ghz's --rps workers: the call goes to one of the level's c workers.
             issuer.send((number - 1) % cap, now, tag=number)
+            if not state["sending"]:  # the request could not be built (``fatal``)
+                return
             intended = state["next"] = start + int(next(offsets) * 1e9)
             now = clock()
         if timer[0] is None:
@@ -320,7 +345,12 @@ async def wire_open_loop_phase(
         if budget.in_flight == 0 and not finished.done():
             finished.set_result(None)
 
-    issuer = _Issuer(calls, spec.settings.timeout_s, on_done)
+    def fatal(error: Exception) -> None:
+        state["sending"] = False
+        if not finished.done():
+            finished.set_exception(error)
+
+    issuer = _Issuer(calls, spec.settings.timeout_s, on_done, fatal)
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     budget.arm()
     # The phase's end (a timer of Budget's) must stop the pacer even when no
@@ -331,7 +361,9 @@ async def wire_open_loop_phase(
             await asyncio.wait([finished], timeout=0.05)
             if budget.stopped and state["sending"]:
                 stop_sending()
-        if budget.in_flight:
+        if finished.done():
+            finished.result()  # a request that could not be built raises here
+        elif budget.in_flight:
             await _finish(finished, budget, spec.settings.timeout_s, issuer)
     finally:
         state["sending"] = False

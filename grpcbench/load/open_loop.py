@@ -60,6 +60,15 @@ async def open_loop_phase(
     clock = time.perf_counter
     slots = asyncio.Semaphore(spec.share.concurrency)
     in_flight: set[asyncio.Task[None]] = set()
+    # A call that raised (a request that could not be built: a bad feeder line) ends
+    # the phase with its error; a task's exception was otherwise never looked at.
+    failures: list[BaseException] = []
+
+    def settled(task: asyncio.Task[None]) -> None:
+        in_flight.discard(task)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            failures.append(error)
+            budget.stopped = True
 
     async def one_call(intended: float, worker: int) -> None:
         CURRENT_WORKER.set(worker)  # this task's own context: ghz's --rps worker
@@ -91,14 +100,16 @@ async def open_loop_phase(
                 await asyncio.sleep(delay)
             # A full set of slots makes the generator late; the lag shows it.
             await slots.acquire()
-            if not budget.take():
+            if failures or not budget.take():
                 slots.release()
                 break
             task = asyncio.create_task(one_call(intended, number % spec.share.concurrency))
             in_flight.add(task)
-            task.add_done_callback(in_flight.discard)
+            task.add_done_callback(settled)
         if in_flight:
             await watch_phase(list(in_flight), budget, spec.settings.timeout_s, recorders)
+        if failures:
+            raise failures[0]
     finally:
         budget.disarm()
         for task in in_flight:

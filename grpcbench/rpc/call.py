@@ -287,12 +287,7 @@ class CallMessages:
         if self.fixed_messages is not None:
             messages = self.fixed_messages
         elif self.feeder is not None:  # the feeder's next line, its template rendered
-            line = Template(self.feeder.next_text(), self.call.templates)
-            text = line.text
-            if not line.fixed:
-                fields = call_fields(self.names, worker_id, number)
-                text = line.render(fields)
-            messages = self._messages(text)
+            messages, fields = self._fed(worker_id, number)
         else:
             fields = call_fields(self.names, worker_id, number)
             messages = self._messages(self.data.render(fields))
@@ -305,6 +300,25 @@ class CallMessages:
             return self._stream(messages), metadata
         return [messages[number % len(messages)]], metadata
 
+    def _fed(self, worker_id: str, number: int) -> tuple[list[bytes], dict[str, Any] | None]:
+        """The feeder's next line as request messages; a bad line is one error that
+        names its file and line, whenever it is sent (``FEED_CHECKED`` lines are
+        checked before any load, the others when their turn comes)."""
+        assert self.feeder is not None
+        line = Template(self.feeder.next_text(), self.call.templates)
+        fields = None
+        try:
+            text = line.text
+            if not line.fixed:
+                fields = call_fields(self.names, worker_id, number)
+                text = line.render(fields)
+            return self._messages(text), fields
+        except UsageError as error:
+            said, where = str(error), self.feeder.where()
+            if said.startswith(where):
+                raise
+            raise UsageError(f"{where}: {said}") from None
+
     def check(self) -> None:
         """Build a first call now: a request that does not fit fails before any load (a
         feeder's first lines, up to ``FEED_CHECKED``, each checked)."""
@@ -315,16 +329,10 @@ class CallMessages:
             for checked in range(FEED_CHECKED):
                 try:
                     self.next(worker_id="0")
-                except FeedExhausted:
+                except FeedExhausted:  # a bad line raises, naming itself (``_fed``)
                     if not checked:
                         raise UsageError(f"-D {self.call.feed_path} holds no request") from None
                     break
-                except UsageError as error:  # named by its line, once
-                    said = str(error)
-                    where = self.feeder.where()
-                    raise UsageError(
-                        said if said.startswith(where) else f"{where}: {said}"
-                    ) from None
         self.next_number = saved
 
     def requests_left(self) -> int | None:
