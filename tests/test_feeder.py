@@ -85,6 +85,25 @@ def test_a_csv_file_s_bad_header_and_rows_are_named_by_line(tmp_path: Path) -> N
         _taken(Feeder(str(rows), "sequential"), 3)
 
 
+def test_csv_as_spreadsheets_save_it(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" opens with a byte-order mark and ends lines with CRLF; a
+    quoted field may hold commas, quotes and newlines (it was "has no field
+    \\ufefflatitude", and a row cut at the newline)."""
+    path = tmp_path / "r.csv"
+    path.write_bytes(b'\xef\xbb\xbfmessage,n\r\n"two\r\nlines, and ""quotes""",1\r\nplain,2\r\n')
+    feeder = Feeder(str(path), "once")
+    assert feeder.header == ["message", "n"]
+    assert [json.loads(feeder.next_text()) for _ in range(2)] == [
+        {"message": 'two\r\nlines, and "quotes"', "n": "1"},
+        {"message": "plain", "n": "2"},
+    ]
+    with pytest.raises(FeedExhausted):
+        feeder.next_text()
+    jsonl = tmp_path / "r.jsonl"
+    jsonl.write_bytes(b'\xef\xbb\xbf{"message": "a"}\n')
+    assert _taken(Feeder(str(jsonl), "sequential"), 2) == ["a", "a"]
+
+
 def test_a_large_file_is_mapped_not_read_into_the_heap(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     line = json.dumps({"message": "x" * 200}) + "\n"

@@ -38,6 +38,10 @@ async def unknown(client):
 
 async def wrong_kind(client):
     await client.unary("echo.Echo/Expand", {})
+
+async def tagged(client):
+    await client.unary("echo.Echo/Say", {"message": "d"}, metadata={"tenant": "a"}, name="d")
+    await client.unary("echo.Echo/Say", {"message": "p"}, metadata=[("tenant", "b")], name="p")
 """
 
 
@@ -106,6 +110,17 @@ def test_a_failed_step_is_its_own_status_and_a_caught_one_lets_the_flow_go_on(
     assert caught["fallback"]["statuses"] == {"OK": 20}
     (level,) = uncaught["levels"]
     assert level["load"]["statuses"] == {"NotFound": 20}
+
+
+@pytest.mark.integration
+def test_a_step_s_metadata_is_a_dict_or_pairs(flows: Path) -> None:
+    """metadata={"tenant": "a"} reaches the server beside -m's; it failed with "too
+    many values to unpack" (only grpc's pairs were taken)."""
+    with logging_echo() as (address, log):
+        result = _run(address, flows, "tagged", "-c", "1", "-n", "2", "-m", "run=r")
+        seen = [(m.get("tenant"), m.get("run")) for m in log.metadata]
+    assert result["levels"][0]["load"]["statuses"] == {"OK": 2}
+    assert seen.count(("a", "r")) == 3 and seen.count(("b", "r")) == 3  # pre-flight too
 
 
 @pytest.mark.parametrize(

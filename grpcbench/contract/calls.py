@@ -114,7 +114,8 @@ class UnaryPlan:
     encoded once); else ``next_request(user)`` gives each call's serialized
     request and metadata (templated data), ``user`` being the virtual user.
     A mix (``rpc.mix``) is a plan of ``parts``, each a plan with its own
-    ``timeout_s`` (0: the level's), run in the order of ``cycle``."""
+    ``timeout_s`` (0: the level's), run in proportion to ``weights`` (the order is
+    ``rpc.mix.weighted_order``'s)."""
 
     path: str
     request: bytes | None = None
@@ -122,7 +123,7 @@ class UnaryPlan:
     next_request: Callable[[int], tuple[bytes, Metadata]] | None = None
     timeout_s: float = 0.0
     parts: tuple[UnaryPlan, ...] = ()
-    cycle: tuple[int, ...] = ()
+    weights: tuple[int, ...] = ()
     # A stream method whose requests are fixed and unpaced (alone or in a mix): its
     # method type and all its request messages, sent in one body (the callback loops count
     # the replies).

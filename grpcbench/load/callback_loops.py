@@ -13,7 +13,6 @@ is what is recorded (``LevelRecorders``), so a level reads the same on either pa
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from collections.abc import Callable
 
@@ -23,6 +22,7 @@ from grpcbench.load.open_loop import share_send_times
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.model.load_result import GeneratorJob
+from grpcbench.rpc.mix import weighted_order
 from grpcbench.wire import status
 from grpcbench.wire.channel import WireChannel
 from grpcbench.wire.headers import RequestFields
@@ -89,8 +89,8 @@ class _Issuer:
         plan = calls.plan
         self.methods = [_Method(part, self.channels, timeout_s) for part in (plan.parts or (plan,))]
         self.method = self.methods[0]
-        # a mix: the next call's method, round and round its cycle (rpc.mix)
-        self.order = itertools.cycle(plan.cycle) if plan.parts else None
+        # a mix: the next call's method, in proportion to the weights (rpc.mix)
+        self.order = weighted_order(plan.weights) if plan.parts else None
         self.next = 0
         # One fixed request round-robin over the channels (the common case): ``send``
         # skips the choices it does not need.

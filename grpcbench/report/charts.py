@@ -125,7 +125,7 @@ def _mark_errors(
     value: Callable[[LevelResult], float],
 ) -> None:
     for x in xs:
-        failed = sum(lv.measured.count - lv.measured.ok for lv in points[x])
+        failed = sum(lv.unexpected for lv in points[x])  # as the tables count them
         if failed:
             y = _mean(value(lv) for lv in points[x])
             axes.plot([x], [y], marker="x", color="red", markersize=12, mew=2)

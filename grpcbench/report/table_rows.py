@@ -17,7 +17,7 @@ from grpcbench.base.units import (
     format_seconds,
 )
 from grpcbench.model.level_parts import MethodFigures, StreamSummary
-from grpcbench.model.results import LevelResult
+from grpcbench.model.results import LevelResult, unexpected_calls
 from grpcbench.model.verdict import judge
 from grpcbench.observe.monitor import ProcessUsage
 from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
@@ -176,8 +176,12 @@ def _method_rows(
             return float(found.count) if found else None
 
         def failed(lv: LevelResult, name: str = name) -> float | None:
+            """Its calls that ended other than expected (its own statuses, else the
+            level's --expect-status), as the level counts its failures."""
             found = figures(lv, name)
-            return float(found.count - found.statuses.get("OK", 0)) if found else None
+            if found is None:
+                return None
+            return float(unexpected_calls(found.statuses, found.expected or lv.expected))
 
         def rate(lv: LevelResult, name: str = name) -> float | None:
             found = figures(lv, name)

@@ -69,7 +69,7 @@ class Feeder:
         self.start = 0  # where the first request line begins (after a CSV header)
         if self.csv:
             first, self.start = self._line_at(0)
-            self.header = next(csv.reader([self._text(first, 0)]), [])
+            self.header = next(csv.reader(io.StringIO(self._text(first, 0).rstrip("\r"))), [])
         self.position = self.start
         self.taken_at = self.start  # where the line taken last begins (for errors)
         self.lines: array[int] | None = None  # line starts, for random
@@ -87,9 +87,16 @@ class Feeder:
             position = after
 
     def _line_at(self, position: int) -> tuple[bytes, int]:
-        end = self.data.find(b"\n", position)
-        end = len(self.data) if end < 0 else end
-        return bytes(self.data[position:end]), end + 1
+        """The line (a CSV row: newlines inside a quoted field are its own) that begins
+        at ``position``, and where the next begins."""
+        data = self.data
+        end = data.find(b"\n", position)
+        end = len(data) if end < 0 else end
+        # An odd number of quotes so far: the newline is inside a quoted field.
+        while self.csv and end < len(data) and data[position:end].count(b'"') % 2:
+            following = data.find(b"\n", end + 1)
+            end = len(data) if following < 0 else following
+        return bytes(data[position:end]), end + 1
 
     def _skip(self, lines: int) -> None:
         for _ in range(lines):
@@ -129,12 +136,14 @@ class Feeder:
     def _text(self, line: bytes, start: int) -> str:
         """A line as text: UTF-8, or one line naming where it is not (never replaced)."""
         try:
-            return line.decode("utf-8")
+            text = line.decode("utf-8")
         except UnicodeDecodeError as error:
             raise UsageError(
                 f"{self.where(start)}: not UTF-8"
                 f" (byte 0x{line[error.start]:02x} at column {error.start + 1})"
             ) from None
+        # A byte-order mark (Excel's UTF-8 CSV, some editors' JSONL) opens the file only.
+        return text[1:] if start == 0 and text.startswith("\ufeff") else text
 
     def where(self, start: int | None = None) -> str:
         """``-D FILE line N``: the line that begins at ``start`` (default: the one

@@ -44,6 +44,22 @@ from grpcbench.rpc.status_names import status_name
 Flow = Callable[["FlowClient"], Awaitable[Any]]
 
 
+# A step's metadata=: a dict, as users write it, or grpc's (key, value) pairs.
+FlowMetadata = Metadata | Mapping[str, str | bytes]
+
+
+def _pairs(metadata: FlowMetadata) -> Metadata:
+    """``metadata=`` as grpc's pairs; a shape that is neither is said as such."""
+    pairs = tuple(metadata.items()) if isinstance(metadata, Mapping) else tuple(metadata)
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise TypeError(
+                f"metadata= takes a dict or (key, value) pairs, not {type(metadata).__name__}"
+                f" holding {pair!r:.60}"
+            )
+    return pairs
+
+
 class StepRecorder(Protocol):
     def record(self, status: str, latency_us: int, message: str) -> None: ...
 
@@ -159,7 +175,7 @@ class FlowClient:
 
     async def unary(
         self, method: str, request: Any, *, name: str = "", timeout: float | None = None,
-        metadata: Metadata = (),
+        metadata: FlowMetadata = (),
     ) -> Any:  # fmt: skip
         step = self._step(method, "unary")
         return await self._timed(
@@ -168,7 +184,7 @@ class FlowClient:
 
     async def server_stream(
         self, method: str, request: Any, *, name: str = "", timeout: float | None = None,
-        metadata: Metadata = (),
+        metadata: FlowMetadata = (),
     ) -> list[Any]:  # fmt: skip
         step = self._step(method, "server-streaming")
         replies = step.call(step.request(request), **self._options(timeout, metadata))
@@ -177,7 +193,7 @@ class FlowClient:
 
     async def client_stream(
         self, method: str, requests: Iterable[Any], *, name: str = "",
-        timeout: float | None = None, metadata: Metadata = (),
+        timeout: float | None = None, metadata: FlowMetadata = (),
     ) -> Any:  # fmt: skip
         step = self._step(method, "client-streaming")
         messages = [step.request(request) for request in requests]
@@ -187,7 +203,7 @@ class FlowClient:
 
     async def bidi(
         self, method: str, requests: Iterable[Any], *, name: str = "",
-        timeout: float | None = None, metadata: Metadata = (),
+        timeout: float | None = None, metadata: FlowMetadata = (),
     ) -> list[Any]:  # fmt: skip
         step = self._step(method, "bidi")
         messages = [step.request(request) for request in requests]
@@ -195,8 +211,8 @@ class FlowClient:
         collected: list[Any] = await self._timed(name or method, _collect(replies))
         return collected
 
-    def _options(self, timeout: float | None, metadata: Metadata) -> dict[str, Any]:
-        sent = tuple(self._workload.metadata) + tuple(metadata)
+    def _options(self, timeout: float | None, metadata: FlowMetadata) -> dict[str, Any]:
+        sent = tuple(self._workload.metadata) + _pairs(metadata)
         return {"timeout": timeout or self.timeout_s, "metadata": sent or None}
 
     async def _timed(self, name: str, awaitable: Awaitable[Any]) -> Any:

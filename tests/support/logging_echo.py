@@ -25,6 +25,7 @@ EXPAND_REPLIES = 3
 class EchoLog:
     def __init__(self) -> None:
         self.calls: list[tuple[str, bytes]] = []
+        self.metadata: list[dict[str, str]] = []  # each Say call's, in order
         self.lock = threading.Lock()
 
     def add(self, method: str, request: bytes) -> None:
@@ -43,6 +44,8 @@ class EchoLog:
 def _handlers(log: EchoLog) -> grpc.GenericRpcHandler:
     def say(request: bytes, context: grpc.ServicerContext) -> bytes:
         log.add("Say", request)
+        with log.lock:
+            log.metadata.append({k: str(v) for k, v in context.invocation_metadata()})
         if b"fail" in request:
             context.abort(grpc.StatusCode.NOT_FOUND, "no such message")
         return request  # EchoReply's field 1 is EchoRequest's: the message comes back
