@@ -240,3 +240,31 @@ def test_big_weights_are_reduced_and_never_built_whole() -> None:
     assert 1 not in head  # its one call falls mid-period, as the built cycle had it
     long = [CYCLE_KEPT, 3]  # just past the bound: generated, as built
     assert list(itertools.islice(weighted_order(long), sum(long))) == list(weighted_cycle(long))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("stack", "shape"), [
+    ("wire", ["-c", "20", "--connections", "10"]),
+    ("wire", ["--rate", "2000", "--max-in-flight", "50", "--connections", "5"]),
+    ("grpcio", ["-c", "20", "--connections", "10"]),
+])  # fmt: skip
+def test_every_connection_carries_the_mix_in_its_proportions(
+    tmp_path: Path, stack: str, shape: list[str]
+) -> None:
+    """8:1:1 over several connections, seen per connection by a recording proxy: each
+    carries all three methods, each within one call per method of its share. With one
+    shared order each connection carried one method only (behind a per-connection
+    balancer, whole pods would have seen one method)."""
+    from tests.support.recording_proxy import recording_proxy
+
+    calls = ["--call", f"{SAY}:8", "--call", f"{EXPAND}:1", "--call", "echo.Echo/Collect:1"]
+    with logging_echo() as (address, _), recording_proxy(address) as (proxy, recording):
+        _run(proxy, tmp_path / "r.json", *calls, "-d", '{"message": "m"}', "-n", "1000",
+             "--client-stack", stack, *shape)  # fmt: skip
+        connections = [c for c in recording.take() if len(c.streams) > 3]  # not pre-flight
+    assert len(connections) == int(shape[-1])
+    for connection in connections:
+        paths = Counter(stream.path.rsplit("/", 1)[1] for stream in connection.streams)
+        total = sum(paths.values())
+        for method, weight in (("Say", 8), ("Expand", 1), ("Collect", 1)):
+            assert abs(paths[method] - total * weight / 10) <= 1.5, (paths, total)

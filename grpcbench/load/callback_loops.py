@@ -89,12 +89,15 @@ class _Issuer:
         plan = calls.plan
         self.methods = [_Method(part, self.channels, timeout_s) for part in (plan.parts or (plan,))]
         self.method = self.methods[0]
-        # a mix: the next call's method, in proportion to the weights (rpc.mix)
-        self.order = weighted_order(plan.weights) if plan.parts else None
+        # A mix: each connection's next call's method, in proportion to the weights
+        # (rpc.mix). One order per connection, so each carries the whole mix: with one
+        # shared order, connection and method both went round by the call's number,
+        # and with 10 connections on 8:1:1 each connection carried one method only.
+        self.orders = [weighted_order(plan.weights) for _ in self.channels] if plan.parts else None
         self.next = 0
         # One fixed request round-robin over the channels (the common case): ``send``
         # skips the choices it does not need.
-        self.simple = not (calls.per_user or self.least_busy or self.order) and self.method.fixed
+        self.simple = not (calls.per_user or self.least_busy or self.orders) and self.method.fixed
         self.all_unary = not any(method.streaming for method in self.methods)
 
     def send(self, user: int, started: int, tag: int | None = None) -> None:
@@ -129,8 +132,8 @@ class _Issuer:
         channel = self.channels[index]
         part = 0
         method = self.method
-        if self.order is not None:
-            part = next(self.order)
+        if self.orders is not None:
+            part = next(self.orders[index])
             method = self.methods[part]
         if method.fixed:
             block, body = method.blocks[index], method.body

@@ -130,6 +130,9 @@ class PerRequestCalls:
     def __init__(self, dialer: Dialer, workload: Workload, connect: LatencyRecorder) -> None:
         self.dialer = dialer
         self.workload = workload
+        # A connection per call: a mix's calls share one order (``rpc.mix``), which a
+        # binding per connection would restart at every call.
+        self.bind = getattr(workload, "bind_sharing_order", workload.bind)
         self.connect = connect
         self.recording = False  # switched on after warm-up
 
@@ -139,7 +142,7 @@ class PerRequestCalls:
         try:
             if self.recording:
                 self.connect.record(connect_ns // 1000)
-            return await self.workload.bind(channel)(max(timeout - connect_ns / 1e9, 0.001))
+            return await self.bind(channel)(max(timeout - connect_ns / 1e9, 0.001))
         finally:
             await channel.close()
 

@@ -2,10 +2,10 @@
 
 Which method each call runs follows smooth weighted round-robin (nginx's): over
 every ``sum(weights)`` calls each method runs exactly its weight, spread as evenly
-as the weights allow (8:1:1 runs A A A A B A A A A C, or close), so the proportions
-are exact to within one call per method at any moment of a level, in the closed and
-the open loop alike, with no random draw per call. Each generator process keeps
-its own cycle, so a level split over P processes is exact to within P calls. The
+as the weights allow (8:1:1 runs A A A A B A A A A C, or close), with no random draw
+per call. Each connection keeps its own order, so each connection carries the mix
+in its proportions, exact to within one call per method at any moment; a level over
+N connections (in any number of processes) is exact to within N calls per method. The
 weights are reduced by their greatest common divisor first (1000:10 is 100:1), and a
 period longer than ``CYCLE_KEPT`` calls is generated call by call, never built
 (10000000:1 took 17.6 s and 130 MB to start).
@@ -13,7 +13,8 @@ period longer than ``CYCLE_KEPT`` calls is generated call by call, never built
 Per-method figures are recorded by the loops themselves, with the level's own
 latency (from the intended send in an open loop): the call function marks which
 method the current task is calling (``CURRENT_PART``), and the callback loops
-carry it on the stream.
+carry it on the stream. Each connection keeps its own order (``bind``), so each one
+carries the whole mix, not the methods its turn in a shared order gave it.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class MixWorkload:
         self.parts = [MethodWorkload(part, index, count, worker_ids) for part in call.mix]
         self.timeouts = [part.timeout_s for part in call.mix]
         self.weights = tuple(part.weight for part in call.mix)
-        self.order = weighted_order(self.weights)  # the next call's method, forever
+        self.order = weighted_order(self.weights)  # shared: ``bind_sharing_order``
 
     def as_preflight(self, number: int) -> None:
         for part in self.parts:
@@ -109,9 +110,20 @@ class MixWorkload:
         return UnaryPlan(timed[0].path, parts=timed, weights=self.weights)
 
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
+        """The mix's calls on one connection, in an order of their own: each connection
+        carries the whole mix in its proportions (a balancer per connection, such as a
+        Kubernetes Service, then sends every pod every method)."""
+        return self._bound(channel, weighted_order(self.weights))
+
+    def bind_sharing_order(self, channel: grpc.aio.Channel) -> CallFunction:
+        """As ``bind``, in the one order all such bindings share: for a connection per
+        call (``--connections per-request``), where an order per binding would run
+        every call as the mix's first method."""
+        return self._bound(channel, self.order)
+
+    def _bound(self, channel: grpc.aio.Channel, order: Iterator[int]) -> CallFunction:
         calls = [part.bind(channel) for part in self.parts]
         timeouts = self.timeouts
-        order = self.order
 
         async def call(timeout: float) -> Any:
             part = next(order)
