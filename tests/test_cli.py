@@ -252,3 +252,30 @@ def test_progress_line_says_where_the_run_is() -> None:
     events.server_starting("grpcio-aio")
     events.level_started("grpcio-aio", "builtin", "concurrency 2", 100)
     assert events.progress.tasks[-1].description.startswith("server 2/2 · level 1/2")
+
+
+def test_off_a_terminal_a_level_in_progress_prints_a_line_every_ten_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The progress bar draws nothing when stderr is not a terminal (CI logs): a
+    120 s level printed nothing at all. Now a plain line every 10 s; on a terminal,
+    the bar only."""
+    import io
+
+    from rich.console import Console
+
+    from grpcbench.cli import console_events
+
+    clock = [1000.0]
+    monkeypatch.setattr(console_events.time, "monotonic", lambda: clock[0])
+    for terminal, lines in ((False, 2), (True, 0)):
+        out = io.StringIO()
+        events = console_events.ConsoleEvents(Console(file=out, force_terminal=terminal))
+        events.level_started("grpclib", "builtin", "concurrency 2", 0)
+        for second in range(1, 26):
+            clock[0] += 1.0
+            events.level_progress(second * 100, 0)
+        printed = [line for line in out.getvalue().splitlines() if "s measured:" in line]
+        assert len(printed) == lines, out.getvalue()
+        if lines:
+            assert printed[0].strip().startswith("9 s measured: 1,000 calls")

@@ -33,6 +33,10 @@ def _duration(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
+# Off a terminal, how often a level in progress prints a line.
+PLAIN_EVERY_S = 10.0
+
+
 class ConsoleEvents:
     wants_usage = False
 
@@ -58,6 +62,10 @@ class ConsoleEvents:
         self._run_started = time.monotonic()
         self._levels_done = 0
         self._measuring_since = 0.0
+        # Off a terminal (CI logs, `2> log`) the progress bar draws nothing: a plain
+        # line every PLAIN_EVERY_S says the level is alive and how it goes.
+        self._plain = not console.is_terminal
+        self._plain_at = 0.0
 
     def __enter__(self) -> ConsoleEvents:
         self._run_started = time.monotonic()
@@ -97,6 +105,7 @@ class ConsoleEvents:
                 f"server {column}/{self.columns} · level {self._level}/{self.levels_per_column} · "
             )
         self._measuring_since = 0.0
+        self._plain_at = time.monotonic()
         self._task = self.progress.add_task(
             escape(f"{where}{label} [{driver}] {level}"),
             total=total or None,
@@ -114,6 +123,9 @@ class ConsoleEvents:
         rate = f"{done / elapsed:,.0f} req/s" if elapsed > 0.2 and done else "measuring"
         failed = f", [red]{errors} errors[/]" if errors else ""
         self.progress.update(self._task, completed=done, live=rate + failed, eta=self._eta())
+        if self._plain and now - self._plain_at >= PLAIN_EVERY_S:
+            self._plain_at = now
+            self.console.print(f"    {elapsed:.0f} s measured: {done:,} calls, {rate}{failed}")
 
     def level_interval(self, figures: IntervalFigures) -> None:
         """--interval, live: one line per interval as the generators close it."""
