@@ -234,6 +234,14 @@ def test_ctrl_c_while_a_server_is_being_stopped_is_not_lost(tmp_path: Path) -> N
     _assert_gone(seen)
 
 
+def _is_generator(child: psutil.Process) -> bool:
+    """A generator child; False for one that is already gone."""
+    try:
+        return "grpcbench.load.generator" in " ".join(child.cmdline())
+    except psutil.Error:
+        return False
+
+
 def _is_server(child: psutil.Process) -> bool:
     """A server child; False for one that is already gone (a zombie has no cmdline)."""
     try:
@@ -574,19 +582,21 @@ def _into_the_measurement(
     act: Callable[[psutil.Process], None], after_s: float = 1.0
 ) -> Callable[[subprocess.Popen[str], float], bool]:
     """A ``_run_until`` moment: ``after_s`` into the measurement (once the generator
-    runs), however slow the start-up, ``act`` on the server (the run's first child).
+    runs), however slow the start-up, ``act`` on the server (found by its command
+    line: process ids wrap, so the first child by pid may be the generator).
     A fault during start-up is another case: the server fails to start."""
     measuring_since: list[float] = []
 
     def at(process: subprocess.Popen[str], elapsed: float) -> bool:
         children = psutil.Process(process.pid).children()
         if not measuring_since:
-            if any("grpcbench.load.generator" in " ".join(c.cmdline()) for c in children):
+            if any(_is_generator(child) for child in children):
                 measuring_since.append(elapsed)
             return False
-        if elapsed < measuring_since[0] + after_s:
+        servers = [child for child in children if _is_server(child)]
+        if elapsed < measuring_since[0] + after_s or not servers:
             return False
-        act(children[0])
+        act(servers[0])
         return True
 
     return at
@@ -600,7 +610,7 @@ def test_a_killed_worker_of_a_forked_server_fails_its_level(tmp_path: Path) -> N
     killed: list[int] = []
 
     def kill_a_worker(server: psutil.Process) -> None:
-        worker = server.children()[0]
+        worker = min(server.children(), key=lambda child: child.create_time())
         killed.append(worker.pid)
         worker.kill()
 
