@@ -77,10 +77,11 @@ def parse_connection_strategy(text: str) -> ConnectionStrategy:
     if (count := decimal(value)) is not None:
         return ConnectionStrategy("pool", count)
     parts = value.split(":")
-    if parts[0] == "pool" and len(parts) in (2, 3) and (decimal(parts[1]) or 0) > 0:
+    pooled = decimal(parts[1]) if parts[0] == "pool" and len(parts) in (2, 3) else None
+    if pooled:
         policy = parts[2] if len(parts) == 3 else "round-robin"
         if policy in ("round-robin", "least-busy"):
-            return ConnectionStrategy("pool", int(parts[1]), policy)  # type: ignore[arg-type]
+            return ConnectionStrategy("pool", pooled, policy)  # type: ignore[arg-type]
     raise UsageError(
         f"bad --connections {text!r}: expected auto, shared, per-request, per-user, N, pool:N,"
         " pool:N:least-busy or checkout:N"

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grpcbench.base import defaults
-
-# ghz has no "no limit": the largest size grpc-go takes stands for it.
-GHZ_NO_LIMIT = 2**31 - 1
+from grpcbench.base.parsing import LARGEST_SIZE
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,8 @@ class ClientOptions:
         if self.gzip:
             flags.append("--enable-compression")
         if self.max_recv_bytes != defaults.MAX_RECV_BYTES:  # ghz's default is grpc's too
-            flags.append(f"--max-recv-message-size={self.max_recv_bytes or GHZ_NO_LIMIT}")
+            # ghz has no "no limit": the largest size grpc takes stands for it.
+            flags.append(f"--max-recv-message-size={self.max_recv_bytes or LARGEST_SIZE}")
         if self.max_send_bytes:
             flags.append(f"--max-send-message-size={self.max_send_bytes}")
         return flags

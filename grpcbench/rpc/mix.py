@@ -54,7 +54,7 @@ def weighted_order(weights: Sequence[int]) -> Iterator[int]:
 
 
 def _generated(weights: Sequence[int]) -> Iterator[int]:
-    """``weighted_cycle``'s order, one call at a time, in constant memory."""
+    """Smooth weighted round-robin, one call at a time, in constant memory."""
     total = sum(weights)
     current = [0] * len(weights)
     indices = range(len(weights))
@@ -69,16 +69,7 @@ def _generated(weights: Sequence[int]) -> Iterator[int]:
 def weighted_cycle(weights: Sequence[int]) -> tuple[int, ...]:
     """One period of smooth weighted round-robin: ``sum(weights)`` indices, each
     ``i`` exactly ``weights[i]`` times, interleaved."""
-    total = sum(weights)
-    current = [0] * len(weights)
-    order = []
-    for _ in range(total):
-        for index, weight in enumerate(weights):
-            current[index] += weight
-        chosen = max(range(len(weights)), key=current.__getitem__)
-        current[chosen] -= total
-        order.append(chosen)
-    return tuple(order)
+    return tuple(itertools.islice(_generated(weights), sum(weights)))
 
 
 class MixWorkload:
