@@ -74,8 +74,11 @@ def facts(connections: list[SeenConnection], decoder: Decoder, counted: bool) ->
     def many(items: list[str]) -> Counter[str] | set[str]:
         return Counter(items) if counted else set(items)
 
+    # A timed line's last calls may be cut by its end before their request left (ghz
+    # resets them: HEADERS, no DATA, no END_STREAM); they sent no message to compare.
+    cut = {id(s) for _, s in calls if not counted and not s.messages and (s.reset or not s.ended)}
     sent = [json.dumps([decoder.message(s, compressed, body) for compressed, body in s.messages])
-            for _, s in calls]  # fmt: skip
+            for _, s in calls if id(s) not in cut]  # fmt: skip
     messages = many([decoder.normal(text) for text in sent])
     metadata = many([
         decoder.normal(json.dumps({k: v for k, v in sorted(s.headers.items())
