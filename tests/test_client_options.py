@@ -141,6 +141,42 @@ def test_the_flags_end_to_end(stack: str, tmp_path: Path) -> None:
         assert level["load"]["statuses"] == {"ResourceExhausted": 20}
 
 
+@pytest.mark.integration
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
+def test_a_send_limit_fails_only_the_requests_over_it(stack: str, tmp_path: Path) -> None:
+    """--max-send-message-size with templated requests of two sizes: the calls whose
+    request is over it fail ResourceExhausted, the others are OK, on both stacks (the
+    wire stack keeps its callback loops under the flag and checks each request as it
+    frames it)."""
+    from tests.support.echo_server import echo_server
+
+    out = tmp_path / "r.json"
+    with echo_server() as address:
+        done = subprocess.run(
+            [*GRPCBENCH, "run", "--insecure", "--call", "echo.Echo/Say", "-c", "2", "-n", "20",
+             "--warmup", "0", "--no-preflight", "--client-stack", stack,
+             "-d", '{"message": "{{.RequestNumber}}"}', "--max-send-message-size", "3",
+             "--expect-status", "ResourceExhausted", "--output", str(out), address],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (level,) = json.loads(out.read_text())["levels"]
+    # Requests 0-9 serialize to 3 bytes (tag, length, a digit), 10-19 to 4.
+    assert level["load"]["statuses"] == {"OK": 10, "ResourceExhausted": 10}
+
+
+def test_requests_fixed_in_advance_keep_the_callback_loops_under_a_send_limit() -> None:
+    from grpcbench.contract.calls import UnaryPlan
+    from grpcbench.load.calls import fixed_requests_fit
+
+    plan = UnaryPlan("/a.B/C", b"x" * 10)
+    mix = UnaryPlan("/a.B/C", parts=(plan, UnaryPlan("/a.B/D", requests=(b"y" * 11,))))
+    assert fixed_requests_fit(plan, 0) and fixed_requests_fit(plan, 10)
+    assert not fixed_requests_fit(plan, 9)
+    assert fixed_requests_fit(mix, 11) and not fixed_requests_fit(mix, 10)
+    assert fixed_requests_fit(UnaryPlan("/a.B/C", next_request=lambda user: (b"", ())), 1)
+
+
 def test_every_connection_strategy_dials_with_the_client_options() -> None:
     """Per-request and check-out connections come from the same Dialer as pooled ones,
     so -e (and the other channel options) reach them too."""

@@ -373,3 +373,30 @@ def test_phase_ends_are_timers_and_counts_stay_exact() -> None:
     assert not budget.truncated
     budget, recorders, took = asyncio.run(scenario(0, 0.3))
     assert took >= 0.3 and recorders.latency.count == recorders.statuses["OK"] > 0
+
+
+def test_large_request_data_is_saved_as_its_digest_and_file(tmp_path: Path) -> None:
+    """-D with a large request: results keep its sha256, size and path, not the data
+    (a 3 MB request once made a 4 MB results file); small data is kept as given."""
+    import hashlib
+
+    from grpcbench.model.results import RecordedOptions
+    from grpcbench.rpc.settings import CallArgs
+
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"name": "x" * 100_000}))
+    proto = "protos/grpcbench/proto/helloworld.proto"
+    recorded = {}
+    for data, data_file in ((None, str(big)), ('{"name": "Joe"}', None)):
+        call = CallArgs(
+            call=("helloworld.Greeter/SayHello",), proto=proto, data=data, data_file=data_file
+        )
+        options = build_run_options(RunArgs(address="127.0.0.1:50051", call=call))
+        recorded[data_file or data] = recorded_options(options)
+    large = recorded[str(big)].to_json()["call"]
+    assert "data" not in large and large["data_path"] == str(big)
+    assert large["data_sha256"] == hashlib.sha256(big.read_bytes()).hexdigest()
+    assert large["data_bytes"] == big.stat().st_size
+    again = RecordedOptions.from_json(json.loads(json.dumps(recorded[str(big)].to_json())))
+    assert f"data of {big.stat().st_size:,} bytes from big.json" in again.describe_params()
+    assert recorded['{"name": "Joe"}'].to_json()["call"]["data"] == '{"name": "Joe"}'

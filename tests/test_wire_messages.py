@@ -1,8 +1,9 @@
 """Reply messages and deadlines on the wire transport, against a scripted peer in memory.
 
-- messages are delivered whole and in order however DATA frames cut them, and a
+- messages are delivered whole and in order however DATA frames cut them; a
   message that spans frames is joined once, when its last piece arrives (no copy
-  of the bytes so far per frame: that was quadratic in the message's size);
+  of the bytes so far per frame: that was quadratic in the message's size), and
+  one that is only counted is never held;
 - a connection's one deadline timer is due at its earliest deadline, whatever the
   order calls start in, and ends exactly the calls whose deadline passed;
 - a deadline fires within a millisecond of its time, never before it.
@@ -13,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+import tracemalloc
 
 import hpack
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grpcbench.wire import frames, messages, status
+from grpcbench.wire import frames, status
 from grpcbench.wire.connection import Connection
 from grpcbench.wire.headers import request_fields
 from grpcbench.wire.stream import WireStream
@@ -99,32 +102,38 @@ def test_gaps_between_messages_are_timed_once_per_read() -> None:
     assert 20_000 <= stream.gaps_us[0] < 1_000_000
 
 
-def test_a_large_message_is_joined_once_when_whole() -> None:
-    """An 8 MiB reply in 16 KiB frames: every frame but the last is only held."""
+@pytest.mark.parametrize("delivered", [True, False], ids=["delivered", "counted"])
+def test_a_large_message_is_copied_once_when_delivered_and_never_held_when_counted(
+    delivered: bool,
+) -> None:
+    """An 8 MiB reply in 16 KiB frames. Delivered: its pieces, then one join (at most
+    twice the message in memory). Only counted: never held (a few frames; it once was
+    joined, as a delivered one)."""
     body = bytes(range(256)) * (8 << 12)
-    joins: list[int] = []
-    take = messages.take
+    chunks = _reply([body], [frames.DEFAULT_MAX_FRAME_SIZE])
 
-    def counting_take(stream: WireStream, payload: bytes) -> bytes | None:
-        data = take(stream, payload)
-        if data is not None and data is not payload:
-            joins.append(len(data))
-        return data
-
-    async def run() -> tuple[list[bytes], list[WireStream]]:
+    async def run() -> tuple[list[bytes], list[WireStream], int]:
         connection, got, ended = _connection(), [], []  # type: ignore[var-annotated]
-        connection.start(_stream(got, ended))
-        messages.take = counting_take  # type: ignore[assignment]
+        stream = _stream(got, ended)
+        if not delivered:
+            stream.on_message = None
+        connection.start(stream)
+        tracemalloc.start()
         try:
-            for chunk in _reply([body], [frames.DEFAULT_MAX_FRAME_SIZE]):
+            for chunk in chunks:
                 connection.data_received(chunk)
+            peak = tracemalloc.get_traced_memory()[1]
         finally:
-            messages.take = take  # type: ignore[assignment]
-        return got, ended
+            tracemalloc.stop()
+        return got, ended, peak
 
-    got, ended = asyncio.run(run())
-    assert got == [body] and ended[0].status == status.OK
-    assert joins == [len(body) + 5]  # one join, of the whole message
+    got, ended, peak = asyncio.run(run())
+    assert ended[0].status == status.OK and ended[0].messages == 1
+    assert ended[0].bytes == len(body)
+    if delivered:
+        assert got == [body] and peak < 2.2 * len(body)
+    else:
+        assert got == [] and peak < 1 << 20
 
 
 def test_the_deadline_timer_is_due_at_the_earliest_deadline() -> None:

@@ -18,7 +18,13 @@ import grpc
 
 from grpcbench.base import defaults
 from grpcbench.base.errors import UsageError
-from grpcbench.contract.calls import CallFunction, CallStats, Workload, WorkloadError
+from grpcbench.contract.calls import (
+    CallFunction,
+    CallStats,
+    UnaryPlan,
+    Workload,
+    WorkloadError,
+)
 from grpcbench.model.connections import Policy
 from grpcbench.model.load_result import GeneratorJob
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
@@ -238,13 +244,10 @@ async def call_source(
         except ConnectionError as error:
             raise UsageError(str(error)) from None
         plan = getattr(workload, "unary_plan", None)
-        # (A request over --max-send-message-size fails its call; the generic path does.)
-        fast = (
-            stack_info(dialer.stack).callback_loops
-            and plan is not None
-            and not dialer.client.max_send_bytes
-        )
+        fast = stack_info(dialer.stack).callback_loops and plan is not None
         unary = plan() if fast and plan is not None else None
+        if unary is not None and not fixed_requests_fit(unary, dialer.client.max_send_bytes):
+            unary = None  # every call fails ResourceExhausted: the general path says so
         if unary is not None:
             from grpcbench.load.wire_calls import WireUnaryCalls
 
@@ -263,3 +266,18 @@ async def call_source(
     finally:
         for channel in channels:
             await channel.close()
+
+
+def fixed_requests_fit(plan: UnaryPlan, max_send: int) -> bool:
+    """Whether every request a plan fixes in advance is within --max-send-message-size
+    (0: no limit). The callback loops frame those once, before the first call; a
+    request made per call is checked as it is framed, and fails only its call."""
+    if not max_send:
+        return True
+    parts = plan.parts or (plan,)
+    fixed = [
+        request
+        for part in parts
+        for request in ((part.request,) if part.request is not None else part.requests)
+    ]
+    return all(len(request) <= max_send for request in fixed)

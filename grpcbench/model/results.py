@@ -9,6 +9,7 @@ chain that lets every older file load as the current one.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -266,6 +267,7 @@ class RecordedOptions:
         elif call:
             data = str(self.call.get("data", ""))
             data = data if len(data) <= 80 else data[:79] + "…"
+            data = data or _digested(self.call)
             parts.append(f"call {call} (schema from {self.call.get('schema')}), data {data}")
         if self.call.get("security", "plaintext") != "plaintext":
             parts.append(str(self.call["security"]))
@@ -388,3 +390,11 @@ def _name(value: Any, field: str) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"{field} is {value!r}, not a name")
     return value
+
+
+def _digested(call: dict[str, Any]) -> str:
+    """Large request data, which results keep as its digest and file (run.recorded)."""
+    if "data_sha256" not in call:
+        return ""
+    where = f" from {os.path.basename(call['data_path'])}" if call.get("data_path") else ""
+    return f"of {call.get('data_bytes', 0):,} bytes{where} (sha256 {call['data_sha256'][:12]})"

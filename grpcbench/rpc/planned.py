@@ -54,6 +54,7 @@ class PlannedCall:
     feed_mode: str = ""  # --feed
     stream_round_trip: bool = False  # time each request to the reply that answers it
     given: str = ""  # --call as typed ("pkg.Svc.Method" or "pkg.Svc/Method"), as ghz reports it
+    data_path: str = ""  # -D FILE: where ``data`` came from (results keep a large one's path)
 
     def method_call(self, address: str, security: ChannelSecurity) -> MethodCall:
         """The call for this target: its schema from reflection if need be."""
@@ -172,7 +173,7 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         settings.reflect_metadata or "{}", settings.templates,
         feed_path=settings.feed_path or "", feed_mode=settings.feed_mode or "",
         stream_round_trip=settings.stream_round_trip, given=settings.method.strip(),
-        import_paths=settings.import_paths,
+        import_paths=settings.import_paths, data_path=settings.data_path,
     )  # fmt: skip
     if settings.feed_path and settings.binary is not None:
         raise UsageError("give the requests as -D FILE.jsonl/.csv or -B/-b, not both")
@@ -209,6 +210,7 @@ def plan_mix(common: PlannedCall, entries: tuple[MixEntry, ...]) -> PlannedCall:
             common,
             method=parse_call_name(entry.method),
             data=entry.data if entry.data is not None else common.data,
+            data_path="" if entry.data is not None else common.data_path,
             feed_path="" if entry.data is not None else common.feed_path,
             metadata=entry.metadata if entry.metadata is not None else common.metadata,
             weight=entry.weight,

@@ -49,6 +49,7 @@ class CallSettings:
     import_paths: tuple[str, ...] = ()
     protoset: str | None = None
     data: str | None = None  # JSON text, maybe with ghz template actions
+    data_path: str = ""  # -D FILE: where ``data`` was read from (results keep a large one's path)
     metadata: str | None = None  # JSON object text; may hold credentials
     stream_messages: int | None = None
     security: ChannelSecurity = field(default_factory=ChannelSecurity)
@@ -72,6 +73,7 @@ class CallSettings:
             import_paths=self.import_paths or base.import_paths,
             protoset=self.protoset or base.protoset,
             data=self.data if self.data is not None else base.data,
+            data_path=self.data_path if self.data is not None else base.data_path,
             metadata=self.metadata if self.metadata is not None else base.metadata,
             stream_messages=(
                 self.stream_messages if self.stream_messages is not None else base.stream_messages
@@ -249,6 +251,7 @@ class CallArgs:
             ),
             protoset=self.protoset,
             data=read_data(self.data, self.data_file) if given else None,
+            data_path=self.data_file if given and self.data_file is not None else "",
             metadata=read_metadata(self.metadata, self.metadata_file) if has_metadata else None,
             stream_messages=self.stream_messages,
             security=self.security,

@@ -5,12 +5,15 @@ how the options were built."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 from grpcbench.base.secrets import mask_params, redact
 from grpcbench.model.results import RecordedOptions
 from grpcbench.run.options import RunOptions
+
+RECORDED_DATA_BYTES = 64 << 10  # request data saved as given up to this; digested past it
 
 
 def recorded_options(options: RunOptions) -> RecordedOptions:
@@ -51,7 +54,7 @@ def _recorded_call(options: RunOptions) -> dict[str, Any]:
         "given": call.given or call.method,
         "schema": call.schema_source,
         "import_paths": list(call.import_paths),
-        "data": redact(call.data),
+        **_recorded_data(call.data, call.data_path),
         "metadata_keys": _metadata_keys(call.metadata),
         "stream_messages": call.stream_messages,
         "security": options.security.describe(),
@@ -62,13 +65,26 @@ def _recorded_call(options: RunOptions) -> dict[str, Any]:
                 "method": part.method,
                 "name": part.label or part.method,
                 "weight": part.weight,
-                "data": redact(part.data),
+                **_recorded_data(part.data, part.data_path),
                 "metadata_keys": _metadata_keys(part.metadata),
                 "timeout_s": part.timeout_s,
             }
             for part in call.mix
         ]
     return recorded
+
+
+def _recorded_data(data: str, path: str) -> dict[str, Any]:
+    """The request data as saved: as given up to ``RECORDED_DATA_BYTES``; a larger one as
+    its digest, size and file, so a 3 MB request does not make a 4 MB results file."""
+    if len(data) <= RECORDED_DATA_BYTES:
+        return {"data": redact(data)}
+    encoded = data.encode()
+    return {
+        "data_sha256": hashlib.sha256(encoded).hexdigest(),
+        "data_bytes": len(encoded),
+        "data_path": path,
+    }
 
 
 def _metadata_keys(metadata: str) -> list[str]:

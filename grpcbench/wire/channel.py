@@ -226,10 +226,20 @@ class WireChannel:
         for stream in waiting:
             self._fail_soon(stream, reason)
 
-    def _fail_soon(self, stream: WireStream, reason: str) -> None:
+    def _fail_soon(self, stream: WireStream, reason: str, code: int = status.UNAVAILABLE) -> None:
         """Fail in the next loop iteration: a callback loop that starts its next call
         from ``on_done`` must not recurse."""
-        asyncio.get_running_loop().call_soon(finish, stream, status.UNAVAILABLE, reason)
+        asyncio.get_running_loop().call_soon(finish, stream, code, reason)
+
+    def start_framed(self, stream: WireStream, request: bytes) -> None:
+        """``start`` a call whose one request message is framed now (``frame``); one over
+        --max-send-message-size fails that call ResourceExhausted, as grpc's does."""
+        try:
+            stream.body = self.frame(request)
+        except grpc.aio.AioRpcError as error:
+            self._fail_soon(stream, error.details() or "", status.RESOURCE_EXHAUSTED)
+            return
+        self.start(stream)
 
     def cancel(
         self, stream: WireStream, message: str = "cancelled by the client",

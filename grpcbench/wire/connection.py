@@ -104,12 +104,33 @@ class Connection(CallsOut, RepliesIn, ControlIn):
         # One clock reading per socket read: what came in it arrived together (the time
         # of a call's first reply message, and the gaps between a stream's messages).
         now = self.received_at = time.perf_counter()
-        # The frames are cut here as ``frames.FrameSplitter`` cuts them, inline: a
-        # list of tuples per read cost more than the rest of a DATA frame's handling.
-        if self.buffer:
-            data = self.buffer + data
+        held = self.buffer
+        if not held:
+            self._frames(data, 0, now)
+            return
+        # A frame that straddles reads is completed with the first bytes of this one,
+        # and the rest is cut where it lies: adding the held bytes to the whole read
+        # copied every byte of a large reply once more (a read is up to 256 KB).
+        head = held + data[:_HEADER_SIZE]
+        length = _MAX_FRAME + 1
+        if len(head) >= _HEADER_SIZE:
+            high, low, _, _, _ = _FRAME_HEADER.unpack_from(head)
+            length = (high << 16) | low
+        need = _HEADER_SIZE + length - len(held)  # of this read's bytes, to complete it
+        if length > _MAX_FRAME or need > len(data):
+            self._frames(held + data, 0, now)  # still not whole, or oversized (it says so)
+            return
+        self.buffer = b""
+        self._frames(held + data[:need], 0, now)
+        if need < len(data) and not self.closed:
+            self._frames(data, need, now)
+
+    def _frames(self, data: bytes, position: int, now: float) -> None:
+        """Every whole frame in ``data`` from ``position``; the rest is kept in
+        ``buffer``. The frames are cut here as ``frames.FrameSplitter`` cuts them,
+        inline: a list of tuples per read cost more than the rest of a DATA frame's
+        handling."""
         size = len(data)
-        position = 0
         unpack = _FRAME_HEADER.unpack_from
         message_prefix = _MESSAGE_PREFIX.unpack_from
         data_head = _DATA_HEAD.unpack_from

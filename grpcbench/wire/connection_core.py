@@ -58,7 +58,7 @@ class ConnectionCore(asyncio.Protocol):
         self.keepalive = Keepalive(
             self.loop, getattr(owner, "keepalive_s", 0.0), self._write, lambda: bool(self.streams)
         )
-        self.send_flow = SendFlow(self._write, self.keepalive)
+        self.send_flow = SendFlow(self.writer.write_pieces, self.keepalive)
         self.blocked = self.send_flow.blocked  # streams waiting for window (``flow_control``)
         self.recv_used = 0  # connection bytes read since our last WINDOW_UPDATE
         self.received_at = 0.0  # perf_counter() of the socket read under way

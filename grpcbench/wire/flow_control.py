@@ -30,37 +30,43 @@ STREAM_CREDIT_AT = STREAM_WINDOW >> 2
 class SendFlow:
     """The peer's windows and frame size, and the streams waiting for window."""
 
-    __slots__ = ("window", "stream_window", "max_frame", "blocked", "write", "keepalive")
+    __slots__ = ("window", "stream_window", "max_frame", "blocked", "write_pieces", "keepalive")
 
-    def __init__(self, write: Callable[[bytes], None], keepalive: Keepalive) -> None:
+    def __init__(
+        self, write_pieces: Callable[[list[bytes | memoryview]], None], keepalive: Keepalive
+    ) -> None:
         self.window = frames.DEFAULT_WINDOW  # the connection's
         self.stream_window = frames.DEFAULT_WINDOW  # the peer's initial window per stream
         self.max_frame = frames.DEFAULT_MAX_FRAME_SIZE
         self.blocked: deque[WireStream] = deque()
-        self.write = write
+        self.write_pieces = write_pieces
         self.keepalive = keepalive
 
     def send(self, stream: WireStream) -> None:
-        """What the windows allow of ``stream.unsent``, frame by frame; each frame's
-        bytes are copied once (the rest stays where it is, past ``unsent_at``)."""
+        """What the windows allow of ``stream.unsent``, frame by frame. Each frame is
+        its 9-byte header and a view of the body, written together (``write_pieces``):
+        the body is never copied in Python (a 3 MB request once was, four times)."""
         sid = stream.id
-        out = []
+        out: list[bytes | memoryview] = []
         unsent = stream.unsent
+        body = memoryview(unsent)
         at = stream.unsent_at
         left = len(unsent) - at
+        header = frames.FRAME_HEADER.pack
         while left:
             size = min(left, stream.send_window, self.window, self.max_frame)
             if size <= 0:
                 if stream not in self.blocked:
                     self.blocked.append(stream)
                 break
-            chunk = unsent[at : at + size]
-            at += size
             left -= size
             stream.send_window -= size
             self.window -= size
             last = not left and stream.unsent_end
-            out.append(frames.frame(frames.DATA, frames.END_STREAM if last else 0, sid, chunk))
+            flags = frames.END_STREAM if last else 0
+            out.append(header(size >> 16, size & 0xFFFF, frames.DATA, flags, sid))
+            out.append(body[at : at + size])
+            at += size
             if last:
                 end_sent(stream)
         if left:
@@ -72,7 +78,7 @@ class SendFlow:
                 end_sent(stream)
         if out:
             self.keepalive.pings_without_data = 0
-            self.write(b"".join(out))
+            self.write_pieces(out)
 
     def forget(self, stream: WireStream) -> None:
         """A stream that ended waits for window no more."""

@@ -1,11 +1,14 @@
 """gRPC messages out of a stream's DATA: 5-byte prefix (compressed flag, length), body.
 
-A message may span many DATA frames (an 8 MB reply is 512 frames of 16 KB). Its
-pieces are kept as a list and joined once, when the last one arrives, so every
-byte is copied a constant number of times: appending each frame to the bytes so
-far copied them again per frame, quadratic in the message's size (a 4 MB reply
-cost 41 ms of client CPU, grpc.aio 6 ms). A reply that fits in one frame, the
-common case, is cut straight from that frame's payload.
+A message may span many DATA frames (an 8 MB reply is 512 frames of 16 KB). A
+message that is only counted (no ``on_message``: the callback loops, ``--call``'s
+server streams) is never held: its pieces are counted as they pass. A delivered
+one is kept as its pieces and joined once, when the last one arrives, without its
+prefix, so its bytes are copied once: appending each frame to the bytes so far was
+quadratic in the message's size (a 4 MB reply cost 41 ms of client CPU, grpc.aio
+6 ms), and joining with the prefix then cutting it off copied the message twice
+and faulted fresh heap in for both (issue 52). A reply that fits in one frame,
+the common case, is cut straight from that frame's payload.
 """
 
 from __future__ import annotations
@@ -28,25 +31,55 @@ _COUNTED_PAST_LIMIT = 64 << 20
 Problem = tuple[int, str]  # a status and message that end the call
 
 
-def take(stream: WireStream, payload: bytes) -> bytes | None:
-    """The bytes to cut messages from now: ``payload``, or a held message's pieces with
-    it once the message is whole; None while it is not."""
+def received(stream: WireStream, payload: bytes, max_recv: int, now: float) -> Problem | None:
+    """A DATA payload of ``stream``: every message it completes delivered (or counted),
+    the start of the next one kept; a problem that must end the call, or None. ``now``:
+    when the socket read that brought it came in (perf_counter)."""
     if not stream.have:
-        return payload
-    stream.parts.append(payload)
-    stream.have += len(payload)
-    if stream.wanted and stream.have < stream.wanted:
+        return read(stream, payload, max_recv, now)
+    have = stream.have + len(payload)
+    wanted = stream.wanted
+    if wanted and have < wanted:  # the held message is not whole yet
+        stream.have = have
+        if not stream.counting:
+            stream.parts.append(payload)
         return None
-    data = b"".join(stream.parts)
+    over = have - wanted  # bytes of the next messages at the end of this payload
+    if stream.counting:  # whole: counted, never held
+        _reset(stream)
+        _arrived(stream, wanted - 5, now)
+        return read(stream, payload[len(payload) - over :], max_recv, now) if over else None
+    parts = stream.parts
+    parts.append(payload)
+    if wanted and not over and not parts[0][0]:  # exactly one plain message: join it once
+        parts[0] = parts[0][5:]
+        message = b"".join(parts)
+        _reset(stream)
+        _arrived(stream, wanted - 5, now)
+        if stream.on_message is not None:
+            stream.on_message(message)
+        return None
+    data = b"".join(parts)  # a prefix split across frames, or compressed: read it whole
+    _reset(stream)
+    return read(stream, data, max_recv, now)
+
+
+def _reset(stream: WireStream) -> None:
     stream.parts = []
     stream.have = stream.wanted = 0
-    return data
+    stream.counting = False
+
+
+def _arrived(stream: WireStream, length: int, now: float) -> None:
+    """One message of ``length`` bytes just completed on ``stream``."""
+    stream.messages += 1
+    stream.bytes += length
+    timed(stream, 1, now)
 
 
 def read(stream: WireStream, data: bytes, max_recv: int, now: float) -> Problem | None:
-    """Deliver every whole message in ``data`` and keep the rest (``take`` adds to it);
-    a problem that must end the call (too large, cannot inflate), or None. ``now``:
-    when the socket read that brought ``data`` came in (perf_counter)."""
+    """Deliver every whole message in ``data`` and keep the rest (``received`` adds to
+    it); a problem that must end the call (too large, cannot inflate), or None."""
     position = 0
     size = len(data)
     on_message = stream.on_message
@@ -75,10 +108,16 @@ def read(stream: WireStream, data: bytes, max_recv: int, now: float) -> Problem 
     if arrived:
         timed(stream, arrived, now)
     if position < size:  # the start of a message still arriving
-        rest = data[position:]
-        stream.parts = [rest]
-        stream.have = len(rest)
-        stream.wanted = 5 + int.from_bytes(rest[1:5], "big") if len(rest) >= 5 else 0
+        stream.have = size - position
+        if size - position < 5:
+            stream.parts = [data[position:]]
+            stream.wanted = 0
+        else:
+            stream.wanted = 5 + int.from_bytes(data[position + 1 : position + 5], "big")
+            if on_message is None and not data[position]:  # only counted: never held
+                stream.counting = True
+            else:
+                stream.parts = [data[position:]]
     return None
 
 

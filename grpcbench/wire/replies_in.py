@@ -63,11 +63,9 @@ class RepliesIn(ConnectionCore):
                 self._write(frames.window_update(stream_id, stream.recv_used))
                 stream.recv_used = 0
         if payload:
-            data = messages.take(stream, payload)
-            if data is not None:
-                problem = messages.read(stream, data, self.max_recv, self.received_at)
-                if problem is not None:
-                    self.cancel(stream, *problem)
+            problem = messages.received(stream, payload, self.max_recv, self.received_at)
+            if problem is not None:
+                self.cancel(stream, *problem)
         if end and stream.state != CLOSED:
             self._ended(stream)
             if stream.state != CLOSED:

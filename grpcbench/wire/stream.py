@@ -89,8 +89,9 @@ class WireStream:
     __slots__ = (
         "id", "request", "body", "end", "on_message", "on_done", "on_headers", "deadline",
         "started", "send_window", "unsent", "unsent_at", "unsent_end", "recv_used", "parts",
-        "have", "wanted", "headers_seen", "http_status", "encoding", "status", "message",
-        "messages", "bytes", "state", "retryable", "initial_metadata", "trailing_metadata",
+        "have", "wanted", "counting", "headers_seen", "http_status", "encoding", "status",
+        "message", "messages", "bytes", "state", "retryable", "initial_metadata",
+        "trailing_metadata",
         "tag", "lane", "part", "connection", "first_at", "last_at", "gaps_us", "together",
     )  # fmt: skip
 
@@ -121,10 +122,12 @@ class WireStream:
         self.unsent_end = False
         self.recv_used = 0
         # A reply message that spans DATA frames, kept as its pieces (joined once, when
-        # whole): ``have`` bytes so far of ``wanted`` (0 until its 5-byte prefix is in).
+        # whole): ``have`` bytes so far of ``wanted`` (0 until its 5-byte prefix is in);
+        # ``counting``: only counted, its pieces not kept (``messages``).
         self.parts: list[bytes] = []
         self.have = 0
         self.wanted = 0
+        self.counting = False
         self.headers_seen = False
         self.http_status = 0
         self.encoding = b""

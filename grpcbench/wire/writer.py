@@ -56,6 +56,14 @@ class FrameWriter:
             self.scheduled = True
             self.loop.call_soon(self._end_of_iteration)
 
+    def write_pieces(self, pieces: list[bytes | memoryview]) -> None:
+        """Frames as pieces (headers, and views of a large body), after what is queued:
+        ``writelines`` hands them to the transport without joining them in Python."""
+        self.flush()
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.writelines(pieces)
+
     def _end_of_iteration(self) -> None:
         self.scheduled = False
         self.flush()

@@ -11,6 +11,9 @@ class MemoryTransport:
     def write(self, data: bytes) -> None:
         self.written.append(data)
 
+    def writelines(self, pieces: list[bytes | memoryview]) -> None:
+        self.written.append(b"".join(pieces))  # as asyncio's own transports do
+
     def is_closing(self) -> bool:
         return self.closing
 
