@@ -1,3 +1,3 @@
-from grpcbench.cli.app import main
+from grpcbench.cli.entry import main
 
 main()

@@ -162,7 +162,7 @@ def test_a_ghz_line_without_its_host_is_refused_as_ghz_refuses_it() -> None:
 
 
 def test_ghz_s_short_help_and_version_after_run() -> None:
-    from grpcbench.cli.argv import version_spelled
+    from grpcbench.cli.version_flag import version_spelled
 
     assert version_spelled(["g", "run", "-c", "2", "-v"]) == ["g", "--version"]
     assert version_spelled(["g", "run", "--", "-v"]) == ["g", "run", "--", "-v"]

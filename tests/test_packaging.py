@@ -32,5 +32,5 @@ def test_wheel_contents(tmp_path: Path) -> None:
     assert not [name for name in names if name.startswith("tests/")]
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "grpcbench = grpcbench.cli.app:main" in text
+    assert "grpcbench = grpcbench.cli.entry:main" in text
     assert "[grpcbench.services]" in text

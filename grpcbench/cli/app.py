@@ -26,11 +26,12 @@ from grpcbench.cli.argv import (
     ghz_flags_of,
     grpcurl_flags_of,
     profile_scope_spelled,
-    version_spelled,
 )
 from grpcbench.cli.calling import ClickException, stderr, stdout
 from grpcbench.cli.calling import call_command as _call
 from grpcbench.cli.declared_options import arguments_options, settings_options
+from grpcbench.cli.version_flag import version_spelled
+from grpcbench.model.metadata import versions_line
 from grpcbench.model.plan import LoadSettings
 from grpcbench.rpc.settings import CallArgs
 from grpcbench.run.arguments import RunArgs
@@ -53,7 +54,7 @@ NOT_IN_CAPACITY = CAPACITY_DECIDES
 
 def _version(value: bool) -> None:
     if value:
-        stdout.print(commands.versions(), highlight=False)
+        stdout.print(versions_line(), highlight=False)
         raise typer.Exit(0)
 
 

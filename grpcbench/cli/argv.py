@@ -6,16 +6,6 @@ from __future__ import annotations
 from grpcbench.base.errors import UsageError
 from grpcbench.run import ghz_compat
 
-
-def version_spelled(argv: list[str]) -> list[str]:
-    """ghz's ``-v``/``--version`` after ``run`` (a ghz line with the name swapped) is
-    grpcbench's ``--version`` (after ``--``, a word is an argument, not a flag)."""
-    words = argv[2 : argv.index("--")] if "--" in argv else argv[2:]
-    if len(argv) > 2 and argv[1] == "run" and {"-v", "--version"} & set(words):
-        return [argv[0], "--version"]
-    return argv
-
-
 # grpcurl's single-dash flags, for `list` and `describe` (grpcurl's own commands): the
 # ones that mean one of ours become it; the others are refused naming what to give.
 GRPCURL_TAKEN = {

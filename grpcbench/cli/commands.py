@@ -312,17 +312,6 @@ def print_plan(options: RunOptions, consoles: Consoles) -> int:
     return 0
 
 
-def versions() -> str:
-    """``grpcbench --version``: what a bug report needs (the results file records the same)."""
-    from grpcbench import __version__
-    from grpcbench.model.metadata import package_version
-
-    python = sys.version.split()[0]
-    shown = ("grpcio", "grpclib", "h2", "protobuf", "uvloop")  # h2: grpclib's HTTP/2 (seed 002)
-    others = ", ".join(f"{name} {package_version(name) or 'not installed'}" for name in shown)
-    return f"grpcbench {__version__} (Python {python}; {others})"
-
-
 def internal_error(bug: Exception) -> InternalError:
     """A bug as one line; its traceback goes to a file the line names."""
     with tempfile.NamedTemporaryFile(

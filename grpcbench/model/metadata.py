@@ -22,6 +22,14 @@ def package_version(name: str) -> str | None:
         return None
 
 
+def versions_line() -> str:
+    """``grpcbench --version``: what a bug report needs (the results file records the same)."""
+    python = sys.version.split()[0]
+    shown = ("grpcio", "grpclib", "h2", "protobuf", "uvloop")  # h2: grpclib's HTTP/2 (seed 002)
+    others = ", ".join(f"{name} {package_version(name) or 'not installed'}" for name in shown)
+    return f"grpcbench {__version__} (Python {python}; {others})"
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as cpuinfo:
