@@ -135,8 +135,9 @@ def deadlines(session: nox.Session) -> None:
 
 @nox.session
 def telemetry_overhead(session: nox.Session) -> None:
-    """What --prometheus (and the --interval it turns on) costs the generator per call,
-    interleaved with runs without it, on the Go greeter at 20,000 calls/s."""
+    """What --prometheus and --otlp (and the --interval they turn on) cost the generator
+    per call and the coordinator, interleaved with runs without them, on the Go greeter
+    at 20,000 calls/s."""
     session.install(".[telemetry,proto]")
     greeter = Path(session.create_tmp()).resolve() / "greeter"
     with session.chdir("benchmarks/greeter_go"):

@@ -780,7 +780,7 @@ def render_large_messages(record: dict[str, Any]) -> str:
         f" (`StreamingOutputCall` replies, `StreamingInputCall` requests); each plain and"
         f" with `--max-send-message-size`. {record['rounds']} interleaved rounds (a fresh"
         f" server each run), medians; page faults per call are the run's less a one-call"
-        f" run's. {_machine(record)}.",
+        f" run's (noise below zero shows as 0). {_machine(record)}.",
         "",
         "| message | size | flag | wire: client CPU per MB | grpc.aio: client CPU per MB"
         " | wire / grpc.aio | page faults per call: wire, grpc.aio |",
@@ -791,7 +791,7 @@ def render_large_messages(record: dict[str, Any]) -> str:
         wire, aio = (_median(cells[(kind, size, flags, stack)], "cpu_ms_per_mb")
                      for stack in ("wire", "grpcio"))  # fmt: skip
         faults = [
-            f"{_median(cells[(kind, size, flags, stack)], 'faults_per_call'):,.0f}"
+            f"{max(0.0, _median(cells[(kind, size, flags, stack)], 'faults_per_call')):,.0f}"
             if "faults_per_call" in cells[(kind, size, flags, stack)][0] else "-"
             for stack in ("wire", "grpcio")
         ]  # fmt: skip

@@ -11,6 +11,7 @@ from grpcbench.stats.histogram import (
     LatencySummary,
     merge_summaries,
     new_hdr,
+    recorded_counts,
 )
 
 
@@ -107,3 +108,23 @@ def test_cumulative_distribution() -> None:
     points = dict(recorder.summary().cumulative())
     assert points[300] == 0.75  # 3 of 4 calls at or below 300 us
     assert max(points.values()) == 1.0 and LatencySummary().cumulative() == []
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, HIGHEST_US + 10), st.integers(1, 1000)), min_size=1, max_size=60
+    )
+)
+def test_recorded_counts_are_hdrhs_recorded_iterator(values: list[tuple[int, int]]) -> None:
+    """The counts array read directly gives what hdrh's (slow) iterator gives: every
+    cell with a count, as (its highest equivalent value, count), in order."""
+    recorder = LatencyRecorder()
+    for micros, times in values:
+        recorder.record(micros, times)
+    hdr = recorder.summary()._hdr
+    expected = [
+        (int(item.value_iterated_to), int(item.count_at_value_iterated_to))
+        for item in hdr.get_recorded_iterator()
+    ]
+    assert recorded_counts(hdr) == expected
+    assert sum(count for _, count in expected) == sum(times for _, times in values)

@@ -4,6 +4,7 @@ backends), and its memory counts shared pages once; --backing-cpus places backin
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 
@@ -11,8 +12,7 @@ import psutil
 import pytest
 
 from grpcbench.base.errors import UsageError
-from grpcbench.model.placement import build_placement
-from grpcbench.model.plan import Placement
+from grpcbench.model.placement import Placement, build_placement
 from grpcbench.observe.monitor import ProcessMonitor
 from tests.conftest import GRPCBENCH
 
@@ -107,6 +107,46 @@ def test_backing_cpus_are_their_own_or_the_generators() -> None:
         build_placement(False, None, None, "1")
     with pytest.raises(UsageError, match="CPU 4096 is not available"):
         build_placement(True, "0", "1", "4096")
+
+
+def test_grpcbench_itself_runs_beside_the_generator_and_says_so() -> None:
+    """The coordinator (live telemetry, merging, the console) is placed like the server
+    and the generator: on the generator's CPUs, shown, and kept in the results; a file
+    from before it was placed reads as "any CPU", which it was."""
+    placement = build_placement(True, "0", "1")
+    assert placement.coordinator_cpus == (1,)
+    assert placement.describe().endswith("grpcbench itself on CPU 1")
+    assert Placement.from_json(placement.to_json()) == placement
+    old = {key: value for key, value in placement.to_json().items() if key != "coordinator_cpus"}
+    assert Placement.from_json(old).describe().endswith("grpcbench itself on any CPU")
+    assert build_placement(False, None, None).coordinator_cpus == ()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs to pin")
+def test_a_pinned_process_pins_every_thread_and_gives_each_its_cpus_back() -> None:
+    import threading
+
+    from grpcbench.base.child_setup import process_pinned
+
+    first = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    seen: dict[str, set[int]] = {}
+    started, release = threading.Event(), threading.Event()
+
+    def waiting() -> None:
+        started.set()
+        release.wait(10)
+        seen["thread"] = os.sched_getaffinity(0)
+
+    thread = threading.Thread(target=waiting)
+    thread.start()
+    started.wait(10)
+    with process_pinned([first]):
+        seen["main"] = os.sched_getaffinity(0)
+        release.set()
+        thread.join(10)
+    assert seen == {"main": {first}, "thread": {first}}
+    assert os.sched_getaffinity(0) == before
 
 
 def test_the_placement_is_in_the_header() -> None:

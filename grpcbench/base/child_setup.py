@@ -11,12 +11,14 @@ Children must never outlive the runner, and Ctrl-C must be handled in one place
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 _PR_SET_PDEATHSIG = 1
 # Every child of ours that serves something (gRPC servers, the embedded S3 and
@@ -83,6 +85,36 @@ def pin_to(cpus: Iterable[int]) -> None:
     wanted = set(cpus)
     if wanted and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, wanted)
+
+
+@contextmanager
+def process_pinned(cpus: Iterable[int]) -> Iterator[None]:
+    """This whole process on ``cpus`` (none: as it is) within the block: each of its
+    threads, and so what they start; each thread's own CPUs again after it (threads
+    started within keep them: they belong to the block's work)."""
+    wanted = set(cpus)
+    if not wanted or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before: dict[int, set[int]] = {}
+    for thread in _threads():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            before[thread] = os.sched_getaffinity(thread)
+            os.sched_setaffinity(thread, wanted)
+    try:
+        yield
+    finally:
+        for thread, was in before.items():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(thread, was)
+
+
+def _threads() -> list[int]:
+    """The ids of this process's threads (Linux; elsewhere the calling thread's, 0)."""
+    try:
+        return [int(name) for name in os.listdir("/proc/self/task")]
+    except OSError:
+        return [0]
 
 
 def child_environment() -> dict[str, str]:

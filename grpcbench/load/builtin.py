@@ -88,6 +88,7 @@ class BuiltinDriver:
         done = [0] * len(parts)
         errors = [0] * len(parts)
         measuring = [False] * len(parts)
+        measured = [False] * len(parts)
         # An interval is shown once every process has closed it, merged.
         pending: dict[int, list[IntervalFigures]] = {}
 
@@ -99,6 +100,10 @@ class BuiltinDriver:
                 if all(measuring):
                     neighbours.start()
                     progress(MEASUREMENT_STARTED, 0)
+            elif event["event"] == "measured":
+                measured[index] = True
+                if all(measured):  # the window ends with the phase, not with the results
+                    neighbours.stop()
             elif event["event"] == "progress":
                 done[index] = event["done"]
                 errors[index] = event.get("errors", 0)

@@ -145,11 +145,14 @@ async def run_level(
     before_measuring: Callable[[], Awaitable[None]] | None = None,
     shared: SharedCalls | None = None,
     on_interval: Callable[[IntervalFigures], None] | None = None,
+    on_measurement_end: Callable[[], None] | None = None,
 ) -> LoadResult:
     """``before_measuring``: awaited between warm-up and the measured phase (a
     cluster's barrier, so every worker measures over the same window). ``shared``:
     where to take more measured calls once this share runs low (a cluster's pool).
-    ``on_interval``: each interval of ``--interval`` as it closes (the live view)."""
+    ``on_interval``: each interval of ``--interval`` as it closes (the live view).
+    ``on_measurement_end``: as soon as the measured phase ends, before the result is
+    put together (the parent closes its window on the CPUs' neighbours then)."""
     workload = make_workload(spec)
     connect = LatencyRecorder()
     async with call_source(spec, workload, connect) as call:
@@ -212,6 +215,8 @@ async def run_level(
                 measure.schedule.drain()
                 window_calls += [measure.schedule.before_middle, measure.schedule.before_end]
         wall_s = time.perf_counter() - wall_start
+        if on_measurement_end is not None:
+            on_measurement_end()
         intervals = _offered(spec, finish(measure.window)) if measure.window else ()
         cpu_s = time.process_time() - cpu_start
         wait_s = max(0.0, run_queue_wait_s(os.getpid()) - wait_start)

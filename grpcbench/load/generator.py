@@ -4,7 +4,8 @@ Reads one ``GeneratorJob`` as JSON on stdin and writes JSON lines to the pipe
 ``--pipe FD`` (its parent's, as pyperf's workers do; stdout without it):
 ``{"event": "measuring"}`` when warm-up ends, ``{"event": "progress", "done": N}``
 while measuring (and ``{"event": "interval", ...}`` as each ``--interval`` closes),
-then ``{"event": "result", ...}`` or ``{"event": "error", ...}``.
+``{"event": "measured"}`` when the measured phase ends, then ``{"event": "result",
+...}`` or ``{"event": "error", ...}``.
 A pipe of its own means a workload that prints, logs or writes to stdout
 changes nothing (``tests/test_generator_pipe.py``).
 Running in its own process keeps the generator off the server's core and lets
@@ -51,6 +52,7 @@ def main() -> None:
                 on_measurement_start=lambda: emit("measuring"),
                 on_progress=lambda done, errors: emit("progress", done=done, errors=errors),
                 on_interval=lambda figures: emit("interval", figures=figures.to_json()),
+                on_measurement_end=lambda: emit("measured"),
             ),
             use_uvloop=spec.settings.client_loop == "uvloop",
         )

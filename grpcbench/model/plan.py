@@ -1,4 +1,5 @@
-"""What one level is, how every level is loaded, and where things run: plain frozen data.
+"""What one level is and how every level is loaded: plain frozen data (where things run
+is ``model.placement``).
 
 Shared by the runner, the pytest plugin and the benchmarks, and saved with the
 results; it imports only the ``base`` layer (defaults, parsers, declarations) and
@@ -85,56 +86,6 @@ class LevelPlan:
             variant=str(data.get("variant", "")),
             connection=str(data.get("connection", "")),
             schedule=str(data.get("schedule", "")),
-        )
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Which CPUs the server and the load generator may run on (empty = anywhere)."""
-
-    server_cpus: tuple[int, ...] = ()
-    client_cpus: tuple[int, ...] = ()
-    chosen_backing_cpus: tuple[int, ...] = ()  # --backing-cpus; empty: the generator's
-
-    @property
-    def backing_cpus(self) -> tuple[int, ...]:
-        """Where embedded S3, MongoDB and PostgreSQL run: off the server's CPUs, on their
-        own (``--backing-cpus``) or beside the generator."""
-        return self.chosen_backing_cpus or self.client_cpus
-
-    def describe(self) -> str:
-        """In words, for headers and reports: "server on CPU 0, generator on CPU 1"."""
-
-        def cpus(values: tuple[int, ...]) -> str:
-            if not values:
-                return "any CPU"
-            return ("CPU " if len(values) == 1 else "CPUs ") + ",".join(map(str, values))
-
-        if self.chosen_backing_cpus:
-            return (
-                f"server on {cpus(self.server_cpus)}, generator on {cpus(self.client_cpus)},"
-                f" embedded backing services on {cpus(self.chosen_backing_cpus)}"
-            )
-        return (
-            f"server on {cpus(self.server_cpus)}, generator (and any embedded backing service)"
-            f" on {cpus(self.client_cpus)}"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "server_cpus": list(self.server_cpus),
-            "client_cpus": list(self.client_cpus),
-            "backing_cpus": list(self.backing_cpus),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Placement:
-        client = tuple(int(c) for c in data.get("client_cpus") or ())
-        backing = tuple(int(c) for c in data.get("backing_cpus") or ())
-        return cls(
-            tuple(int(c) for c in data.get("server_cpus") or ()),
-            client,
-            backing if backing != client else (),
         )
 
 

@@ -20,7 +20,8 @@ from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact, redact_all
 from grpcbench.model.allocations import ClientAllocations
 from grpcbench.model.load_result import LoadResult
-from grpcbench.model.plan import LevelPlan, LoadSettings, Placement
+from grpcbench.model.placement import Placement
+from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.model.results_format import FORMAT_VERSION
 from grpcbench.model.schedule import mean_rate
 from grpcbench.model.verdict import Verdict, judge
@@ -394,7 +395,6 @@ def _name(value: Any, field: str) -> str:
 
 def _digested(call: dict[str, Any]) -> str:
     """Large request data, which results keep as its digest and file (run.recorded)."""
-    if "data_sha256" not in call:
-        return ""
     where = f" from {os.path.basename(call['data_path'])}" if call.get("data_path") else ""
-    return f"of {call.get('data_bytes', 0):,} bytes{where} (sha256 {call['data_sha256'][:12]})"
+    digest = call.get("data_sha256", "")
+    return f"of {call.get('data_bytes', 0):,} bytes{where} (sha256 {digest[:12]})" if digest else ""

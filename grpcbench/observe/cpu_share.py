@@ -77,20 +77,28 @@ def others_share(cpus: Sequence[int], cores: float, busy_delta_s: float, own_cpu
 
 class NeighbourMeter:
     """What other processes take from some CPUs over a window (a level's measured
-    phase): ``start()`` at its start, ``taken(cores, own_cpu_s)`` at its end."""
+    phase): ``start()`` at its start, ``stop()`` at its end, then ``taken(cores,
+    own_cpu_s)``. Without ``stop()`` the window ends at ``taken``: once it ended when
+    the results were merged, which a busy coordinator put off by tens of seconds
+    (``client_others_s`` of 57 s for a 20 s level)."""
 
     def __init__(self, cpus: Sequence[int]) -> None:
         self.cpus = tuple(cpus)
         self._start = CpuTimes(0.0, 0.0, 0.0)
+        self._stop: CpuTimes | None = None
 
     def start(self) -> None:
         self._start = cpu_times(self.cpus)
+        self._stop = None
+
+    def stop(self) -> None:
+        self._stop = cpu_times(self.cpus)
 
     def taken(self, cores: float, own_cpu_s: float) -> tuple[float, float]:
-        """Since ``start``, from one reading of the CPUs: the CPU seconds other processes
-        took from them (``others_share``), and the share of their time (all CPUs when
-        unpinned) the host took."""
-        window = cpu_times(self.cpus) - self._start
+        """Over the window, from one reading of the CPUs at each end: the CPU seconds
+        other processes took from them (``others_share``), and the share of their time
+        (all CPUs when unpinned) the host took."""
+        window = (self._stop or cpu_times(self.cpus)) - self._start
         return others_share(self.cpus, cores, window.busy_s, own_cpu_s), window.steal_share
 
 

@@ -19,7 +19,8 @@ from grpcbench.load.allocations import measure_allocations
 from grpcbench.load.catalogue import driver_info
 from grpcbench.load.driver import LoadDriver
 from grpcbench.model.events import NullEvents, RunEvents
-from grpcbench.model.plan import LevelPlan, Placement
+from grpcbench.model.placement import Placement
+from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelResult, now_iso
 from grpcbench.report.exporters import Exports
 from grpcbench.rpc.call import MethodCall

@@ -32,8 +32,8 @@ from grpcbench.load.catalogue import (
 from grpcbench.load.cluster_checks import check_secrets_stay_encrypted, cluster_drivers
 from grpcbench.load.driver import DriverSettings
 from grpcbench.model.call_details import DETAIL_LIMIT
-from grpcbench.model.placement import build_placement, resolve_client_processes
-from grpcbench.model.plan import LevelPlan, LoadSettings, Placement
+from grpcbench.model.placement import Placement, build_placement, resolve_client_processes
+from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.model.results import LevelResult
 from grpcbench.model.scenario import Scenario
 from grpcbench.model.thresholds import Threshold

@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager, ExitStack
 from pathlib import Path
 from typing import Any, Protocol
 
+from grpcbench.base.child_setup import process_pinned
 from grpcbench.base.errors import (
     DriverError,
     OneLineError,
@@ -155,6 +156,7 @@ class Runner:
     async def run(self) -> RunRecord:
         # Backing services and data live as long as the run, errors and Ctrl-C included.
         with ExitStack() as stack:
+            stack.enter_context(process_pinned(self.options.placement.coordinator_cpus))
             for driver in self.drivers:  # a cluster's client and processes, last out
                 stack.callback(close_driver, driver)
             workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))

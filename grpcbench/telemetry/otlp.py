@@ -9,11 +9,12 @@ processes' CPU and memory so far, and the level's own at its end. Headers for au
 from ``--otlp-header`` (masked wherever the command line is shown) or the
 standard ``OTEL_EXPORTER_OTLP_*`` variables, which the SDK reads.
 
-The figures arrive as merged HDR histograms per interval; each recorded value is
-given to the SDK's histogram as many times as it was counted (the coordinator's
-work, never the generator's). At a level's end the calls the intervals did not
-cover (those after the last one closed) are recorded too, so the exported totals
-are the JSON's.
+The figures arrive as merged HDR histograms per interval. The histograms are kept
+as HDR histograms and mapped onto OTLP's exponential buckets at each push
+(``otlp_histograms``), never given to the SDK one call at a time (that cost the
+coordinator most of a core at a few thousand calls a second). At a level's end each
+becomes the level's whole histogram, with the calls after the last interval, so
+the exported totals are the JSON's.
 """
 
 from __future__ import annotations
@@ -24,12 +25,16 @@ from typing import Any
 from grpcbench.base.errors import UsageError
 from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.results import LevelResult
-from grpcbench.stats.histogram import LatencySummary, merge_summaries
+from grpcbench.telemetry.otlp_histograms import PushedHistograms, with_metrics
 
 DURATION = "rpc.client.duration"
 SERVICE_TIME = "grpcbench.service_time"  # open loop: from the actual send
 SEND_LAG = "grpcbench.send_lag"  # open loop: actual minus intended send
-HISTOGRAMS = (DURATION, SERVICE_TIME, SEND_LAG)
+HISTOGRAMS = {  # name -> description
+    DURATION: "Call latency",
+    SERVICE_TIME: "Open loop: latency from the actual send",
+    SEND_LAG: "Open loop: send time after the intended",
+}
 
 
 # One export (the SDK retries within it) may take this long: a collector that does not
@@ -52,11 +57,16 @@ def _reporting_exporter(base: type) -> type:
     class ReportingExporter(base):
         warn: Callable[[str], None] = staticmethod(lambda message: None)
         failed = False
+        histograms: PushedHistograms | None = None  # pushed with the SDK's own metrics
+        resource: Any = None
 
         def export(self, metrics_data: Any, timeout_millis: float | None = 10_000,
                    **kwargs: Any) -> Any:  # fmt: skip
             from opentelemetry.sdk.metrics.export import MetricExportResult
 
+            if self.histograms is not None:
+                extra = self.histograms.metrics()
+                metrics_data = with_metrics(metrics_data, extra, self.resource)
             result = super().export(metrics_data, timeout_millis, **kwargs)
             if result != MetricExportResult.SUCCESS and not self.failed:
                 self.failed = True
@@ -117,31 +127,20 @@ class OtlpPush:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-        from opentelemetry.sdk.metrics.view import ExponentialBucketHistogramAggregation, View
         from opentelemetry.sdk.resources import Resource
 
         exporter = _reporting_exporter(OTLPMetricExporter)(
             endpoint=url, headers=headers or None, timeout=EXPORT_TIMEOUT_S
         )
         self.exporter = exporter
+        resource = Resource.create({"service.name": "grpcbench", "grpcbench.run_id": run_id})
+        self.histograms = PushedHistograms(HISTOGRAMS)
+        exporter.histograms, exporter.resource = self.histograms, resource
         reader = PeriodicExportingMetricReader(
             exporter, export_interval_millis=max(100.0, interval_s * 1000)
         )
-        self.provider = MeterProvider(
-            metric_readers=[reader],
-            resource=Resource.create({"service.name": "grpcbench", "grpcbench.run_id": run_id}),
-            views=[View(instrument_name=name, aggregation=ExponentialBucketHistogramAggregation())
-                   for name in HISTOGRAMS],
-        )  # fmt: skip
+        self.provider = MeterProvider(metric_readers=[reader], resource=resource)
         meter = self.provider.get_meter("grpcbench")
-        self.histograms = {
-            "latency": LiveHistogram(meter.create_histogram(
-                DURATION, unit="s", description="Call latency")),
-            "service": LiveHistogram(meter.create_histogram(
-                SERVICE_TIME, unit="s", description="Open loop: latency from the actual send")),
-            "lag": LiveHistogram(meter.create_histogram(
-                SEND_LAG, unit="s", description="Open loop: send time after the intended")),
-        }  # fmt: skip
         self.probe_rate = meter.create_gauge(
             "grpcbench.capacity.probe", unit="1/s", description="A judged probe's offered rate"
         )
@@ -175,8 +174,6 @@ class OtlpPush:
     def level_started(self, server: str, driver: str, level: str) -> None:
         self.attributes = {**self.base, "grpcbench.server": server,
                            "grpcbench.driver": driver, "grpcbench.level": level}  # fmt: skip
-        for histogram in self.histograms.values():
-            histogram.recorded = []
         self.live_ok = self.live_failed = 0
 
     def interval(self, figures: IntervalFigures) -> None:
@@ -187,11 +184,11 @@ class OtlpPush:
         self.live_ok += figures.ok
         self.live_failed += figures.failed
         self.in_flight.set(figures.in_flight, self.attributes)
-        self.histograms["latency"].record(figures.latency, self.attributes)
+        self.histograms.add(DURATION, self.attributes, figures.latency)
         if figures.service is not None:
-            self.histograms["service"].record(figures.service, self.attributes)
+            self.histograms.add(SERVICE_TIME, self.attributes, figures.service)
         if figures.lag is not None:
-            self.histograms["lag"].record(figures.lag, self.attributes)
+            self.histograms.add(SEND_LAG, self.attributes, figures.lag)
 
     def usage(self, usage: LiveUsage) -> None:
         if not self.attributes:
@@ -222,11 +219,11 @@ class OtlpPush:
     def level_finished(self, level: LevelResult) -> None:
         """The calls the intervals did not cover, and the level's exact statuses."""
         load = level.measured
-        self.histograms["latency"].top_up(load.latency, self.attributes)
+        self.histograms.settle(DURATION, self.attributes, load.latency)
         if load.service_latency is not None:
-            self.histograms["service"].top_up(load.service_latency, self.attributes)
+            self.histograms.settle(SERVICE_TIME, self.attributes, load.service_latency)
         if load.schedule_lag is not None:
-            self.histograms["lag"].top_up(load.schedule_lag, self.attributes)
+            self.histograms.settle(SEND_LAG, self.attributes, load.schedule_lag)
         tail_ok, tail_failed = load.ok - self.live_ok, load.count - load.ok - self.live_failed
         self.live.add(max(0, tail_ok), {**self.attributes, "outcome": "ok"})
         self.live.add(max(0, tail_failed), {**self.attributes, "outcome": "failed"})
@@ -241,29 +238,3 @@ class OtlpPush:
             self.level_usage.set(float(level.server_usage.peak_rss_bytes),
                            {**self.attributes, "figure": "server_peak_rss_bytes"})  # fmt: skip
         self.attributes = {}
-
-
-class LiveHistogram:
-    """An SDK histogram fed with HDR summaries: every interval's values as they come,
-    then at the level's end those the intervals missed, so its totals are the level's."""
-
-    def __init__(self, instrument: Any) -> None:
-        self.instrument = instrument
-        self.recorded: list[LatencySummary] = []
-
-    def record(self, summary: LatencySummary, attributes: dict[str, Any]) -> None:
-        if not summary.count:
-            return
-        for value_us, count in summary.value_counts():
-            seconds = value_us / 1e6
-            for _ in range(count):
-                self.instrument.record(seconds, attributes)
-        self.recorded.append(summary)
-
-    def top_up(self, level: LatencySummary, attributes: dict[str, Any]) -> None:
-        seen = merge_summaries(self.recorded) if self.recorded else None
-        live = dict(seen.value_counts()) if seen is not None else {}
-        for value_us, count in level.value_counts():
-            for _ in range(max(0, count - live.get(value_us, 0))):
-                self.instrument.record(value_us / 1e6, attributes)
-        self.recorded = []
