@@ -803,6 +803,36 @@ def render_large_messages(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_telemetry_overhead(record: dict[str, Any]) -> str:
+    """What --prometheus and --otlp cost the generator per call and the coordinator, as
+    medians beside the runs without telemetry (issue 52's goal: both exporters at most
+    5% of a core more for the coordinator at 20,000 calls/s)."""
+    modes = list(dict.fromkeys(run["mode"] for run in record["runs"]))
+    cells = {mode: [run for run in record["runs"] if run["mode"] == mode] for mode in modes}
+    off_generator = _median(cells["off"], "generator_us_per_call")
+    off_share = _median(cells["off"], "coordinator_share")
+    lines = [
+        f"The Go greeter on CPU 0, `grpcbench run --target ... --rate {record['rate']:g}"
+        f" -z {record['seconds']:g}s` on CPU 1, {record['rounds']} interleaved rounds,"
+        f" medians; the coordinator's own CPU (its children's not counted) over each run's"
+        f" wall time, start-up included. {_machine(record)}.",
+        "",
+        "| telemetry | generator CPU per call | vs none | coordinator, share of a core"
+        " | more than none |",
+        "|---|---|---|---|---|",
+    ]
+    names = {"off": "none", "prometheus": "`--prometheus`", "otlp": "`--otlp`",
+             "both": "`--prometheus` and `--otlp`"}  # fmt: skip
+    for mode in modes:
+        generator = _median(cells[mode], "generator_us_per_call")
+        share = _median(cells[mode], "coordinator_share")
+        lines.append(
+            f"| {names.get(mode, mode)} | {generator:.2f} us | {generator / off_generator:.2f}x"
+            f" | {share:.1%} | **{share - off_share:+.1%}** |"
+        )
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "large-messages": render_large_messages,
     "profile-overhead": render_profile_overhead,
@@ -819,6 +849,7 @@ RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "loadgen": render_loadgen,
     "streaming": render_streaming,
     "traffic": render_traffic,
+    "telemetry-overhead": render_telemetry_overhead,
 }
 
 

@@ -2,30 +2,23 @@
 
 With ``processes > 1`` the level's concurrency, request budget and rate are
 split across processes and their results merged (histograms merge exactly).
-Each generator reports over a pipe of its own (``load.generator``).
+Each generator reports over a pipe of its own (``load.generator``), and is kept
+for the run's next level (``load.generator_process``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import os
 from collections.abc import Callable
 from dataclasses import replace
 from functools import reduce
 from typing import Any
 
-from grpcbench.base.errors import DriverError
-from grpcbench.base.processes import start_python_module
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
+from grpcbench.load.generator_process import GeneratorProcess
 from grpcbench.model.intervals import IntervalFigures
 from grpcbench.model.load_result import GeneratorJob, LoadResult, Share
 from grpcbench.observe.cpu_share import NeighbourMeter
-
-
-class GeneratorError(DriverError):
-    """A generator process failed; the level has no result."""
 
 
 def split(total: int, parts: int) -> list[int]:
@@ -73,10 +66,16 @@ class BuiltinDriver:
     name = "builtin"
     live_intervals = True  # run() takes on_interval: --interval's live view
 
-    def __init__(self, processes: int = 1) -> None:
+    def __init__(self, processes: int = 1, keep_processes: bool = False) -> None:
         self.processes = processes
+        # Keep each generator for the next level: the run that made the driver closes it
+        # (``driver.close_driver``); a driver used on its own stops them level by level.
+        self.keep_processes = keep_processes
         # The level's generator processes while it runs (``--profile generator`` samples them).
         self.generator_pids: list[int] = []
+        # Each generator slot's process, kept from one level to the next (the run's end
+        # closes them): starting one costs 0.6 s of CPU (``load.generator_process``).
+        self.kept: dict[int, GeneratorProcess] = {}
 
     async def run(
         self,
@@ -119,65 +118,49 @@ class BuiltinDriver:
         def events_of(index: int) -> Callable[[dict[str, Any]], None]:
             return lambda event: on_event(index, event)
 
-        results = await asyncio.gather(
-            *(self._run_one(part, events_of(i)) for i, part in enumerate(parts))
-        )
+        tasks = [
+            asyncio.ensure_future(self._run_one(i, part, events_of(i)))
+            for i, part in enumerate(parts)
+        ]
+        try:
+            results = await asyncio.gather(*tasks)
+        except BaseException:  # one failed, or the level is cancelled: stop the others too
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         others, steal = neighbours.taken(merged.cpu_cores, merged.client_cpu_s)
         return replace(merged, client_others_s=others, client_steal_share=steal)
 
     async def _run_one(
-        self, spec: GeneratorJob, on_event: Callable[[dict[str, Any]], None]
+        self, index: int, spec: GeneratorJob, on_event: Callable[[dict[str, Any]], None]
     ) -> LoadResult:
-        """One generator process. Its events come over a pipe of their own (pyperf's
-        ``--pipe``), so whatever a workload prints or logs cannot corrupt them."""
-        read_fd, write_fd = os.pipe()
+        """Generator slot ``index``'s share, on its process from the last level if that
+        one is still good for it, else on a new one (kept for the next level)."""
+        process = self.kept.pop(index, None)
+        if process is not None and not process.reusable:
+            process.close()
+            process = None
+        if process is None:
+            process = await GeneratorProcess.start()
+        self.generator_pids.append(process.pid)
         try:
-            child = await start_python_module(
-                "grpcbench.load.generator", ["--pipe", str(write_fd)],
-                pass_fds=(write_fd,), quiet_stdout=True,
-            )  # fmt: skip
+            result = await process.run(spec, on_event)
         finally:
-            os.close(write_fd)
-        events, pipe = await _pipe_reader(read_fd)
-        self.generator_pids.append(child.process.pid)
-        try:
-            assert child.process.stdin
-            try:
-                child.process.stdin.write((json.dumps(spec.to_json()) + "\n").encode())
-                await child.process.stdin.drain()
-                child.process.stdin.close()
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # it exited before reading its spec: its exit code and stderr say why
-            async for raw in events:
-                event = json.loads(raw)
-                if event["event"] == "result":
-                    return LoadResult.from_json(event["result"])
-                if event["event"] == "error":
-                    raise GeneratorError(event["message"])
-                on_event(event)
-            await child.process.wait()
-            tail = child.stderr_tail()
-            raise GeneratorError(
-                f"load generator exited with code {child.process.returncode} without a result"
-                + (f":\n{tail}" if tail else "")
-            )
-        finally:
-            self.generator_pids.remove(child.process.pid)
-            with contextlib.suppress(ProcessLookupError):
-                await child.stop()
-            pipe.close()
+            self.generator_pids.remove(process.pid)
+        if self.keep_processes:
+            self.kept[index] = process
+        else:
+            await process.stop()
+        return result
 
-
-async def _pipe_reader(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
-    """An asyncio reader of a pipe's read end, and its transport (to close)."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=2**24)  # a result line carries encoded histograms
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
-    )
-    return reader, transport
+    def close(self) -> None:
+        """The run is over: the kept generators exit."""
+        for process in self.kept.values():
+            process.close()
+        self.kept.clear()
 
 
 def create(settings: DriverSettings) -> BuiltinDriver:
-    return BuiltinDriver(processes=settings.client_processes)
+    return BuiltinDriver(processes=settings.client_processes, keep_processes=True)

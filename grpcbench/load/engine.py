@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import resource
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -40,6 +39,7 @@ from grpcbench.model.intervals import (
 from grpcbench.model.level_parts import MethodFigures
 from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.observe.cpu_share import run_queue_wait_s
+from grpcbench.observe.memory_peak import peak_rss_bytes
 from grpcbench.observe.timeline import TimelineRecorder, sample
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
@@ -310,8 +310,3 @@ def current_rss_bytes() -> int:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
-
-
-def peak_rss_bytes() -> int:
-    """This process's peak resident memory since it started (ru_maxrss is in KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

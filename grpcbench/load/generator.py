@@ -1,7 +1,9 @@
 """Entry point of a load-generator process: ``python -m grpcbench.load.generator``.
 
-Reads one ``GeneratorJob`` as JSON on stdin and writes JSON lines to the pipe
-``--pipe FD`` (its parent's, as pyperf's workers do; stdout without it):
+Reads ``GeneratorJob`` s as JSON lines on stdin, one a level, until its stdin ends
+(a driver keeps the process for the run's levels: ``load.generator_process``), and
+writes JSON lines to the pipe ``--pipe FD`` (its parent's, as pyperf's workers do;
+stdout without it):
 ``{"event": "measuring"}`` when warm-up ends, ``{"event": "progress", "done": N}``
 while measuring (and ``{"event": "interval", ...}`` as each ``--interval`` closes),
 ``{"event": "measured"}`` when the measured phase ends, then ``{"event": "result",
@@ -19,9 +21,10 @@ import os
 import sys
 from typing import Any, TextIO
 
-from grpcbench.base.child_setup import setup_child
+from grpcbench.base.child_setup import pin_to, setup_child
 from grpcbench.base.errors import OneLineError
 from grpcbench.model.load_result import GeneratorJob
+from grpcbench.observe.memory_peak import reset_peak_rss
 
 
 class EventWriter:
@@ -40,26 +43,33 @@ def main() -> None:
         emit = EventWriter(os.fdopen(int(sys.argv[2]), "w", encoding="utf-8"))
     else:
         emit = EventWriter(sys.stdout)
-    spec = GeneratorJob.from_json(json.loads(sys.stdin.readline()))
-    setup_child(spec.settings.client_cpus)
-    from grpcbench.load.engine import run_level
-    from grpcbench.servers.asyncio_loop import run
+    first = True
+    for line in sys.stdin:  # one job a line, until the parent closes our stdin
+        spec = GeneratorJob.from_json(json.loads(line))
+        if first:
+            setup_child(spec.settings.client_cpus)
+            first = False
+        else:
+            pin_to(spec.settings.client_cpus)
+        from grpcbench.load.engine import run_level
+        from grpcbench.servers.asyncio_loop import run
 
-    try:
-        result = run(
-            run_level(
-                spec,
-                on_measurement_start=lambda: emit("measuring"),
-                on_progress=lambda done, errors: emit("progress", done=done, errors=errors),
-                on_interval=lambda figures: emit("interval", figures=figures.to_json()),
-                on_measurement_end=lambda: emit("measured"),
-            ),
-            use_uvloop=spec.settings.client_loop == "uvloop",
-        )
-    except OneLineError as error:
-        emit("error", message=str(error))
-        sys.exit(2)
-    emit("result", result=result.to_json())
+        reset_peak_rss()
+        try:
+            result = run(
+                run_level(
+                    spec,
+                    on_measurement_start=lambda: emit("measuring"),
+                    on_progress=lambda done, errors: emit("progress", done=done, errors=errors),
+                    on_interval=lambda figures: emit("interval", figures=figures.to_json()),
+                    on_measurement_end=lambda: emit("measured"),
+                ),
+                use_uvloop=spec.settings.client_loop == "uvloop",
+            )
+        except OneLineError as error:
+            emit("error", message=str(error))
+            sys.exit(2)  # never reused after a failure
+        emit("result", result=result.to_json())
 
 
 if __name__ == "__main__":
