@@ -22,8 +22,11 @@ client's, so the client is the limit and the benchmark measures the clients.
 Prints every run and the medians: the rate, the client's CPU microseconds per
 call, the verdict on who limited it (grpcbench.model.verdict, from the server's and
 the client's measured CPU), and the ratios built-in / bare and built-in / ghz,
-side by side in one run. ``--rss-calls 1000000,10000000`` also runs the
-built-in driver for that many calls and prints its generator's peak RSS.
+side by side in one run; then each client's instructions per call under
+callgrind (benchmarks/instructions.py: h2load, the floor and the built-in
+generator), a figure load on the machine cannot move. ``--rss-calls
+1000000,10000000`` also runs the built-in driver for that many calls and prints
+its generator's peak RSS.
 Numbers to track, not assertions: machines here are shared and noisy.
 """
 
@@ -39,6 +42,7 @@ from dataclasses import dataclass, field
 
 # benchmarks/, this script's directory
 from clients import make_generators, save_record, start_go_greeter
+from instructions import instructions_table
 
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings, LoadDriver
@@ -116,8 +120,16 @@ async def bench(args: argparse.Namespace) -> None:
                 print(f"{a} / {b}: rate {rate:.2f}x, CPU per call {cost:.2f}x")
         print("(a server-bound run's rate is the server's, not the client's maximum)")
         open_loop = await open_loop_runs(args, drivers, target, client_cpus)
+        instructions: dict[str, float] = {}
+        if args.instructions and shutil.which("valgrind"):
+            print("\ninstructions per call (callgrind: 12,000 calls less 2,000, c=50):")
+            instructions = await asyncio.to_thread(
+                instructions_table, target.address, ["h2load", "floor", "builtin"], 2000, 12000
+            )
+        elif args.instructions:
+            print("\ninstructions per call: valgrind is not installed (Debian valgrind); skipped")
         if args.save:
-            save_results(args, target.label, runs, open_loop)
+            save_results(args, target.label, runs, open_loop, instructions)
         for calls in args.rss_calls:
             await rss_after(calls, target, args, client_cpus)
     finally:
@@ -193,11 +205,13 @@ def save_results(
     server: str,
     runs: list[dict[str, object]],
     open_loop: list[dict[str, object]],
+    instructions: dict[str, float],
 ) -> None:
     """Every run of this invocation, for scripts/render_results.py (the README's tables)."""
     save_record(
         args.save, "loadgen", server=server, concurrency=args.concurrency,
         requests=args.requests, rounds=args.repeat, runs=runs, open_loop=open_loop,
+        instructions=instructions,
     )  # fmt: skip
 
 
@@ -234,6 +248,10 @@ def main() -> None:
         default=[20000.0],
         help="also: the built-in open loop at these rates (3 s each), per client stack",
     )
+    parser.add_argument(
+        "--no-instructions", dest="instructions", action="store_false",
+        help="skip instructions per call under callgrind (h2load, floor, builtin; ~1 min)",
+    )  # fmt: skip
     parser.add_argument("--save", help="write every run as JSON (scripts/render_results.py)")
     args = parser.parse_args()
     if args.server == "go" and not args.greeter:

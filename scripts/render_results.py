@@ -121,7 +121,31 @@ def render_loadgen(record: dict[str, Any]) -> str:
                 f"| {rate:,.0f}/s | {LOADGEN_LABELS.get(client, client)} |"
                 f" {_median(runs, 'rps'):,.0f} | {lag:.2f} ms | {p99:.2f} ms |"
             )
-    return "\n".join(lines + ratios)
+    return "\n".join(lines + ratios + _instructions_lines(record.get("instructions") or {}))
+
+
+def _instructions_lines(figures: dict[str, float]) -> list[str]:
+    """Instructions per call under callgrind (benchmarks/instructions.py), which load on
+    the machine cannot move, with each client's ratio to h2load's and builtin / floor
+    (issue 52's goal: at most 1.35x)."""
+    if not figures:
+        return []
+    base = figures.get("h2load")
+    lines = [
+        "",
+        "Instructions per unary call (callgrind: a run of 12,000 calls less one of 2,000,"
+        " c=50, the same greeter), which load on the machine cannot move:",
+        "",
+        "| client | instructions per call | vs h2load |",
+        "|---|---|---|",
+    ]
+    for client, count in figures.items():
+        ratio = f"{count / base:.2f}x" if base else "-"
+        lines.append(f"| {LOADGEN_LABELS.get(client, client)} | {count:,.0f} | {ratio} |")
+    if "builtin" in figures and "floor" in figures:
+        lines += ["", f"- builtin / floor: **{figures['builtin'] / figures['floor']:.2f}x**"
+                  " instructions per call"]  # fmt: skip
+    return lines
 
 
 def _median_latency(runs: list[dict[str, Any]], key: str) -> str:
