@@ -7,6 +7,7 @@ The servers here are the tests' own (examples/echo), never the bundled services.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -363,6 +364,30 @@ def test_ghz_command_keeps_metadata_off_its_command_line(tmp_path: Path) -> None
     assert f"--metadata-file={tmp_path / 'metadata.json'}" in argv
     assert "--call=echo.Echo.Say" in argv and "--insecure" in argv
     assert (tmp_path / "metadata.json").stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd is Linux's")
+def test_ghz_takes_metadata_from_memory_never_from_a_disk(tmp_path: Path) -> None:
+    """ghz reads --metadata-file from an in-memory file it inherits (/dev/fd/N): nothing
+    holds the secret on a disk, so a kill -9 leaves none behind (a file in the run's
+    temporary directory did)."""
+    from grpcbench.base.secrets import SecretFiles
+    from grpcbench.load.ghz import ghz_command
+    from grpcbench.rpc.call import MethodCall
+    from grpcbench.rpc.schema import MethodSchema, compile_proto
+    from tests.support.factories import make_spec
+
+    metadata = json.dumps({"authorization": f"Bearer {TOKEN}"})
+    call = MethodCall.build(MethodSchema("echo.Echo/Say", compile_proto(PROTO)), "{}", metadata)
+    spec = make_spec(target="127.0.0.1:1", service="", concurrency=2, requests=10,
+                    call=call.to_json())  # fmt: skip
+    with SecretFiles() as secrets:
+        argv = ghz_command("ghz", spec, 10, 0.0, tmp_path, tmp_path, secrets)
+        (given,) = [arg for arg in argv if arg.startswith("--metadata-file=")]
+        path = given.partition("=")[2]
+        assert path == f"/dev/fd/{secrets.fds[0]}" and Path(path).read_text() == metadata
+    assert not secrets.fds
+    assert not [f for f in tmp_path.rglob("*") if f.is_file() and TOKEN in f.read_text("latin-1")]
 
 
 # --- your servicers on every server kind -------------------------------------------

@@ -386,3 +386,55 @@ def test_a_bad_otlp_header_is_refused_without_its_value(given: str) -> None:
     with pytest.raises(UsageError) as refused:
         otlp_headers((given,))
     assert "s3cr3t" not in str(refused.value) and "expected KEY=VALUE" in str(refused.value)
+
+
+@pytest.mark.parametrize(("url", "environment", "said"), [
+    ("http://collector.example:4318/v1/metrics", {"OTEL_EXPORTER_OTLP_HEADERS": "api-key=s3cr3t"},
+     "OTEL_EXPORTER_OTLP_HEADERS would cross to collector.example in plaintext"),
+    ("http://collector.example:4318/v1/metrics",
+     {"OTEL_EXPORTER_OTLP_METRICS_HEADERS": "api-key=s3cr3t"},
+     "OTEL_EXPORTER_OTLP_METRICS_HEADERS would cross to collector.example in plaintext"),
+    ("http://user:s3cr3t@collector.example/v1/metrics", {},
+     "--otlp's user and password would cross to collector.example in plaintext"),
+    ("https://collector.example/v1/metrics", {"OTEL_EXPORTER_OTLP_HEADERS": "a=1,s3cr3t"},
+     "OTEL_EXPORTER_OTLP_HEADERS is not KEY=VALUE,KEY=VALUE"),
+    ("ftp://user:s3cr3t@collector.example/", {}, "bad --otlp 'ftp://user:***@collector"),
+    ("http://user:s3cr3t@[::1/v1/metrics", {}, "bad --otlp"),
+])  # fmt: skip
+def test_otlp_credentials_never_cross_in_plaintext_nor_show(
+    url: str,
+    environment: dict[str, str],
+    said: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The environment's OTLP headers and a URL's user and password are credentials as
+    --otlp-header is: refused over plaintext to another host, and never shown, a
+    malformed variable included (the SDK's parser logs each bad item, value and all)."""
+    pytest.importorskip("opentelemetry.sdk.metrics")
+    from grpcbench.base.errors import UsageError
+    from grpcbench.telemetry.otlp import check_url
+
+    for name in ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(UsageError) as refused:
+        check_url(url, {})
+    assert said in str(refused.value) and "s3cr3t" not in str(refused.value)
+    assert "s3cr3t" not in caplog.text
+
+
+def test_otlp_credentials_may_go_over_https_or_to_this_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("opentelemetry.sdk.metrics")
+    from grpcbench.telemetry.otlp import check_url
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=s3cr3t")
+    for url in (
+        "https://user:pw@collector.example/v1/metrics",
+        "http://user:pw@127.0.0.1:4318/v1/metrics",
+        "http://localhost:4318/v1/metrics",
+    ):
+        check_url(url, {"authorization": "x"})

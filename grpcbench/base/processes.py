@@ -120,10 +120,13 @@ async def start_python_module(
     return await _start(python_argv(module, args), pass_fds, quiet_stdout)
 
 
-async def start_child(argv: Sequence[str], cpus: Sequence[int] = ()) -> Child:
+async def start_child(
+    argv: Sequence[str], cpus: Sequence[int] = (), pass_fds: Sequence[int] = ()
+) -> Child:
     """A program that is not ours (ghz, a Go server); with ``cpus``, pinned before
-    it starts (every thread inherits it)."""
-    return await _start(tethered_argv(argv, cpus))
+    it starts (every thread inherits it); ``pass_fds``: descriptors it inherits (its
+    secrets, as ``/dev/fd/N``: ``secrets.SecretFiles``)."""
+    return await _start(tethered_argv(argv, cpus), pass_fds)
 
 
 def tethered_argv(argv: Sequence[str], cpus: Sequence[int] = ()) -> list[str]:

@@ -7,6 +7,7 @@ processes on stdin, never on their command line (``ps`` shows that to everyone).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -101,3 +102,33 @@ def _masked_value(option: str, value: str, secret_params: Collection[str]) -> st
     if option in _PARAM_OPTIONS:
         return f"{key}={MASK}" if equals and key in secret_params else redact(value)
     return redact(value) if "://" in value else MASK
+
+
+class SecretFiles:
+    """Secrets handed to a program that reads them only from a file (ghz's
+    ``--metadata-file``): anonymous in-memory files (``memfd``) the child inherits and
+    opens as ``/dev/fd/N``, so nothing is left on a disk whatever happens to us, kill -9
+    included (a file in a temporary directory was). ``fds``: what the child must
+    inherit. Where there is no memfd (not Linux), ``path`` is None: write a file."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+
+    def path(self, text: str) -> str | None:
+        if not hasattr(os, "memfd_create"):
+            return None
+        descriptor = os.memfd_create("grpcbench-secret", 0)  # not CLOEXEC: for the child
+        self.fds.append(descriptor)
+        os.write(descriptor, text.encode())
+        return f"/dev/fd/{descriptor}"
+
+    def close(self) -> None:
+        for descriptor in self.fds:
+            os.close(descriptor)
+        self.fds.clear()
+
+    def __enter__(self) -> SecretFiles:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -32,6 +32,7 @@ from grpcbench.base.errors import DriverError, UsageError
 from grpcbench.base.go_time import parse_rfc3339_nano
 from grpcbench.base.processes import start_child
 from grpcbench.base.resources import protos_dir
+from grpcbench.base.secrets import SecretFiles
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.recorders import error_key
 from grpcbench.model.call_details import CallDetails
@@ -98,19 +99,23 @@ def _service_call(spec: GeneratorJob, proto_root: Path) -> list[str]:
     ]
 
 
-def _method_call(spec: GeneratorJob, workdir: Path) -> list[str]:
+def _method_call(spec: GeneratorJob, workdir: Path, secrets: SecretFiles | None) -> list[str]:
     """``--call``: the same schema (as a protoset), data, metadata and TLS as the
     built-in driver's. Files, not arguments: metadata may hold credentials, and
-    a command line is visible to every user of the machine."""
+    a command line is visible to every user of the machine; with ``secrets`` the
+    metadata is an in-memory file ghz inherits, never on a disk."""
     assert spec.call is not None
     call = MethodCall.from_json(spec.call)
     protoset = workdir / "schema.protoset"
     protoset.write_bytes(call.schema.descriptor_set)
     data = workdir / "data.json"
     data.write_text(call.data)
-    metadata = workdir / "metadata.json"
-    metadata.touch(mode=0o600)
-    metadata.write_text(call.metadata)
+    metadata = secrets.path(call.metadata) if secrets is not None else None
+    if metadata is None:
+        written = workdir / "metadata.json"
+        written.touch(mode=0o600)
+        written.write_text(call.metadata)
+        metadata = str(written)
     argv = [
         f"--protoset={protoset}",
         f"--call={call.call.replace('/', '.')}",
@@ -148,14 +153,15 @@ def ghz_command(
     duration_s: float,
     proto_root: Path,
     workdir: Path | None = None,
+    secrets: SecretFiles | None = None,
 ) -> list[str]:
     """The ghz argv for one phase (warm-up or measured) of a level; ``workdir``
-    holds the files of a ``--call`` (schema, data, metadata)."""
+    holds the files of a ``--call`` (schema, data; metadata unless ``secrets``)."""
     cores = len(spec.settings.client_cpus) or os.cpu_count() or 1
     if spec.call is not None:
         if workdir is None:
             raise ValueError("a --call needs a directory for ghz's files")
-        what = _method_call(spec, workdir)
+        what = _method_call(spec, workdir, secrets)
     else:
         what = _service_call(spec, proto_root)
     argv = [
@@ -264,11 +270,13 @@ class GhzDriver:
         self.proto_root = protos_dir()
 
     async def _invoke(
-        self, argv: Sequence[str], cpus: Sequence[int], time_limit_s: float
-    ) -> tuple[dict[str, Any], float]:
-        """Run ghz once; returns its parsed report and the CPU seconds it used."""
+        self, argv: Sequence[str], cpus: Sequence[int], time_limit_s: float,
+        pass_fds: Sequence[int] = (),
+    ) -> tuple[dict[str, Any], float]:  # fmt: skip
+        """Run ghz once (``pass_fds``: its secret files); returns its parsed report and
+        the CPU seconds it used."""
         cpu_before = _children_cpu_s()
-        child = await start_child(argv, cpus)
+        child = await start_child(argv, cpus, pass_fds)
         try:
             stdout, _ = await asyncio.wait_for(child.process.communicate(), time_limit_s)
         except TimeoutError:
@@ -299,38 +307,34 @@ class GhzDriver:
         return (duration_s or spec.settings.max_level_s) + spec.settings.timeout_s + 10.0
 
     async def run(self, spec: GeneratorJob, progress: ProgressCallback) -> LoadResult:
-        with tempfile.TemporaryDirectory(prefix="grpcbench-ghz-") as workdir:
-            return await self._run(spec, progress, Path(workdir))
+        with (
+            tempfile.TemporaryDirectory(prefix="grpcbench-ghz-") as workdir,
+            SecretFiles() as secrets,
+        ):
+            return await self._run(spec, progress, Path(workdir), secrets)
 
     async def _run(
-        self, spec: GeneratorJob, progress: ProgressCallback, workdir: Path
+        self, spec: GeneratorJob, progress: ProgressCallback, workdir: Path, secrets: SecretFiles
     ) -> LoadResult:
+        cpus = spec.settings.client_cpus
         if spec.share.warmup_requests or spec.settings.warmup_s:
             warmup = ghz_command(
-                self.binary,
-                spec,
-                spec.share.warmup_requests,
-                spec.settings.warmup_s,
-                self.proto_root,
-                workdir,
-            )
+                self.binary, spec, spec.share.warmup_requests, spec.settings.warmup_s,
+                self.proto_root, workdir, secrets,
+            )  # fmt: skip
             await self._invoke(
-                warmup, spec.settings.client_cpus, self._time_limit(spec, spec.settings.warmup_s)
+                warmup, cpus, self._time_limit(spec, spec.settings.warmup_s), secrets.fds
             )
         # ghz reports only when it ends, so the progress bar jumps from 0 to done.
         progress(MEASUREMENT_STARTED, 0)
         measured = ghz_command(
-            self.binary,
-            spec,
-            spec.share.requests,
-            spec.settings.duration_s,
-            self.proto_root,
-            workdir,
-        )
-        neighbours = NeighbourMeter(spec.settings.client_cpus)
+            self.binary, spec, spec.share.requests, spec.settings.duration_s, self.proto_root,
+            workdir, secrets,
+        )  # fmt: skip
+        neighbours = NeighbourMeter(cpus)
         neighbours.start()
         report, cpu_s = await self._invoke(
-            measured, spec.settings.client_cpus, self._time_limit(spec, spec.settings.duration_s)
+            measured, cpus, self._time_limit(spec, spec.settings.duration_s), secrets.fds
         )
         result = parse_ghz_report(report, spec, cpu_s)
         others, steal = neighbours.taken(result.cpu_cores, cpu_s)

@@ -23,8 +23,10 @@ from collections.abc import Callable
 from typing import Any
 
 from grpcbench.base.errors import UsageError
+from grpcbench.base.secrets import redact
 from grpcbench.model.intervals import IntervalFigures, LiveUsage
 from grpcbench.model.results import LevelResult
+from grpcbench.telemetry.otlp_environment import SDK_PARSER_LOGGER, environment_headers
 from grpcbench.telemetry.otlp_histograms import PushedHistograms, with_metrics
 
 DURATION = "rpc.client.duration"
@@ -51,7 +53,7 @@ def _reporting_exporter(base: type) -> type:
     through the run's warnings, instead of the SDK's log line per retry."""
     import logging
 
-    for name in SDK_LOGGERS:
+    for name in (*SDK_LOGGERS, SDK_PARSER_LOGGER):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
     class ReportingExporter(base):
@@ -70,9 +72,9 @@ def _reporting_exporter(base: type) -> type:
             result = super().export(metrics_data, timeout_millis, **kwargs)
             if result != MetricExportResult.SUCCESS and not self.failed:
                 self.failed = True
-                self.warn(f"--otlp: a push to {self._endpoint} failed (the collector is down"
-                          " or refused it); the run goes on, its results file keeps every"
-                          " figure")  # fmt: skip
+                self.warn(f"--otlp: a push to {redact(self._endpoint)} failed (the collector"
+                          " is down or refused it); the run goes on, its results file keeps"
+                          " every figure")  # fmt: skip
             return result
 
     return ReportingExporter
@@ -104,18 +106,28 @@ def otlp_headers(items: tuple[str, ...]) -> dict[str, str]:
 
 
 def check_url(url: str, headers: dict[str, str]) -> None:
-    """An http(s) URL; headers (credentials) only over https, or to this machine."""
+    """An http(s) URL; credentials (``--otlp-header``, the environment's headers, a user
+    and password in the URL, which the SDK sends as basic auth) only over https, or to
+    this machine. The URL is never shown with its password."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"bad --otlp {url!r}: an http:// or https:// URL, e.g."
-                         " http://127.0.0.1:4318/v1/metrics")  # fmt: skip
-    local = parts.hostname in ("127.0.0.1", "localhost", "::1")
-    if headers and parts.scheme == "http" and not local:
-        raise UsageError(
-            f"--otlp-header would cross to {parts.hostname} in plaintext: give an https:// URL"
-        )
+    bad = UsageError(f"bad --otlp {redact(url)!r}: an http:// or https:// URL, e.g."
+                     " http://127.0.0.1:4318/v1/metrics")  # fmt: skip
+    try:
+        parts = urlsplit(url)
+        hostname, _ = parts.hostname, parts.port  # a bad port is a ValueError here
+    except ValueError:
+        raise bad from None
+    if parts.scheme not in ("http", "https") or not hostname:
+        raise bad
+    variable, from_environment = environment_headers()
+    if parts.scheme == "https" or hostname in ("127.0.0.1", "localhost", "::1"):
+        return
+    userinfo = parts.username or parts.password
+    for given, what in ((headers, "--otlp-header"), (from_environment, variable),
+                        (userinfo, "--otlp's user and password")):  # fmt: skip
+        if given:
+            raise UsageError(f"{what} would cross to {hostname} in plaintext: give an https:// URL")
 
 
 class OtlpPush:
@@ -165,7 +177,7 @@ class OtlpPush:
 
     def start(self, warn: Callable[[str], None]) -> str:
         self.exporter.warn = warn
-        return f"otlp: pushing metrics to {self.url}"
+        return f"otlp: pushing metrics to {redact(self.url)}"
 
     def stop(self) -> None:
         """Export what is left, then stop (the SDK flushes on shutdown)."""
