@@ -30,7 +30,7 @@ import pytest
 
 from tests.conftest import GRPCBENCH
 from tests.support.logging_greeter import logging_greeter
-from tests.support.processes import assert_all_gone
+from tests.support.processes import assert_all_gone, descendants_running
 
 pytestmark = pytest.mark.integration
 
@@ -166,11 +166,7 @@ def test_a_signal_in_each_phase(tmp_path: Path, phase: str, fault: str, round_: 
 
 
 def _generators(pid: int) -> list[psutil.Process]:
-    try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-    return [child for child in children if "grpcbench.load.generator" in " ".join(child.cmdline())]
+    return descendants_running(pid, "grpcbench.load.generator")
 
 
 @pytest.mark.parametrize("phase", ["warm-up", "measured"])

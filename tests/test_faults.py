@@ -25,6 +25,7 @@ import pytest
 
 from tests.conftest import GRPCBENCH, run_grpcbench, write_scenario
 from tests.support.processes import assert_all_gone as _assert_gone
+from tests.support.processes import runs_module
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
 SECRET = "hunter2-secret"
@@ -235,19 +236,11 @@ def test_ctrl_c_while_a_server_is_being_stopped_is_not_lost(tmp_path: Path) -> N
 
 
 def _is_generator(child: psutil.Process) -> bool:
-    """A generator child; False for one that is already gone."""
-    try:
-        return "grpcbench.load.generator" in " ".join(child.cmdline())
-    except psutil.Error:
-        return False
+    return runs_module(child, "grpcbench.load.generator")
 
 
 def _is_server(child: psutil.Process) -> bool:
-    """A server child; False for one that is already gone (a zombie has no cmdline)."""
-    try:
-        return "grpcbench.servers.child" in " ".join(child.cmdline())
-    except psutil.Error:
-        return False
+    return runs_module(child, "grpcbench.servers.child")
 
 
 def _levels(path: Path) -> int:

@@ -174,3 +174,85 @@ def test_mutated_results_files_are_one_clear_line(seed: int, command: str) -> No
     }[command]
     code, stderr, seconds = grpcbench(*argv)
     assert_one_clear_line(code, stderr, seconds, f"{command} mutation {seed}")
+
+
+PROTO = str(Path(__file__).resolve().parents[1] / "protos/grpcbench/proto/helloworld.proto")
+CALL = ("--call", "helloworld.Greeter/SayHello", "--proto", PROTO)
+# Every place a file is named, given the path (``run`` with --dry-run: nothing starts).
+READERS: dict[str, tuple[str, ...]] = {
+    "--scenario": ("run", "--dry-run", "--scenario", "{}"),
+    "--config": ("run", "--dry-run", "--config", "{}"),
+    "-D": ("run", "--dry-run", "-s", "grpclib", *CALL, "-D", "{}"),
+    "-M": ("run", "--dry-run", "-s", "grpclib", *CALL, "-M", "{}"),
+    "-B": ("run", "--dry-run", "-s", "grpclib", *CALL, "-B", "{}"),
+    "--proto": ("run", "--dry-run", "-s", "grpclib", "--call", "helloworld.Greeter/SayHello",
+                "--proto", "{}"),
+    "--protoset": ("run", "--dry-run", "-s", "grpclib", "--call", "helloworld.Greeter/SayHello",
+                   "--protoset", "{}"),
+    "--cacert": ("run", "--dry-run", "-s", "grpclib", "--cacert", "{}"),
+    "show": ("show", "{}"),
+    "compare": ("compare", "{}", "{}"),
+    "report": ("report", "{}", "--html", "out.html"),
+}  # fmt: skip
+
+
+def hostile_file(kind: str, suffix: str) -> str:
+    """A path in the scratch directory that is hostile in the way ``kind`` says."""
+    path = Path(f"hostile-{kind}{suffix}")
+    if kind == "endless device":
+        return "/dev/zero"
+    if kind == "directory":
+        path.mkdir(exist_ok=True)
+    elif kind == "socket":
+        import socket
+
+        path = Path(f"s{suffix}")  # a socket's path is short (108 bytes)
+        if not path.exists():
+            socket.socket(socket.AF_UNIX).bind(str(path))
+    elif kind == "symlink loop":
+        if not path.is_symlink():
+            path.symlink_to(path.name)
+    elif kind == "nested TOML":
+        path.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    elif kind == "nested JSON":
+        path.write_text('{"a":' * 5000 + "1" + "}" * 5000)
+    elif kind == "not UTF-8":
+        path.write_bytes(b"\xff\xfe\x00name = \x80\x81")
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "escape sequences":
+        path.write_text('{"name": "\x1b[31m\x1b]0;owned\x07"}\n')
+    return str(path)
+
+
+FILE_KINDS = ["endless device", "directory", "socket", "symlink loop", "nested TOML",
+              "nested JSON", "not UTF-8", "empty", "escape sequences"]  # fmt: skip
+
+
+@settings(max_examples=EXAMPLES * 6, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(
+    reader=st.sampled_from(sorted(READERS)),
+    kind=st.sampled_from(FILE_KINDS),
+    suffix=st.sampled_from([".toml", ".json", ".jsonl", ".csv", ".proto", ".pem", ""]),
+)
+def test_every_file_an_option_names_may_be_hostile(reader: str, kind: str, suffix: str) -> None:
+    """Devices that never end, directories, sockets, symlink loops, bombs of nesting,
+    bytes that are not UTF-8, empty files and escape sequences, as every file any
+    command reads: one clear line (exit 2) or taken (exit 0), never a traceback or a
+    read without end (``/dev/zero`` as a results file once ran out of memory, and a
+    nested scenario file exited 70)."""
+    path = hostile_file(kind, suffix)
+    argv = [part.replace("{}", path) for part in READERS[reader]]
+    code, stderr, seconds = grpcbench(*argv)
+    assert_one_clear_line(code, stderr, seconds, f"{reader} given {kind} ({path})")
+    assert "\x1b" not in stderr, f"{reader}: an escape sequence reached the terminal"
+
+
+@pytest.mark.parametrize("kind", FILE_KINDS)
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_each_reader_meets_each_hostile_file_kind(reader: str, kind: str) -> None:
+    """Every pair once, beside the drawn ones (the classes that found the defects)."""
+    path = hostile_file(kind, ".toml" if reader == "--scenario" else ".json")
+    code, stderr, seconds = grpcbench(*[p.replace("{}", path) for p in READERS[reader]])
+    assert_one_clear_line(code, stderr, seconds, f"{reader} given {kind} ({path})")

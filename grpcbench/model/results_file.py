@@ -10,14 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from grpcbench.base.errors import OneLineError, UsageError
+from grpcbench.base.input_files import read_input_text
 from grpcbench.model.results import LevelResult, RunRecord
 from grpcbench.model.results_format import upgrade
 
 
 def load_run(path: Path) -> RunRecord:
     """Any results file grpcbench ever wrote, upgraded to the current format."""
+    text = read_input_text(str(path), "results file")  # not a device, at most 256 MiB
     try:
-        data = json.loads(path.read_text())  # RecursionError: nested thousands deep
+        data = json.loads(text)  # RecursionError: nested thousands deep
         if not isinstance(data, dict):
             raise TypeError(f"expected a JSON object, found {type(data).__name__}")
         record = RunRecord.from_json(upgrade(data))

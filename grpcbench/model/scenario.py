@@ -17,6 +17,7 @@ from typing import Any
 
 from grpcbench.base import defaults
 from grpcbench.base.errors import OneLineError, UsageError
+from grpcbench.base.input_files import read_input_text
 from grpcbench.base.parsing import parse_duration, parse_warmup
 from grpcbench.base.resources import data_dirs
 from grpcbench.rpc.security import ChannelSecurity
@@ -86,10 +87,13 @@ def load_scenario(name_or_path: str) -> Scenario:
             known = ", ".join(sorted(files)) or "none found"
             raise UsageError(f"unknown scenario {name_or_path!r} (known scenarios: {known})")
         path = files[name_or_path]
+    text = read_input_text(str(path), "scenario file")  # not a device, at most 256 MiB
     try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise UsageError(f"cannot read scenario file {path}: {error}") from None
+    except RecursionError:  # tomllib recurses per level of nesting
+        raise UsageError(f"cannot read scenario file {path}: nested too deeply") from None
     try:
         return parse_scenario(data, path)
     except OneLineError as error:

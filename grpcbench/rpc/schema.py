@@ -150,33 +150,29 @@ def reflection_database(
         try:
             services = sorted(database.get_services())
         except grpc.RpcError as error:
-            raise UsageError(
-                _unanswered(address, error)
-                or f"the target {address} has no reflection service ({error.code().name}):"
-                " give --proto or --protoset"
-            ) from None
+            raise _reflection_failed(address, error, "has no reflection service") from None
         try:
             yield database, services
         except grpc.RpcError as error:  # a lookup (a service's file) failed
-            raise UsageError(
-                _unanswered(address, error)
-                or f"the target {address}'s reflection service failed ({error.code().name}):"
-                " give --proto or --protoset"
-            ) from None
+            raise _reflection_failed(address, error, "'s reflection service failed") from None
     finally:
         raw.close()
 
 
-def _unanswered(address: str, error: Any) -> str | None:
-    """The line for a reflection request that met its deadline, else None."""
+def _reflection_failed(address: str, error: Any, what: str) -> UsageError:
+    """One line for a reflection request that failed: that it met its deadline, else
+    ``what`` happened, with the status, and what to give instead."""
     import grpc
 
     if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED:
-        return (
+        return UsageError(
             f"the target {address} did not answer its reflection request within"
             f" {REFLECTION_TIMEOUT_S:g} s"
         )
-    return None
+    separator = "" if what.startswith("'") else " "
+    return UsageError(
+        f"the target {address}{separator}{what} ({error.code().name}): give --proto or --protoset"
+    )
 
 
 def _tls_trouble(address: str, security: ChannelSecurity) -> str | None:

@@ -278,10 +278,12 @@ def system_roots_pem() -> str | None:
     """The system's trusted CAs as ghz (Go) finds them: $SSL_CERT_FILE, else the first
     bundle of ``SYSTEM_CA_FILES``; None (grpc's own roots) when there is none."""
     candidates = [os.environ.get("SSL_CERT_FILE", ""), *SYSTEM_CA_FILES]
+    from grpcbench.base.input_files import read_input_text
+
     for path in filter(None, candidates):
         try:
-            return Path(path).read_text()
-        except (OSError, UnicodeDecodeError):
+            return read_input_text(path, "$SSL_CERT_FILE")  # a file, never a device
+        except UsageError:
             continue
     return None
 

@@ -26,3 +26,21 @@ def assert_all_gone(pids: set[int], timeout: float = 10) -> None:
         }  # fmt: skip
         time.sleep(0.05)
     assert not alive, f"processes outlived the run: {alive}"
+
+
+def runs_module(process: psutil.Process, module: str) -> bool:
+    """Whether ``process`` runs ``module`` (``grpcbench.load.generator``,
+    ``grpcbench.servers.child``); False for one already gone (a zombie has no cmdline)."""
+    try:
+        return module in " ".join(process.cmdline())
+    except psutil.Error:
+        return False
+
+
+def descendants_running(pid: int, module: str) -> list[psutil.Process]:
+    """The processes under ``pid`` that run ``module`` ([] once ``pid`` is gone)."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [child for child in children if runs_module(child, module)]
