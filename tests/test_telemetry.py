@@ -352,6 +352,7 @@ def test_otlp_pushes_a_run_whose_final_totals_are_the_jsons(tmp_path: Path) -> N
     calls = sum(load["statuses"].values())
     totals: dict[str, float] = {}
     live: set[str] = set()
+    last: dict[str, float] = {}  # the last export's gauges, by name (and figure)
     for export in exports:  # cumulative: the last export holds the totals
         for resource in export.resource_metrics:
             for scope in resource.scope_metrics:
@@ -365,6 +366,11 @@ def test_otlp_pushes_a_run_whose_final_totals_are_the_jsons(tmp_path: Path) -> N
                     elif metric.name == "grpcbench.live.usage":
                         live |= {a.value.string_value for p in metric.gauge.data_points
                                  for a in p.attributes if a.key == "figure"}  # fmt: skip
+                    if metric.HasField("gauge"):
+                        for p in metric.gauge.data_points:
+                            figure = [a.value.string_value for a in p.attributes
+                                      if a.key == "figure"]  # fmt: skip
+                            last[":".join([metric.name, *figure])] = p.as_double or p.as_int
     assert totals == {
         "rpc.client.duration": calls, "grpcbench.calls": calls,
         "grpcbench.service_time": load["service_latency"]["count"],
@@ -372,6 +378,13 @@ def test_otlp_pushes_a_run_whose_final_totals_are_the_jsons(tmp_path: Path) -> N
     }  # fmt: skip
     # Pushed while the level ran: the server's and the generator's usage so far.
     assert {"server_cpu_seconds", "server_rss_bytes", "generator_cpu_seconds"} <= live
+    # Once it ended: none in flight, and the usage is the JSON's (as Prometheus's is).
+    assert last["grpcbench.calls.in_flight"] == 0
+    assert last["grpcbench.live.usage:generator_cpu_seconds"] == load["client_cpu_s"]
+    assert (
+        last["grpcbench.live.usage:server_cpu_seconds"]
+        == (data["levels"][0]["server_usage"]["cpu_s"])
+    )
 
 
 @pytest.mark.parametrize("given", [

@@ -229,8 +229,18 @@ class OtlpPush:
                 self.capacity.set(value, {**where, "figure": figure})
 
     def level_finished(self, level: LevelResult) -> None:
-        """The calls the intervals did not cover, and the level's exact statuses."""
+        """The calls the intervals did not cover, and the level's exact statuses; the
+        live gauges become the level's own figures (no call is in flight once it ended,
+        and its usage is the JSON's), as Prometheus's do."""
         load = level.measured
+        self.in_flight.set(0, self.attributes)
+        final = [("generator_cpu_seconds", load.client_cpu_s)]
+        if level.server_usage is not None:
+            final.append(("server_cpu_seconds", level.server_usage.cpu_s))
+        final += [(f"backing:{name}_cpu_seconds", usage.cpu_s)
+                  for name, usage in level.backing_usage.items()]  # fmt: skip
+        for figure, value in final:
+            self.live_usage.set(value, {**self.attributes, "figure": figure})
         self.histograms.settle(DURATION, self.attributes, load.latency)
         if load.service_latency is not None:
             self.histograms.settle(SERVICE_TIME, self.attributes, load.service_latency)
