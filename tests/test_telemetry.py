@@ -127,14 +127,14 @@ def test_open_loop_timings_and_usage_are_live_then_the_levels_exactly() -> None:
 
 def test_capacity_probes_are_served_as_they_are_judged() -> None:
     collector = RunCollector("run1", "hello")
-    collector.probe_judged("grpclib", "search", 500.0, "p99<=10ms", "pass")
-    collector.probe_judged("grpclib", "search", 1000.0, "p99<=10ms", "fail")
+    collector.probe_judged("grpclib", 2, "search", 500.0, "p99<=10ms", "pass")
+    collector.probe_judged("grpclib", 3, "search", 1000.0, "p99<=10ms", "fail")
     collector.capacity_found("grpclib", "p99<=10ms", 500.0, None)
     collector.capacity_found("grpclib", "p99<=10ms", 500.0, 490.0)
     scraped = _scrape(collector)
     assert scraped["grpcbench_capacity_probe_rate"] == {
-        (("outcome", "pass"), ("phase", "search"), ("probe", "1"), ("slo", "p99<=10ms")): 500.0,
-        (("outcome", "fail"), ("phase", "search"), ("probe", "2"), ("slo", "p99<=10ms")): 1000.0,
+        (("outcome", "pass"), ("phase", "search"), ("probe", "2"), ("slo", "p99<=10ms")): 500.0,
+        (("outcome", "fail"), ("phase", "search"), ("probe", "3"), ("slo", "p99<=10ms")): 1000.0,
     }
     assert scraped["grpcbench_capacity"] == {
         (("figure", "searched"), ("slo", "p99<=10ms")): 500.0,
@@ -292,7 +292,7 @@ def test_the_grafana_dashboard_reads_only_series_that_are_served() -> None:
     collector.interval(IntervalFigures(0, 0.0, 1.0, 1, 0, summary, 100.0, summary, summary))
     collector.usage(LiveUsage(1.0, 0.2, 40_000_000, 0.1))
     collector.level_finished(_open_loop_level("x", calls=4))
-    collector.probe_judged("x", "search", 100.0, "p99<=10ms", "pass")
+    collector.probe_judged("x", 2, "search", 100.0, "p99<=10ms", "pass")
     collector.capacity_found("x", "p99<=10ms", 100.0, None)
     names = {name for name in _scrape(collector)}
     assert served <= names

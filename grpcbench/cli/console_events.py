@@ -134,7 +134,9 @@ class ConsoleEvents:
     def level_usage(self, usage: LiveUsage) -> None:
         """The terminal shows a level's usage at its end, in the table."""
 
-    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
+    def probe_judged(
+        self, server: str, number: int, phase: str, rate: float, slo: str, outcome: str
+    ) -> None:
         """The capacity table shows every probe at the end."""
 
     def capacity_found(self, server: str, slo: str, capacity: float | None,

@@ -24,7 +24,7 @@ class TelemetrySink(Protocol):
     def interval(self, figures: IntervalFigures) -> None: ...
     def usage(self, usage: LiveUsage) -> None: ...
     def probe_judged(
-        self, server: str, phase: str, rate: float, slo: str, outcome: str
+        self, server: str, number: int, phase: str, rate: float, slo: str, outcome: str
     ) -> None: ...
     def capacity_found(self, server: str, slo: str, capacity: float | None,
                        confirmed: float | None) -> None: ...  # fmt: skip
@@ -99,10 +99,12 @@ class TelemetryEvents:
             sink.level_finished(level)
         self.inner.level_finished(level)
 
-    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
+    def probe_judged(
+        self, server: str, number: int, phase: str, rate: float, slo: str, outcome: str
+    ) -> None:
         for sink in self.sinks:
-            sink.probe_judged(server, phase, rate, slo, outcome)
-        self.inner.probe_judged(server, phase, rate, slo, outcome)
+            sink.probe_judged(server, number, phase, rate, slo, outcome)
+        self.inner.probe_judged(server, number, phase, rate, slo, outcome)
 
     def capacity_found(self, server: str, slo: str, capacity: float | None,
                        confirmed: float | None) -> None:  # fmt: skip

@@ -163,4 +163,6 @@ class BuiltinDriver:
 
 
 def create(settings: DriverSettings) -> BuiltinDriver:
-    return BuiltinDriver(processes=settings.client_processes, keep_processes=True)
+    return BuiltinDriver(
+        processes=settings.client_processes, keep_processes=settings.keep_generators
+    )

@@ -26,6 +26,9 @@ class DriverSettings:
     ghz: str | None = None  # path to the ghz binary; None = from PATH
     cluster: str | None = None  # --cluster: local:N or a Dask scheduler address
     cluster_workers: int | None = None  # use this many of the cluster's workers (None: all)
+    # Keep generator processes from level to level: only for an owner that closes the
+    # driver at its end (``close_driver``), as the runner does.
+    keep_generators: bool = False
 
 
 class LoadDriver(Protocol):

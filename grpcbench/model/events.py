@@ -25,10 +25,11 @@ class RunEvents(Protocol):
     def level_interval(self, figures: IntervalFigures) -> None: ...
     def level_usage(self, usage: LiveUsage) -> None: ...
     def level_finished(self, level: LevelResult) -> None: ...
-    # grpcbench capacity: a probe judged for an SLO ("pass", "fail", "generator"...),
-    # and an SLO's capacity on a server once searched (and confirmed, if it was).
+    # grpcbench capacity: a probe judged for an SLO ("pass", "fail", "generator"...; the
+    # ceiling probe, judged by none, as "estimate"), numbered per server as the probes
+    # table numbers it, and an SLO's capacity on a server once searched (and confirmed).
     def probe_judged(
-        self, server: str, phase: str, rate: float, slo: str, outcome: str
+        self, server: str, number: int, phase: str, rate: float, slo: str, outcome: str
     ) -> None: ...
     def capacity_found(self, server: str, slo: str, capacity: float | None,
                        confirmed: float | None) -> None: ...  # fmt: skip
@@ -59,7 +60,9 @@ class NullEvents:
     def level_finished(self, level: LevelResult) -> None:
         pass
 
-    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
+    def probe_judged(
+        self, server: str, number: int, phase: str, rate: float, slo: str, outcome: str
+    ) -> None:
         pass
 
     def capacity_found(self, server: str, slo: str, capacity: float | None,

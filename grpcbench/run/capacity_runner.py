@@ -248,6 +248,8 @@ class CapacitySearch:
         # (a rate limiter) must not make the search start at its refusal rate.
         served = ceiling.measured.count - ceiling.unexpected
         estimate = served / ceiling.measured.wall_s if ceiling.measured.wall_s else 0.0
+        # Judged by no SLO, but shown as probe 1 in the table: exported too.
+        self.run.events.probe_judged(target.label, 1, "ceiling", estimate, "", "estimate")
         probed: dict[float, int] = {}  # rate -> its level's index
         retried: set[float] = set()
         searches: dict[str, RateSearch] = {}
@@ -341,9 +343,14 @@ class CapacitySearch:
         probe = self._probe_at(index)
         probe.judgements[slo.text] = judgement
         self.export()
-        self.run.events.probe_judged(probe.server, probe.phase, probe.rate, slo.text,
-                                     judgement.outcome)  # fmt: skip
+        self.run.events.probe_judged(probe.server, self._number(probe), probe.phase, probe.rate,
+                                     slo.text, judgement.outcome)  # fmt: skip
         return judgement
+
+    def _number(self, probe: Probe) -> int:
+        """The probe's number on its server, as the probes table numbers it (from 1, the
+        ceiling probe first)."""
+        return [p for p in self.capacity.probes if p.server == probe.server].index(probe) + 1
 
     def _column_failed(self, label: str, message: str, plan: LevelPlan | None = None) -> None:
         """A column that could not finish (``plan`` None: its server never started)."""

@@ -200,6 +200,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
             ghz=args.ghz,
             cluster=cluster,
             cluster_workers=args.cluster_workers,
+            keep_generators=True,  # the runner closes its drivers at the run's end
         ),
         placement=placement,
         outputs=outputs,

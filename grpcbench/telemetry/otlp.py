@@ -159,7 +159,6 @@ class OtlpPush:
         self.capacity = meter.create_gauge(
             "grpcbench.capacity", unit="1/s", description="An SLO's capacity on a server"
         )
-        self.probes = 0
         self.in_flight = meter.create_gauge(
             "grpcbench.calls.in_flight", description="Calls sent and not finished"
         )
@@ -215,10 +214,11 @@ class OtlpPush:
                 seconds, {**self.attributes, "figure": f"backing:{name}_cpu_seconds"}
             )
 
-    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
-        self.probes += 1
+    def probe_judged(
+        self, server: str, number: int, phase: str, rate: float, slo: str, outcome: str
+    ) -> None:
         self.probe_rate.set(rate, {**self.base, "grpcbench.server": server, "grpcbench.slo": slo,
-                                   "grpcbench.probe": self.probes, "grpcbench.phase": phase,
+                                   "grpcbench.probe": number, "grpcbench.phase": phase,
                                    "grpcbench.outcome": outcome})  # fmt: skip
 
     def capacity_found(self, server: str, slo: str, capacity: float | None,

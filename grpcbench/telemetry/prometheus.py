@@ -138,9 +138,10 @@ class RunCollector:
         for name, seconds in usage.backing_cpu_s:
             series.cpu_s[f"backing:{name}"] = seconds
 
-    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
-        labels = (self.run_id, self.scenario, server, slo, str(len(self.probes) + 1), phase,
-                  outcome)  # fmt: skip
+    def probe_judged(
+        self, server: str, number: int, phase: str, rate: float, slo: str, outcome: str
+    ) -> None:
+        labels = (self.run_id, self.scenario, server, slo, str(number), phase, outcome)
         self.probes.append((labels, rate))
 
     def capacity_found(self, server: str, slo: str, capacity: float | None,
@@ -298,8 +299,10 @@ class PrometheusEndpoint:
     def usage(self, usage: LiveUsage) -> None:
         self.collector.usage(usage)
 
-    def probe_judged(self, server: str, phase: str, rate: float, slo: str, outcome: str) -> None:
-        self.collector.probe_judged(server, phase, rate, slo, outcome)
+    def probe_judged(
+        self, server: str, number: int, phase: str, rate: float, slo: str, outcome: str
+    ) -> None:
+        self.collector.probe_judged(server, number, phase, rate, slo, outcome)
 
     def capacity_found(self, server: str, slo: str, capacity: float | None,
                        confirmed: float | None) -> None:  # fmt: skip
