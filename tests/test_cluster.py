@@ -7,6 +7,7 @@ worker`` processes started here, all on 127.0.0.1.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -80,12 +81,16 @@ def test_a_loopback_target_for_remote_workers_is_refused() -> None:
 
 
 @pytest.mark.integration
-def test_an_unreachable_scheduler_is_one_line() -> None:
+def test_an_unreachable_scheduler_is_one_line_at_once() -> None:
+    """A port nobody listens on is refused at once (Dask's connect retried it for its
+    whole 10 s timeout)."""
+    started = time.monotonic()
     result = grpcbench("--cluster", "tcp://127.0.0.1:9", "-s", "grpclib", "-c", "2", "-n", "10",
                        timeout=60)  # fmt: skip
     assert result.returncode == 2, result.stderr
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "refused" in result.stderr.lower() and "Traceback" not in result.stderr
+    assert time.monotonic() - started < 8  # the command's start-up, not Dask's 10 s
 
 
 @pytest.mark.integration
@@ -410,6 +415,22 @@ def test_secrets_do_not_cross_a_plaintext_scheduler() -> None:
     client = {"cert": "client.pem", "key": "client.key"}
     with dask.config.set({"distributed.comm.tls": {"ca-file": "ca.pem", "client": client}}):
         assert options("tls://10.0.0.5:8786") and options("wss://10.0.0.5:8786")
+    # Set as the refusal says, through the environment: Dask stores "ca_file" then.
+    with dask.config.set({"distributed.comm.tls": {"ca_file": "ca.pem", "client": client}}):
+        assert options("tls://10.0.0.5:8786")
+
+
+def test_reflection_metadata_does_not_cross_a_plaintext_scheduler() -> None:
+    """Without --proto a cluster worker asks the target's reflection service, so the
+    --reflect-metadata goes to the workers too (a relay's dump once showed it)."""
+    from grpcbench.rpc.settings import CallArgs
+    from grpcbench.run.arguments import RunArgs
+    from grpcbench.run.options import build_run_options
+
+    call = CallArgs(call=("helloworld.Greeter/SayHello",), reflect_metadata="auth=s3cr3t")
+    with pytest.raises(UsageError, match="would send --reflect-metadata to its workers") as said:
+        build_run_options(RunArgs(cluster="tcp://10.0.0.5:8786", target="127.0.0.1:1", call=call))
+    assert "s3cr3t" not in str(said.value)
 
 
 def test_workers_with_several_threads_are_named_before_the_first_level() -> None:
@@ -538,3 +559,21 @@ def test_a_worker_without_grpcbench_is_named() -> None:
         UsageError, match=r"cluster worker tcp://10\.0\.0\.9:4001 cannot run grpcbench"
     ):
         driver._choose_workers(None)
+
+
+def test_a_worker_says_why_its_level_was_stopped() -> None:
+    """A cancelled level and a coordinator gone silent read differently (the one message
+    for both read like a deliberate release); the load stops within a poll either way."""
+    from grpcbench.base.errors import DriverError
+    from grpcbench.load.cluster_worker import _until_abandoned
+
+    async def stopped(reason: str) -> tuple[str, bool]:
+        load = asyncio.ensure_future(asyncio.sleep(30))
+        polls = iter(["", reason])
+        with pytest.raises(DriverError) as said:
+            await _until_abandoned(load, lambda: next(polls, reason))
+        return str(said.value), load.cancelled()
+
+    for reason in ("the coordinator cancelled this level", "the coordinator went silent"):
+        message, cancelled = asyncio.run(stopped(reason))
+        assert message == f"stopped: {reason}" and cancelled

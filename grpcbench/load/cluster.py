@@ -43,6 +43,7 @@ from grpcbench.load.cluster_hosts import (
     check_versions,
     dials_this_machine,
     loopback_identity,
+    refused_at_once,
     spread_over_hosts,
     worker_version,
 )
@@ -91,6 +92,9 @@ class ClusterDriver:
                 address = self.local.scheduler_address
             else:
                 address = cluster
+                refused = refused_at_once(address)
+                if refused:
+                    raise ConnectionRefusedError(refused)
             with warnings.catch_warnings():  # versions are checked below, in one line
                 warnings.simplefilter("ignore")
                 self.client = distributed.Client(
@@ -252,7 +256,10 @@ class ClusterDriver:
         finally:
             renewing.cancel()
             for future in futures:
-                future.cancel()
+                # A client closed meanwhile (the scheduler lost) refuses: the lease stops
+                # the workers' load then. The level's own error must not become this.
+                with contextlib.suppress(Exception):
+                    future.cancel()
             await asyncio.to_thread(self._forget_events, [*ready, start])
             await asyncio.to_thread(self._forget_lease, lease)
             if queue is not None:

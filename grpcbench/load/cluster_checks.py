@@ -24,20 +24,14 @@ def cluster_drivers(
     return on_cluster(drivers)
 
 
-def check_secrets_stay_encrypted(
-    cluster: str, has_metadata: bool, has_key: bool, allowed: bool
-) -> None:
-    """Only tls:// and wss:// carry secrets to the workers, unless the user allows it."""
+def check_secrets_stay_encrypted(cluster: str, secrets: list[str], allowed: bool) -> None:
+    """Only tls:// and wss:// carry secrets to the workers, unless the user allows it.
+    ``secrets``: what the run would send, in words ("the metadata (-m/-M)", ...)."""
     scheme = cluster.partition("://")[0] if "://" in cluster else ""
     if scheme in ENCRYPTED_CLUSTER_SCHEMES:
         _check_dask_tls(cluster)
     if not scheme or scheme in ENCRYPTED_CLUSTER_SCHEMES or allowed:
         return
-    secrets = []
-    if has_metadata:
-        secrets.append("the metadata (-m/-M)")
-    if has_key:
-        secrets.append("the client key (--key)")
     if secrets:
         raise UsageError(
             f"--cluster {cluster} would send {' and '.join(secrets)} to its workers in"
@@ -53,14 +47,14 @@ def _check_dask_tls(cluster: str) -> None:
         import dask.config
     except ImportError:
         return  # the cluster extra's own one-line message comes from the driver
-    tls = dask.config.get("distributed.comm.tls", default={}) or {}
-    client = tls.get("client") or {}
+    # dask.config.get, not the raw dict: set through the environment, "ca-file" is
+    # stored as "ca_file", and only get() takes both spellings.
     missing = [
-        env for env, value in (
-            ("DASK_DISTRIBUTED__COMM__TLS__CA_FILE", tls.get("ca-file")),
-            ("DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT", client.get("cert")),
-            ("DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY", client.get("key")),
-        ) if not value
+        env for env, key in (
+            ("DASK_DISTRIBUTED__COMM__TLS__CA_FILE", "ca-file"),
+            ("DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT", "client.cert"),
+            ("DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY", "client.key"),
+        ) if not dask.config.get(f"distributed.comm.tls.{key}", default=None)
     ]  # fmt: skip
     if missing:
         raise UsageError(

@@ -14,6 +14,23 @@ from typing import Any, Protocol
 from grpcbench.base.errors import OneLineError, UsageError
 
 
+def refused_at_once(address: str) -> str | None:
+    """Why a scheduler address refuses a TCP connection right now, or None. Dask's own
+    connect retries a refused port until its timeout (10 s); a port nobody listens on
+    is known at once."""
+    _, _, rest = address.rpartition("://")
+    host, _, port = rest.rstrip("/").rpartition(":")
+    if not host or not port.isdigit():
+        return None  # Dask's own parsing says what is wrong
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=2.0):
+            return None
+    except ConnectionRefusedError as error:
+        return error.strerror or "connection refused"
+    except OSError:
+        return None  # slower failures (a timeout, no route): Dask's connect says them
+
+
 def worker_version() -> dict[str, str]:
     """Runs on every worker (and here): what a worker's figures depend on - grpcbench,
     Python, grpcio, protobuf, distributed, and every service plugin installed."""

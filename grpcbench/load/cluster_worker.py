@@ -96,16 +96,18 @@ async def renew_lease(lease: Any) -> None:
             await asyncio.to_thread(lease.set, beat)
 
 
-async def _until_abandoned(work: Any, abandoned: Callable[[], bool]) -> Any:
-    """Run ``work``; cancel it as soon as the task is let go, so no load outlives the run."""
+async def _until_abandoned(work: Any, abandoned: Callable[[], str]) -> Any:
+    """Run ``work``; cancel it as soon as the task is let go, so no load outlives the run.
+    ``abandoned``: why the task must stop ("" while it may go on)."""
     task = asyncio.ensure_future(work)
     while not task.done():
         await asyncio.wait([task], timeout=POLL_S)
-        if not task.done() and abandoned():
+        why = "" if task.done() else abandoned()
+        if why:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            raise DriverError("stopped: the coordinator let this level go")
+            raise DriverError(f"stopped: {why}")
     return task.result()
 
 
@@ -135,8 +137,15 @@ def run_on_worker(
     let_go = abandoned_check()
     lease = WorkerLease(f"{run_id}-lease", get_client())
 
-    def abandoned() -> bool:
-        return let_go() or lease.lost()
+    def abandoned() -> str:
+        if let_go():
+            return "the coordinator cancelled this level (or stopped, or its client is gone)"
+        if lease.lost():
+            return (
+                f"the coordinator went silent: its lease was not renewed for {LEASE_S:g} s"
+                " (frozen, or the scheduler lost)"
+            )
+        return ""
 
     async def barrier() -> None:
         await asyncio.to_thread(ready.set)

@@ -241,12 +241,22 @@ def build_run_options(args: RunArgs) -> RunOptions:
         check_available()
     _check_workloads(options, service)
     check_secrets_stay_encrypted(
-        options.driver_settings.cluster or "",
-        call is not None and bool(json.loads(call.metadata or "{}")),
-        bool(options.security.key),
-        args.allow_plaintext_secrets,
+        options.driver_settings.cluster or "", _secrets_sent(options), args.allow_plaintext_secrets
     )
     return options
+
+
+def _secrets_sent(options: RunOptions) -> list[str]:
+    """What a cluster's workers would be sent that may be a secret, in words."""
+    call, flow = options.call, options.flow
+    calls = (call.mix or (call,)) if call is not None else ()
+    given = [
+        *(("the metadata (-m/-M)", json.loads(part.metadata or "{}")) for part in calls),
+        ("the metadata (-m/-M)", flow is not None and json.loads(flow.metadata or "{}")),
+        ("--reflect-metadata", call is not None and json.loads(call.reflect_metadata or "{}")),
+        ("the client key (--key)", options.security.key),
+    ]
+    return list(dict.fromkeys(words for words, present in given if present))
 
 
 def _check_service(options: RunOptions, service: ServiceDefinition) -> None:
