@@ -453,6 +453,37 @@ def test_workers_with_several_threads_are_named_before_the_first_level() -> None
     assert "--nthreads 1 --nworkers N" in driver.notes[0]
 
 
+def test_a_scheduler_lost_before_the_first_level_is_not_called_a_bad_install() -> None:
+    """The scheduler gone while the workers are checked: one line that says so. It
+    advised installing grpcbench on every worker; a worker that vanished likewise."""
+
+    class LostClient:
+        status = "closed"
+
+        def wait_for_workers(self, count: int, timeout: float) -> None:
+            pass
+
+        def run(self, function: Callable[[], object], on_error: str = "raise") -> object:
+            raise OSError("Timed out trying to connect to tcp://10.0.0.9:8786")
+
+    driver = object.__new__(ClusterDriver)
+    driver.client, driver.scheduler_address = LostClient(), "tcp://10.0.0.9:8786"
+    with pytest.raises(UsageError, match="lost the Dask scheduler at tcp://10.0.0.9:8786") as said:
+        driver._choose_workers(None)
+    assert "install grpcbench" not in str(said.value)
+
+    class VanishedWorker(LostClient):
+        status = "running"
+
+        def run(self, function: Callable[[], object], on_error: str = "raise") -> object:
+            return {"tcp://10.0.0.1:1": OSError("connection closed")}
+
+    driver.client = VanishedWorker()
+    with pytest.raises(UsageError, match="10.0.0.1:1 did not answer") as said:
+        driver._choose_workers(None)
+    assert "install grpcbench" not in str(said.value)
+
+
 @pytest.mark.integration
 def test_target_checks_run_on_a_worker_and_keep_their_one_line() -> None:
     """With a cluster elsewhere, reaching the target, reflection and the pre-flight call

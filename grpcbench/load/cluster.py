@@ -133,6 +133,8 @@ class ClusterDriver:
         try:
             versions = self.client.run(worker_version, on_error="return")
         except Exception as error:  # noqa: BLE001 - the function could not be sent at all
+            if self._client_down() or isinstance(error, OSError | TimeoutError):
+                raise UsageError(self._lost_while("checking its workers", error)) from None
             raise UsageError(
                 f"the Dask workers cannot run grpcbench ({type(error).__name__}: {error});"
                 f" install grpcbench {__version__} on every worker"
@@ -141,6 +143,11 @@ class ClusterDriver:
         if failed:  # a worker without grpcbench: name it
             address, failure = next(iter(sorted(failed.items())))
             more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+            if isinstance(failure, OSError | TimeoutError):  # gone, not without grpcbench
+                raise UsageError(
+                    f"cluster worker {address}{more} did not answer"
+                    f" ({type(failure).__name__}: {failure})"
+                )
             raise UsageError(
                 f"cluster worker {address}{more} cannot run grpcbench"
                 f" ({type(failure).__name__}: {failure}); install grpcbench {__version__}"
@@ -306,6 +313,13 @@ class ClusterDriver:
 
     def _client_down(self) -> bool:
         return getattr(self.client, "status", "running") != "running"
+
+    def _lost_while(self, doing: str, error: BaseException) -> str:
+        """The scheduler went away before any level: not the workers' install."""
+        return (
+            f"lost the Dask scheduler at {getattr(self, 'scheduler_address', '?')} while"
+            f" {doing} ({type(error).__name__})"
+        )
 
     def _scheduler_lost(self) -> str:
         return (
