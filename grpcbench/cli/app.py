@@ -21,7 +21,6 @@ from grpcbench.base import defaults, interrupts, panels
 from grpcbench.base.declarations import declared_options
 from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact
-from grpcbench.cli import commands, listing_commands, saved_commands
 from grpcbench.cli.argv import (
     ghz_flags_of,
     grpcurl_flags_of,
@@ -90,6 +89,8 @@ def run(
 ) -> None:
     """Run a scenario on every server kind at every concurrency level and print the tables."""
     given = replace(args, address=address, settings=dict(settings or {}))
+    from grpcbench.cli import commands
+
     _call(commands.run_benchmark, given)
 
 
@@ -160,6 +161,8 @@ def capacity(
     given = replace(
         args, address=address, settings=dict(settings or {}), server_per_level=False, repeat=1
     )
+    from grpcbench.cli import commands
+
     search = commands.CapacityArgs(
         slos=tuple(slo), max_error_rate=max_error_rate, precision=precision,
         probe_duration=probe_duration, probe_warmup=probe_warmup, max_probes=max_probes,
@@ -192,6 +195,8 @@ def serve(
         scenario=scenario, servers=(spec,), service=service,
         server_params=tuple(server_param or ()),
     )  # fmt: skip
+    from grpcbench.cli import commands
+
     _call(commands.serve, args, port, cpus)
 
 
@@ -203,6 +208,8 @@ def show(
     ] = False,
 ) -> None:
     """Re-render saved results as tables (or markdown) without running anything."""
+    from grpcbench.cli import saved_commands
+
     _call(saved_commands.show, results, markdown)
 
 
@@ -232,6 +239,8 @@ def compare(
     ] = "text",
 ) -> None:
     """Compare two results files: ratio B / A of each figure, with its significance."""
+    from grpcbench.cli import saved_commands
+
     args = saved_commands.CompareArgs(
         baseline, contender, fail_on, alpha, significance, output_format
     )  # fmt: skip
@@ -252,12 +261,16 @@ def report(
     ] = None,
 ) -> None:
     """Charts and an offline HTML report from saved results (needs the charts extra)."""
+    from grpcbench.cli import saved_commands
+
     _call(saved_commands.report, results, html_path, png, svg)
 
 
 @app.command("servers")
 def list_servers() -> None:
     """List the server kinds and their spec options."""
+    from grpcbench.cli import listing_commands
+
     _call(listing_commands.list_servers)
 
 
@@ -283,6 +296,8 @@ def list_symbols(
     insecure: Annotated[bool, INSECURE] = False,
 ) -> None:
     """List a server's services, or one service's methods (grpcurl's list)."""
+    from grpcbench.cli import listing_commands
+
     _call(listing_commands.list_symbols, address, service, args, insecure)
 
 
@@ -298,12 +313,16 @@ def describe(
     insecure: Annotated[bool, INSECURE] = False,
 ) -> None:
     """Show a service, method, message or enum as .proto text (grpcurl's describe)."""
+    from grpcbench.cli import listing_commands
+
     _call(listing_commands.describe_symbol, address, symbol, args, insecure)
 
 
 @app.command("scenarios")
 def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """List the scenarios (bundled .toml files)."""
+    from grpcbench.cli import listing_commands
+
     _call(listing_commands.list_scenarios, as_json)
 
 
