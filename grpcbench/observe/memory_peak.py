@@ -1,26 +1,39 @@
-"""A process's peak resident memory over a level, in a process that runs many levels.
+"""A process's peak resident memory over a window (a level), for any process.
 
-``ru_maxrss`` is a high-water mark over the process's whole life, so a generator
-kept for the next level (``load.generator_process``) would report the previous
-levels' peak. Linux resets the mark on ``clear_refs`` 5 and shows it as ``VmHWM``.
+``ru_maxrss`` is a high-water mark over a process's whole life. Linux keeps it as
+``VmHWM`` and resets it on ``clear_refs`` 5, so a window's peak is the mark read
+after a reset at its start: the monitor does it for the server's processes, and a
+generator kept for the next level (``load.generator_process``) for itself.
 """
 
 from __future__ import annotations
 
-import contextlib
 import resource
+from pathlib import Path
 
 
-def reset_peak_rss() -> None:
-    """Start a new peak from now (Linux; elsewhere the peak stays the process's)."""
-    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as clear_refs:
-        clear_refs.write("5")
+def reset_peak_rss(pid: int | str = "self") -> bool:
+    """Start a new peak from now; False where it cannot be reset (not Linux, not ours)."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def read_vmhwm(pid: int | str = "self") -> int | None:
+    """The process's peak resident bytes since its last reset (or its start); None where
+    unknown."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def peak_rss_bytes() -> int:
-    """The peak resident memory since ``reset_peak_rss`` (or since the process began)."""
-    with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024  # kB
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """This process's peak since ``reset_peak_rss`` (or since it began)."""
+    peak = read_vmhwm()
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

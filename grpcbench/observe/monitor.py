@@ -19,12 +19,12 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import psutil
 
 from grpcbench.observe.cpu_share import NeighbourMeter, run_queue_wait_s, saturation
+from grpcbench.observe.memory_peak import read_vmhwm, reset_peak_rss
 from grpcbench.observe.timeline import Timeline, TimelineRecorder, sample
 
 SAMPLE_INTERVAL_S = 0.05
@@ -89,24 +89,6 @@ class ProcessUsage:
             self.cpu_s, self.wall_s, self.cpu_cores, self.run_queue_wait_s, self.others_cpu_s,
             self.steal_share,
         )  # fmt: skip
-
-
-def _reset_peak_rss(pid: int) -> bool:
-    try:
-        Path(f"/proc/{pid}/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
-def _read_vmhwm(pid: int) -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
 
 
 def _cpu_seconds(process: psutil.Process) -> float:
@@ -250,7 +232,7 @@ class ProcessMonitor:
         self._wait_start = self._wait()
         self._wall_start = time.perf_counter()
         self._use_hwm = not self._shared and all(
-            _reset_peak_rss(process.pid) for process in self.processes
+            reset_peak_rss(process.pid) for process in self.processes
         )
         self._sampled_peak = self._rss()
         if self.sample_interval_s > 0:
@@ -316,7 +298,7 @@ class ProcessMonitor:
         wait = max(0.0, self._wait() - self._wait_start)
         if self._sampler and not keep_sampling:
             self._sampler.cancel()
-        peaks = [_read_vmhwm(process.pid) for process in self.processes] if self._use_hwm else []
+        peaks = [read_vmhwm(process.pid) for process in self.processes] if self._use_hwm else []
         exact = bool(peaks) and all(peak is not None for peak in peaks)
         if not exact:
             self._peak_tracked_rss()
