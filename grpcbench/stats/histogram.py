@@ -207,30 +207,21 @@ class LatencySummary:
 
 def recorded_counts(hdr: HdrHistogram) -> list[tuple[int, int]]:
     """(highest value of the cell, count) of every cell with a count, in order: what
-    hdrh's recorded iterator gives, read straight from the counts array. The iterator
-    steps through every cell up to the largest value with several Python calls each
-    (about 65 ms for a histogram whose largest value is 100 ms), and live telemetry
-    reads each histogram every interval (issue 52)."""
+    hdrh's recorded iterator gives. The iterator steps through every cell up to the
+    largest value with several Python calls each (about 65 ms for a histogram whose
+    largest value is 100 ms), and live telemetry reads each histogram every interval
+    (issue 52); here the counts array is scanned once, and only the cells with a count
+    are turned into values, by hdrh's own functions."""
     first = hdr.get_counts_array_index(hdr.get_min_value())
     last = hdr.get_counts_array_index(hdr.get_max_value())
     counts = array("Q")  # the cells from the smallest value's to the largest's, copied once
     counts.frombytes(memoryview(hdr.counts).cast("B")[first * 8 : (last + 1) * 8])
-    half_magnitude = hdr.sub_bucket_half_count_magnitude
-    half_count = hdr.sub_bucket_half_count
-    unit = hdr.unit_magnitude
-    cells = []
-    for offset, count in enumerate(counts):
-        if not count:
-            continue
-        index = first + offset
-        bucket = (index >> half_magnitude) - 1
-        sub_bucket = (index & (half_count - 1)) + half_count
-        if bucket < 0:
-            sub_bucket -= half_count
-            bucket = 0
-        # the cell's lowest value, plus its width less one (hdrh's highest equivalent)
-        cells.append(((sub_bucket << (bucket + unit)) + (1 << (bucket + unit)) - 1, count))
-    return cells
+    highest, value_at = hdr.get_highest_equivalent_value, hdr.get_value_from_index
+    return [
+        (int(highest(value_at(first + offset))), count)
+        for offset, count in enumerate(counts)
+        if count
+    ]
 
 
 def merge_summaries(summaries: Iterable[LatencySummary]) -> LatencySummary:
