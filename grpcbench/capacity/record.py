@@ -160,6 +160,11 @@ class CapacityRecord:
             and found.slo in p.judgements
         ]  # fmt: skip
 
+    def server_probes(self, server: str) -> list[Probe]:
+        """One server's probes in the order they ran: the probes table and the exported
+        figures number them from 1 in this order (the ceiling probe first)."""
+        return [p for p in self.probes if p.server == server]
+
     def search_probes(self, server: str) -> list[Probe]:
         return [p for p in self.probes if p.server == server and p.phase != "confirm"]
 

@@ -143,7 +143,7 @@ def probes_table(run: RunRecord, record: CapacityRecord, server: str) -> Compari
     columns = ("offered", "achieved", "p50", "p99", "errors", "verdict", *slos)
     rows = []
     duration = record.settings.probe_duration_s
-    for number, probe in enumerate((p for p in record.probes if p.server == server), start=1):
+    for number, probe in enumerate(record.server_probes(server), start=1):
         level = run.levels[probe.level]
         offered = "closed loop" if probe.phase == "ceiling" else f"{probe.rate:,.0f}/s"
         judged = [

@@ -243,13 +243,15 @@ class CapacitySearch:
 
     async def _search(self, target: Target) -> dict[str, RateSearch]:
         await self.run.preflight(target, external=isinstance(target, ExternalTarget))
-        ceiling = self.record.levels[await self._probe(target, self.ceiling_plan, "ceiling")]
+        ceiling_index = await self._probe(target, self.ceiling_plan, "ceiling")
+        ceiling = self.record.levels[ceiling_index]
         # What the server answered as expected: a server that refuses most calls fast
         # (a rate limiter) must not make the search start at its refusal rate.
         served = ceiling.measured.count - ceiling.unexpected
         estimate = served / ceiling.measured.wall_s if ceiling.measured.wall_s else 0.0
-        # Judged by no SLO, but shown as probe 1 in the table: exported too.
-        self.run.events.probe_judged(target.label, 1, "ceiling", estimate, "", "estimate")
+        # Judged by no SLO, but shown in the probes table: exported too.
+        number = self._number(self._probe_at(ceiling_index))
+        self.run.events.probe_judged(target.label, number, "ceiling", estimate, "", "estimate")
         probed: dict[float, int] = {}  # rate -> its level's index
         retried: set[float] = set()
         searches: dict[str, RateSearch] = {}
@@ -348,9 +350,8 @@ class CapacitySearch:
         return judgement
 
     def _number(self, probe: Probe) -> int:
-        """The probe's number on its server, as the probes table numbers it (from 1, the
-        ceiling probe first)."""
-        return [p for p in self.capacity.probes if p.server == probe.server].index(probe) + 1
+        """The probe's number on its server, as the probes table numbers it."""
+        return self.capacity.server_probes(probe.server).index(probe) + 1
 
     def _column_failed(self, label: str, message: str, plan: LevelPlan | None = None) -> None:
         """A column that could not finish (``plan`` None: its server never started)."""
