@@ -80,6 +80,31 @@ def test_messages_arrive_whole_however_frames_cut_them(
     assert len(ended[0].gaps_us or ()) + ended[0].together == len(bodies) - 1
 
 
+@given(
+    st.lists(st.binary(max_size=40_000), min_size=1, max_size=4),
+    st.lists(st.integers(1, 70_000), min_size=1, max_size=8),
+)
+def test_messages_arrive_whole_however_socket_reads_cut_the_frames(
+    bodies: list[bytes], reads: list[int]
+) -> None:
+    """The reply's bytes cut into socket reads anywhere, frames straddling reads (a
+    held frame is completed from the next read's first bytes): the same messages."""
+    stream_bytes = b"".join(_reply(bodies, [frames.DEFAULT_MAX_FRAME_SIZE]))
+
+    async def run() -> tuple[list[bytes], list[WireStream]]:
+        connection, got, ended = _connection(), [], []  # type: ignore[var-annotated]
+        connection.start(_stream(got, ended))
+        position, turn = 0, 0
+        while position < len(stream_bytes):
+            size = reads[turn % len(reads)]
+            connection.data_received(stream_bytes[position : position + size])
+            position, turn = position + size, turn + 1
+        return got, ended
+
+    got, ended = asyncio.run(run())
+    assert got == bodies and [s.status for s in ended] == [status.OK]
+
+
 def test_gaps_between_messages_are_timed_once_per_read() -> None:
     """Three messages in one DATA frame, 20 ms later two more: the first read's
     later messages came with it, and the second read's first is a 20 ms gap."""

@@ -111,7 +111,7 @@ class Connection(CallsOut, RepliesIn, ControlIn):
         # A frame that straddles reads is completed with the first bytes of this one,
         # and the rest is cut where it lies: adding the held bytes to the whole read
         # copied every byte of a large reply once more (a read is up to 256 KB).
-        head = held + data[:_HEADER_SIZE]
+        head = held if len(held) >= _HEADER_SIZE else held + data[:_HEADER_SIZE]
         length = _MAX_FRAME + 1
         if len(head) >= _HEADER_SIZE:
             high, low, _, _, _ = _FRAME_HEADER.unpack_from(head)
