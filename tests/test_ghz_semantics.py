@@ -134,11 +134,14 @@ def test_ghz_defaults_that_say_what_grpcbench_does_are_accepted() -> None:
 
     line = ["grpcbench", "run", "--load-schedule=const", "--concurrency-schedule", "const",
             "--duration-stop", "wait", "-c", "5", "HOST:1"]  # fmt: skip
-    # --load-schedule is an option of run's own now (const: ghz's default).
-    assert ghz_flags_of(line) == ["grpcbench", "run", "--load-schedule=const", "-c", "5", "HOST:1"]
+    # --load-schedule and --concurrency-schedule are options of run's own now (const:
+    # ghz's default).
+    assert ghz_flags_of(line) == [
+        "grpcbench", "run", "--load-schedule=const", "--concurrency-schedule", "const", "-c", "5",
+        "HOST:1",
+    ]  # fmt: skip
     for refused in (
         ["--duration-stop", "close"],
-        ["--concurrency-schedule=step"],
         ["--lb-strategy", "x"],
     ):
         with pytest.raises(UsageError, match=f"ghz's {refused[0].split('=')[0]} is not supported"):

@@ -21,6 +21,7 @@ from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
 from grpcbench.load.open_loop import share_send_times
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
+from grpcbench.load.worker_turns import WorkerTurns
 from grpcbench.model.load_result import GeneratorJob
 from grpcbench.rpc.mix import weighted_order
 from grpcbench.wire import status
@@ -276,8 +277,9 @@ async def wire_open_loop_phase(
     recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
 ) -> None:
-    """Calls on a pacer, at most ``concurrency`` in flight; latency from the intended
-    send (coordinated omission corrected), as ``open_loop.open_loop_phase`` records it.
+    """Calls on a pacer, at most ``concurrency`` in flight (``load.worker_turns``);
+    latency from the intended send (coordinated omission corrected), as
+    ``open_loop.open_loop_phase`` records it.
 
     Sending is a callback too: ``pump`` sends every call whose time has come, and
     runs from a loop timer set for the next one *and* after each reply. uvloop's
@@ -287,7 +289,7 @@ async def wire_open_loop_phase(
     loop = asyncio.get_running_loop()
     finished: asyncio.Future[None] = loop.create_future()
     clock = time.perf_counter_ns
-    cap = spec.share.concurrency
+    turns = WorkerTurns(spec.share.concurrency, spec.settings.worker_schedule)
     offsets = share_send_times(spec, recorders)
     start = clock()
     intended_of: dict[int, int] = {}  # call number -> intended send (ns)
@@ -321,8 +323,15 @@ async def wire_open_loop_phase(
         now = clock()
         intended = state["next"]
         while intended <= now:
-            if budget.in_flight >= cap:  # a full set of slots: late, and the lag shows it
-                return  # the next reply runs the pump again
+            # Every worker waiting for a reply: late, and the lag shows it. The next
+            # reply runs the pump again, or, with none in flight, the schedule's next
+            # change of workers (it started at none).
+            if turns.waits((now - start) / 1e9, budget.in_flight):
+                change = turns.next_change_s
+                if budget.in_flight == 0 and change is not None and timer[0] is None:
+                    delay = max((start + int(change * 1e9) - now) / 1e9, MIN_TIMER_S)
+                    timer[0] = loop.call_later(delay, on_timer)
+                return
             if not budget.take():
                 stop_sending()
                 return
@@ -330,7 +339,7 @@ async def wire_open_loop_phase(
             number = state["number"] = state["number"] + 1
             intended_of[number] = intended
             # ghz's --rps workers: the call goes to one of the level's c workers.
-            issuer.send((number - 1) % cap, now, tag=number)
+            issuer.send(turns.turn((now - start) / 1e9), now, tag=number)
             if not state["sending"]:  # the request could not be built (``fatal``)
                 return
             intended = state["next"] = start + int(next(offsets) * 1e9)

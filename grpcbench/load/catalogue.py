@@ -29,6 +29,7 @@ FEATURES: dict[str, str] = {
     "flow": "a --workload flow",
     "mix": "a mix of methods",
     "stream_round_trip": "--stream-round-trip",
+    "worker_schedule": "--worker-schedule (ghz's --concurrency-schedule)",
 }
 
 
@@ -91,7 +92,8 @@ DRIVERS: Registry[DriverInfo] = Registry(
             name="dask",
             description="the built-in engine on Dask distributed workers (--cluster), merged",
             factory="grpcbench.load.cluster:create",
-            features=ENGINE_FEATURES,
+            # A worker schedule numbers one process's workers over time.
+            features=ENGINE_FEATURES - {"worker_schedule"},
             uses_client_stack=True,
             note="dask columns: the built-in engine on several Dask workers (--cluster) that"
             " warmed up, then measured from one common start; counts add and histograms"

@@ -3,7 +3,8 @@
 Calls are scheduled on a pacer - uniform (every 1/R s) or Poisson (random
 exponential gaps, mean 1/R), at a constant rate or on a ramp (``load.schedule``)
 - and sent without waiting for earlier replies, up
-to ``concurrency`` calls in flight. As in wrk2, a call's latency is measured
+to ``concurrency`` calls in flight (or as many as ghz's concurrency schedule has
+workers: ``load.worker_turns``). As in wrk2, a call's latency is measured
 from its *intended* send time, so a stall of the server (or of the generator)
 shows up in the percentiles instead of being hidden by sending fewer calls.
 Beside it: the service time (from the actual send) and the schedule lag
@@ -13,6 +14,7 @@ Beside it: the service time (from the actual send) and the schedule lag
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 
@@ -20,6 +22,7 @@ from grpcbench.contract.calls import CallFunction
 from grpcbench.load.calls import call_status
 from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
 from grpcbench.load.recorders import LevelRecorders
+from grpcbench.load.worker_turns import WorkerTurns
 from grpcbench.model.load_result import GeneratorJob
 from grpcbench.model.schedule import ConstantRate, Pacer, send_times
 from grpcbench.rpc.templates import CURRENT_WORKER
@@ -58,7 +61,9 @@ async def open_loop_phase(
     on_progress: Callable[[int], None] | None,
 ) -> None:
     clock = time.perf_counter
-    slots = asyncio.Semaphore(spec.share.concurrency)
+    turns = WorkerTurns(spec.share.concurrency, spec.settings.worker_schedule)
+    running = [0]  # calls sent and not yet settled: the workers waiting for replies
+    freed = asyncio.Event()
     in_flight: set[asyncio.Task[None]] = set()
     # A call that raised (a request that could not be built: a bad feeder line) ends
     # the phase with its error; a task's exception was otherwise never looked at.
@@ -87,23 +92,31 @@ async def open_loop_phase(
                 recorders.record_call(status, int((done - origin) * 1e6), stats, message)
                 recorders.record_timing(int((done - sent) * 1e6), int((sent - origin) * 1e6))
         finally:
-            slots.release()
+            running[0] -= 1
+            freed.set()
 
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     budget.arm()
     start = clock()
     try:
-        for number, offset in enumerate(share_send_times(spec, recorders)):
+        for offset in share_send_times(spec, recorders):
             intended = start + offset
             delay = intended - clock()
             if delay > MIN_SLEEP_S:
                 await asyncio.sleep(delay)
-            # A full set of slots makes the generator late; the lag shows it.
-            await slots.acquire()
+            # Every worker waiting for a reply makes the generator late; the lag shows it.
+            now = max(offset, clock() - start)
+            while turns.waits(now, running[0]) and not (failures or budget.stopped):
+                freed.clear()
+                change = turns.next_change_s  # the schedule may add workers before a reply
+                wake = None if change is None else max(0.0, start + change - clock())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(freed.wait(), wake)
+                now = max(offset, clock() - start)
             if failures or not budget.take():
-                slots.release()
                 break
-            task = asyncio.create_task(one_call(intended, number % spec.share.concurrency))
+            running[0] += 1
+            task = asyncio.create_task(one_call(intended, turns.turn(now)))
             in_flight.add(task)
             task.add_done_callback(settled)
         if in_flight:

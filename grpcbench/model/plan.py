@@ -30,6 +30,7 @@ from grpcbench.base.parsing import (
     parse_warmup,
 )
 from grpcbench.model.connections import ConnectionStrategy, parse_connection_strategy
+from grpcbench.model.ghz_workers import GhzWorkers, parse_worker_schedule
 from grpcbench.model.schedule import (
     ConstantRate,
     Pacer,
@@ -207,6 +208,15 @@ class LoadSettings:
         f" stages): {shape_examples()}. The level lasts a step: or line: schedule; ghz:"
         " (ghz's own, with optional end and max) holds its last rate until -n or -z ends"
         " the level. See it over time with --interval.",
+    )  # fmt: skip
+    worker_schedule: GhzWorkers | None = setting(
+        None, option="--worker-schedule", metavar="ghz:FIELDS", panel=LOAD_MODEL,
+        json="worker_schedule", dump=lambda schedule: schedule.text if schedule else None,
+        load=lambda value: parse_worker_schedule(str(value)) if value else None,
+        parse=parse_worker_schedule, default_text="none",
+        help="Open loop: the workers over time, ghz's --concurrency-schedule exactly"
+        " (ghz:start=5,step=5,every=5s[,end=50][,max=30s]): which worker's id each call"
+        " carries ({{.WorkerID}}) and how many calls wait for replies at once.",
     )  # fmt: skip
     interval_s: float = setting(
         0.0, option="--interval", metavar="DURATION|off", panel=OUTPUT, json="interval_s",

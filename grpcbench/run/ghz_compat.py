@@ -20,15 +20,12 @@ from pathlib import Path
 
 from grpcbench.base import defaults
 from grpcbench.base.errors import UsageError
-from grpcbench.base.parsing import parse_duration
-from grpcbench.model.schedule import parse_rate_schedule
 from grpcbench.run.arguments import RunArgs
-from grpcbench.run.ghz_flags import GhzFlags
 from grpcbench.run.ghz_promises import REFUSED
+from grpcbench.run.ghz_schedules import GHZ_TOTAL, concurrency_schedule, load_schedule, with_horizon
 
 # ghz's defaults (ghz --help, v0.120.0) for a run that names only a method.
 GHZ_CONCURRENCY = 50
-GHZ_TOTAL = 200
 GHZ_CONNECTIONS = "1"
 
 # -O name -> the exporter (report.exporters) that writes it. html is grpcbench's own
@@ -59,7 +56,7 @@ def _tags(text: str | None) -> dict[str, str]:
 _NO_OPS = {"count-errors", "async"}
 # A refused flag with this value says what grpcbench does anyway: accepted, on the
 # command line (``--load-schedule const``) and in a config file.
-AGREED = {"--concurrency-schedule": "const", "--duration-stop": "wait"}
+AGREED = {"--duration-stop": "wait"}
 _DEFAULTS_OF_REFUSED = {flag.removeprefix("--"): value for flag, value in AGREED.items()}
 _SETTINGS_KEYS = {
     "total": "requests", "duration": "duration",
@@ -119,7 +116,11 @@ _FLAG_FIELDS = {
 
 # ghz's --load-* config keys: GhzFlags fields of the same name (dashes as underscores).
 _LOAD_KEYS = ("load-schedule", "load-start", "load-step", "load-end", "load-step-duration",
-              "load-max-duration")  # fmt: skip
+              "load-max-duration", "concurrency-schedule", "concurrency-start",
+              "concurrency-step", "concurrency-end", "concurrency-step-duration",
+              "concurrency-max-duration")  # fmt: skip
+# ghz's defaults in a config file where they differ from its command line's.
+_CONFIG_DEFAULTS = {"concurrency_start": "1", "concurrency_step": "0"}
 
 
 def _refused_reason(key: str) -> str | None:
@@ -200,6 +201,10 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
             if reason:
                 raise UsageError(f"--config {flags.config}: ghz's {key} is not supported: {reason}")
             raise UsageError(f"--config {flags.config}: {key!r} is not one of ghz's options")
+    if str(config.get("concurrency-schedule", "const")).lower() != "const":
+        for name, value in _CONFIG_DEFAULTS.items():
+            if getattr(flags, name) is None:
+                flag_changes.setdefault(name, value)
     security = replace(args.call.security, **tls_changes)  # type: ignore[arg-type]
     call = replace(args.call, **call_changes, security=security)  # type: ignore[arg-type]
     args = replace(args, **changes, settings=settings, call=call)  # type: ignore[arg-type]
@@ -231,53 +236,6 @@ def is_ghz_line(args: RunArgs) -> bool:
     )  # fmt: skip
 
 
-def _load_schedule(flags: GhzFlags) -> str | None:
-    """ghz's --load-schedule step|line and its --load-* flags as ``--rate-schedule ghz:``
-    text (None for const, ghz's default), checked as ghz checks them."""
-    given = {name: getattr(flags, f"load_{name}") for name in
-             ("start", "step", "end", "step_duration", "max_duration")}  # fmt: skip
-    kind = (flags.load_schedule or "const").lower()
-    if kind == "const":
-        others = [f"--load-{name.replace('_', '-')}" for name, v in given.items() if v]
-        if others:
-            raise UsageError(f"{', '.join(others)} go with --load-schedule step or line")
-        return None
-    if kind not in ("step", "line"):
-        raise UsageError(f'bad --load-schedule {flags.load_schedule!r}: "const", "step" or "line"')
-    start, step, end = given["start"] or "0", given["step"] or "0", given["end"] or "0"
-    for name, value in (("start", start), ("step", step), ("end", end)):
-        if not value.lstrip("-").isdecimal():
-            raise UsageError(f"bad --load-{name} {value!r}: an integer, calls/s")
-    if int(start) <= 0:
-        raise UsageError("--load-start must be above 0 calls/s (ghz's Start.Freq cannot be 0)")
-    if int(start) == int(end):
-        raise UsageError("--load-start cannot equal --load-end (ghz's check)")
-    if int(step) == 0:
-        raise UsageError("invalid --load-step: give the rate's change per step (not 0)")
-    every = "1s" if kind == "line" else given["step_duration"]
-    if not every:
-        raise UsageError("--load-schedule step needs --load-step-duration (ghz's check)")
-    text = f"ghz:start={start},step={step},every={every}"
-    text += f",end={end}" if int(end) else ""
-    text += f",max={given['max_duration']}" if given["max_duration"] else ""
-    return text
-
-
-def _with_horizon(schedule: str, settings: dict[str, object], skipped: int) -> str:
-    """An open ramp (no --load-end, no --load-max-duration: its rate never stops
-    changing) with the time its level is expected to end (-z, or -n's calls at its
-    pace), which bounds its peak rate; a ramp that holds is returned as it is."""
-    pacer = parse_rate_schedule(schedule)
-    if pacer.duration_s:  # it holds from then on: its peak is known
-        return schedule
-    if settings.get("duration"):
-        seconds = parse_duration(str(settings["duration"]), "-z")
-    else:
-        calls = int(str(settings.get("requests") or GHZ_TOTAL)) + skipped  # -n's total
-        seconds = pacer.time_of(calls)
-    return f"{schedule},horizon={seconds:.3f}s"
-
-
 def apply(args: RunArgs) -> RunArgs:
     """``args`` with ghz's flags mapped onto `run`'s options, and ghz's defaults (on a
     ghz command line: a method given here or in --config, no scenario, a target)."""
@@ -302,6 +260,16 @@ def apply(args: RunArgs) -> RunArgs:
         settings.pop("requests", None)
         settings["duration"] = flags.max_duration
     concurrency = args.concurrency
+    workers = concurrency_schedule(flags)
+    if workers is not None:
+        if flags.rps is None and load_schedule(flags) is None:
+            raise UsageError(
+                f"--concurrency-schedule {flags.concurrency_schedule} needs --rps or"
+                " --load-schedule here: without a rate ghz's workers call as fast as they"
+                " can, a closed loop whose users change, which grpcbench does not run"
+            )
+        take("--concurrency-schedule", "worker_schedule", workers)
+        concurrency = None  # ghz ignores -c under a concurrency schedule
     if flags.rps is not None:
         if args.rate:
             raise UsageError("--rps and --rate say the same: give one")
@@ -311,7 +279,7 @@ def apply(args: RunArgs) -> RunArgs:
                 raise UsageError("--rps with -c takes one -c: the cap on calls in flight")
             take("-c with --rps", "max_in_flight", concurrency)
             concurrency = None
-    schedule = _load_schedule(flags)
+    schedule = load_schedule(flags)
     if schedule is not None:
         if flags.rps is not None:
             raise UsageError(
@@ -373,7 +341,7 @@ def apply(args: RunArgs) -> RunArgs:
             )
         settings["requests"] = str(total - flags.skip_first)
     if schedule is not None:
-        settings["rate_schedule"] = _with_horizon(schedule, settings, flags.skip_first or 0)
+        settings["rate_schedule"] = with_horizon(schedule, settings, flags.skip_first or 0)
     exports = args.exports
     output = args.output
     if flags.output_format is not None:

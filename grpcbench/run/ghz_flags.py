@@ -33,6 +33,24 @@ class GhzFlags:
     load_max_duration: str | None = option(
         None, help="ghz's: when the ramp stops changing and holds its rate.", panel=panels.GHZ
     )
+    concurrency_schedule: str | None = option(
+        None,
+        help="ghz's: const (the default), step or line: --worker-schedule ghz:...",
+        panel=panels.GHZ,
+    )
+    concurrency_start: str | None = option(None, help="ghz's: the first number of workers.",
+                                           panel=panels.GHZ)  # fmt: skip
+    concurrency_step: str | None = option(
+        None, help="ghz's: the workers' change per step (line: per second).", panel=panels.GHZ
+    )
+    concurrency_end: str | None = option(None, help="ghz's: the number of workers to hold at.",
+                                         panel=panels.GHZ)  # fmt: skip
+    concurrency_step_duration: str | None = option(
+        None, help="ghz's: how long each step of workers lasts.", panel=panels.GHZ
+    )
+    concurrency_max_duration: str | None = option(
+        None, help="ghz's: when the number of workers stops changing.", panel=panels.GHZ
+    )
     skip_first: int | None = option(
         None, "--skipFirst", help=("ghz's: --warmup N."), panel=panels.GHZ
     )

@@ -26,6 +26,13 @@ ACCEPTED: dict[str, str] = {
     " rate steps (line: every second by the slope) and then holds at --load-end, or"
     " from --load-max-duration at the rate reached, until -n or -z ends the level; with"
     " -c, -c caps the calls in flight",
+    "--concurrency-schedule, --concurrency-start, --concurrency-step, --concurrency-end,"
+    " --concurrency-step-duration, --concurrency-max-duration": "the same with --rps or"
+    " --load-schedule, ghz's worker ticker exactly (--worker-schedule ghz:...): the"
+    " workers change in steps, the oldest stopped first; each call carries the"
+    " {{.WorkerID}} of a working worker, in turn, and the working workers cap the calls"
+    " in flight; -c is then ignored, as ghz ignores it. Without a rate (ghz: workers"
+    " calling as fast as they can) it is refused",
     "--connections": "the same: N connections, calls spread round-robin",
     "--skipFirst": "--warmup N: the first N of -n's calls are not counted (-n 300"
     " --skipFirst 100: 300 calls, 200 reported)",
@@ -64,9 +71,6 @@ ACCEPTED: dict[str, str] = {
     "HOST:PORT (last argument)": "the same as --target",
 }
 REFUSED: dict[str, str] = {
-    "--concurrency-schedule, --concurrency-start, --concurrency-end, --concurrency-step,"
-    " --concurrency-step-duration, --concurrency-max-duration": "give the levels as a"
-    " list: -c 10,20,40; --concurrency-schedule const, ghz's default, is accepted",
     "--lb-strategy": "one target address, no load balancing between several",
     "--stream-dynamic-messages": "not yet: a stream's messages are rendered once per call",
     "--duration-stop": "grpcbench waits for the calls in flight at the end of -z: ghz's"

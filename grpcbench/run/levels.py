@@ -76,6 +76,11 @@ def level_plans(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[
         )
     if schedule is not None:
         rates = (schedule.peak,)
+    if load.worker_schedule is not None and not rates:
+        raise UsageError(
+            "--worker-schedule sets an open loop's workers: give --rate or --rate-schedule"
+            " (on a ghz line, --concurrency-schedule needs --rps or --load-schedule)"
+        )
     if rates and load.connections.mode == "per-user":
         raise UsageError("--connections per-user gives each virtual user a connection: a closed"
                          " loop; an open loop (--rate) has no users")  # fmt: skip

@@ -171,6 +171,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
             "flow": flow is not None,
             "stream_round_trip": call is not None and call.stream_round_trip,
             "mix": call is not None and bool(call.mix),
+            "worker_schedule": load.worker_schedule is not None,
         },
     )
     placement = build_placement(args.pin, args.server_cpus, args.client_cpus, args.backing_cpus)
@@ -196,7 +197,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         settings=load,
         drivers=drivers,
         driver_settings=DriverSettings(
-            client_processes=resolve_client_processes(args.value("client_processes"), placement),
+            client_processes=_client_processes(args, load, placement),
             ghz=args.ghz,
             cluster=cluster,
             cluster_workers=args.cluster_workers,
@@ -244,6 +245,20 @@ def build_run_options(args: RunArgs) -> RunOptions:
         options.driver_settings.cluster or "", _secrets_sent(options), args.allow_plaintext_secrets
     )
     return options
+
+
+def _client_processes(args: RunArgs, load: LoadSettings, placement: Placement) -> int:
+    """Generator processes per level; one runs a worker schedule (its workers are one
+    numbered set, as ghz's are)."""
+    given = args.value("client_processes")
+    if load.worker_schedule is not None:
+        if given not in (None, 1):
+            raise UsageError(
+                f"--worker-schedule runs in one generator process: drop --client-processes"
+                f" {given} (ghz's --cpus)"
+            )
+        return 1
+    return resolve_client_processes(given, placement)
 
 
 def _secrets_sent(options: RunOptions) -> list[str]:
