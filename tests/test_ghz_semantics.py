@@ -245,3 +245,34 @@ def test_a_ghz_line_speaks_tls_with_the_system_s_cas_unless_insecure(
     for args in (RunArgs(address="127.0.0.1:1", call=call, insecure=True),
                  RunArgs(target="127.0.0.1:1", call=call)):  # fmt: skip
         assert not apply(args).call.security.tls
+
+
+def test_two_options_of_a_kind_on_a_ghz_line_are_ghz_s_choice(tmp_path: Path) -> None:
+    """ghz runs -d with -D (-D wins), --proto with --protoset (--proto), -b with -d
+    (binary) and -z with -n (-z); grpcbench's own lines still refuse each pair."""
+    data = tmp_path / "d.json"
+    data.write_text('{"name":"file"}')
+    both = CallArgs(call=("helloworld.Greeter/SayHello",), proto=PROTO, protoset="x.protoset",
+                    data='{"name":"x"}', data_file=str(data))  # fmt: skip
+    args = apply(RunArgs(address="127.0.0.1:1", call=both, settings={"requests": "10",
+                                                                    "duration": "1s"}))  # fmt: skip
+    assert (args.call.protoset, args.call.data, args.call.data_file) == (None, None, str(data))
+    assert "requests" not in args.settings and args.settings["duration"] == "1s"
+    stdin = apply(RunArgs(address="127.0.0.1:1", call=replace(both, data="@"))).call
+    assert (stdin.data, stdin.data_file) == ("@", None)
+    binary = apply(RunArgs(address="127.0.0.1:1", call=replace(both, binary_stdin=True))).call
+    assert (binary.data, binary.data_file) == (None, None)
+    with pytest.raises(UsageError, match="not both"):  # not a ghz line: grpcbench's own
+        build_run_options(apply(RunArgs(target="127.0.0.1:1", call=both)))
+
+
+def test_a_ghz_yaml_config_is_read_as_ghz_reads_it(tmp_path: Path) -> None:
+    config = tmp_path / "ghz.yaml"
+    config.write_text("call: helloworld.Greeter.SayHello\ntotal: 7\nconcurrency: 3\n"
+                      "insecure: true\nhost: 127.0.0.1:1\ndata:\n  name: Joe\n")  # fmt: skip
+    args = apply(RunArgs(ghz_flags=GhzFlags(config=str(config))))
+    assert (args.address, args.settings["requests"], args.concurrency) == ("127.0.0.1:1", "7", "3")
+    assert args.call.data == '{"name": "Joe"}' and args.insecure
+    config.write_text("call: [\n")
+    with pytest.raises(UsageError, match="not valid YAML at line 2"):
+        apply(RunArgs(ghz_flags=GhzFlags(config=str(config))))

@@ -14,9 +14,9 @@ from grpcbench.base.declarations import declared, from_json, help_for, setting, 
 from grpcbench.base.errors import UsageError
 from grpcbench.model import load_result
 from grpcbench.model.connections import parse_connection_strategy
+from grpcbench.model.ghz_workers import parse_worker_schedule
 from grpcbench.model.load_result import GeneratorJob, Share
 from grpcbench.model.plan import LoadSettings
-from grpcbench.model.ghz_workers import parse_worker_schedule
 from grpcbench.model.schedule import parse_rate_schedule
 from grpcbench.run.arguments import RunArgs
 

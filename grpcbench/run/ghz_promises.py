@@ -10,14 +10,16 @@ from __future__ import annotations
 # ghz flag -> what it means here (the README lists these).
 ACCEPTED: dict[str, str] = {
     "--proto, --protoset, --call, -i/--import-paths": "the same (a --proto path is also"
-    " looked up under the import paths, as ghz does)",
+    " looked up under the import paths, as ghz does; given both, --proto is used, as by"
+    " ghz)",
     "-d/--data, -D/--data-file, -m/--metadata, -M/--metadata-file": "the same, template"
     " actions included; a key gRPC reserves (te, content-type, user-agent, grpc-timeout,"
     " grpc-encoding, grpc-status...) or HTTP/2 forbids (host, connection...) is refused by"
-    " name, where ghz drops it unsent",
+    " name, where ghz drops it unsent; given -d and -D, -D is used (-d @, standard input,"
+    " over -D), as by ghz",
     "--insecure, --cacert, --cert, --key, --cname, --skipTLS": "the same",
     "-c/--concurrency, -n/--total, -z/--duration, -t/--timeout": "the same (-c also takes a"
-    " list of levels)",
+    " list of levels; -z with -n: -z, as in ghz)",
     "-x/--max-duration": "--duration, and -n is ignored: what ghz's binary does (its docs"
     " say -n is respected)",
     "-r/--rps": "--rate (open loop); with -c, -c caps the calls in flight",
@@ -45,11 +47,12 @@ ACCEPTED: dict[str, str] = {
         " sleeps the interval after each send"
     ),
     "-b/--binary, -B/--binary-file": "the same: a serialized request (from standard input"
-    " or a file), checked against the schema",
+    " or a file), checked against the schema; used over -d/-D, as by ghz",
     "--reflect-metadata": "the same: metadata on the reflection requests",
     "--cpus": "--client-processes: generator processes (ghz: Go threads)",
     "--connect-timeout": "the same (default 10s)",
-    "--config": "the same: a JSON or TOML file of ghz's options; the command line wins",
+    "--config": "the same: a JSON, TOML or YAML file of ghz's options (YAML with the"
+    " yaml extra); the command line wins",
     "--authority, --keepalive, -e/--enable-compression": "the same, on both client stacks",
     "--max-recv-message-size, --max-send-message-size": "the same: a larger message ends its"
     " call ResourceExhausted, which the level counts (the pre-flight call lets it"
@@ -76,6 +79,9 @@ REFUSED: dict[str, str] = {
     "--duration-stop": "grpcbench waits for the calls in flight at the end of -z: ghz's"
     " wait, which is accepted",
 }
+# A refused flag with this value says what grpcbench does anyway: accepted, on the
+# command line (``--duration-stop wait``) and in a config file.
+AGREED = {"--duration-stop": "wait"}
 # What a server sees differ between ghz and grpcbench given one ghz command line:
 # the conformance suite (tests/conformance) runs ghz's documented lines and one line
 # per flag through both, records what the server received, and allows a line only

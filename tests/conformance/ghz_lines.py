@@ -127,6 +127,11 @@ PER_FLAG = [
         )
     ],
     _line(f"{BASE} -O json -o ./out.json ADDR", "flag -o", P),
+    # Two of a kind: ghz uses one (its fromConfig and requester), so does a ghz line here.
+    _line(f"--insecure {GREETER} {JOE} -D ./data.json -n 20 -c 2 ADDR", "flags -d -D", P),
+    _line(f"--insecure --proto ./greeter.proto --protoset ./bundle.protoset --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 ADDR", "flags --proto --protoset", P),
+    _line(f"--insecure {GREETER} {JOE} -c 2 -n 10 -z 500ms ADDR", "flags -z -n", P),
+    _line("--config ./config.yaml", "flag --config (YAML)", P),
 ]
 
 # fmt: on

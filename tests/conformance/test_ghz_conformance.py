@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from grpcbench.rpc.schema import compile_proto
 from grpcbench.run.ghz_promises import DIFFERENCES
@@ -102,6 +103,7 @@ def _config(workdir: Path, address: str) -> None:
         "import-paths": ["./protos"], "insecure": True, "host": address,
     }  # fmt: skip
     (workdir / "config.json").write_text(json.dumps(config))
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))  # ghz reads YAML too
 
 
 def _run(argv: list[str], workdir: Path, stdin: str | None) -> subprocess.CompletedProcess[str]:
