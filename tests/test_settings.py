@@ -29,6 +29,7 @@ NOT_DEFAULT = LoadSettings(
     rate_schedule=parse_rate_schedule("step:start=10,step=10,every=1s,end=30"), interval_s=0.5,
     cooldown_s=2.0, client_allocations=50,
     worker_schedule=parse_worker_schedule("ghz:start=2,step=2,every=1s,end=6"),
+    duration_stop="close",
 )  # fmt: skip
 
 

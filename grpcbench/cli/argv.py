@@ -4,7 +4,7 @@ ways dropped (others refused by name), and ``--profile generator`` spelled as fl
 from __future__ import annotations
 
 from grpcbench.base.errors import UsageError
-from grpcbench.run import ghz_compat, ghz_promises
+from grpcbench.run import ghz_compat
 
 # grpcurl's single-dash flags, for `list` and `describe` (grpcurl's own commands): the
 # ones that mean one of ours become it; the others are refused naming what to give.
@@ -43,10 +43,8 @@ def grpcurl_flags_of(argv: list[str]) -> list[str]:
 
 
 def ghz_flags_of(argv: list[str]) -> list[str]:
-    """``argv`` without the ghz flags that only restate what grpcbench does (ghz's
-    ``--load-schedule const``, ``--duration-stop wait``: ``ghz_promises.AGREED``); any
-    other ghz flag `run` does not take is refused by name with its reason (a
-    ``UsageError``)."""
+    """``argv``, checked: a ghz flag `run` does not take is refused by name with its
+    reason (``ghz_promises.REFUSED``, a ``UsageError``)."""
     if len(argv) < 2 or argv[1] != "run":
         return argv
     refused = ghz_compat.refused_flags()
@@ -55,14 +53,10 @@ def ghz_flags_of(argv: list[str]) -> list[str]:
     for word in words:
         if word == "--":
             return [*kept, word, *words]
-        flag, equals, value = word.partition("=")
+        flag = word.partition("=")[0]
         reason = refused.get(flag)
         if not reason:
             kept.append(word)
-            continue
-        if not equals and flag in ghz_promises.AGREED:
-            value = next(words, "")
-        if ghz_promises.AGREED.get(flag) == value:
             continue
         raise UsageError(f"ghz's {flag} is not supported: {reason}")
     return kept

@@ -16,173 +16,27 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from grpcbench.contract.calls import CallStats, UnaryPlan
-from grpcbench.load.closed_loop import WATCHDOG_GRACE_S, Budget, report_progress
+from grpcbench.load.closed_loop import (
+    WATCHDOG_GRACE_S,
+    Budget,
+    report_progress,
+)
 from grpcbench.load.open_loop import share_send_times
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.wire_calls import WireUnaryCalls
+from grpcbench.load.wire_issuer import IGNORED, CallIssuer
 from grpcbench.load.worker_turns import WorkerTurns
 from grpcbench.model.load_result import GeneratorJob
-from grpcbench.rpc.mix import weighted_order
 from grpcbench.wire import status
-from grpcbench.wire.channel import WireChannel
-from grpcbench.wire.headers import RequestFields
-from grpcbench.wire.stream import WireStream, unary_outcome
+from grpcbench.wire.stream import WireStream
 
 MIN_TIMER_S = 0.001  # the shortest timer the open loop sets (see wire_open_loop_phase)
 
 status_name = status.name  # the recorded name of a wire status code
 
 
-class _Method:
-    """One method's calls on the level's channels: its header blocks and body built
-    once when its request is fixed, and its timeout."""
-
-    def __init__(self, plan: UnaryPlan, channels: list[WireChannel], timeout_s: float) -> None:
-        self.path = plan.path
-        self.timeout_s = plan.timeout_s or timeout_s
-        self.next_request = plan.next_request
-        self.streaming = plan.method_type != "unary"
-        self.sent = len(plan.requests) if plan.method_type in ("client-streaming", "bidi") else 0
-        self.fixed = plan.request is not None or self.streaming
-        self.blocks: list[RequestFields] = []
-        self.body = b""
-        if self.fixed:
-            requests = (plan.request,) if plan.request is not None else plan.requests
-            # every request message framed (gzip-compressed with -e), in one body
-            self.body = b"".join(channels[0].frame(request) for request in requests)
-            self.blocks = [
-                channel.request_fields(plan.path, self.timeout_s, plan.metadata or None)
-                for channel in channels
-            ]
-
-
-class _Issuer:
-    """Builds and sends one call's stream on the channel it picks (and, for a mix, of
-    the method its cycle says)."""
-
-    def __init__(
-        self,
-        calls: WireUnaryCalls,
-        timeout_s: float,
-        on_done: Callable[[WireStream], None],
-        on_fatal: Callable[[Exception], None],
-    ) -> None:
-        self.calls = calls
-        # A request that cannot be built (a bad feeder line, a template that fails):
-        # the phase ends with it. It is raised from a reply's callback, inside the
-        # connection's frame loop, where it would break the connection and leave
-        # the call counted in flight for ever.
-        self.on_fatal = on_fatal
-        self.channels = calls.channels
-        self.count = len(self.channels)
-        self.on_done = on_done
-        self.least_busy = calls.least_busy and self.count > 1
-        self.in_flight = [0] * self.count  # per channel, counted when least_busy
-        if self.least_busy:
-
-            def counted(stream: WireStream) -> None:
-                self.in_flight[stream.lane] -= 1
-                on_done(stream)
-
-            self.on_done = counted
-        self.loop = asyncio.get_running_loop()
-        plan = calls.plan
-        self.methods = [_Method(part, self.channels, timeout_s) for part in (plan.parts or (plan,))]
-        self.method = self.methods[0]
-        # A mix: each connection's next call's method, in proportion to the weights
-        # (rpc.mix). One order per connection, so each carries the whole mix: with one
-        # shared order, connection and method both went round by the call's number,
-        # and with 10 connections on 8:1:1 each connection carried one method only.
-        self.orders = [weighted_order(plan.weights) for _ in self.channels] if plan.parts else None
-        self.next = 0
-        # One fixed request round-robin over the channels (the common case): ``send``
-        # skips the choices it does not need.
-        self.simple = not (calls.per_user or self.least_busy or self.orders) and self.method.fixed
-        self.all_unary = not any(method.streaming for method in self.methods)
-
-    def send(self, user: int, started: int, tag: int | None = None) -> None:
-        """One call of virtual user ``user`` (its connection with per-user, its
-        {{.WorkerID}}); ``tag`` (default: the user) comes back on the stream."""
-        if self.simple:
-            index = self.next
-            self.next = (index + 1) % self.count
-            method = self.method
-            stream = WireStream(
-                method.blocks[index], method.body, True, self.on_done,
-                started * 1e-9 + method.timeout_s,  # started: perf_counter_ns, as deadlines'
-            )  # fmt: skip
-            stream.tag = user if tag is None else tag
-            stream.lane = index
-            stream.started = started
-            channel = self.channels[index]
-            connection = channel.connection
-            if connection is not None and not (connection.draining or connection.closed):
-                connection.start_unary(stream)  # channel.start's first case, inline
-            else:
-                channel.start(stream)
-            return
-        if self.calls.per_user:
-            index = user % self.count
-        elif self.least_busy:
-            index = min(range(self.count), key=self.in_flight.__getitem__)
-            self.in_flight[index] += 1
-        else:
-            index = self.next
-            self.next = (index + 1) % self.count
-        channel = self.channels[index]
-        part = 0
-        method = self.method
-        if self.orders is not None:
-            part = next(self.orders[index])
-            method = self.methods[part]
-        if method.fixed:
-            block, body = method.blocks[index], method.body
-        else:
-            assert method.next_request is not None
-            try:
-                request, metadata = method.next_request(user)
-            except Exception as error:  # any of it ends the phase, said once
-                self.on_fatal(error)
-                return
-            block = channel.request_fields(
-                method.path, method.timeout_s, metadata or None, varying=True
-            )
-            body = b""
-        deadline = started * 1e-9 + method.timeout_s
-        stream = WireStream(block, body, True, self.on_done, deadline)
-        stream.tag = user if tag is None else tag
-        stream.lane = index
-        stream.part = part
-        stream.started = started
-        if method.fixed:
-            channel.start(stream)
-        else:
-            channel.start_framed(stream, request)  # over --max-send-message-size: fails
-
-    def outcome(self, stream: WireStream) -> tuple[int, str, CallStats | None]:
-        """A call's status, message and (a stream's) what came back, as the coroutine
-        loops record them."""
-        method = self.methods[stream.part]
-        if not method.streaming:
-            code, message = unary_outcome(stream)
-            return code, message, None
-        first = stream.first_at - stream.started / 1e9 if stream.messages else 0.0
-        stats = CallStats(
-            stream.messages, 0, stream.bytes, max(first, 0.0), sent=method.sent,
-            gaps_us=stream.gaps_us or (), together=stream.together,
-        )  # fmt: skip
-        return stream.status, stream.message, stats if stream.status == status.OK else None
-
-    def cancel_all(self) -> None:
-        """The watchdog: end every call still open, each as DeadlineExceeded."""
-        for channel in self.channels:
-            for stream in channel.open_streams():
-                channel.cancel(stream, "level time limit", status.DEADLINE_EXCEEDED)
-
-
 async def _finish(
-    finished: asyncio.Future[None], budget: Budget, timeout_s: float, issuer: _Issuer
+    finished: asyncio.Future[None], budget: Budget, timeout_s: float, issuer: CallIssuer
 ) -> None:
     """Wait for the last call; past the time limit plus a deadline, end what is left."""
     limit = budget.hard_end - time.perf_counter() + timeout_s + WATCHDOG_GRACE_S
@@ -237,7 +91,8 @@ async def wire_closed_loop_phase(
                     record("OK", elapsed_us, None, "", stream.part)
             else:
                 code, message, stats = outcome(stream)
-                record(status_name(code), elapsed_us, stats, message, stream.part)
+                if code != IGNORED:
+                    record(status_name(code), elapsed_us, stats, message, stream.part)
         if take():  # next_call, inline: the user's next call, still in flight
             send(stream.tag, now)
         else:
@@ -249,8 +104,10 @@ async def wire_closed_loop_phase(
         if not finished.done():
             finished.set_exception(error)
 
-    issuer = _Issuer(calls, spec.settings.timeout_s, on_done, fatal)
+    issuer = CallIssuer(calls, spec.settings.timeout_s, on_done, fatal)
     send, outcome, all_unary = issuer.send, issuer.outcome, issuer.all_unary
+    stop = spec.settings.duration_stop
+    budget.end_at_duration(stop, lambda: issuer.end_in_flight(stop))
     budget.arm()
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     try:
@@ -301,8 +158,8 @@ async def wire_open_loop_phase(
         budget.in_flight -= 1
         budget.done += 1
         intended = intended_of.pop(stream.tag)
-        if recorders is not None:
-            code, message, stats = issuer.outcome(stream)
+        code, message, stats = issuer.outcome(stream)
+        if recorders is not None and code != IGNORED:
             recorders.record_call(
                 status_name(code), (done - intended) // 1000, stats, message, stream.part
             )
@@ -365,8 +222,10 @@ async def wire_open_loop_phase(
         if not finished.done():
             finished.set_exception(error)
 
-    issuer = _Issuer(calls, spec.settings.timeout_s, on_done, fatal)
+    issuer = CallIssuer(calls, spec.settings.timeout_s, on_done, fatal)
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
+    stop = spec.settings.duration_stop
+    budget.end_at_duration(stop, lambda: issuer.end_in_flight(stop))
     budget.arm()
     # The phase's end (a timer of Budget's) must stop the pacer even when no
     # call is due: watch for it as often as the progress ticker would.

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 
 import grpc
 
@@ -23,6 +24,11 @@ from grpcbench.rpc.status_names import status_name
 PROGRESS_INTERVAL_S = 0.2
 # The watchdog's margin past a phase's time limit and one call deadline.
 WATCHDOG_GRACE_S = 2.0
+
+
+# A call in flight when the duration ended, under --duration-stop close (ghz's words:
+# "grpc: the client connection is closing").
+DURATION_STOP_MESSAGE = "the duration ended (--duration-stop close)"
 
 
 @dataclass
@@ -44,6 +50,10 @@ class Budget:
     _timers: list[asyncio.TimerHandle] = field(default_factory=list)
     _claiming: asyncio.Task[None] | None = None
     _parked: list[Callable[[], None]] = field(default_factory=list)
+    # --duration-stop close|ignore: what ends the calls in flight when the duration
+    # ends (``end_at_duration``); "" waits for them.
+    closing: str = ""
+    on_end: Callable[[], None] | None = None
 
     @classmethod
     def for_phase(
@@ -94,6 +104,15 @@ class Budget:
     def _end(self) -> None:
         self.stopped = True
         self._resume_parked()
+        if self.on_end is not None:
+            self.on_end()
+
+    def end_at_duration(self, action: str, end_in_flight: Callable[[], None]) -> None:
+        """--duration-stop: at the duration's end, ``end_in_flight`` ends the calls in
+        flight (close: each counted Cancelled; ignore: not counted); wait: nothing."""
+        if action != "wait" and self.ends_at is not None:
+            self.closing = action
+            self.on_end = end_in_flight
 
     def _hard_end(self) -> None:
         """The level's time limit: stop taking calls; a count not reached is truncated."""
@@ -193,11 +212,22 @@ async def _user(
             status, stats = "DeadlineExceeded", None
         except WorkloadError as error:
             status, stats, message = error.status, None, str(error)
+        except asyncio.CancelledError:
+            if not budget.closing:  # the phase's end, not --duration-stop's
+                raise
+            status, stats, message = "Cancelled", None, DURATION_STOP_MESSAGE
         elapsed_us = (clock() - started) // 1000
         budget.in_flight -= 1
         budget.done += 1
-        if record is not None:
+        if record is not None and not (budget.closing == "ignore" and budget.stopped):
             record(status, elapsed_us, stats, message)
+
+
+def cancel_tasks(tasks: Iterable[asyncio.Task[None]]) -> None:
+    """--duration-stop close|ignore on the coroutine loops: each call in flight is
+    cancelled, and its loop counts it (``Budget.closing``)."""
+    for task in list(tasks):
+        task.cancel()
 
 
 async def watch_phase(
@@ -235,8 +265,10 @@ async def closed_loop_phase(
     recorders: LevelRecorders | None,
     on_progress: Callable[[int], None] | None,
 ) -> None:
+    users: list[asyncio.Task[None]] = []
+    budget.end_at_duration(spec.settings.duration_stop, partial(cancel_tasks, users))
     budget.arm()
-    users = [
+    users += [
         asyncio.create_task(_user(call, budget, spec.settings.timeout_s, recorders))
         for _ in range(spec.share.concurrency)
     ]

@@ -17,10 +17,17 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from grpcbench.contract.calls import CallFunction
 from grpcbench.load.calls import call_status
-from grpcbench.load.closed_loop import Budget, report_progress, watch_phase
+from grpcbench.load.closed_loop import (
+    DURATION_STOP_MESSAGE,
+    Budget,
+    cancel_tasks,
+    report_progress,
+    watch_phase,
+)
 from grpcbench.load.recorders import LevelRecorders
 from grpcbench.load.worker_turns import WorkerTurns
 from grpcbench.model.load_result import GeneratorJob
@@ -80,11 +87,16 @@ async def open_loop_phase(
         try:
             sent = clock()
             budget.in_flight += 1
-            status, stats, message = await call_status(call, spec.settings.timeout_s)
+            try:
+                status, stats, message = await call_status(call, spec.settings.timeout_s)
+            except asyncio.CancelledError:
+                if not budget.closing:  # the phase's end, not --duration-stop's
+                    raise
+                status, stats, message = "Cancelled", None, DURATION_STOP_MESSAGE
             done = clock()
             budget.in_flight -= 1
             budget.done += 1
-            if recorders is not None:
+            if recorders is not None and not (budget.closing == "ignore" and budget.stopped):
                 # From the intended send (coordinated omission corrected); but a call
                 # due within MIN_SLEEP_S is sent at once, a little early, and counts
                 # from when it was sent: a later intended time would understate it.
@@ -96,6 +108,7 @@ async def open_loop_phase(
             freed.set()
 
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
+    budget.end_at_duration(spec.settings.duration_stop, partial(cancel_tasks, in_flight))
     budget.arm()
     start = clock()
     try:

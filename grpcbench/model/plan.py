@@ -42,6 +42,8 @@ from grpcbench.rpc.client_stacks import known_stack, stacks_help
 
 Arrivals = Literal["uniform", "poisson"]
 ARRIVALS: tuple[Arrivals, ...] = ("uniform", "poisson")
+DurationStop = Literal["wait", "close", "ignore"]
+DURATION_STOPS: tuple[DurationStop, ...] = ("wait", "close", "ignore")
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,15 @@ class LoadSettings:
         f" stages): {shape_examples()}. The level lasts a step: or line: schedule; ghz:"
         " (ghz's own, with optional end and max) holds its last rate until -n or -z ends"
         " the level. See it over time with --interval.",
+    )  # fmt: skip
+    duration_stop: DurationStop = setting(
+        "wait", option="--duration-stop", metavar="wait|close|ignore", panel=LOAD_MODEL,
+        json="duration_stop", check=one_of(*DURATION_STOPS),
+        load=lambda value: value if value in DURATION_STOPS else "wait",
+        parse=lambda value: value,
+        help="At the end of --duration (ghz's -z): wait for the calls in flight; close:"
+        " cancel them, each counted Cancelled (ghz's default); ignore: cancel them, not"
+        " counted.",
     )  # fmt: skip
     worker_schedule: GhzWorkers | None = setting(
         None, option="--worker-schedule", metavar="ghz:FIELDS", panel=LOAD_MODEL,

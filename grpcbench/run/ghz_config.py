@@ -10,19 +10,17 @@ from pathlib import Path
 
 from grpcbench.base.errors import UsageError
 from grpcbench.run.arguments import RunArgs
-from grpcbench.run.ghz_promises import AGREED, REFUSED
+from grpcbench.run.ghz_promises import REFUSED
 
 # ghz config keys that change nothing here (see ghz_promises.ACCEPTED).
 _NO_OPS = {"count-errors", "async"}
-# The value of a refused key that is ghz's default (a config file may spell it out).
-_DEFAULTS_OF_REFUSED = {flag.removeprefix("--"): value for flag, value in AGREED.items()}
 _SETTINGS_KEYS = {
     "total": "requests", "duration": "duration",
     "timeout": "timeout", "connect-timeout": "connect_timeout",
     "connections": "connections", "authority": "authority", "keepalive": "keepalive",
     "enable-compression": "enable_compression",
     "max-recv-message-size": "max_recv_message_size",
-    "max-send-message-size": "max_send_message_size",
+    "max-send-message-size": "max_send_message_size", "duration-stop": "duration_stop",
 }  # fmt: skip
 _CALL_KEYS = {
     "proto": "proto", "protoset": "protoset", "data-file": "data_file",
@@ -116,7 +114,7 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
     changes: dict[str, object] = {}
     flag_changes: dict[str, object] = {}
     for key, value in config.items():
-        if key in _NO_OPS or _DEFAULTS_OF_REFUSED.get(key) == value:
+        if key in _NO_OPS:
             continue
         if key in _SETTINGS_KEYS:
             settings.setdefault(_SETTINGS_KEYS[key], _text(value))
