@@ -136,7 +136,7 @@ def test_ghz_defaults_are_taken_and_what_is_refused_is_refused_by_name() -> None
             "--duration-stop", "wait", "-c", "5", "HOST:1"]  # fmt: skip
     # --load-schedule, --concurrency-schedule and --duration-stop are run's own options.
     assert ghz_flags_of(line) == line
-    for refused in (["--lb-strategy", "x"], ["--stream-dynamic-messages"]):
+    for refused in (["--lb-strategy", "x"],):
         with pytest.raises(UsageError, match=f"ghz's {refused[0].split('=')[0]} is not supported"):
             ghz_flags_of(["grpcbench", "run", *refused, "HOST:1"])
     assert ghz_flags_of(["grpcbench", "run", "--", "--lb-strategy=x"])[-1] == "--lb-strategy=x"
@@ -267,3 +267,31 @@ def test_a_ghz_yaml_config_is_read_as_ghz_reads_it(tmp_path: Path) -> None:
     config.write_text("call: [\n")
     with pytest.raises(UsageError, match="not valid YAML at line 2"):
         apply(RunArgs(ghz_flags=GhzFlags(config=str(config))))
+
+
+def test_dynamic_stream_messages_are_rendered_as_each_is_sent() -> None:
+    """--stream-dynamic-messages: message i of a call is rendered when the stream takes
+    it (the call's worker and number, a new UUID); refused with static data and -b."""
+    from grpcbench.rpc.call import CallMessages
+    from grpcbench.rpc.planned import plan_call
+    from grpcbench.rpc.settings import CallSettings
+
+    greeter = "tests/conformance/ghz_testdata/greeter.proto"
+    settings = CallSettings(
+        method="helloworld.Greeter/SayHelloCS", proto=greeter, stream_messages=3,
+        data='[{"name":"{{.RequestNumber}}-{{.UUID}}"}]', stream_dynamic=True,
+    )  # fmt: skip
+    planned = plan_call(settings)
+    assert planned is not None
+    call = planned.checked(planned.descriptor_set or b"")
+    messages, _ = CallMessages(call).next("g0c0")
+    sent = [bytes(message) for message in messages]
+    assert len(sent) == 3 and len(set(sent)) == 3 and all(b"0-" in m for m in sent)
+    still, _ = CallMessages(replace(call, dynamic=False)).next("g0c0")
+    assert len(set(still)) == 1
+    with pytest.raises(UsageError, match="no template action"):
+        plan_call(replace(settings, data='[{"name":"Joe"}]'))
+    with pytest.raises(UsageError, match="binary"):
+        plan_call(replace(settings, data=None, binary=b"\n\x03Joe"))
+    with pytest.raises(UsageError, match="only client and bidi"):
+        plan_call(replace(settings, method="helloworld.Greeter/SayHello", stream_messages=None))

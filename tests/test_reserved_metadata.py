@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from grpcbench.base.errors import UsageError
 from grpcbench.model.plan import LoadSettings
-from grpcbench.rpc.call import RESERVED_METADATA, metadata_pairs, read_metadata
+from grpcbench.rpc.metadata_text import RESERVED_METADATA, metadata_pairs, read_metadata
 
 RESERVED = sorted(RESERVED_METADATA)
 

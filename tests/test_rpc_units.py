@@ -10,7 +10,8 @@ import pytest
 from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import MASK, redact_argv
 from grpcbench.model.scenario import load_scenario
-from grpcbench.rpc.call import CallMessages, MethodCall, read_metadata
+from grpcbench.rpc.call import CallMessages, MethodCall
+from grpcbench.rpc.metadata_text import read_metadata
 from grpcbench.rpc.schema import MethodSchema, compile_proto, parse_call_name
 from grpcbench.rpc.templates import Template
 from tests.support.echo_server import EXAMPLE

@@ -34,7 +34,7 @@ def _catalog(address: str | None, args: CallArgs, insecure: bool) -> Any:
     paths = tuple(p.strip() for p in (args.import_paths or "").split(",") if p.strip())
     metadata = "{}"
     if args.reflect_metadata:
-        from grpcbench.rpc.call import read_metadata
+        from grpcbench.rpc.metadata_text import read_metadata
 
         metadata = read_metadata((args.reflect_metadata,), None)
     security = args.security.resolve(address) if address else args.security

@@ -128,6 +128,8 @@ def _method_call(spec: GeneratorJob, workdir: Path, secrets: SecretFiles | None)
         argv.append("--disable-template-functions")
     if call.stream_messages:
         argv.append(f"--stream-call-count={call.stream_messages}")
+    if call.dynamic:
+        argv.append("--stream-dynamic-messages")
     if call.stream_interval_s:
         argv.append(f"--stream-interval={_go_duration(call.stream_interval_s)}")
     if call.stream_duration_s:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import difflib
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -26,10 +25,9 @@ from google.protobuf import json_format
 from grpcbench.base.errors import UsageError
 from grpcbench.base.input_files import read_input_text
 from grpcbench.rpc.feeder import Feeder, FeedExhausted
+from grpcbench.rpc.metadata_text import Metadata, parse_json, parse_metadata
 from grpcbench.rpc.schema import MethodSchema
 from grpcbench.rpc.templates import MethodNames, Template, TemplateUse, call_fields
-
-Metadata = tuple[tuple[str, str | bytes], ...]
 
 
 @dataclass(frozen=True)
@@ -54,6 +52,8 @@ class MethodCall:
     # A mix (rpc.mix): its methods, in order; the fields above are then the first's.
     mix: tuple[MethodCall, ...] = ()
     round_trip: bool = False  # bidi: time each request to its reply (--stream-round-trip)
+    # ghz's --stream-dynamic-messages: a client stream's data rendered for each message.
+    dynamic: bool = False
 
     @classmethod
     def build(
@@ -123,86 +123,6 @@ def _in_proto_names(error: str, request: Any) -> str:
     return f"{match.group(1)} has no field {match.group(2)}{hint} (its fields: {', '.join(names)})"
 
 
-def _json(text: str, what: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError as error:
-        raise UsageError(f"{what} is not valid JSON: {error}") from None
-    except RecursionError:
-        raise UsageError(f"{what} is nested too deeply to be a request") from None
-
-
-def parse_metadata(text: str) -> Metadata:
-    """-m/-M's JSON object text -> gRPC metadata (one UsageError if it is not that)."""
-    return metadata_pairs(_json(text, "the metadata (-m/-M)"), "the metadata (-m/-M)")
-
-
-def metadata_pairs(value: Any, what: str) -> Metadata:
-    """A JSON object of strings -> gRPC metadata; ``-bin`` keys carry bytes."""
-    if not isinstance(value, dict):
-        raise UsageError(f"{what} must be a JSON object of strings")
-    pairs: list[tuple[str, str | bytes]] = []
-    for key, item in value.items():
-        if not isinstance(item, str | int | float | bool) or not key:
-            raise UsageError(f"{what}: the value of {key!r} must be a string")
-        name = key.lower()  # gRPC metadata keys are lower case (ghz lowercases them too)
-        text = str(item)
-        _check_metadata(name, text, what)
-        pairs.append((name, text.encode() if name.endswith("-bin") else text))
-    return tuple(pairs)
-
-
-# gRPC's PROTOCOL-HTTP2.md: a key is lower-case letters, digits, "_", "-" and "."; a
-# value printable ASCII (space included) unless the key ends in -bin (any bytes).
-_METADATA_KEY = re.compile(r"[0-9a-z_.-]+")
-_METADATA_VALUE = re.compile(r"[\x20-\x7e]*")
-
-
-# Keys gRPC sets itself (grpc-go's isReservedHeader; grpc.aio leaves them out too) and
-# HTTP/2's connection-specific fields (RFC 9113 8.2.2, 8.3.1): as metadata they would be
-# dropped by grpc and malformed or duplicated on the wire, so each is refused by name.
-RESERVED_METADATA = {
-    "content-type": "gRPC sets it (application/grpc)",
-    "te": "gRPC sets it (trailers)",
-    "user-agent": "gRPC sets it",
-    "grpc-timeout": "the call's deadline sets it: give -t/--timeout",
-    "grpc-encoding": "compression sets it: give -e/--enable-compression",
-    "grpc-message-type": "gRPC sets it",
-    "grpc-message": "a server's reply field",
-    "grpc-status": "a server's reply field",
-    "grpc-status-details-bin": "a server's reply field",
-    "host": "HTTP/2 carries it as :authority: give --authority",
-    "connection": "HTTP/2 has no connection-specific fields",
-    "keep-alive": "HTTP/2 has no connection-specific fields: give --keepalive for PINGs",
-    "proxy-connection": "HTTP/2 has no connection-specific fields",
-    "transfer-encoding": "HTTP/2 has no connection-specific fields",
-    "upgrade": "HTTP/2 has no connection-specific fields",
-}
-
-
-def _check_reserved(name: str, what: str) -> None:
-    """A reserved key (``RESERVED_METADATA``), which grpc would drop and the wire stack
-    would send, is refused by name."""
-    if name in RESERVED_METADATA:
-        raise UsageError(f"{what}: {name} is reserved: {RESERVED_METADATA[name]}")
-
-
-def _check_metadata(name: str, value: str, what: str) -> None:
-    """Metadata grpc would refuse to send is refused here, before any load, on both
-    client stacks (grpc crashed the generator; wire sent it); so is a reserved key."""
-    _check_reserved(name, what)
-    if not _METADATA_KEY.fullmatch(name):
-        shown = ":authority and other pseudo-headers" if name.startswith(":") else repr(name)
-        raise UsageError(
-            f"{what}: {shown} cannot be a metadata key (letters, digits, '_', '-', '.')"
-        )
-    if not name.endswith("-bin") and not _METADATA_VALUE.fullmatch(value):
-        raise UsageError(
-            f"{what}: the value of {name!r} holds a character gRPC metadata cannot carry"
-            " (printable ASCII only; a key ending in -bin carries any bytes)"
-        )
-
-
 class CallMessages:
     """Serialized requests and metadata, call after call, for one generator process.
 
@@ -241,9 +161,16 @@ class CallMessages:
         self.fixed_metadata = (
             self._metadata(self.metadata_template.text) if self.metadata_template.fixed else None
         )
+        # --stream-dynamic-messages: each message of a client stream rendered as it is
+        # sent; how many: --stream-messages, or the list's length (the same every call).
+        self.dynamic = call.dynamic and self.streams and not fixed and self.feeder is None
+        self.dynamic_count = 0
+        if self.dynamic:
+            first = self._messages(self.data.render(call_fields(self.names, "", 0)))
+            self.dynamic_count = call.stream_messages or len(first)
 
     def _messages(self, text: str) -> list[bytes]:
-        value = _json(text, "the request data (-d/-D)")
+        value = parse_json(text, "the request data (-d/-D)")
         items = value if isinstance(value, list) else [value]
         if not items:
             raise UsageError("the request data is an empty list: give at least one message")
@@ -279,13 +206,17 @@ class CallMessages:
             return list(messages)
         return [messages[i % len(messages)] for i in range(count)]
 
-    def next(self, worker_id: str) -> tuple[list[bytes], Metadata]:
+    def next(self, worker_id: str) -> tuple[Sequence[bytes], Metadata]:
         """The next call's request messages (one for unary or server streaming) and metadata."""
         number = self.next_number
         self.next_number += self.step
         fields = None
+        messages: Sequence[bytes]
         if self.fixed_messages is not None:
             messages = self.fixed_messages
+        elif self.dynamic:
+            fields = call_fields(self.names, worker_id, number)
+            messages = RenderedOnSend(self, worker_id, number)
         elif self.feeder is not None:  # the feeder's next line, its template rendered
             messages, fields = self._fed(worker_id, number)
         else:
@@ -296,6 +227,8 @@ class CallMessages:
         else:
             fields = fields or call_fields(self.names, worker_id, number)
             metadata = self._metadata(self.metadata_template.render(fields))
+        if self.dynamic:
+            return messages, metadata  # rendered as the stream takes each
         if self.streams:
             return self._stream(messages), metadata
         return [messages[number % len(messages)]], metadata
@@ -375,26 +308,24 @@ def read_data(data: str | None, data_file: str | None) -> str:
     return data if data is not None else "{}"
 
 
-def read_metadata(items: Sequence[str], metadata_file: str | None) -> str:
-    """``-m KEY=VALUE`` (repeatable) or ghz's ``-m JSON``, and/or ``-M FILE`` -> one JSON object.
+class RenderedOnSend(Sequence[bytes]):
+    """One call's client-stream messages under --stream-dynamic-messages, each rendered
+    when the stream takes it: the call's worker id and request number, a new
+    timestamp, UUID and random values, as ghz's ``CallData.Regenerate`` gives them;
+    message i is the data list's element i (from the top again when it is shorter)."""
 
-    Later entries win; the values stay untouched (template actions included)."""
-    merged: dict[str, Any] = {}
-    if metadata_file is not None:
-        text = read_utf8(metadata_file, "-M")
-        value = _json(text, f"-M {os.path.basename(metadata_file)}")
-        metadata_pairs(value, "-M")
-        merged.update(value)
-    for item in items:
-        if item.lstrip().startswith("{"):
-            value = _json(item, "-m")
-            metadata_pairs(value, "-m")
-            merged.update(value)
-            continue
-        key, separator, text = item.partition("=")
-        if not separator or not key.strip():
-            raise UsageError("bad -m: expected KEY=VALUE or a JSON object")  # never echo a value
-        merged[key.strip()] = text
-    for key in merged:  # the values wait for their templates; a reserved key is known now
-        _check_reserved(key.lower(), "-m")
-    return json.dumps(merged)
+    def __init__(self, messages: CallMessages, worker_id: str, number: int) -> None:
+        self.messages = messages
+        self.worker_id = worker_id
+        self.number = number
+
+    def __len__(self) -> int:
+        return self.messages.dynamic_count
+
+    def __getitem__(self, index: int) -> bytes:  # type: ignore[override]
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        source = self.messages
+        fields = call_fields(source.names, self.worker_id, self.number)
+        items = source._messages(source.data.render(fields))
+        return items[index % len(items)]

@@ -37,7 +37,7 @@ from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
 from grpcbench.contract.calls import CallFunction, WorkloadError
-from grpcbench.rpc.call import Metadata, parse_metadata
+from grpcbench.rpc.metadata_text import Metadata, parse_metadata
 from grpcbench.rpc.schema import MethodSchema, parse_call_name
 from grpcbench.rpc.status_names import status_name
 

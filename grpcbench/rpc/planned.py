@@ -22,7 +22,7 @@ from grpcbench.rpc.schema import (
 )
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.rpc.settings import CallSettings, MixEntry
-from grpcbench.rpc.templates import TemplateUse
+from grpcbench.rpc.templates import Template, TemplateUse
 
 if TYPE_CHECKING:
     from grpcbench.rpc.flow import PlannedFlow
@@ -53,6 +53,7 @@ class PlannedCall:
     feed_path: str = ""  # -D FILE.jsonl/.csv: a feeder (rpc.feeder)
     feed_mode: str = ""  # --feed
     stream_round_trip: bool = False  # time each request to the reply that answers it
+    stream_dynamic: bool = False  # --stream-dynamic-messages: each message rendered anew
     given: str = ""  # --call as typed ("pkg.Svc.Method" or "pkg.Svc/Method"), as ghz reports it
     data_path: str = ""  # -D FILE: where ``data`` came from (results keep a large one's path)
 
@@ -84,6 +85,11 @@ class PlannedCall:
                 f"--stream-interval/--stream-call-duration: {self.method} is {schema.method_type};"
                 " only client and bidi streams send several messages"
             )
+        if self.stream_dynamic and not schema.method.client_streaming:
+            raise UsageError(
+                f"--stream-dynamic-messages: {self.method} is {schema.method_type}; only client"
+                " and bidi streams send several messages"
+            )
         if self.stream_round_trip and schema.method_type != "bidi":
             raise UsageError(
                 f"--stream-round-trip: {self.method} is {schema.method_type}; only a bidi stream"
@@ -97,7 +103,7 @@ class PlannedCall:
         call = replace(
             call, feed_path=self.feed_path, feed_mode=self.feed_mode, weight=self.weight,
             timeout_s=self.timeout_s, label=self.label, expected=self.expected,
-            round_trip=self.stream_round_trip,
+            round_trip=self.stream_round_trip, dynamic=self.stream_dynamic,
         )  # fmt: skip
         call.__dict__["schema"] = schema  # the schema at hand (see MethodCall.build)
         CallMessages(call).check()
@@ -172,9 +178,18 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         stream_messages, settings.binary, settings.stream_interval_s, settings.stream_duration_s,
         settings.reflect_metadata or "{}", settings.templates,
         feed_path=settings.feed_path or "", feed_mode=settings.feed_mode or "",
-        stream_round_trip=settings.stream_round_trip, given=settings.method.strip(),
+        stream_round_trip=settings.stream_round_trip, stream_dynamic=settings.stream_dynamic,
+        given=settings.method.strip(),
         import_paths=settings.import_paths, data_path=settings.data_path,
     )  # fmt: skip
+    if settings.stream_dynamic and settings.binary is not None:
+        raise UsageError("--stream-dynamic-messages renders -d's template: not with -B/-b"
+                         " (ghz: cannot use dynamic messages with binary data)")  # fmt: skip
+    if settings.stream_dynamic and Template(settings.data or "{}", settings.templates).fixed:
+        raise UsageError(
+            "--stream-dynamic-messages renders -d's template for each message, and -d has no"
+            " template action (ghz fails such a run: its provider cannot use static data)"
+        )
     if settings.feed_path and settings.binary is not None:
         raise UsageError("give the requests as -D FILE.jsonl/.csv or -B/-b, not both")
     if settings.mix:

@@ -57,6 +57,7 @@ class CallSettings:
     stream_interval_s: float = 0.0  # --stream-interval: a pause between stream messages
     stream_duration_s: float = 0.0  # --stream-call-duration: a stream's sending time limit
     stream_round_trip: bool = False  # --stream-round-trip: the n-th reply answers the n-th
+    stream_dynamic: bool = False  # --stream-dynamic-messages: each message rendered anew
     reflect_metadata: str | None = None  # --reflect-metadata: JSON object for reflection
     templates: TemplateUse = "all"  # ghz's --disable-template-functions/-data
     # A mix: several methods in one level (``method`` is then the first's); data and
@@ -83,6 +84,7 @@ class CallSettings:
             stream_interval_s=self.stream_interval_s or base.stream_interval_s,
             stream_duration_s=self.stream_duration_s or base.stream_duration_s,
             stream_round_trip=self.stream_round_trip or base.stream_round_trip,
+            stream_dynamic=self.stream_dynamic or base.stream_dynamic,
             reflect_metadata=self.reflect_metadata or base.reflect_metadata,
             templates=self.templates,
             mix=self.mix if self.method else base.mix,
@@ -179,6 +181,13 @@ class CallArgs:
         panel=panels.CALL,
     )
     security: ChannelSecurity = group(ChannelSecurity)
+    stream_dynamic_messages: bool = option(
+        False,
+        help="Client and bidi streams: render -d's template for each message sent (a new"
+        " timestamp, UUID and random values; the call's worker and request number), as"
+        " ghz's --stream-dynamic-messages.",
+        panel=panels.CALL,
+    )
     binary_file: str | None = option(
         None,
         "--binary-file",
@@ -227,8 +236,9 @@ class CallArgs:
 
     def settings(self) -> CallSettings:
         """With -D and -M read (a UsageError names a file that cannot be read)."""
-        from grpcbench.rpc.call import read_data, read_metadata
+        from grpcbench.rpc.call import read_data
         from grpcbench.rpc.feeder import MODES, feed_format
+        from grpcbench.rpc.metadata_text import read_metadata
 
         feeding = self.data_file is not None and feed_format(self.data_file) is not None
         if self.feed is not None and self.feed not in MODES:
@@ -259,6 +269,7 @@ class CallArgs:
             stream_interval_s=_duration(self.stream_interval, "--stream-interval"),
             stream_duration_s=_duration(self.stream_call_duration, "--stream-call-duration"),
             stream_round_trip=self.stream_round_trip,
+            stream_dynamic=self.stream_dynamic_messages,
             reflect_metadata=(
                 read_metadata((self.reflect_metadata,), None) if self.reflect_metadata else None
             ),

@@ -23,7 +23,8 @@ from typing import Any
 import grpc
 
 from grpcbench.contract.calls import CallFunction, CallStats, ReplyCounter, UnaryPlan
-from grpcbench.rpc.call import CallMessages, Metadata, MethodCall
+from grpcbench.rpc.call import CallMessages, MethodCall
+from grpcbench.rpc.metadata_text import Metadata
 from grpcbench.rpc.templates import CURRENT_WORKER, WorkerIds
 
 
@@ -107,7 +108,7 @@ class MethodWorkload:
                 self.workers[task] = worker
         return worker
 
-    def next_call(self) -> tuple[list[bytes], Metadata]:
+    def next_call(self) -> tuple[Sequence[bytes], Metadata]:
         return self.messages.next(self._worker_id())
 
     def unary_plan(self) -> UnaryPlan | None:

@@ -150,6 +150,10 @@ def with_config(args: RunArgs) -> tuple[RunArgs, bool]:
                 changes["address"] = str(value)
         elif key == "output":
             changes["output"] = args.output or Path(str(value))
+        elif key == "stream-dynamic-messages":
+            call_changes["stream_dynamic_messages"] = (
+                bool(value) or args.call.stream_dynamic_messages
+            )
         elif key in ("disable-template-functions", "disable-template-data"):
             name = key.replace("-", "_")
             flag_changes[name] = bool(value) or getattr(flags, name)

@@ -40,6 +40,10 @@ ACCEPTED: dict[str, str] = {
     " --skipFirst 100: 300 calls, 200 reported)",
     "--count-errors": "always on: failed calls count in every figure",
     "--stream-call-count": "--stream-messages",
+    "--stream-dynamic-messages": "the same: each message of a client or bidi stream is"
+    " rendered as it is sent (the call's worker and request number; a new timestamp,"
+    " UUID and random values); refused, as ghz fails, with -b/-B or with data that has"
+    " no template action",
     "--stream-interval, --stream-call-duration": (
         "the same, for client and bidi streams; --stream-interval keeps a pacer from the"
         " stream's start (message n is due at n × interval), so a stream the server holds"
@@ -80,7 +84,6 @@ ACCEPTED: dict[str, str] = {
 }
 REFUSED: dict[str, str] = {
     "--lb-strategy": "one target address, no load balancing between several",
-    "--stream-dynamic-messages": "not yet: a stream's messages are rendered once per call",
 }
 # What a server sees differ between ghz and grpcbench given one ghz command line:
 # the conformance suite (tests/conformance) runs ghz's documented lines and one line

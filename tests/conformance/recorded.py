@@ -77,8 +77,9 @@ def facts(connections: list[SeenConnection], decoder: Decoder, counted: bool) ->
     # A timed line's last calls may be cut by its end before their request left (ghz
     # resets them: HEADERS, no DATA, no END_STREAM); they sent no message to compare.
     cut = {id(s) for _, s in calls if not counted and not s.messages and (s.reset or not s.ended)}
-    sent = [json.dumps([decoder.message(s, compressed, body) for compressed, body in s.messages])
-            for _, s in calls if id(s) not in cut]  # fmt: skip
+    decoded = [[decoder.message(s, compressed, body) for compressed, body in s.messages]
+               for _, s in calls if id(s) not in cut]  # fmt: skip
+    sent = [json.dumps(messages) for messages in decoded]
     messages = many([decoder.normal(text) for text in sent])
     metadata = many([
         decoder.normal(json.dumps({k: v for k, v in sorted(s.headers.items())
@@ -93,6 +94,8 @@ def facts(connections: list[SeenConnection], decoder: Decoder, counted: bool) ->
         "messages": messages,
         "metadata": metadata,
         "workers": len(set(WORKER.findall(text))),
+        # whether a stream's messages were one rendering (--stream-dynamic-messages: not)
+        "one-rendering": {len(set(messages)) == 1 for messages in decoded if len(messages) > 1},
         "compression": {(s.headers.get("grpc-encoding"), any(f for f, _ in s.messages))
                         for _, s in calls},  # fmt: skip
         "deadline": {None if d is None else math.ceil(d) for d in deadlines},
