@@ -408,9 +408,14 @@ def render_ghz_flags() -> str:
         flags = [flag for group in groups for flag in group.split(", ") if flag.startswith("-")]
         return " ".join(f"`{flag}`" for flag in flags)
 
-    taken = f"Taken: {names(ghz_promises.ACCEPTED)}, and `HOST:PORT`."
+    taken = (
+        f"Taken: {names(ghz_promises.ACCEPTED)}, and `HOST:PORT` (also as `dns:///HOST:PORT` or"
+        " `passthrough:///HOST:PORT`)."
+    )
     refused = (
         f"Refused, each with its reason and what to give instead: {names(ghz_promises.REFUSED)}."
+        if ghz_promises.REFUSED
+        else "Refused: none of ghz v0.120's flags."
     )
     paragraphs = (textwrap.fill(text, 100, break_on_hyphens=False) for text in (taken, refused))
     return "\n\n".join(paragraphs)

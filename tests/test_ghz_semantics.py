@@ -129,16 +129,13 @@ def test_the_disable_template_flags_reach_the_call() -> None:
         build_run_options(apply(RunArgs(address="127.0.0.1:50051", call=call, ghz_flags=flags)))
 
 
-def test_ghz_defaults_are_taken_and_what_is_refused_is_refused_by_name() -> None:
+def test_ghz_defaults_are_taken() -> None:
     from grpcbench.cli.argv import ghz_flags_of
 
     line = ["grpcbench", "run", "--load-schedule=const", "--concurrency-schedule", "const",
             "--duration-stop", "wait", "-c", "5", "HOST:1"]  # fmt: skip
     # --load-schedule, --concurrency-schedule and --duration-stop are run's own options.
     assert ghz_flags_of(line) == line
-    for refused in (["--lb-strategy", "x"],):
-        with pytest.raises(UsageError, match=f"ghz's {refused[0].split('=')[0]} is not supported"):
-            ghz_flags_of(["grpcbench", "run", *refused, "HOST:1"])
     assert ghz_flags_of(["grpcbench", "run", "--", "--lb-strategy=x"])[-1] == "--lb-strategy=x"
 
 
@@ -295,3 +292,19 @@ def test_dynamic_stream_messages_are_rendered_as_each_is_sent() -> None:
         plan_call(replace(settings, data=None, binary=b"\n\x03Joe"))
     with pytest.raises(UsageError, match="only client and bidi"):
         plan_call(replace(settings, method="helloworld.Greeter/SayHello", stream_messages=None))
+
+
+def test_grpc_names_and_the_balancing_policy_as_ghz_takes_them() -> None:
+    """dns:///, dns://RESOLVER/ and passthrough:/// name HOST:PORT; --lb-strategy is
+    grpc's pick_first or round_robin, the same for one address."""
+    from grpcbench.targets.choice import plain_address, target_address
+
+    assert plain_address("dns:///example.test:443") == "example.test:443"
+    assert plain_address("dns://8.8.8.8/example.test:443") == "example.test:443"
+    assert target_address(None, "passthrough:///127.0.0.1:1") == "127.0.0.1:1"
+    assert plain_address("127.0.0.1:1") == "127.0.0.1:1"
+    call = CallArgs(call=("helloworld.Greeter.SayHello",))
+    for strategy, target in (("round_robin", "dns:///127.0.0.1:1"), ("pick_first", "h:1")):
+        apply(RunArgs(address=target, call=call, ghz_flags=GhzFlags(lb_strategy=strategy)))
+    with pytest.raises(UsageError, match="pick_first or round_robin"):
+        apply(RunArgs(address="h:1", call=call, ghz_flags=GhzFlags(lb_strategy="grpclb")))

@@ -38,7 +38,7 @@ from grpcbench.run.arguments import RunArgs
 app = typer.Typer(
     add_completion=True,
     no_args_is_help=False,
-    context_settings={"help_option_names": ["-h", "--help"]},  # ghz's -h too
+    context_settings={"help_option_names": ["-h", "--help", "--help-long"]},  # ghz's too
     pretty_exceptions_enable=False,
     help="Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by side.",
 )

@@ -24,6 +24,7 @@ from grpcbench.run.arguments import RunArgs
 from grpcbench.run.ghz_config import with_config
 from grpcbench.run.ghz_promises import REFUSED
 from grpcbench.run.ghz_schedules import GHZ_TOTAL, concurrency_schedule, load_schedule, with_horizon
+from grpcbench.targets.choice import plain_address
 
 # ghz's defaults (ghz --help, v0.120.0) for a run that names only a method.
 GHZ_CONCURRENCY = 50
@@ -84,6 +85,27 @@ def is_ghz_line(args: RunArgs) -> bool:
         args.address and args.call.call and not args.servers
         and args.scenario == defaults.SCENARIO
     )  # fmt: skip
+
+
+def _check_lb_strategy(strategy: str, target: str) -> None:
+    """ghz's --lb-strategy is grpc's balancing policy, which only a name that resolves to
+    several addresses (dns:///) can tell apart: refused there for round_robin."""
+    if strategy not in ("pick_first", "round_robin"):
+        raise UsageError(f"bad --lb-strategy {strategy!r}: grpc's pick_first or round_robin")
+    if strategy == "pick_first" or not target.startswith("dns:"):
+        return
+    import socket
+
+    host, _, port = plain_address(target).rpartition(":")
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(host.strip("[]"), port or None)}
+    except (OSError, UnicodeError):
+        return  # unresolvable: the connection says so, as for any target
+    if len(found) > 1:
+        raise UsageError(
+            f"--lb-strategy round_robin: {host} resolves to {len(found)} addresses and"
+            " grpcbench connects to one; give one address (or pick_first)"
+        )
 
 
 def _ghz_precedence(call: CallArgs, settings: dict[str, object]) -> CallArgs:
@@ -159,6 +181,8 @@ def apply(args: RunArgs) -> RunArgs:
                 raise UsageError("--load-schedule with -c takes one -c: the cap on calls in flight")
             take("-c with --load-schedule", "max_in_flight", concurrency)
             concurrency = None
+    if flags.lb_strategy is not None:
+        _check_lb_strategy(flags.lb_strategy, args.target or args.address or "")
     if flags.cpus is not None:
         if flags.cpus <= 0:
             raise UsageError(f"bad --cpus {flags.cpus}: a positive integer")

@@ -51,6 +51,12 @@ class GhzFlags:
     concurrency_max_duration: str | None = option(
         None, help="ghz's: when the number of workers stops changing.", panel=panels.GHZ
     )
+    lb_strategy: str | None = option(
+        None,
+        help="ghz's: grpc's pick_first or round_robin; the same here for one address (what"
+        " HOST:PORT is to ghz); over several a dns:/// name resolves to, refused.",
+        panel=panels.GHZ,
+    )
     skip_first: int | None = option(
         None, "--skipFirst", help=("ghz's: --warmup N."), panel=panels.GHZ
     )

@@ -58,6 +58,12 @@ ACCEPTED: dict[str, str] = {
     " Without it grpcbench waits: ghz's default, close, closes its connections while its"
     " workers finish their calls, so against a fast server none is cancelled (a ghz -z"
     " line measured here: 0 Cancelled), against a slow one some are",
+    "--lb-strategy": "pick_first and round_robin, where they mean the same: one address"
+    " (HOST:PORT, which ghz dials as it is, or a dns:/// name with one address); round"
+    " robin over the several addresses of a dns:/// name is refused (grpcbench connects"
+    " to one)",
+    "dns:///HOST:PORT, passthrough:///HOST:PORT": "the same: gRPC's name syntax, resolved by"
+    " the system's resolver",
     "--cpus": "--client-processes: generator processes (ghz: Go threads)",
     "--connect-timeout": "the same (default 10s)",
     "--config": "the same: a JSON, TOML or YAML file of ghz's options (YAML with the"
@@ -82,9 +88,7 @@ ACCEPTED: dict[str, str] = {
     " behind (over 1,000 were measured against a Python server)",
     "HOST:PORT (last argument)": "the same as --target",
 }
-REFUSED: dict[str, str] = {
-    "--lb-strategy": "one target address, no load balancing between several",
-}
+REFUSED: dict[str, str] = {}
 # What a server sees differ between ghz and grpcbench given one ghz command line:
 # the conformance suite (tests/conformance) runs ghz's documented lines and one line
 # per flag through both, records what the server received, and allows a line only
@@ -103,6 +107,4 @@ DIFFERENCES: dict[str, str] = {
     " failures is not a success); ghz exits 0",
     "cpus-connections": "--cpus N: N connections, one per generator process (a"
     " connection cannot be shared between processes); ghz's N threads share one",
-    "refused": "grpcbench refuses the line by name, with its reason (the refused flags"
-    " above), where ghz runs it",
 }

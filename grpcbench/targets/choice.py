@@ -17,10 +17,24 @@ LOCALHOST = "127.0.0.1"
 
 
 def target_address(target: str | None, address: str | None) -> str | None:
-    """``--target HOST:PORT`` or, as in ghz, the address as the last argument."""
+    """``--target HOST:PORT`` or, as in ghz, the address as the last argument (either
+    may be in gRPC's name syntax: ``plain_address``)."""
     if target and address and target != address:
         raise UsageError(f"two targets: --target {target} and {address}; give one")
-    return target or address
+    given = target or address
+    return plain_address(given) if given else given
+
+
+def plain_address(text: str) -> str:
+    """HOST:PORT from gRPC's name syntax, which ghz and grpcurl take (grpc's naming.md):
+    ``dns:///HOST:PORT``, ``dns://RESOLVER/HOST:PORT`` (the resolver is the system's
+    here) and ``passthrough:///HOST:PORT``; any other text as it is."""
+    for scheme in ("dns:///", "passthrough:///"):
+        if text.startswith(scheme):
+            return text[len(scheme) :]
+    if text.startswith("dns://"):
+        return text[len("dns://") :].partition("/")[2]
+    return text
 
 
 def target_plans(
