@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import faulthandler
+import json
 import os
 import subprocess
 import sys
@@ -130,6 +131,16 @@ def run_grpcbench(
             cwd=cwd, **kwargs,
         )  # fmt: skip
     return _WARM.run(list(args), timeout, None if cwd is None else str(cwd))
+
+
+def one_level_load(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """``grpcbench run ARGS -o FILE`` that must succeed with one level: its ``load``."""
+    out = tmp_path / "one-level.json"
+    done = run_grpcbench("run", *args, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    (level,) = json.loads(out.read_text())["levels"]
+    load: dict[str, Any] = level["load"]
+    return load
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -8,13 +8,11 @@ them uncounted (8 OK). On both client stacks, closed and open loop.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import GRPCBENCH
+from tests.conftest import one_level_load
 
 pytestmark = pytest.mark.integration
 
@@ -22,12 +20,7 @@ SLOW = ["-s", "grpclib", "--server-param", "delay_ms=200", "--warmup", "0", "-z"
 
 
 def _statuses(tmp_path: Path, *options: str) -> dict[str, int]:
-    out = tmp_path / "r.json"
-    done = subprocess.run([*GRPCBENCH, "run", *SLOW, *options, "-o", str(out)],
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    (level,) = json.loads(out.read_text())["levels"]
-    statuses: dict[str, int] = level["load"]["statuses"]
+    statuses: dict[str, int] = one_level_load(tmp_path, *SLOW, *options)["statuses"]
     return statuses
 
 

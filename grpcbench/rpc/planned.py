@@ -73,17 +73,16 @@ class PlannedCall:
         """The call against this schema: the method exists (else the known ones are
         listed), --stream-messages fits its method type, and its first request is built."""
         schema = MethodSchema(self.method, descriptor_set)
-        if self.stream_messages and not schema.method.client_streaming:
+        if (self.stream_messages or self.stream_duration_s) and schema.method_type == "unary":
             raise UsageError(
-                f"--stream-messages: {self.method} is {schema.method_type}; only client and bidi"
-                " streams send several messages"
+                f"--stream-messages/--stream-call-duration: {self.method} is unary; they"
+                " count or time a stream's messages (sent on a client or bidi stream, received"
+                " on a server stream)"
             )
-        if (self.stream_interval_s or self.stream_duration_s) and not (
-            schema.method.client_streaming
-        ):
+        if self.stream_interval_s and not schema.method.client_streaming:
             raise UsageError(
-                f"--stream-interval/--stream-call-duration: {self.method} is {schema.method_type};"
-                " only client and bidi streams send several messages"
+                f"--stream-interval: {self.method} is {schema.method_type}; only client and bidi"
+                " streams send several messages"
             )
         if self.stream_dynamic and not schema.method.client_streaming:
             raise UsageError(

@@ -177,7 +177,8 @@ class CallArgs:
     stream_messages: int | None = option(
         None,
         help="Client and bidi streams: messages sent per call, the -d list's first N on every"
-        " stream (default: the whole list).",
+        " stream (default: the whole list). Server streams: the client cancels the call"
+        " after N replies (it counts OK), as ghz's --stream-call-count.",
         panel=panels.CALL,
     )
     security: ChannelSecurity = group(ChannelSecurity)
@@ -213,7 +214,8 @@ class CallArgs:
     )
     stream_call_duration: str | None = option(
         None,
-        help=("Client and bidi streams: stop sending (half-close) once a stream is this old."),
+        help="Client and bidi streams: stop sending (half-close) once a stream is this old."
+        " Server streams: the client cancels the call then (it counts OK), as ghz's.",
         panel=panels.CALL,
     )
     stream_round_trip: bool = option(

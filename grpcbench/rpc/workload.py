@@ -170,6 +170,11 @@ class MethodWorkload:
         return call
 
     def _server_streaming(self, channel: grpc.aio.Channel) -> CallFunction:
+        call_settings = self.messages.call
+        if call_settings.stream_messages or call_settings.stream_duration_s:
+            return self._server_stream_cut(
+                channel, call_settings.stream_messages, call_settings.stream_duration_s
+            )
         counted = getattr(channel, "counted_unary_stream", None)
         if counted is not None:  # the wire stack counts replies without a wake-up each
 
@@ -189,6 +194,33 @@ class MethodWorkload:
             counter = _Raw()
             async for reply in method(requests[0], timeout=timeout, metadata=metadata or None):
                 counter.add(reply)
+            return counter.stats(items=0)
+
+        return call
+
+    def _server_stream_cut(
+        self, channel: grpc.aio.Channel, limit: int, duration_s: float
+    ) -> CallFunction:
+        """ghz's --stream-call-count and --stream-call-duration on a server stream: the
+        client cancels the call once ``limit`` replies came, or ``duration_s`` passed
+        (ghz's callCancel). The call did what it was asked: it counts as OK, where ghz
+        counts it Canceled; a call the server ended first is as the server ended it."""
+        method = channel.unary_stream(self.path)
+
+        async def call(timeout: float) -> CallStats:
+            requests, metadata = self.next_call()
+            counter = _Raw()
+            replies = method(requests[0], timeout=timeout, metadata=metadata or None)
+            try:
+                async with asyncio.timeout(duration_s or None):
+                    async for reply in replies:
+                        counter.add(reply)
+                        if limit and counter.messages >= limit:
+                            break
+            except TimeoutError:  # --stream-call-duration's end (a deadline raises grpc's)
+                pass
+            finally:
+                replies.cancel()
             return counter.stats(items=0)
 
         return call

@@ -39,13 +39,16 @@ ACCEPTED: dict[str, str] = {
     "--skipFirst": "--warmup N: the first N of -n's calls are not counted (-n 300"
     " --skipFirst 100: 300 calls, 200 reported)",
     "--count-errors": "always on: failed calls count in every figure",
-    "--stream-call-count": "--stream-messages",
+    "--stream-call-count": "--stream-messages; on a server stream the client cancels the"
+    " call after N replies, as ghz does, and counts it OK (ghz counts it Canceled)",
     "--stream-dynamic-messages": "the same: each message of a client or bidi stream is"
     " rendered as it is sent (the call's worker and request number; a new timestamp,"
     " UUID and random values); refused, as ghz fails, with -b/-B or with data that has"
     " no template action",
     "--stream-interval, --stream-call-duration": (
-        "the same, for client and bidi streams; --stream-interval keeps a pacer from the"
+        "the same, for client and bidi streams (--stream-call-duration on a server stream:"
+        " the client cancels the call then, counted OK, where ghz counts it Canceled);"
+        " --stream-interval keeps a pacer from the"
         " stream's start (message n is due at n × interval), so a stream the server holds"
         " back falls behind it and the table shows each message's send lag, where ghz"
         " sleeps the interval after each send"

@@ -147,6 +147,16 @@ class _ReplyIterator:
         if self.pump is not None and not self.pump.done():
             self.pump.cancel()
 
+    def cancel(self) -> bool:
+        """End the call from our side (RST_STREAM CANCEL), as grpc.aio's call.cancel():
+        False once it has ended."""
+        stream = self.replies.stream
+        ended = stream is None or stream.state == CLOSED
+        if stream is not None:
+            self.method.channel.cancel(stream)
+        self._stop_pump()
+        return not ended
+
 
 class UnaryStream(_Method):
     def __call__(

@@ -72,6 +72,7 @@ DOCUMENTED = [
 ]
 
 CS = "--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHelloCS"
+FEATURES = """-d '{"lo":{"latitude":400000000,"longitude":-750000000},"hi":{"latitude":420000000,"longitude":-730000000}}'"""
 NAMES = """-d '[{"name":"Joe"},{"name":"Kate"},{"name":"Sara"}]'"""
 TLS_BASE = f"{GREETER} {JOE} -n 20 -c 2 --cacert ./ca.pem --cname echo.bench.test"
 
@@ -130,6 +131,9 @@ PER_FLAG = [
         )
     ],
     _line(f"{BASE} -O json -o ./out.json ADDR", "flag -o", P),
+    # A server stream cut by the client: after N replies, or after a time (ghz cancels).
+    _line(f"""--insecure --proto ./protos/route_guide.proto --call routeguide.RouteGuide.ListFeatures {FEATURES} -n 10 -c 2 --stream-call-count 2 ADDR""", "flag --stream-call-count, server stream", P),
+    _line(f"""--insecure --proto ./protos/route_guide.proto --call routeguide.RouteGuide.ListFeatures {FEATURES} -n 10 -c 2 --stream-call-duration 50ms ADDR""", "flag --stream-call-duration, server stream", P),
     # Two of a kind: ghz uses one (its fromConfig and requester), so does a ghz line here.
     _line(f"--insecure {GREETER} {JOE} -D ./data.json -n 20 -c 2 ADDR", "flags -d -D", P),
     _line(f"--insecure --proto ./greeter.proto --protoset ./bundle.protoset --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 ADDR", "flags --proto --protoset", P),
