@@ -393,6 +393,8 @@ def render_grpcurl_differences() -> str:
     """Where `list`/`describe` print other than grpcurl: ``GRPCURL_DIFFERENCES``."""
     from grpcbench.cli.listing_commands import GRPCURL_DIFFERENCES
 
+    if not GRPCURL_DIFFERENCES:
+        return "None: every case prints what grpcurl prints, and fails where it fails."
     lines = ["| difference | what each prints |", "|---|---|"]
     lines += [f"| `{name}` | {why} |" for name, why in GRPCURL_DIFFERENCES.items()]
     return "\n".join(lines)

@@ -100,3 +100,48 @@ def test_reflection_with_its_metadata_and_the_command_lines(proto: str, tmp_path
     assert missing.returncode == 2 and missing.stderr.startswith("grpcbench: error: symbol t.Nope")
     unreachable = grpcbench("list", "127.0.0.1:1")
     assert unreachable.returncode == 2 and "cannot reach target 127.0.0.1:1" in unreachable.stderr
+
+
+COMMENTED = """syntax = "proto3";
+package c;
+// detached, never printed
+
+// Leading of S.
+service S { // trailing, never printed
+  // lead m
+  rpc M (R) returns (R); // trail m
+}
+/* block
+   comment */
+message R {
+  // lead f
+  string name = 1; // trail f
+  /* lead g */ int32 g = 2;
+  // lead E
+  enum E { A = 0; // trail A
+  }
+  map<string, int32> sizes = 3; // map trail
+}
+"""
+
+
+def test_describe_from_a_proto_prints_leading_comments_and_fields_as_grpcurl(
+    tmp_path: Path,
+) -> None:
+    """What grpcurl v1.9.4 printed for this file (its -proto), line for line: leading
+    comments only, block comments as // lines; a field described alone."""
+    (tmp_path / "c.proto").write_text(COMMENTED)
+    with open_catalog(None, PLAINTEXT, "c.proto", (str(tmp_path),)) as catalog:
+        assert catalog.describe("c.S") == (
+            "c.S is a service:\n// Leading of S.\nservice S {\n  // lead m\n"
+            "  rpc M ( .c.R ) returns ( .c.R );\n}"
+        )
+        assert catalog.describe("c.R") == (
+            "c.R is a message:\n// block\n// comment\nmessage R {\n  // lead f\n"
+            "  string name = 1;\n  // lead g\n  int32 g = 2;\n  map<string, int32> sizes = 3;\n"
+            "  // lead E\n  enum E {\n    A = 0;\n  }\n}"
+        )
+        assert catalog.describe("c.R.name") == "c.R.name is a field:\n// lead f\nstring name = 1;"
+        assert catalog.describe("c.S.M") == (
+            "c.S.M is a method:\n// lead m\nrpc M ( .c.R ) returns ( .c.R );"
+        )

@@ -16,12 +16,7 @@ from grpcbench.rpc.settings import CallArgs
 # Where `list` and `describe` print other than grpcurl v1.9 given the same question:
 # tests/conformance/test_grpcurl_conformance.py allows a case only the differences
 # it lists from this table (docs/own-service.md renders it).
-GRPCURL_DIFFERENCES: dict[str, str] = {
-    "comments": "from -proto, grpcurl prints the source's comments above each element;"
-    " grpcbench prints none (by reflection and from a protoset, neither has any)",
-    "field": "describe of a field (pkg.Message.field): grpcurl prints the field;"
-    " grpcbench says the symbol is not found",
-}
+GRPCURL_DIFFERENCES: dict[str, str] = {}
 
 
 def _catalog(address: str | None, args: CallArgs, insecure: bool) -> Any:

@@ -8,15 +8,16 @@ catalog is open.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool
 
 from grpcbench.base.errors import UsageError
 from grpcbench.rpc import proto_text
+from grpcbench.rpc.proto_comments import comment_lines, leading_comments
 from grpcbench.rpc.schema import (
     compile_proto,
     did_you_mean,
@@ -31,6 +32,7 @@ class Catalog:
     pool: descriptor_pool.DescriptorPool
     services: list[str]  # fully qualified, sorted
     source: str  # "reflection" or the schema file
+    comments: Mapping[str, str] = field(default_factory=dict)  # full name -> leading comment
 
     def methods(self, service: str) -> list[str]:
         """``package.Service.Method`` of each method of ``service`` (grpcurl's form)."""
@@ -47,32 +49,49 @@ class Catalog:
 
     def _method(self, name: str) -> Any:
         """A method through its service (a reflection server may not index methods)."""
-        service, _, method = name.rpartition(".")
-        found = self.pool.FindServiceByName(service).methods_by_name.get(method)
-        if found is None:
-            raise KeyError(name)
-        return found
+        return _member(name, self.pool.FindServiceByName, "methods_by_name")
+
+    def _field(self, name: str) -> Any:
+        """A message's field (pkg.Message.field), as grpcurl describes one."""
+        return _member(name, self.pool.FindMessageTypeByName, "fields_by_name")
 
     def describe(self, symbol: str) -> str:
         """grpcurl's ``describe``: "NAME is a service:" (or message, enum, method) and
         its .proto text. A method may be written Service.Method or Service/Method."""
         name = symbol.strip().lstrip(".").replace("/", ".")
-        finders = (
-            ("service", self.pool.FindServiceByName, proto_text.service_text),
-            ("message", self.pool.FindMessageTypeByName, proto_text.message_text),
-            ("enum", self.pool.FindEnumTypeByName, proto_text.enum_text),
+        comments = self.comments
+        finders: tuple[tuple[str, Callable[[str], Any], Callable[[Any], str]], ...] = (
+            ("service", self.pool.FindServiceByName,
+             lambda found: proto_text.service_text(found, comments)),
+            ("message", self.pool.FindMessageTypeByName,
+             lambda found: proto_text.message_text(found, 0, comments)),
+            ("enum", self.pool.FindEnumTypeByName,
+             lambda found: proto_text.enum_text(found, 0, comments)),
             ("method", self._method, proto_text.method_line),
-        )
+            ("field", self._field, proto_text.field_line),
+        )  # fmt: skip
         for kind, find, render in finders:
             try:
                 found = find(name)
             except KeyError:
                 continue
             article = "an" if kind == "enum" else "a"
-            return f"{found.full_name} is {article} {kind}:\n{render(found)}"
+            lines = (
+                [*comment_lines(comments, found.full_name)] if kind in ("method", "field") else []
+            )
+            return "\n".join([f"{found.full_name} is {article} {kind}:", *lines, render(found)])
         raise UsageError(
             f"symbol {symbol} not found in {self.source}{did_you_mean(name, self.services)}"
         )
+
+
+def _member(name: str, find_parent: Callable[[str], Any], members: str) -> Any:
+    """``parent.member`` looked up in its parent's ``members`` (KeyError: none)."""
+    parent, _, member = name.rpartition(".")
+    found = getattr(find_parent(parent), members).get(member)
+    if found is None:
+        raise KeyError(name)
+    return found
 
 
 def _pool_of(files: bytes) -> tuple[descriptor_pool.DescriptorPool, list[str]]:
@@ -98,9 +117,13 @@ def open_catalog(
     if proto and protoset:
         raise UsageError("give --proto or --protoset, not both")
     if proto or protoset:
-        files = compile_proto(proto, import_paths) if proto else read_protoset(str(protoset))
+        files = (
+            compile_proto(proto, import_paths, source_info=True)
+            if proto
+            else read_protoset(str(protoset))
+        )
         pool, services = _pool_of(files)
-        yield Catalog(pool, services, str(proto or protoset))
+        yield Catalog(pool, services, str(proto or protoset), leading_comments(files))
         return
     if not address:
         raise UsageError(

@@ -1,10 +1,15 @@
 """Descriptors as .proto source text, the way grpcurl's ``describe`` prints them.
 
 Types are fully qualified with a leading dot (``.helloworld.HelloRequest``), as
-grpcurl prints them; nested messages and enums are printed inside their parent.
+grpcurl prints them; nested messages and enums are printed inside their parent; each
+element's leading comment above it, where the schema kept comments
+(``rpc.proto_comments``: a -proto file's).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import (
@@ -16,7 +21,10 @@ from google.protobuf.descriptor import (
     ServiceDescriptor,
 )
 
+from grpcbench.rpc.proto_comments import comment_lines
+
 INDENT = "  "
+NO_COMMENTS: Mapping[str, str] = MappingProxyType({})
 _SCALARS = {
     FieldDescriptor.TYPE_DOUBLE: "double", FieldDescriptor.TYPE_FLOAT: "float",
     FieldDescriptor.TYPE_INT64: "int64", FieldDescriptor.TYPE_UINT64: "uint64",
@@ -35,10 +43,12 @@ def method_line(method: MethodDescriptor) -> str:
     return f"rpc {method.name} ( {request} ) returns ( {reply} );"
 
 
-def service_text(service: ServiceDescriptor) -> str:
-    lines = [f"service {service.name} {{"]
+def service_text(service: ServiceDescriptor, comments: Mapping[str, str] = NO_COMMENTS) -> str:
+    lines = [*comment_lines(comments, service.full_name), f"service {service.name} {{"]
     # By name, as grpcurl prints them (its printer sorts elements).
-    lines += [INDENT + method_line(m) for m in sorted(service.methods, key=lambda m: m.name)]
+    for method in sorted(service.methods, key=lambda m: m.name):
+        lines += comment_lines(comments, method.full_name, INDENT)
+        lines.append(INDENT + method_line(method))
     return "\n".join([*lines, "}"])
 
 
@@ -85,20 +95,29 @@ def field_line(field: FieldDescriptor) -> str:
     return f"{_label(field)}{_type_name(field)} {field.name} = {field.number};"
 
 
-def enum_text(enum: EnumDescriptor, depth: int = 0) -> str:
+def enum_text(
+    enum: EnumDescriptor, depth: int = 0, comments: Mapping[str, str] = NO_COMMENTS
+) -> str:
     pad = INDENT * depth
-    lines = [f"{pad}enum {enum.name} {{"]
-    lines += [f"{pad}{INDENT}{value.name} = {value.number};" for value in enum.values]
+    lines = [*comment_lines(comments, enum.full_name, pad), f"{pad}enum {enum.name} {{"]
+    scope = enum.full_name.rpartition(".")[0]  # a value's full name is in its enum's scope
+    for value in enum.values:
+        lines += comment_lines(comments, f"{scope}.{value.name}" if scope else value.name,
+                               pad + INDENT)  # fmt: skip
+        lines.append(f"{pad}{INDENT}{value.name} = {value.number};")
     return "\n".join([*lines, f"{pad}}}"])
 
 
-def message_text(message: Descriptor, depth: int = 0) -> str:
+def message_text(
+    message: Descriptor, depth: int = 0, comments: Mapping[str, str] = NO_COMMENTS
+) -> str:
     pad, inner = INDENT * depth, INDENT * (depth + 1)
-    lines = [f"{pad}message {message.name} {{"]
+    lines = [*comment_lines(comments, message.full_name, pad), f"{pad}message {message.name} {{"]
     shown: set[str] = set()  # real oneofs already printed, at their first field
     for field in message.fields:
         oneof = field.containing_oneof
         if oneof is None or oneof.name == "_" + field.name:  # none, or proto3 optional's
+            lines += comment_lines(comments, field.full_name, inner)
             lines.append(f"{inner}{field_line(field)}")
         elif oneof.name not in shown:
             shown.add(oneof.name)
@@ -109,6 +128,7 @@ def message_text(message: Descriptor, depth: int = 0) -> str:
             lines.append(f"{inner}}}")
     for nested in sorted(message.nested_types, key=lambda n: n.name):  # grpcurl's order
         if not nested.GetOptions().map_entry:
-            lines.append(message_text(nested, depth + 1))
-    lines += [enum_text(e, depth + 1) for e in sorted(message.enum_types, key=lambda e: e.name)]
+            lines.append(message_text(nested, depth + 1, comments))
+    lines += [enum_text(e, depth + 1, comments)
+              for e in sorted(message.enum_types, key=lambda e: e.name)]  # fmt: skip
     return "\n".join([*lines, f"{pad}}}"])

@@ -45,8 +45,9 @@ def parse_call_name(text: str) -> str:
     return f"{service}/{method}"
 
 
-def compile_proto(proto: str, import_paths: Sequence[str] = ()) -> bytes:
-    """A .proto compiled with grpcio-tools' protoc into a descriptor set (imports included)."""
+def compile_proto(proto: str, import_paths: Sequence[str] = (), source_info: bool = False) -> bytes:
+    """A .proto compiled with grpcio-tools' protoc into a descriptor set (imports included;
+    with ``source_info``, its comments too, for ``describe``)."""
     try:
         import grpc_tools
         from grpc_tools import protoc
@@ -80,6 +81,7 @@ def compile_proto(proto: str, import_paths: Sequence[str] = ()) -> bytes:
             f"-I{well_known}",
             f"--descriptor_set_out={output}",
             "--include_imports",
+            *(["--include_source_info"] if source_info else []),
             str(resolved.relative_to(root)),
         ]
         errors = _capture_stderr(lambda: protoc.main(argv))

@@ -36,10 +36,14 @@ service Store {
   rpc Get (Query) returns (Shape);
   rpc Add (stream Shape) returns (Query);
 }
+/* A shape,
+   block-commented. */
 message Shape {
+  // Sizes by name.
   map<string, int32> sizes = 1;
-  Kind kind = 2;
-  message Corner { int32 x = 1; }
+  Kind kind = 2; // a trailing comment, which grpcurl does not print
+  // A corner.
+  message Corner { /* x */ int32 x = 1; }
   repeated Corner corners = 3;
   enum Kind { ROUND = 0; SQUARE = 1; }
   message Bend { int32 angle = 1; }
@@ -82,14 +86,17 @@ CASES = [
     _case("list", "shapes.Store"),
     _case("describe", "helloworld.Greeter"),
     _case("describe", "helloworld.Greeter.SayHelloCS"),
-    _case("describe", "helloworld.HelloRequest", proto="comments"),
-    _case("describe", "routeguide.RouteGuide", proto="comments"),
-    _case("describe", "routeguide.Point", proto="comments"),
-    _case("describe", "shapes.Store", proto="comments"),
+    _case("describe", "helloworld.HelloRequest"),
+    _case("describe", "routeguide.RouteGuide"),
+    _case("describe", "routeguide.Point"),
+    _case("describe", "routeguide.RouteGuide.GetFeature"),
+    _case("describe", "shapes.Store"),
     _case("describe", "shapes.Shape"),
     _case("describe", "shapes.Shape.Kind"),
     _case("describe", "shapes.Shape.Corner"),
-    _case("describe", "helloworld.HelloRequest.name", any="field"),
+    _case("describe", "helloworld.HelloRequest.name"),
+    _case("describe", "shapes.Shape.corners"),
+    _case("describe", "shapes.Shape.Corner.x"),
     _case("list", "helloworld.Nope"),
     _case("describe", "helloworld.Nope"),
 ]
