@@ -4,6 +4,7 @@ past the default level limit."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -308,3 +309,19 @@ def test_grpc_names_and_the_balancing_policy_as_ghz_takes_them() -> None:
         apply(RunArgs(address=target, call=call, ghz_flags=GhzFlags(lb_strategy=strategy)))
     with pytest.raises(UsageError, match="pick_first or round_robin"):
         apply(RunArgs(address="h:1", call=call, ghz_flags=GhzFlags(lb_strategy="grpclb")))
+
+
+def test_binary_requests_are_read_as_ghz_reads_them() -> None:
+    """-B/-b: varint-length-delimited messages if the bytes parse so (cut short: what was
+    read), else one message; neither is one line naming both."""
+    from grpcbench.rpc.planned import _binary_as_json
+    from grpcbench.rpc.schema import MethodSchema, compile_proto
+
+    schema = MethodSchema("helloworld.Greeter/SayHello", compile_proto(PROTO))
+    assert json.loads(_binary_as_json(schema, b"\n\x03Joe")) == {"name": "Joe"}
+    two = b"\x05\n\x03Joe\x05\n\x03Ann"
+    assert json.loads(_binary_as_json(schema, two)) == [{"name": "Joe"}, {"name": "Ann"}]
+    assert json.loads(_binary_as_json(schema, two + b"\x09\n")) == [{"name": "Joe"},
+                                                                     {"name": "Ann"}]  # fmt: skip
+    with pytest.raises(UsageError, match="neither a serialized helloworld.HelloRequest nor"):
+        _binary_as_json(schema, b"\xff\xff\xff")

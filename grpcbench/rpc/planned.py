@@ -8,6 +8,7 @@ target's reflection service when the target is reached, still before any load.
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -95,9 +96,11 @@ class PlannedCall:
                 " answers each request with a reply"
             )
         data = self.data if self.binary is None else _binary_as_json(schema, self.binary)
+        # A serialized request is sent as it is: its text is no template (ghz's neither).
+        templates = "off" if self.binary is not None else self.templates
         call = MethodCall.build(
             schema, data, self.metadata, self.stream_messages, self.stream_interval_s,
-            self.stream_duration_s, self.templates, self.worker_prefix,
+            self.stream_duration_s, templates, self.worker_prefix,
         )  # fmt: skip
         call = replace(
             call, feed_path=self.feed_path, feed_mode=self.feed_mode, weight=self.weight,
@@ -110,20 +113,56 @@ class PlannedCall:
 
 
 def _binary_as_json(schema: MethodSchema, binary: bytes) -> str:
-    """-B/-b: the serialized request, as the JSON every generator builds requests from
-    (the same message: protobuf's JSON mapping round-trips every known field)."""
+    """-B/-b: the serialized request(s), as the JSON every generator builds requests from
+    (the same messages: protobuf's JSON mapping round-trips every known field). As ghz
+    reads them: varint-length-delimited messages if the bytes parse so (a list, cycled
+    call by call, or a client stream's messages), else one message."""
     from google.protobuf import json_format
     from google.protobuf.message import DecodeError
 
-    request = schema.request_class()
+    request_class = schema.request_class
     try:
-        request.ParseFromString(binary)
+        requests = _delimited(binary, request_class)
     except DecodeError:
-        raise UsageError(
-            f"-B/-b: the data is not a serialized {request.DESCRIPTOR.full_name}"
-        ) from None
-    text: str = json_format.MessageToJson(request, preserving_proto_field_name=True)
-    return text
+        requests = []
+    if not requests:
+        request = request_class()
+        try:
+            request.ParseFromString(binary)
+        except DecodeError:
+            raise UsageError(
+                f"-B/-b: the data is neither a serialized {request.DESCRIPTOR.full_name} nor"
+                " length-delimited ones"
+            ) from None
+        requests = [request]
+    values = [
+        json_format.MessageToDict(request, preserving_proto_field_name=True) for request in requests
+    ]
+    return json.dumps(values[0] if len(values) == 1 else values)
+
+
+def _delimited(binary: bytes, request_class: Any) -> list[Any]:
+    """ghz's createPayloadsFromBinCountDelimited: messages each after its varint length,
+    until the bytes run out or a length runs past them (what was read stays); a
+    message that does not parse raises DecodeError."""
+    messages: list[Any] = []
+    position = 0
+    while position < len(binary):
+        length, shift, start = 0, 0, position
+        while start < len(binary) and binary[start] & 0x80:
+            length |= (binary[start] & 0x7F) << shift
+            shift, start = shift + 7, start + 1
+        if start >= len(binary) or shift > 63:  # a length cut short: ghz's unexpected EOF
+            break
+        length |= binary[start] << shift
+        start += 1
+        if start + length > len(binary):
+            break
+        message = request_class()
+        message.ParseFromString(binary[start : start + length])
+        messages.append(message)
+        position = start + length
+    return messages
 
 
 def plan_flow(reference: str, settings: CallSettings) -> PlannedFlow:

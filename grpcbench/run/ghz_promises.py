@@ -54,7 +54,9 @@ ACCEPTED: dict[str, str] = {
         " sleeps the interval after each send"
     ),
     "-b/--binary, -B/--binary-file": "the same: a serialized request (from standard input"
-    " or a file), checked against the schema; used over -d/-D, as by ghz",
+    " or a file), checked against the schema; length-delimited messages are a list,"
+    " cycled call by call or a client stream's messages, as ghz reads them; used over"
+    " -d/-D, as by ghz",
     "--reflect-metadata": "the same: metadata on the reflection requests",
     "--duration-stop": "the same: at the end of -z (or -x), close cancels the calls in"
     " flight, each counted Cancelled; ignore cancels them uncounted; wait waits for them."

@@ -93,6 +93,8 @@ PER_FLAG = [
     _line(f"--insecure {GREETER} {JOE} -c 2 -z 500ms --duration-stop close ADDR", "flag --duration-stop close", P),
     _line(f"--insecure {GREETER} -D ./data.json -n 20 -c 2 ADDR", "flag -D", P),
     _line(f"--insecure {GREETER} -b -n 20 -c 2 ADDR", "flag -b", P, stdin="hello_request_data.bin"),
+    _line(f"--insecure {GREETER} -B ./hello_requests.bin -n 20 -c 2 ADDR", "flag -B, delimited", P),
+    _line(f"{CS} -B ./hello_requests.bin -n 6 -c 2 ADDR", "flag -B, delimited stream", P),
     _line(f"""{BASE} -m '{{"tenant":"t1","n":"{{{{.RequestNumber}}}}"}}' ADDR""", "flag -m", P),
     _line(f"{BASE} -M ./metadata.json ADDR", "flag -M", P),
     _line(f"{CS} {NAMES} -n 10 -c 2 --stream-interval 10ms ADDR", "flag --stream-interval", P),

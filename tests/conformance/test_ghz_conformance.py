@@ -78,6 +78,9 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (work / "protos/route_guide.proto").write_text(route_guide)
     (work / "bundle.protoset").write_bytes(compile_proto(str(work / "greeter.proto"), [str(work)]))
     (work / "hello_request_data.bin").write_bytes(b"\n\x03Joe")  # HelloRequest(name="Joe")
+    # Three length-delimited HelloRequests (Joe, Ann, "{{.WorkerID}}": no template).
+    requests = [b"\n\x03Joe", b"\n\x03Ann", b"\n\x0d{{.WorkerID}}"]
+    (work / "hello_requests.bin").write_bytes(b"".join(bytes([len(r)]) + r for r in requests))
     (work / "data.json").write_text('[{"name":"Ann"},{"name":"Ben"},{"name":"Cy"}]')
     (work / "metadata.json").write_text('{"tenant":"t1","trace":"{{.RequestNumber}}"}')
     make_certificates(work, loopback=True)  # ghz checks 127.0.0.1 without --cname
