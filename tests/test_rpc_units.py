@@ -197,3 +197,39 @@ def test_unknown_keys_of_the_call_tables_are_errors(tmp_path: Path) -> None:
     (tmp_path / "bad.toml").write_text('name = "bad"\n[call]\nmethod = "a.B/C"\ntotal = 3\n')
     with pytest.raises(UsageError, match="unknown key 'total' in \\[call\\]"):
         load_scenario(str(tmp_path / "bad.toml"))
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        ("{{ upper `joe` }}", "JOE"),
+        ("{{ .WorkerID | upper | repeat 2 }}", "G0C0G0C0"),
+        ("{{ add 1 (mul 2 3) }}", "7"),
+        ("{{ .RequestNumber | add 100 }}", "107"),
+        ("{{ div -7 2 }} {{ mod -7 3 }}", "-3 -1"),  # Go truncates toward zero
+        ('{{ "a\\tb" }}', "a\tb"),
+        ("{{ contains `ell` `hello` }}", "true"),
+        ("{{ print 1 2 `x` 3 }}", "1 2x3"),
+        ("{{/* a comment */}}x", "x"),
+    ],
+)
+def test_go_actions_render_as_go_s_text_template(text: str, rendered: str) -> None:
+    assert Template(text).render({"WorkerID": "g0c0", "RequestNumber": "7"}) == rendered
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("{{ nope 1 }}", 'function "nope" not defined'),
+        ("{{ .Nope }}", r"unsupported template action.*\.RequestNumber"),
+        ("{{ if .WorkerID }}x{{ end }}", "control actions are not supported"),
+        ("{{ $x := 1 }}", "variables are not supported"),
+        ("{{ add 1 (mul 2 3 }}", "unclosed"),
+        ("{{ upper `a` `b` }}", "wrong number of arguments for upper"),
+        ("{{ 1 2 }}", "only a function takes arguments"),
+        ("{{ div 1 0 }}", "integer divide by zero"),
+    ],
+)
+def test_go_actions_that_go_refuses_are_refused_before_the_run(text: str, error: str) -> None:
+    with pytest.raises(UsageError, match=error):
+        Template(text)

@@ -6,11 +6,11 @@ the fields ``{{.WorkerID}}``, ``{{.RequestNumber}}``, ``{{.FullyQualifiedName}}`
 ``{{.MethodName}}``, ``{{.ServiceName}}``, ``{{.InputName}}``, ``{{.OutputName}}``,
 ``{{.IsClientStreaming}}``, ``{{.IsServerStreaming}}``, ``{{.Timestamp}}``,
 ``{{.TimestampUnix}}``, ``{{.TimestampUnixMilli}}``, ``{{.TimestampUnixNano}}``,
-``{{.UUID}}``, and the functions ``{{newUUID}}``, ``{{randomString N}}`` and
-``{{randomInt MIN MAX}}``, with Sprig's random ones that ghz's docs name
-(``{{randAlphaNum N}}``, ``{{randAlpha N}}``, ``{{randNumeric N}}``,
-``{{randAscii N}}``, ``{{uuidv4}}``). Anything else is refused before the run,
-naming what is supported, rather than sent as literal text. The values are
+``{{.UUID}}``, ghz's functions ``{{newUUID}}``, ``{{randomString N}}`` and
+``{{randomInt MIN MAX}}``, and Sprig's common ones (``rpc.sprig_functions``), in Go's
+action syntax: arguments, parentheses and pipelines (``rpc.go_template``). Anything
+else is refused before the run, naming what is supported, rather than sent as
+literal text. The values are
 ghz's: ``.ServiceName``, ``.InputName`` and ``.OutputName`` are short names,
 ``.Timestamp`` is RFC 3339 to the second. ghz's ``--disable-template-data``
 sends the text as it is (``templates="off"``); ``--disable-template-functions``
@@ -19,9 +19,7 @@ keeps the data fields and refuses every function (``"no-functions"``).
 
 from __future__ import annotations
 
-import random
 import re
-import string
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -31,6 +29,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from grpcbench.base.errors import UsageError
+from grpcbench.rpc.go_template import compile_expression, go_text
+from grpcbench.rpc.sprig_functions import FUNCTIONS
 
 _ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
 FIELDS = (
@@ -38,18 +38,7 @@ FIELDS = (
     "OutputName", "IsClientStreaming", "IsServerStreaming", "Timestamp", "TimestampUnix",
     "TimestampUnixMilli", "TimestampUnixNano", "UUID",
 )  # fmt: skip
-SUPPORTED = (
-    ", ".join("." + name for name in FIELDS) + ", newUUID, randomString N, randomInt MIN MAX,"
-    " randAlphaNum N, randAlpha N, randNumeric N, randAscii N, uuidv4"
-)
 TemplateUse = Literal["all", "no-functions", "off"]
-_SPRIG_CHARSETS = {
-    "randAlphaNum": string.ascii_letters + string.digits,
-    "randAlpha": string.ascii_letters,
-    "randNumeric": string.digits,
-    "randAscii": "".join(chr(c) for c in range(32, 127)),
-}
-_LETTERS = string.ascii_letters + string.digits
 
 
 @dataclass(frozen=True)
@@ -120,46 +109,24 @@ def call_fields(names: MethodNames, worker_id: str, request_number: int) -> dict
 Piece = Callable[[Mapping[str, str]], str]
 
 
-def _random_string(length: int) -> str:
-    if length <= 0:  # ghz: a random length between 2 and 16
-        length = random.randint(2, 16)
-    return "".join(random.choices(_LETTERS, k=length))
-
-
-def _integer(text: str, action: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise UsageError(
-            f"bad template action {{{{{action}}}}}: {text!r} is not an integer"
-        ) from None
-
-
 def _compile_action(action: str, templates: TemplateUse) -> Piece:
     words = action.split()
-    if len(words) == 1 and words[0].startswith("."):
+    if len(words) == 1 and words[0].startswith(".") and words[0][1:] in FIELDS:
         name = words[0][1:]
-        if name in FIELDS:
-            return lambda data: data[name]
-    elif templates == "no-functions":
-        raise UsageError(
-            f"template action {{{{{action}}}}}: function {words[0]!r} not defined"
-            " (--disable-template-functions: only the data fields, such as .RequestNumber)"
-        )
-    elif words == ["newUUID"] or words == ["uuidv4"]:
-        return lambda data: str(uuid.uuid4())
-    elif len(words) == 2 and words[0] == "randomString":
-        length = _integer(words[1], action)
-        return lambda data: _random_string(length)
-    elif len(words) == 3 and words[0] == "randomInt":
-        low, high = _integer(words[1], action), _integer(words[2], action)
-        if high <= low:
-            raise UsageError(f"bad template action {{{{{action}}}}}: MAX must exceed MIN")
-        return lambda data: str(random.randrange(low, high))
-    elif len(words) == 2 and words[0] in _SPRIG_CHARSETS:
-        count, charset = _integer(words[1], action), _SPRIG_CHARSETS[words[0]]
-        return lambda data: "".join(random.choices(charset, k=count))
-    raise UsageError(f"unsupported template action {{{{{action}}}}} (supported: {SUPPORTED})")
+        return lambda data: data[name]  # the common case, without the evaluator
+    functions = {} if templates == "no-functions" else FUNCTIONS
+    try:
+        node = compile_expression(action, functions, FIELDS)
+    except UsageError as error:
+        if templates == "no-functions" and "not defined" in str(error):
+            named = re.search(r'function "([^"]+)"', str(error))
+            raise UsageError(
+                f"template action {{{{{action}}}}}: function"
+                f" {named.group(1) if named else words[0]!r} not defined"
+                " (--disable-template-functions: only the data fields, such as .RequestNumber)"
+            ) from None
+        raise
+    return lambda data: go_text(node(data))
 
 
 class Template:

@@ -72,6 +72,19 @@ DOCUMENTED = [
 ]
 
 CS = "--insecure --proto ./greeter.proto --call helloworld.Greeter.SayHelloCS"
+SPRIG = " ".join([
+    '{{upper `joe`}}', '{{lower `ANN`}}', '{{title `hello world`}}', '{{trim `  x  `}}',
+    '{{trimPrefix `a` `abc`}}', '{{trimSuffix `c` `abc`}}', '{{repeat 2 `ab`}}',
+    '{{substr 1 3 `hello`}}', '{{trunc 2 `hello`}}', '{{replace `l` `L` `hello`}}',
+    '{{contains `ell` `hello`}}', '{{hasPrefix `he` `hello`}}', '{{snakecase `HelloWorld`}}',
+    '{{kebabcase `HelloWorld`}}', '{{camelcase `hello_world`}}', '{{add 1 2 3}}', '{{sub 5 2}}',
+    '{{mul 2 3}}', '{{div 7 2}}', '{{div -7 2}}', '{{mod 7 3}}', '{{mod -7 3}}', '{{max 1 5 3}}',
+    '{{min 4 2}}', '{{add1 .RequestNumber}}', '{{.RequestNumber | add 100}}', '{{b64enc `hi`}}',
+    '{{sha256sum `x`}}', '{{sha1sum `x`}}', '{{squote `s`}}', '{{cat `a` `b`}}',
+    '{{default `d` ``}}', '{{nospace `a b c`}}', '{{.MethodName | lower | repeat 2}}',
+    '{{add 1 (mul 2 3)}}', '{{trimAll `-` `--x--`}}', '{{atoi `42`}}', '{{toString 7}}',
+    '{{uuidv4 | len}}', '{{print 1 `a` 2}}',
+])
 FEATURES = """-d '{"lo":{"latitude":400000000,"longitude":-750000000},"hi":{"latitude":420000000,"longitude":-730000000}}'"""
 NAMES = """-d '[{"name":"Joe"},{"name":"Kate"},{"name":"Sara"}]'"""
 TLS_BASE = f"{GREETER} {JOE} -n 20 -c 2 --cacert ./ca.pem --cname echo.bench.test"
@@ -136,6 +149,9 @@ PER_FLAG = [
     # A server stream cut by the client: after N replies, or after a time (ghz cancels).
     _line(f"""--insecure --proto ./protos/route_guide.proto --call routeguide.RouteGuide.ListFeatures {FEATURES} -n 10 -c 2 --stream-call-count 2 ADDR""", "flag --stream-call-count, server stream", P),
     _line(f"""--insecure --proto ./protos/route_guide.proto --call routeguide.RouteGuide.ListFeatures {FEATURES} -n 10 -c 2 --stream-call-duration 50ms ADDR""", "flag --stream-call-duration, server stream", P),
+    # Sprig's functions in Go's action syntax: literals, fields, parentheses, pipelines.
+    _line(f"""--insecure {GREETER} -d '{{"name":"{SPRIG}"}}' -n 6 -c 1 ADDR""", "sprig functions", P),
+    _line(f"""--insecure {GREETER} -d '{{"name":"{{{{randInt 1 9}}}}-{{{{now | unixEpoch}}}}-{{{{randAlpha 4 | upper}}}}"}}' -n 6 -c 1 ADDR""", "sprig functions, random", P),
     # Two of a kind: ghz uses one (its fromConfig and requester), so does a ghz line here.
     _line(f"--insecure {GREETER} {JOE} -D ./data.json -n 20 -c 2 ADDR", "flags -d -D", P),
     _line(f"--insecure --proto ./greeter.proto --protoset ./bundle.protoset --call helloworld.Greeter.SayHello {JOE} -n 20 -c 2 ADDR", "flags --proto --protoset", P),
