@@ -236,8 +236,8 @@ def test_worker_ids_and_request_numbers_are_ghz_s_and_the_preflight_call_is_apar
 ) -> None:
     """{{.WorkerID}} is "g<worker>c<connection>" (after --name and a colon), in a closed
     loop and in an open one (ghz's --rps: one of c workers), each RequestNumber
-    0..n-1 reaches the server once, and the pre-flight call is worker "preflight",
-    numbered after the level's calls."""
+    0..n-1 reaches the server once, and the pre-flight call (of a --target line; a ghz
+    line, the host last, makes none) is worker "preflight", numbered after the level's."""
     from tests.support.echo_server import echo_server
 
     seen: list[dict[str, str]] = []
@@ -245,9 +245,14 @@ def test_worker_ids_and_request_numbers_are_ghz_s_and_the_preflight_call_is_apar
         argv = [*GRPCBENCH, "run", "--insecure", "--call", "echo.Echo.Say",
                 "-d", '{"message": "hi"}', "-m",
                 '{"worker": "{{.WorkerID}}", "number": "{{.RequestNumber}}"}',
-                "-c", "4", "-n", "40", "--connections", "2", "--name", "nightly", *loop,
-                address]  # fmt: skip
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+                "-c", "4", "-n", "40", "--connections", "2", "--name", "nightly", *loop]  # fmt: skip
+        ghz_line = subprocess.run([*argv, address], capture_output=True, text=True,
+                                  timeout=120, check=False)  # fmt: skip
+        assert ghz_line.returncode == 0, ghz_line.stderr
+        assert len(seen) == 40 and all(call["worker"] != "preflight" for call in seen)
+        seen.clear()
+        result = subprocess.run([*argv, "--target", address], capture_output=True, text=True,
+                                timeout=120, check=False)  # fmt: skip
     assert result.returncode == 0, result.stderr
     preflight = [call for call in seen if call["worker"] == "preflight"]
     assert [call["number"] for call in preflight] == ["40"]

@@ -23,7 +23,8 @@ async def chain(client):
 def _level(tmp_path: Path, address: str, *args: str) -> dict:
     out = tmp_path / "r.json"
     done = run_grpcbench(
-        "run", address, "--insecure", "--cluster", "local:2", "--proto", PROTO, "--warmup", "0",
+        "run", "--target", address, "--insecure", "--cluster", "local:2", "--proto", PROTO,
+        "--warmup", "0",
         "--output", str(out), *args, cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -368,10 +368,8 @@ class RunArgs(DeclaredArgs):
     preflight: bool = option(
         True,
         "--preflight/--no-preflight",
-        help=(
-            "One real call before the first level, so a wrong method or credentials stop "
-            "the run at once instead of measuring failures."
-        ),
+        help="One real call before the first level, so a wrong method or credentials stop"
+        " the run at once instead of measuring failures (a ghz line makes none, as ghz).",
         panel=panels.CALL,
     )
     dry_run: bool = option(

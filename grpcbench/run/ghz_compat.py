@@ -8,8 +8,9 @@ no scenario file - gets ghz's own defaults for what it does not give (``-c``,
 ``-n``/``-z``, ``--warmup``, ``--connections``): one level of 50 concurrent calls,
 200 calls, no warm-up, one connection; and, with the host as its last argument, TLS
 checked against the system's trusted CAs unless ``--insecure`` (``--target`` stays
-plaintext unless TLS options). Servers grpcbench starts keep the scenario's levels
-and sizes, --call or not.
+plaintext unless TLS options), and, as in ghz, no pre-flight call or connection
+before the load's (``RunOptions.ghz_line``). Servers grpcbench starts keep the
+scenario's levels and sizes, --call or not.
 """
 
 from __future__ import annotations

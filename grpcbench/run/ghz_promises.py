@@ -99,16 +99,12 @@ REFUSED: dict[str, str] = {}
 # per flag through both, records what the server received, and allows a line only
 # the differences it lists from this table (docs/own-service.md renders it).
 DIFFERENCES: dict[str, str] = {
-    "preflight-call": "one call more, on a connection of its own before the load:"
-    " grpcbench's pre-flight call, which turns a wrong method, missing credentials or a"
-    " TLS mismatch into one line before any level (--no-preflight: no call, and one"
-    " connection that only checks the server answers); ghz makes none",
     "skiptls-name": "--skipTLS: grpcbench fetches the server's certificate first (one"
     " more connection) and then sends its name as the TLS server name (SNI) and"
     " :authority; ghz sends no SNI and HOST:PORT as :authority",
     "exit-on-failure": "every call failed (a wrong method, a deadline no call meets, no"
-    " server): grpcbench says the pre-flight call's cause, measures the calls as ghz does"
-    " and writes -O/-o's report of the failures, then exits 4 (a level that measured only"
+    " server): grpcbench measures the calls as ghz does and writes -O/-o's report of the"
+    " failures, says the statuses in one line, then exits 4 (a level that measured only"
     " failures is not a success); ghz exits 0",
     "cpus-connections": "--cpus N: N connections, one per generator process (a"
     " connection cannot be shared between processes); ghz's N threads share one",

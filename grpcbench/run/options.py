@@ -77,9 +77,9 @@ class RunOptions:
     # Statuses that count as success (--expect-status): an error path benchmarked on purpose.
     expected_statuses: tuple[str, ...] = ("OK",)
     preflight: bool = True  # one real call before the first level (--no-preflight: none)
-    # A failed pre-flight call stops the run; on a ghz command line it is said and the
-    # level measures the failures, as ghz reports them (run.ghz_compat.is_ghz_line).
-    preflight_stops: bool = True
+    # A ghz command line (run.ghz_compat.is_ghz_line): as ghz, no pre-flight call and no
+    # connection only to check the server answers; a level that fails measures the failures.
+    ghz_line: bool = False
     name: str = ""  # --name: the run's name, recorded and shown
     tags: Mapping[str, str] = field(default_factory=dict)  # --tags
     thresholds: tuple[Threshold, ...] = ()  # --threshold: checked on every level (exit 99)
@@ -220,8 +220,8 @@ def build_run_options(args: RunArgs) -> RunOptions:
         secret_params=secret_names(service.server_params, service.workload_params),
         bind=args.value("bind") or LOCALHOST,
         expected_statuses=args.value("expect_status") or ("OK",),
-        preflight=args.preflight,
-        preflight_stops=not is_ghz_line(args),
+        preflight=args.preflight and not is_ghz_line(args),
+        ghz_line=is_ghz_line(args),
         name=args.name,
         tags=dict(args.tags),
         thresholds=args.value("thresholds"),

@@ -18,9 +18,7 @@ from grpcbench.base.child_setup import process_pinned
 from grpcbench.base.errors import (
     DriverError,
     OneLineError,
-    PreflightError,
     ServerStartError,
-    UsageError,
 )
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
@@ -196,7 +194,8 @@ class Runner:
                 security=self.options.security,
                 host=self.options.bind,
                 check_site=self.check_site,
-                reached_by_preflight=self.options.preflight,
+                # a ghz line opens no connection before the load's, as ghz
+                reached_by_preflight=self.options.preflight or self.options.ghz_line,
             )
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):
@@ -268,8 +267,10 @@ class Runner:
         target): a wrong method, missing credentials or a TLS mismatch stops the
         run here with one line (PreflightError), instead of measuring failures."""
         await self._preflight(target, external)
-        # Said once the pre-flight call (which checks an external target answers) ended.
-        self.events.server_ready(target.label, target.address, target.pid)
+        # Said once the pre-flight call (which checks an external target answers) ended;
+        # a ghz line checks nothing before its load (as ghz), so it says nothing.
+        if not (external and self.options.ghz_line):
+            self.events.server_ready(target.label, target.address, target.pid)
 
     async def _preflight(self, target: Target, external: bool) -> None:
         options = self.options
@@ -293,17 +294,11 @@ class Runner:
             else f"the workload {options.flow.function}" if options.flow
             else f"the {options.scenario.service} workload"
         )  # fmt: skip
-        try:
-            await self.check_site(
-                preflight_here, target.address, self.security, spec.to_json(), what,
-                options.settings.timeout_s, options.expected_statuses,
-                ClientOptions.of(options.settings),
-            )  # fmt: skip
-        except (PreflightError, UsageError) as error:
-            if options.preflight_stops:
-                raise
-            # A ghz line: ghz reports the failures, so the level measures them.
-            self.events.warning(f"{error}; measuring the calls anyway, as ghz does")
+        await self.check_site(
+            preflight_here, target.address, self.security, spec.to_json(), what,
+            options.settings.timeout_s, options.expected_statuses,
+            ClientOptions.of(options.settings),
+        )  # fmt: skip
 
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None

@@ -155,6 +155,14 @@ class WireChannel:
                 self.connect_timeout_s,
             )  # fmt: skip
         except (OSError, TimeoutError, ssl.SSLError) as error:
+            if isinstance(error, ssl.SSLError) and error.reason == "WRONG_VERSION_NUMBER":
+                # A plaintext server's first bytes (an HTTP/2 SETTINGS frame) read as TLS.
+                hint = (" (a ghz command line speaks TLS unless told, as ghz does)"
+                        if self.security.system_roots else "")  # fmt: skip
+                raise ConnectionError(
+                    f"cannot connect to {self.target}: it speaks plaintext, not TLS: give"
+                    f" --insecure{hint}"
+                ) from None
             raise ConnectionError(f"cannot connect to {self.target}: {error}") from None
         if self.tls:
             assert connection.transport is not None

@@ -132,18 +132,6 @@ def _settled(recording: Any) -> list[SeenConnection]:
     return list(recording.take())
 
 
-def _without_preflight(connections: list[SeenConnection]) -> tuple[list[SeenConnection], bool]:
-    """grpcbench's pre-flight call: the first connection with a call, when it carries
-    exactly one (the load's connections come after it)."""
-    for index, connection in enumerate(connections):
-        calls = [s for s in connection.streams if not s.path.startswith("/grpc.reflection.")]
-        if calls:
-            if len(calls) == 1 and any(c.streams for c in connections[index + 1 :]):
-                return connections[:index] + connections[index + 1 :], True
-            break
-    return connections, False
-
-
 def _tags_value(line: str) -> str:
     """An influx line's ``tags="..."`` as written (a Go map's JSON: keys sorted)."""
     found = re.search(r'tags="(.*?)(?<!\\)"', line)
@@ -196,9 +184,6 @@ def compare(line: Line, workdir: Path, upstream: Any) -> tuple[set[str], str]:
               f"grpcbench exit {ours.returncode}: {ours.stderr[-600:]}")  # fmt: skip
     if ours.returncode == 2 and "is not supported" in ours.stderr and their_traffic:
         return {"refused"}, report
-    our_traffic, preflight = _without_preflight(our_traffic)
-    if preflight:
-        found.add("preflight-call")
     counted = not re.search(r"(^| )(-z|-x|--duration|--max-duration|--stream-call-duration)[ =]",
                             line.text)  # fmt: skip
     varying = "--config" in line.text or any(name in line.text for name in VARYING)
