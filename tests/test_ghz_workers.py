@@ -23,7 +23,7 @@ from grpcbench.run.ghz_flags import GhzFlags
         (GhzWorkers(10, -2, 2.0, end=0, max_s=5.0), [(0, 10), (2, -2), (4, -2)]),
         (GhzWorkers(10, -2, 2.0, end=4), [(0, 10), (2, -2), (4, -2), (6, -2)]),
         (GhzWorkers(12, -2, 2.0, end=3, max_s=5.0), [(0, 12), (2, -2), (4, -2), (6, -5)]),
-        # a step due at max is not taken (ghz's tick arrives after it: measured)
+        # a step due exactly at max is not taken (ghz races there: measured both ways)
         (GhzWorkers(20, 2, 1.0, max_s=1.0), [(0, 20)]),
         # no max: the count stops once it has reached end, a step may pass it
         (GhzWorkers(5, 10, 1.0, end=20), [(0, 5), (1, 10), (2, 10)]),

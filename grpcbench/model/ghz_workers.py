@@ -55,9 +55,10 @@ class GhzWorkers:
         while True:
             tick += 1
             at = tick * self.every_s
-            # ghz compares time.Since(begin) >= max when its ticker's tick arrives, a
-            # little after ``at``: a step due at exactly max is not taken (measured
-            # against ghz v0.120: line, start 20, max 1s, held 20 workers).
+            # ghz compares time.Since(begin) >= max when its ticker's tick arrives, about
+            # ``at`` after begin: at a step due exactly at max it races (measured against
+            # ghz v0.120, line, start 20, max 1s: 20 workers held once, 22 once); here
+            # that step is not taken.
             if self.max_s and at >= self.max_s - 1e-9:
                 reaches_end = self.end and (self.end >= count if up else self.end <= count)
                 if reaches_end and self.end != count:
