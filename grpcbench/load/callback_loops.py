@@ -158,14 +158,15 @@ async def wire_open_loop_phase(
         budget.in_flight -= 1
         budget.done += 1
         intended = intended_of.pop(stream.tag)
-        code, message, stats = issuer.outcome(stream)
-        if recorders is not None and code != IGNORED:
-            recorders.record_call(
-                status_name(code), (done - intended) // 1000, stats, message, stream.part
-            )
-            recorders.record_timing(
-                (done - stream.started) // 1000, (stream.started - intended) // 1000
-            )
+        if recorders is not None:
+            code, message, stats = issuer.outcome(stream)
+            if code != IGNORED:
+                recorders.record_call(
+                    status_name(code), (done - intended) // 1000, stats, message, stream.part
+                )
+                recorders.record_timing(
+                    (done - stream.started) // 1000, (stream.started - intended) // 1000
+                )
         if state["sending"]:
             if done >= state["next"]:
                 pump()
@@ -183,7 +184,8 @@ async def wire_open_loop_phase(
             # Every worker waiting for a reply: late, and the lag shows it. The next
             # reply runs the pump again, or, with none in flight, the schedule's next
             # change of workers (it started at none).
-            if turns.waits((now - start) / 1e9, budget.in_flight):
+            since_s = (now - start) / 1e9
+            if turns.waits(since_s, budget.in_flight):
                 change = turns.next_change_s
                 if budget.in_flight == 0 and change is not None and timer[0] is None:
                     delay = max((start + int(change * 1e9) - now) / 1e9, MIN_TIMER_S)
@@ -196,7 +198,7 @@ async def wire_open_loop_phase(
             number = state["number"] = state["number"] + 1
             intended_of[number] = intended
             # ghz's --rps workers: the call goes to one of the level's c workers.
-            issuer.send(turns.turn((now - start) / 1e9), now, tag=number)
+            issuer.send(turns.turn(since_s), now, tag=number)
             if not state["sending"]:  # the request could not be built (``fatal``)
                 return
             intended = state["next"] = start + int(next(offsets) * 1e9)

@@ -114,6 +114,12 @@ class Budget:
             self.closing = action
             self.on_end = end_in_flight
 
+    @property
+    def ignoring(self) -> bool:
+        """--duration-stop ignore, and the duration over: a call ending now is not
+        recorded."""
+        return self.closing == "ignore" and self.stopped
+
     def _hard_end(self) -> None:
         """The level's time limit: stop taking calls; a count not reached is truncated."""
         self.stopped = True
@@ -219,7 +225,7 @@ async def _user(
         elapsed_us = (clock() - started) // 1000
         budget.in_flight -= 1
         budget.done += 1
-        if record is not None and not (budget.closing == "ignore" and budget.stopped):
+        if record is not None and not budget.ignoring:
             record(status, elapsed_us, stats, message)
 
 

@@ -96,7 +96,7 @@ async def open_loop_phase(
             done = clock()
             budget.in_flight -= 1
             budget.done += 1
-            if recorders is not None and not (budget.closing == "ignore" and budget.stopped):
+            if recorders is not None and not budget.ignoring:
                 # From the intended send (coordinated omission corrected); but a call
                 # due within MIN_SLEEP_S is sent at once, a little early, and counts
                 # from when it was sent: a later intended time would understate it.

@@ -163,13 +163,15 @@ class CallIssuer:
     def end_in_flight(self, action: str) -> None:
         """--duration-stop close|ignore at the duration's end: every call still open
         ends Cancelled (ignore: ``IGNORED``, which the loops do not record)."""
-        code = IGNORED if action == "ignore" else status.CANCELLED
-        for channel in self.channels:
-            for stream in channel.open_streams():
-                channel.cancel(stream, DURATION_STOP_MESSAGE, code)
+        self._cancel_open(
+            DURATION_STOP_MESSAGE, IGNORED if action == "ignore" else status.CANCELLED
+        )
 
     def cancel_all(self) -> None:
         """The watchdog: end every call still open, each as DeadlineExceeded."""
+        self._cancel_open("level time limit", status.DEADLINE_EXCEEDED)
+
+    def _cancel_open(self, message: str, code: int) -> None:
         for channel in self.channels:
             for stream in channel.open_streams():
-                channel.cancel(stream, "level time limit", status.DEADLINE_EXCEEDED)
+                channel.cancel(stream, message, code)
