@@ -20,6 +20,7 @@ import shlex
 import statistics
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -927,6 +928,60 @@ CODE_RENDERERS: dict[str, Callable[[], str]] = {
     "grpcurl-differences": render_grpcurl_differences,
     "ghz-flags": render_ghz_flags,
 }
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A command's terminal output on saved results, as a reader's terminal shows it."""
+
+    argv: tuple[str, ...]  # after `grpcbench`
+    columns: int = 120
+    start_at: str = ""  # the output from the first line that starts with this
+    stop_at: str = ""  # up to the first line after that starts with this
+
+
+# Terminal output shown on a page: rerun, never pasted.
+CAPTURES: dict[str, Capture] = {
+    "show-default-run": Capture(
+        ("show", "docs/results/default-run.json"), start_at="hello - concurrency 50"
+    ),
+    "show-echo-scenario": Capture(
+        ("show", "docs/results/echo-scenario.json"),
+        start_at="echo - concurrency 10",
+        stop_at="echo - concurrency 50",
+    ),
+    "show-echo-ghz-unary": Capture(("show", "docs/results/echo-ghz-unary.json"), stop_at="Summary"),
+    "show-echo-ghz-expand": Capture(
+        ("show", "docs/results/echo-ghz-expand.json"), stop_at="Summary"
+    ),
+}
+
+
+def render_capture(capture: Capture) -> str:
+    """Run in this process on a console of ``capture.columns``, as a terminal that wide
+    shows it (piped, grpcbench's console is wider than any terminal)."""
+    import io
+
+    from rich.console import Console
+
+    from grpcbench.cli.commands import Consoles
+    from grpcbench.cli.saved_commands import show
+
+    assert capture.argv[0] == "show", capture.argv
+    screen, messages = io.StringIO(), io.StringIO()
+    console = Console(file=screen, width=capture.columns, color_system=None, soft_wrap=False)
+    show(ROOT / capture.argv[1], False, Consoles(console, Console(file=messages)))
+    shown = screen.getvalue()
+    lines = [line.rstrip() for line in shown.splitlines()]
+    if capture.start_at:
+        starts = [i for i, line in enumerate(lines) if line.startswith(capture.start_at)]
+        lines = lines[starts[0] if starts else 0 :]
+    if capture.stop_at:
+        stops = [i for i, line in enumerate(lines) if i and line.startswith(capture.stop_at)]
+        lines = lines[: stops[0] if stops else len(lines)]
+    return "```text\n" + "\n".join(lines).strip() + "\n```"
+
+
 # Blocks that render another block's saved results their own way.
 SOURCES = {"capacity-summary": "capacity", "profile-hello-top": "profile-hello"}
 
@@ -940,6 +995,9 @@ def rendered(text: str) -> str:
         name = match.group(1)
         if name in CODE_RENDERERS:  # from the code, not from saved results
             return f"<!-- results:{name} -->\n{CODE_RENDERERS[name]()}\n<!-- /results:{name} -->"
+        if name in CAPTURES:
+            body = render_capture(CAPTURES[name])
+            return f"<!-- results:{name} -->\n{body}\n<!-- /results:{name} -->"
         path = RESULTS / f"{SOURCES.get(name, name)}.json"
         record = json.loads(path.read_text())
         if name in RUN_RENDERERS:

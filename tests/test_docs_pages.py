@@ -44,3 +44,18 @@ def test_each_command_s_summary_is_a_whole_sentence() -> None:
     commands = shown[shown.index("Commands") :]
     assert "..." not in commands
     assert "Run a scenario on every server kind at every concurrency level and print the" in shown
+
+
+def test_a_section_named_in_quotes_is_on_the_page() -> None:
+    """`see "Verdicts"` or `"Verdicts" below` names a heading of the same page; a section
+    of another page is a link to it."""
+    named = re.compile(r'[Ss]ee "([^"]+)"|"([A-Z][^"]{2,60})"[ ,]*\(?(?:below|above)')
+    missing = []
+    for page in [ROOT / "README.md", *DOCS.rglob("*.md")]:
+        text = page.read_text()
+        headings = {h.strip().lower() for h in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
+        for match in named.finditer(text):
+            title = (match.group(1) or match.group(2)).lower()
+            if title not in headings:
+                missing.append(f"{page.relative_to(ROOT)}: {match.group(0)}")
+    assert not missing, missing

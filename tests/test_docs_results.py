@@ -38,3 +38,15 @@ def test_a_hand_edited_figure_is_put_back() -> None:
     digit = next(i for i, c in enumerate(block) if c.isdigit() and i > 30)
     tampered = block[:digit] + str((int(block[digit]) + 1) % 10) + block[digit + 1 :]
     assert renderer.rendered(text.replace(block, tampered)) == text
+
+
+def test_own_service_s_sentences_under_its_ghz_tables_hold_for_their_files() -> None:
+    """docs/own-service.md: the built-in column is server-bound, ghz's is *neither*, and
+    ghz spends more generator CPU per call, in both saved runs the page shows."""
+    from grpcbench.model.results_file import load_run
+
+    for name in ("echo-ghz-unary", "echo-ghz-expand"):
+        levels = {lv.driver: lv for lv in load_run(REPO / f"docs/results/{name}.json").levels}
+        builtin, ghz = levels["builtin"], levels["ghz"]
+        assert (builtin.verdict, ghz.verdict) == ("server-bound", "neither"), name
+        assert (ghz.generator_cpu_us_per_call or 0) > (builtin.generator_cpu_us_per_call or 0)

@@ -169,7 +169,7 @@ class GrpclibEcho(echo_grpc.EchoBase):
 SERVICE = ServiceDefinition(
     name="echo",
     description="the README's example: echo.Echo, one method of each RPC kind",
-    service_names=("echo.Echo",),
+    service_names=("echo.Echo",),  # health and reflection are registered too
     register_grpcio=lambda server, params: echo_pb2_grpc.add_EchoServicer_to_server(
         GrpcioEcho(params), server
     ),
