@@ -61,10 +61,11 @@ PLACEHOLDERS = {
     "SCHEDULER": "127.0.0.1",
     "PID": str(os.getpid()),
     "1234": str(os.getpid()),
+    " SYMBOL": " echo.Echo",
     '"$(go env GOPATH)/bin/ghz"': "ghz",
 }
 RESULT_FILES = {
-    **dict.fromkeys(("a.json", "b.json", "results.json", "r.json"), RESULTS),
+    **dict.fromkeys(("a.json", "b.json", "A.json", "B.json", "results.json", "r.json"), RESULTS),
     "capacity.json": ROOT / "docs" / "results" / "capacity.json",
 }
 SETUP = ("python3 -m venv .venv", ". .venv/bin/activate")  # what .ci/run itself does
@@ -107,11 +108,46 @@ def test_every_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.Monk
                 shutil.copy(source, tmp_path / source.name)
     for name, source in RESULT_FILES.items():
         shutil.copy(source, tmp_path / name)
+    shutil.copytree(ROOT / "docs" / "results", tmp_path / "docs" / "results")  # as named
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     if block.origin:
         _is_part_of(block, ROOT / block.origin)
     EVALUATORS[block.language](block, tmp_path)
+
+
+def _blank(match: re.Match[str]) -> str:
+    """A generated block's text as blank lines: its commands are the saved runs' own."""
+    return "\n" * match.group(0).count("\n")
+
+
+def _inline_commands() -> list[Any]:
+    """`grpcbench ...` in a page's prose, with two words or more after the name and no
+    synopsis ([...], …) in it."""
+    found = []
+    for page in PAGES:
+        if page in GENERATED:
+            continue
+        text = re.sub(
+            r"(<!-- results:[\w-]+ -->).*?(?=<!-- /results)",
+            _blank,
+            page.read_text(),
+            flags=re.DOTALL,
+        )
+        for match in re.finditer(r"(?<!`)`(grpcbench [^`]+)`(?!`)", text):
+            command = " ".join(match.group(1).split())
+            if len(command.split()) >= 3 and not re.search(r"[\[…|]|\.\.\.", command):
+                line = text.count("\n", 0, match.start()) + 1
+                block = Block(str(page.relative_to(ROOT)), line, "sh", command, None, None)
+                found.append(pytest.param(block, id=f"{block.name} {command[:40]}"))
+    return found
+
+
+@pytest.mark.parametrize("block", _inline_commands())
+def test_every_command_in_prose_runs(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    test_every_block_runs(block, tmp_path, monkeypatch)
 
 
 def _is_part_of(block: Block, origin: Path) -> None:

@@ -59,3 +59,23 @@ def test_a_section_named_in_quotes_is_on_the_page() -> None:
             if title not in headings:
                 missing.append(f"{page.relative_to(ROOT)}: {match.group(0)}")
     assert not missing, missing
+
+
+def test_help_keeps_every_bracket_of_every_option_s_help() -> None:
+    """Rich reads `[...]` as markup: an extra's name in an option's help
+    (`grpcbench[profile]`) must reach the screen whole, in every command's --help."""
+    import typer
+    from typer.testing import CliRunner
+
+    from grpcbench.cli.app import app
+
+    root = typer.main.get_command(app)
+    checked = 0
+    for name, command in root.commands.items():  # type: ignore[attr-defined]
+        shown = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "2000"}).output
+        shown = " ".join(re.sub(r"[│╭╮╰╯─]", " ", shown).split())
+        for param in command.params:
+            for bracket in re.findall(r"\[[^\]\s]+\]", getattr(param, "help", None) or ""):
+                checked += 1
+                assert bracket in shown, f"grpcbench {name} --help lost {bracket} ({param.name})"
+    assert checked >= 5
