@@ -6,10 +6,15 @@ docs/grafana/grpcbench.json is evaluated through Prometheus's HTTP API at a mome
 while each command served its final figures (``--prometheus-linger``): each must
 return data, and the counts must be the results files' (the dashboard is a view
 of the same figures, not an estimate of them).
+
+Prometheus's own default scrape interval is a minute. Every rate window of the dashboard
+is ``$__rate_interval`` (Grafana's: at least four scrape intervals), so its panels have
+data at that interval too; a second test proves it with a run longer than two scrapes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -19,6 +24,7 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +36,7 @@ pytest.importorskip("prometheus_client")
 DASHBOARD = Path(__file__).resolve().parents[1] / "docs/grafana/grpcbench.json"
 CAPACITY_PANEL = "Capacity search"  # its queries have data while a capacity search runs
 SCRAPE_S = 1
+DEFAULT_SCRAPE_S = 60  # Prometheus's, when its configuration gives none
 
 
 def _free_port() -> int:
@@ -80,41 +87,58 @@ def _serve_until_complete(command: list[str], out: Path, timeout_s: float) -> fl
     return scraped
 
 
-def _substituted(expr: str) -> str:
-    return expr.replace('"$run_id"', '".*"')
+def _substituted(expr: str, scrape_s: float) -> str:
+    """The query Grafana sends: every run, and ``$__rate_interval`` as Grafana computes it
+    for a panel whose step is the scrape interval, max(step + scrape, 4 x scrape)."""
+    return expr.replace('"$run_id"', '".*"').replace("$__rate_interval", f"{4 * scrape_s:g}s")
+
+
+@contextlib.contextmanager
+def _prometheus(tmp_path: Path, targets: list[int], scrape_s: float | None) -> Iterator[str]:
+    """A real Prometheus scraping ``targets``, every ``scrape_s`` or at its default
+    interval (None); yields its API's URL once it scrapes them all."""
+    binary = _prometheus_binary()
+    api_port = _free_port()
+    config = tmp_path / f"prometheus-{scrape_s}.yml"
+    listed = ", ".join(f"'127.0.0.1:{port}'" for port in targets)
+    config.write_text(
+        (
+            f"global:\n  scrape_interval: {scrape_s:g}s\n  evaluation_interval: {scrape_s:g}s\n"
+            if scrape_s
+            else ""
+        )  # fmt: skip
+        + "scrape_configs:\n  - job_name: grpcbench\n    static_configs:\n"
+        + f"      - targets: [{listed}]\n"
+    )
+    prometheus = subprocess.Popen(
+        [binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / f'data-{scrape_s}'}",
+         f"--web.listen-address=127.0.0.1:{api_port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    api = f"http://127.0.0.1:{api_port}"
+    try:
+        # Ready, and scraping every target (down until the commands serve): Prometheus
+        # applies its targets up to 5 s after it starts, and a scrape missed then would
+        # lose the first seconds of the run.
+        deadline = time.monotonic() + 30 + 2 * (scrape_s or DEFAULT_SCRAPE_S)
+        while True:
+            assert time.monotonic() < deadline, "prometheus did not start scraping"
+            with contextlib.suppress(OSError):
+                if len(_query(api, 'up{job="grpcbench"}', time.time())) == len(targets):
+                    break
+            time.sleep(0.2)
+        yield api
+    finally:
+        prometheus.terminate()
+        prometheus.wait(timeout=30)
 
 
 @pytest.mark.integration
 def test_every_dashboard_query_returns_the_runs_figures_from_a_real_prometheus(
     tmp_path: Path,
 ) -> None:
-    binary = _prometheus_binary()
-    run_port, capacity_port, api_port = _free_port(), _free_port(), _free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-        "scrape_configs:\n  - job_name: grpcbench\n    static_configs:\n"
-        f"      - targets: ['127.0.0.1:{run_port}', '127.0.0.1:{capacity_port}']\n"
-    )
-    prometheus = subprocess.Popen(
-        [binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
-         f"--web.listen-address=127.0.0.1:{api_port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    api = f"http://127.0.0.1:{api_port}"
-    try:
-        # Ready, and scraping both targets (down until the commands serve): Prometheus
-        # applies its targets up to 5 s after it starts, and a scrape missed then would
-        # lose the first seconds of the run.
-        deadline = time.monotonic() + 60
-        while True:
-            assert time.monotonic() < deadline, "prometheus did not start scraping"
-            try:
-                if len(_query(api, 'up{job="grpcbench"}', time.time())) == 2:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.2)
+    run_port, capacity_port = _free_port(), _free_port()
+    with _prometheus(tmp_path, [run_port, capacity_port], SCRAPE_S) as api:
         run_out, capacity_out = tmp_path / "run.json", tmp_path / "capacity.json"
         run_at = _serve_until_complete(
             [*GRPCBENCH, "run", "-s", "grpclib", "--rate", "200", "-z", "6s", "--warmup", "0",
@@ -137,7 +161,7 @@ def test_every_dashboard_query_returns_the_runs_figures_from_a_real_prometheus(
         for panel in dashboard["panels"]:
             at = capacity_at if panel["title"].startswith(CAPACITY_PANEL) else run_at
             for target in panel["targets"]:
-                values = _values(api, _substituted(target["expr"]), at)
+                values = _values(api, _substituted(target["expr"], SCRAPE_S), at)
                 assert values, f"{panel['title']!r}: no data for {target['expr']}"
                 assert not any(math.isnan(v) for v in values), (panel["title"], values)
 
@@ -168,6 +192,33 @@ def test_every_dashboard_query_returns_the_runs_figures_from_a_real_prometheus(
         (found,) = capacity["found"]
         searched = _values(api, 'grpcbench_capacity{figure="searched"}', capacity_at)
         assert searched == ([found["capacity"]] if found["capacity"] is not None else [])
-    finally:
-        prometheus.terminate()
-        prometheus.wait(timeout=30)
+
+
+@pytest.mark.integration
+def test_every_run_panel_has_data_at_prometheus_s_default_scrape_interval(
+    tmp_path: Path,
+) -> None:
+    """At one scrape a minute, a fixed [30s] window holds at most one sample and every
+    rate panel is empty; ``$__rate_interval`` (4 minutes here) holds the run's scrapes.
+    A linger of a scrape interval lets the finished level's figures be scraped."""
+    dashboard = json.loads(DASHBOARD.read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    assert not [e for e in exprs if "rate(" in e and "[$__rate_interval]" not in e]
+    run_port = _free_port()
+    with _prometheus(tmp_path, [run_port], None) as api:
+        seconds = DEFAULT_SCRAPE_S + 10  # a scrape while calls go on, and one after
+        ran = subprocess.run(
+            [*GRPCBENCH, "run", "-s", "grpclib", "--rate", "50", "-z", f"{seconds}s",
+             "--warmup", "0", "--prometheus", f"127.0.0.1:{run_port}",
+             "--prometheus-linger", f"{seconds}s", "--output", str(tmp_path / "run.json")],
+            capture_output=True, text=True, timeout=2 * seconds + 90, check=False,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        at = time.time() - 1  # the final figures were scraped while the run lingered
+        for panel in dashboard["panels"]:
+            if panel["title"].startswith(CAPACITY_PANEL):
+                continue
+            for target in panel["targets"]:
+                values = _values(api, _substituted(target["expr"], DEFAULT_SCRAPE_S), at)
+                assert values, f"{panel['title']!r}: no data for {target['expr']}"
+                assert not any(math.isnan(v) for v in values), (panel["title"], values)
