@@ -317,6 +317,28 @@ def test_tls_client_to_a_plaintext_server(plain: str, certificates: Certificates
     assert "speaks plaintext: drop the TLS options" in one_error_line(result)
 
 
+@pytest.mark.parametrize("command", ["run", "list"])
+def test_tls_client_to_a_plaintext_server_asked_for_reflection(
+    plain: str, certificates: Certificates, command: str
+) -> None:
+    """The reflection channel's first failure is explained at once, in one line, with no
+    log line of gRPC's C core (it retried the handshake for the whole 10 s before)."""
+    import time
+
+    from grpcbench.rpc.schema import REFLECTION_TIMEOUT_S
+
+    call = ["--target", plain, "--call", "echo.Echo/Say", *QUICK] if command == "run" else [plain]
+    started = time.monotonic()
+    result = subprocess.run(
+        [*GRPCBENCH, command, *call, "--cacert", str(certificates.ca), "--cname", SERVER_NAME],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert time.monotonic() - started < REFLECTION_TIMEOUT_S  # not the timeout's path
+    assert result.returncode != 0
+    assert "speaks plaintext: drop the TLS options" in one_error_line(result)
+    assert "ssl_transport_security" not in result.stderr, result.stderr
+
+
 def test_wrong_server_name(secure: str, certificates: Certificates) -> None:
     result = grpcbench(
         "--target", secure, "--call", "echo.Echo/Say", "--proto", PROTO,

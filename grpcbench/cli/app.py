@@ -339,8 +339,8 @@ _whole_summaries()
 
 
 def main() -> None:
-    # gRPC's C core logs every failed TLS handshake and retry at INFO on stderr;
-    # grpcbench says what went wrong in one line instead (a user's setting wins).
+    # Too late for the C core's own import when grpc came in with this module
+    # (cli.entry sets it first); here for a caller of this main (the tests' warm CLI).
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
         argv = grpcurl_flags_of(version_spelled(sys.argv))

@@ -7,12 +7,17 @@ reports run most (issue 52: ``--version`` in at most 0.2 s).
 
 from __future__ import annotations
 
+import os
 import sys
 
 from grpcbench.cli.version_flag import version_spelled
 
 
 def main() -> None:
+    # gRPC's C core logs every failed TLS handshake and retry at INFO on stderr, and
+    # reads this when it is imported: grpcbench says what went wrong in one line instead
+    # (a user's setting wins).
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     if version_spelled(sys.argv)[1:] == ["--version"]:
         from grpcbench.model.metadata import versions_line
 

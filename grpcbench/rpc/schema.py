@@ -14,6 +14,7 @@ import difflib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -139,14 +140,7 @@ def reflection_database(
 
     raw = security.sync_channel(address)
     try:
-        try:
-            grpc.channel_ready_future(raw).result(timeout=REFLECTION_TIMEOUT_S)
-        except grpc.FutureTimeoutError:
-            raise UsageError(
-                _tls_trouble(address, security)
-                or f"cannot reach target {address} to ask its reflection service"
-                f" (no HTTP/2 answer within {REFLECTION_TIMEOUT_S:g} s)"
-            ) from None
+        _wait_ready(raw, address, security)
         channel = with_metadata(raw, json.loads(metadata), REFLECTION_TIMEOUT_S)
         database = ProtoReflectionDescriptorDatabase(channel)
         try:
@@ -159,6 +153,41 @@ def reflection_database(
             raise _reflection_failed(address, error, "'s reflection service failed") from None
     finally:
         raw.close()
+
+
+def _wait_ready(raw: Any, address: str, security: ChannelSecurity) -> None:
+    """Return once ``raw`` is connected. Its first failure asks whether TLS is the cause
+    (a handshake of our own, milliseconds): a plaintext/TLS mismatch is then said at once,
+    not after grpc's retries have run out the time."""
+    import queue
+
+    import grpc
+
+    states: queue.Queue[Any] = queue.Queue()
+    seen = states.put
+    raw.subscribe(seen, try_to_connect=True)
+    deadline = time.monotonic() + REFLECTION_TIMEOUT_S
+    asked = False
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                state = states.get(timeout=left)
+            except queue.Empty:
+                break
+            if state is grpc.ChannelConnectivity.READY:
+                return
+            if state is grpc.ChannelConnectivity.TRANSIENT_FAILURE and not asked:
+                asked = True
+                trouble = _tls_trouble(address, security)
+                if trouble:
+                    raise UsageError(trouble)
+    finally:
+        raw.unsubscribe(seen)
+    raise UsageError(
+        (None if asked else _tls_trouble(address, security))
+        or f"cannot reach target {address} to ask its reflection service"
+        f" (no HTTP/2 answer within {REFLECTION_TIMEOUT_S:g} s)"
+    )
 
 
 def _reflection_failed(address: str, error: Any, what: str) -> UsageError:
