@@ -85,6 +85,40 @@ def test_each_verdict_from_both_sides(
     assert any(verdict in note for note in table.notes) == (verdict != "server-bound")
 
 
+def test_cpu_rows_show_the_shares_the_verdict_counted() -> None:
+    """A generator that used 17% of its core and waited 75% for a neighbour's is
+    generator-bound, and its row says both shares; a side that did not wait keeps
+    its one share."""
+    from dataclasses import replace
+
+    measured = level("a", client_cpu_s=0.17)
+    waited = replace(
+        measured,
+        measured=replace(measured.measured, client_wait_s=0.8, client_others_s=0.75),
+    )
+    assert waited.verdict == "generator-bound"
+    rows = _rows(build_tables([waited])[0])
+    assert rows["Generator CPU"] == ("0.17 s (17% used, 75% waiting)",)
+    assert rows["Server CPU"] == ("0.80 s (80%)",)
+
+
+def test_a_generator_behind_its_timetable_is_never_neither() -> None:
+    """Little CPU used, yet 50 ms late at p99: the offered load was the generator's limit."""
+    from dataclasses import replace
+
+    from grpcbench.stats.histogram import LatencyRecorder
+
+    lag = LatencyRecorder()
+    for late_us in (50_000,) * 10:
+        lag.record(late_us)
+    measured = level("a", client_cpu_s=0.2)
+    assert measured.verdict == "neither"
+    behind = replace(measured, measured=replace(measured.measured, schedule_lag=lag.summary()))
+    assert behind.measured.behind_schedule
+    assert behind.verdict == "generator-bound"
+    assert _rows(build_tables([behind])[0])["Verdict"] == ("generator-bound ⚠",)
+
+
 def test_verdict_of_repeats_uses_their_means() -> None:
     """One repeat over the threshold, the mean under it: not flagged, and one note at most."""
     column = [level("a", client_cpu_s=0.95), level("a", client_cpu_s=0.5)]

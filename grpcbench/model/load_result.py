@@ -21,7 +21,7 @@ from grpcbench.model.level_parts import (
     WorkerFigures,
 )
 from grpcbench.model.plan import LevelPlan, LoadSettings
-from grpcbench.observe.cpu_share import saturation
+from grpcbench.observe.cpu_share import shares
 from grpcbench.observe.timeline import Timeline
 from grpcbench.stats.histogram import LatencySummary, merge_summaries
 
@@ -199,7 +199,12 @@ class LoadResult:
     @property
     def client_saturation(self) -> float:
         """Share of its CPU budget the generator used or lost to neighbours (1.0 = saturated)."""
-        return saturation(
+        return sum(self.client_shares)
+
+    @property
+    def client_shares(self) -> tuple[float, float]:
+        """Its CPU budget's shares used and lost waiting for neighbours (``shares``)."""
+        return shares(
             self.client_cpu_s, self.wall_s, self.cpu_cores, self.client_wait_s,
             self.client_others_s, self.client_steal_share,
         )  # fmt: skip

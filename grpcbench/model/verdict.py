@@ -19,9 +19,11 @@ shares its CPU. Then:
   MongoDB or PostgreSQL, measured like the server) is saturated while the server is not:
   the figure is that service's limit.
 - **neither**: neither side is busy, so the figure is bound by latency (few
-  calls in flight) or by a wait (a sleep, a remote backing service).
+  calls in flight) or by a wait (a sleep, a remote backing service). An open loop
+  whose generator fell behind its timetable is never *neither*: it is
+  generator-bound, however little CPU it used (it may have been starved of it).
 - **unknown**: the server's CPU was not measured (``--target`` without
-  ``--target-pid``) and the generator was not saturated.
+  ``--target-pid``) and the generator was neither saturated nor behind.
 
 Why not the generator's CPU share alone: a Python gRPC client spends more CPU
 per call when replies trickle in from a slow server (57 µs vs 140 µs per call
@@ -65,6 +67,7 @@ class Sides:
     server: float | None  # None: the server's CPU was not measured
     generator: float
     backing: dict[str, float]  # backing service -> its saturation
+    generator_behind: bool = False  # an open loop that could not send on time
 
     @classmethod
     def of(cls, levels: Sequence[Measured]) -> Sides:
@@ -78,7 +81,8 @@ class Sides:
             for name in names
         }
         generator = statistics.fmean(lv.measured.client_saturation for lv in levels)
-        return cls(server, generator, backing)
+        behind = any(lv.measured.behind_schedule for lv in levels)
+        return cls(server, generator, backing, behind)
 
     @property
     def saturated_backing(self) -> list[str]:
@@ -88,6 +92,8 @@ class Sides:
     def verdict(self) -> Verdict:
         server = None if self.server is None else self.server >= SATURATION_THRESHOLD
         generator = self.generator >= SATURATION_THRESHOLD
+        if not server and self.generator_behind:
+            generator = True  # it could not keep its timetable: its limit, not the server's
         if server is None:
             return "generator-bound" if generator else "unknown"
         if server and generator:

@@ -115,15 +115,24 @@ def run_queue_wait_s(pid: int) -> float:
     return total_ns / 1e9
 
 
-def saturation(
+def saturation(*figures: float, **named: float) -> float:
+    """Share of the CPU a process could get that it used or lost to neighbours
+    (1.0 = saturated): both of ``shares``, which takes the same figures."""
+    return sum(shares(*figures, **named))
+
+
+def shares(
     cpu_s: float,
     wall_s: float,
     cores: float,
     wait_s: float = 0.0,
     others_s: float = 0.0,
     steal_share: float = 0.0,
-) -> float:
-    """Share of the CPU a process could get that it used or lost to neighbours
-    (1.0 = saturated); what the host took (``steal_share``) it could not get."""
+) -> tuple[float, float]:
+    """The share of its CPU budget a process used, and the share it spent waiting for a
+    CPU that neighbours held (the tables show both, as the verdict counts both); what
+    the host took (``steal_share``) it could not get, so is not in the budget."""
     budget = wall_s * cores * (1.0 - min(max(steal_share, 0.0), 0.9))
-    return (cpu_s + min(wait_s, others_s)) / budget if budget > 0 else 0.0
+    if budget <= 0:
+        return 0.0, 0.0
+    return cpu_s / budget, min(wait_s, others_s) / budget

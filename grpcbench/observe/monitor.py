@@ -23,7 +23,7 @@ from typing import Any
 
 import psutil
 
-from grpcbench.observe.cpu_share import NeighbourMeter, run_queue_wait_s, saturation
+from grpcbench.observe.cpu_share import NeighbourMeter, run_queue_wait_s, shares
 from grpcbench.observe.memory_peak import read_vmhwm, reset_peak_rss
 from grpcbench.observe.timeline import Timeline, TimelineRecorder, sample
 
@@ -85,7 +85,12 @@ class ProcessUsage:
     @property
     def cpu_saturation(self) -> float:
         """Share of its CPU budget the server used or lost to neighbours (1.0 = saturated)."""
-        return saturation(
+        return sum(self.cpu_shares)
+
+    @property
+    def cpu_shares(self) -> tuple[float, float]:
+        """Its CPU budget's shares used and lost waiting for neighbours (``shares``)."""
+        return shares(
             self.cpu_s, self.wall_s, self.cpu_cores, self.run_queue_wait_s, self.others_cpu_s,
             self.steal_share,
         )  # fmt: skip

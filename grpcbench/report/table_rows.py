@@ -90,7 +90,18 @@ def _status_count(status: str) -> Callable[[LevelResult], float]:
 
 def _server_cpu_suffix(column: Column) -> str:
     usages = [lv.server_usage for lv in column if lv.server_usage]
+    if usages and (waiting := _mean(u.cpu_shares[1] for u in usages)) >= SHOWN_WAITING:
+        return _shares_suffix(_mean(u.cpu_shares[0] for u in usages), waiting)
     return f" ({format_percent(_mean(u.cpu_fraction for u in usages))})" if usages else ""
+
+
+# A side that waited this share of its budget for CPUs its neighbours held shows it: the
+# verdict counts it as busy (cpu_share), so the row shows both shares the verdict used.
+SHOWN_WAITING = 0.05
+
+
+def _shares_suffix(used: float, waiting: float) -> str:
+    return f" ({format_percent(used)} used, {format_percent(waiting)} waiting)"
 
 
 def _server_rss_suffix(column: Column) -> str:
@@ -99,8 +110,9 @@ def _server_rss_suffix(column: Column) -> str:
 
 
 def _client_cpu_suffix(column: Column) -> str:
-    fraction = _mean(lv.measured.client_cpu_fraction for lv in column)
-    return f" ({format_percent(fraction)})"
+    if (waiting := _mean(lv.measured.client_shares[1] for lv in column)) >= SHOWN_WAITING:
+        return _shares_suffix(_mean(lv.measured.client_shares[0] for lv in column), waiting)
+    return f" ({format_percent(_mean(lv.measured.client_cpu_fraction for lv in column))})"
 
 
 class VerdictRow(Row):
