@@ -164,6 +164,51 @@ def test_the_achieved_rate_is_what_was_completed_in_the_windows_second_half() ->
     assert achieved_rate(keeping_up, 2.0) == 100.0
 
 
+def test_a_tighter_slo_never_allows_more_than_a_looser_one() -> None:
+    """The audit's contended machine: p99<=2s found 180/s and p99<=50ms 191/s. The
+    looser one is credited 191/s (those probes pass it too), and both say the two
+    searches disagreed; an SLO on another statistic is left alone."""
+    from grpcbench.capacity.record import Found
+    from grpcbench.run.capacity_runner import CapacitySearch
+
+    assert parse_slo("p99<=50ms").implies(parse_slo("p99<=2s"))
+    assert not parse_slo("p99<=2s").implies(parse_slo("p99<=50ms"))
+    assert not parse_slo("p50<=1ms").implies(parse_slo("p99<=2s"))
+    assert parse_slo("p50<=1ms,p99<=1s").implies(parse_slo("p99<=2s"))
+    slos = [parse_slo(t) for t in ("p99<=2s", "p99<=50ms", "p50<=1ms")]
+    found = [
+        Found("s", "p99<=2s", 180.0, "bracketed", True, False),
+        Found("s", "p99<=50ms", 191.0, "bracketed", True, False),
+        Found("s", "p50<=1ms", 300.0, "bracketed", True, False),
+        Found("other", "p99<=2s", 100.0, "bracketed", True, False),
+    ]
+    told: list[tuple[str, float | None]] = []
+    search = SimpleNamespace(
+        settings=SimpleNamespace(slos=slos),
+        capacity=SimpleNamespace(found=found),
+        export=lambda: None,
+        run=SimpleNamespace(events=SimpleNamespace(
+            capacity_found=lambda server, slo, rate, confirmed: told.append((slo, rate))
+        )),
+    )  # fmt: skip
+    CapacitySearch._hold_slos_in_order(search, "s")  # type: ignore[arg-type]
+    loose, tight, other_statistic, other_server = found
+    assert loose.capacity == 191.0 and "disagree" in loose.end and "unreliable" in loose.end
+    assert tight.capacity == 191.0 and "p99<=2s's search missed" in tight.end
+    assert other_statistic.capacity == 300.0 and other_statistic.end == "bracketed"
+    assert other_server.capacity == 100.0
+    assert told == [("p99<=2s", 191.0)]
+
+
+def test_a_backlog_caught_up_is_not_credited_above_what_was_offered() -> None:
+    """The generator fell behind in the first half (90 sent of 100 scheduled) and
+    caught up in the second (110 finished of 100 scheduled): credited 100/s, the rate
+    offered there, not 110/s."""
+    base = _probe(5, rate=100, calls=200)
+    caught_up = replace(base, measured=replace(base.measured, window_calls=(90, 200, 100, 200)))
+    assert achieved_rate(caught_up, 2.0) == 100.0
+
+
 def test_what_was_achieved_is_held_to_what_was_scheduled_in_the_same_half() -> None:
     """A Poisson pacer scheduled 19 calls in its second half and 29 in its first:
     19 completed there is keeping up, though under 99% of the window's 24/s. One

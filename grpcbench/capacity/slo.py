@@ -48,6 +48,20 @@ class Slo:
     def tightest_us(self) -> int:
         return min(objective.limit_us for objective in self.objectives)
 
+    def implies(self, other: Slo) -> bool:
+        """Whether every latency that meets this SLO meets ``other`` too (each of its
+        objectives is bounded here as tightly or more): then ``other`` can never allow
+        less than this one does."""
+        return all(
+            any(
+                mine.statistic == theirs.statistic
+                and (mine.limit_us < theirs.limit_us
+                     or (mine.limit_us == theirs.limit_us and (mine.strict or not theirs.strict)))
+                for mine in self.objectives
+            )
+            for theirs in other.objectives
+        )  # fmt: skip
+
     def breaches(self, latency: LatencySummary) -> list[str]:
         """Each objective that does not hold, with the measured value."""
         return [

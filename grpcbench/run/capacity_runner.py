@@ -156,7 +156,41 @@ class CapacitySearch:
             )  # fmt: skip
             self.export()
             self.run.events.capacity_found(plan.label, slo.text, search.passed, confirmed)
+        self._hold_slos_in_order(plan.label)
         self._credit_shared_confirmations(plan.label)
+
+    def _hold_slos_in_order(self, server: str) -> None:
+        """A looser SLO is credited at least a tighter one's capacity on ``server``: the
+        tighter one's passing probes pass it too. Each search probes its own rates, so on
+        a contended machine the looser one can miss a rate below the tighter one's
+        (p99<=2s at 180/s beside p99<=50ms at 191/s): its end then says the probes
+        disagree, as a figure that contention makes unreliable."""
+        slos = {slo.text: slo for slo in self.settings.slos}
+        mine = [(i, f) for i, f in enumerate(self.capacity.found) if f.server == server]
+        for position, loose in mine:
+            tighter = [
+                f for _, f in mine
+                if f is not loose and f.capacity is not None
+                and slos[f.slo].implies(slos[loose.slo])
+                and f.capacity > (loose.capacity or 0.0)
+            ]  # fmt: skip
+            if not tighter:
+                continue
+            best = max(tighter, key=lambda f: f.capacity or 0.0)
+            self.capacity.found[position] = replace(
+                loose,
+                capacity=best.capacity,
+                end=f"{loose.end}; raised to {best.capacity:g}/s, where {best.slo} passed (its"
+                " probes pass this SLO too): the two searches disagree, as on a contended"
+                " machine, so treat both as unreliable",
+            )
+            at = next(i for i, f in mine if f is best)
+            now = self.capacity.found[at]  # as raised itself, when it was looser than another
+            self.capacity.found[at] = replace(
+                now, end=f"{now.end}; {loose.slo}'s search missed below this rate: unreliable"
+            )
+            self.export()
+            self.run.events.capacity_found(server, loose.slo, best.capacity, loose.confirmed)
 
     def _credit_shared_confirmations(self, server: str) -> None:
         """Raise each SLO's confirmed rate on ``server`` to the highest rate, up to its
