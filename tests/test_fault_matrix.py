@@ -8,10 +8,12 @@ then sends the signal or kills the child. It asserts the documented exit code
 the run is left, and that no call reaches the target once grpcbench has exited.
 
 Phases: pre-flight (a target that accepts and never answers), warm-up,
-measured, cooldown. Faults: SIGINT, SIGTERM, SIGHUP, SIGQUIT, two SIGINTs, Ctrl-C
-and Ctrl-\\ to the whole process group (the run's children get them too), and a
-generator killed. Every cell runs in CI; ``nox -s faults`` runs the matrix
-``GRPCBENCH_FAULT_ROUNDS`` times (default 5) with the moment moved within the phase.
+measured, cooldown; where grpcbench starts the server: its start (a service still
+importing), and capacity's search and confirmations. Faults: SIGINT, SIGTERM, SIGHUP,
+SIGQUIT, two SIGINTs, Ctrl-C and Ctrl-\\ to the whole process group (the run's
+children get them too), and a generator killed. Every cell runs in CI; ``nox -s
+faults`` runs the matrix ``GRPCBENCH_FAULT_ROUNDS`` times (default 5) with the moment
+moved within the phase.
 """
 
 from __future__ import annotations
@@ -92,17 +94,49 @@ def _tree(pid: int) -> set[int]:
 class Cell:
     """One run of the matrix: grpcbench against ``address``, its log and results."""
 
-    def __init__(self, address: str, tmp_path: Path, options: list[str]) -> None:
+    def __init__(
+        self, address: str, tmp_path: Path, options: list[str], command: list[str] | None = None
+    ) -> None:
         self.log, self.out = tmp_path / "debug.log", tmp_path / "r.json"
-        argv = [*GRPCBENCH, "run", address, "--insecure", *CALL, *options, "--no-pin",
+        given = command or ["run", address, "--insecure", *CALL]
+        argv = [*GRPCBENCH, *given, *options, "--no-pin",
                 "--debug", str(self.log), "--output", str(self.out)]  # fmt: skip
         # A process group of its own, as a terminal's foreground job has.
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True, start_new_session=True)  # fmt: skip
+                                        text=True, start_new_session=True,
+                                        cwd=tmp_path)  # fmt: skip
         self.seen: set[int] = set()
 
     def watch(self) -> None:
         self.seen |= _tree(self.process.pid)
+
+    def signal(self, fault: str) -> None:
+        """Send ``fault``'s signals, to the process group when a terminal would."""
+        signals, to_group = SIGNALS[fault]
+        self.watch()
+        for sig in signals:
+            if to_group:
+                os.killpg(self.process.pid, sig)
+            else:
+                self.process.send_signal(sig)
+            time.sleep(0.05)
+
+    def assert_interrupted(self, fault: str, keeps: bool | None) -> None:
+        """The signal's exit code, no traceback, the JSON ``interrupted`` with levels
+        kept as ``keeps`` says (None: any), and nothing of the run left running."""
+        code, stderr, data = self.finish()
+        assert code == EXITS[SIGNALS[fault][0][0]], stderr
+        assert "Traceback" not in stderr, stderr
+        if data:
+            assert data["status"] == "interrupted", data["status"]
+            levels = data["levels"]
+            assert isinstance(levels, list)
+            assert keeps is None or bool(levels) == keeps, len(levels)
+            for level in levels:
+                assert sum(level["load"]["statuses"].values()) > 0
+        else:
+            assert not keeps, "nothing was measured"
+        assert_all_gone(self.seen)
 
     def finish(self) -> tuple[int, str, dict[str, object]]:
         self.watch()
@@ -129,7 +163,6 @@ def _hung_target() -> tuple[socket.socket, str]:
 @pytest.mark.parametrize("fault", list(SIGNALS))
 def test_a_signal_in_each_phase(tmp_path: Path, phase: str, fault: str, round_: int) -> None:
     options, marker = PHASES[phase]
-    signals, to_group = SIGNALS[fault]
     pause = random.Random(f"{phase}{fault}{round_}").uniform(0.3, 1.5)
     listener = None
     with logging_greeter() as (address, log):
@@ -139,30 +172,51 @@ def test_a_signal_in_each_phase(tmp_path: Path, phase: str, fault: str, round_: 
             cell = Cell(address, tmp_path, options)
             _wait_for(cell.log, marker, cell.process)
             time.sleep(pause)  # inside the phase: each lasts a minute
-            cell.watch()
-            for sig in signals:
-                if to_group:
-                    os.killpg(cell.process.pid, sig)
-                else:
-                    cell.process.send_signal(sig)
-                time.sleep(0.05)
-            code, stderr, data = cell.finish()
+            cell.signal(fault)
+            cell.assert_interrupted(fault, KEEPS_A_LEVEL[phase])
         finally:
             if listener is not None:
                 listener.close()
         _no_load_after_exit(log.calls)
-    assert code == EXITS[signals[0]], stderr
-    assert "Traceback" not in stderr, stderr
-    if data:
-        assert data["status"] == "interrupted", data["status"]
-        levels = data["levels"]
-        assert isinstance(levels, list)
-        assert bool(levels) == KEEPS_A_LEVEL[phase], (phase, len(levels))
-        for level in levels:
-            assert sum(level["load"]["statuses"].values()) > 0
-    else:
-        assert phase == "pre-flight"  # nothing was measured yet
-    assert_all_gone(cell.seen)
+
+
+# Phases of a server grpcbench starts, and of capacity: the command, its options, the
+# debug-log line that says the phase has begun, and whether a finished level is kept.
+SLOW_START = """import sys, time
+if sys.argv[0].endswith("child.py"):  # the server's process, not grpcbench's own
+    time.sleep(60)
+from grpcbench.services.hello import SERVICE  # noqa: E402
+"""
+CAPACITY = ["capacity", "-s", "grpclib", "--slo", "p99<=2s", "--probe-warmup", "0.2s"]
+STARTED_PHASES = {
+    "server start": (
+        ["run", "--service", "slow_start:SERVICE", "-s", "grpclib"], ["-c", "2", "-n", "100"],
+        "server starting", False,
+    ),
+    "capacity search": (CAPACITY, ["--probe-duration", "60s"], "level started", False),
+    "capacity confirmations": (
+        CAPACITY, ["--probe-duration", "1s", "--max-probes", "2", "--confirmations", "5"],
+        "confirm rate", True,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("phase", list(STARTED_PHASES))
+@pytest.mark.parametrize("fault", list(SIGNALS))
+def test_a_signal_while_a_server_starts_and_in_capacity_s_phases(
+    tmp_path: Path, phase: str, fault: str
+) -> None:
+    """The same cells, where grpcbench starts the servers: a server still importing its
+    service, capacity's search, and its confirmations (each on a fresh server)."""
+    command, options, marker, keeps = STARTED_PHASES[phase]
+    (tmp_path / "slow_start.py").write_text(SLOW_START)
+    cell = Cell("", tmp_path, options, command)
+    _wait_for(cell.log, marker, cell.process)
+    time.sleep(random.Random(f"{phase}{fault}").uniform(0.3, 1.0))
+    cell.signal(fault)
+    # The confirmations keep the probes measured before them; a capacity search
+    # interrupted in its first probe keeps none.
+    cell.assert_interrupted(fault, True if keeps else None)
 
 
 def _generators(pid: int) -> list[psutil.Process]:
@@ -187,4 +241,23 @@ def test_a_generator_killed_in_each_phase_fails_its_level(tmp_path: Path, phase:
     assert code == 4, stderr
     assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
     assert data["status"] == "failed" and data["levels"] == []
+    assert_all_gone(cell.seen)
+
+
+@pytest.mark.parametrize("fault", ["kill -9", "SIGSTOP"])
+def test_the_server_killed_or_frozen_mid_level_fails_the_run(tmp_path: Path, fault: str) -> None:
+    """The server grpcbench started dies or freezes while its level runs: the run ends
+    (not after the level's minute), exit 4, the JSON failed, nothing left running."""
+    cell = Cell("", tmp_path, ["-c", "2", "-z", "60s", "--warmup", "0", "-t", "2s"],
+                ["run", "-s", "grpclib"])  # fmt: skip
+    _wait_for(cell.log, "progress", cell.process)
+    cell.watch()
+    (server,) = descendants_running(cell.process.pid, "grpcbench.servers.child")
+    started = time.monotonic()
+    server.send_signal(signal.SIGKILL if fault == "kill -9" else signal.SIGSTOP)
+    code, stderr, data = cell.finish()
+    assert time.monotonic() - started < 30, "the run went on with its server gone"
+    assert code == 4, stderr
+    assert "Traceback" not in stderr, stderr
+    assert data["status"] == "failed"
     assert_all_gone(cell.seen)

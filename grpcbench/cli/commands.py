@@ -185,6 +185,8 @@ def run_to_end(
     if stdout_failure is not None and not interrupted and error is None:
         raise stdout_failure  # the CLI says it in one line (or, a closed pipe, quietly)
     unwritten = list(runner.exports.failed.values())
+    if getattr(events, "unwritten", None):  # the --debug log (a full disk)
+        unwritten.append(events.unwritten)  # type: ignore[attr-defined]
     if unwritten and not interrupted and error is None:
         error = UsageError("; ".join(unwritten))
     if interrupted:
@@ -264,7 +266,11 @@ def capacity(args: RunArgs, search: CapacityArgs, consoles: Consoles) -> int:
         )
         return 0
     err = consoles.err
-    events: Any = ConsoleEvents(err, len(options.targets), 0)
+    events: Any = (
+        debug_log(args.ghz_flags.debug, options, err, len(options.targets), 0)
+        if args.ghz_flags.debug
+        else ConsoleEvents(err, len(options.targets), 0)
+    )
     if args.prometheus is not None or args.otlp is not None:
         events = live_telemetry(args, options, events, err)
     runner = CapacitySearch(options, settings).runner(events)

@@ -36,16 +36,29 @@ class DebugLog(ConsoleEvents):
         except OSError as error:
             raise UsageError(f"--debug {path}: {error.strerror or error}") from None
         self._last_progress = 0.0
+        self._path = path
+        # Why the log could not be written (a full disk), once known: the run goes on,
+        # says so once, and the command ends with 2, as for any output (run_to_end).
+        self.unwritten: str | None = None
         self._line("run", " ".join(argv))
 
     def _line(self, event: str, text: str) -> None:
+        if self.unwritten:
+            return
         stamp = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-        self._file.write(f"{stamp} {event}: {text}\n")
+        try:
+            self._file.write(f"{stamp} {event}: {text}\n")
+        except OSError as error:
+            self.unwritten = f"cannot write --debug {self._path}: {error.strerror or error}"
+            self.warning(f"{self.unwritten} (the run goes on)")
 
     def __exit__(self, *exc: object) -> None:
         super().__exit__(*exc)
         self._line("end", "interrupted" if exc and exc[0] is KeyboardInterrupt else "done")
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError as error:  # the last line's flush
+            self.unwritten = self.unwritten or f"cannot write --debug {self._path}: {error}"
 
     def server_starting(self, label: str, starts: bool = True) -> None:
         self._line("server starting" if starts else "target", label)

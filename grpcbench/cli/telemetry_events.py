@@ -45,6 +45,11 @@ class TelemetryEvents:
         self.err = err
         self.linger_s = linger_s
 
+    @property
+    def unwritten(self) -> str | None:
+        """Why the console's log (--debug) could not be written, if it could not."""
+        return getattr(self.inner, "unwritten", None)
+
     def __enter__(self) -> TelemetryEvents:
         started: list[TelemetrySink] = []
         try:

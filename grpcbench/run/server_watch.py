@@ -1,4 +1,4 @@
-"""A level cut short when its server's process dies.
+"""A level cut short when its server's process dies, or stays stopped (SIGSTOP).
 
 Without it, the load ran on against a dead server until the level's end (6 to 39 s
 measured), counting refused connections; the level failed only afterwards. The
@@ -19,15 +19,22 @@ from grpcbench.base.errors import DriverError
 T = TypeVar("T")
 
 WATCH_S = 0.2  # how often the server's process is looked at while the load runs
+# A server stopped (SIGSTOP, Ctrl-Z) this long answers nothing: the level measures a
+# stall, and would fail at its end anyway (targets.started), so it is cut here. A
+# tracing stop (py-spy --native's samples) is not one.
+STOPPED_S = 1.0
 
 
 def alive(pid: int) -> bool:
     """The process runs (a zombie, dead but not yet reaped, does not)."""
+    return _state(pid) not in (None, psutil.STATUS_ZOMBIE)
+
+
+def _state(pid: int) -> str | None:
     try:
-        state: str = psutil.Process(pid).status()
+        return str(psutil.Process(pid).status())
     except psutil.Error:
-        return False
-    return bool(state != psutil.STATUS_ZOMBIE)
+        return None
 
 
 async def unless_server_dies(load: Awaitable[T], server_pid: int | None) -> T:
@@ -37,12 +44,17 @@ async def unless_server_dies(load: Awaitable[T], server_pid: int | None) -> T:
     task = asyncio.ensure_future(load)
     if server_pid is None:
         return await task
+    stopped_for = 0.0
     try:
         while True:
             done, _ = await asyncio.wait({task}, timeout=WATCH_S)
             if done:
                 return task.result()
-            if not alive(server_pid):
+            state = _state(server_pid)
+            if state in (None, psutil.STATUS_ZOMBIE):
+                break
+            stopped_for = stopped_for + WATCH_S if state == psutil.STATUS_STOPPED else 0.0
+            if stopped_for >= STOPPED_S:
                 break
     except asyncio.CancelledError:
         task.cancel()
@@ -52,4 +64,5 @@ async def unless_server_dies(load: Awaitable[T], server_pid: int | None) -> T:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
-    raise DriverError(f"the server (pid {server_pid}) exited during the level")
+    what = "was stopped (SIGSTOP)" if stopped_for >= STOPPED_S else "exited"
+    raise DriverError(f"the server (pid {server_pid}) {what} during the level")
