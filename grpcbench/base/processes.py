@@ -89,6 +89,7 @@ class Child:
         Cancelled while waiting (Ctrl-C during a stop), it still kills and reaps
         the child, then lets the cancellation go on: a stop never swallows it."""
         process = self.process
+        descendants = _descendants(process.pid)  # a user's code may have forked
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(sig)
@@ -100,13 +101,55 @@ class Child:
                 await self._kill()
             except asyncio.CancelledError:
                 await self._kill()
+                _kill_all(descendants)
                 raise
+        _kill_all(descendants)
         return process.returncode if process.returncode is not None else -1
 
     async def _kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
         await asyncio.shield(self.process.wait())
+
+
+def _descendants(pid: int) -> list[Any]:
+    """The processes under ``pid``: what a servicer or a flow forked goes with it."""
+    import psutil
+
+    try:
+        return list(psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return []
+
+
+def _kill_all(processes: list[Any]) -> None:
+    import psutil
+
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
+def forked_copies() -> list[Any]:
+    """This process's children that run its own command line: copies that user code
+    made with ``os.fork()`` (grpcbench starts children with other command lines)."""
+    import psutil
+
+    me = psutil.Process()
+    try:
+        argv = me.cmdline()
+        return [p for p in me.children(recursive=True) if _cmdline(p) == argv]
+    except psutil.Error:
+        return []
+
+
+def _cmdline(process: Any) -> list[str] | None:
+    import psutil
+
+    try:
+        return list(process.cmdline())
+    except psutil.Error:
+        return None
 
 
 async def start_python_module(

@@ -52,24 +52,49 @@ def main() -> None:
         else:
             pin_to(spec.settings.client_cpus)
         from grpcbench.load.engine import run_level
+        from grpcbench.load.loop_watchdog import watched
         from grpcbench.servers.asyncio_loop import run
 
         reset_peak_rss()
+        level = run_level(
+            spec,
+            on_measurement_start=lambda: emit("measuring"),
+            on_progress=lambda done, errors: emit("progress", done=done, errors=errors),
+            on_interval=lambda figures: emit("interval", figures=figures.to_json()),
+            on_measurement_end=lambda: emit("measured"),
+        )
         try:
             result = run(
-                run_level(
-                    spec,
-                    on_measurement_start=lambda: emit("measuring"),
-                    on_progress=lambda done, errors: emit("progress", done=done, errors=errors),
-                    on_interval=lambda figures: emit("interval", figures=figures.to_json()),
-                    on_measurement_end=lambda: emit("measured"),
-                ),
+                watched(level, lambda message: emit("error", message=message)),
                 use_uvloop=spec.settings.client_loop == "uvloop",
             )
         except OneLineError as error:
             emit("error", message=str(error))
             sys.exit(2)  # never reused after a failure
+        forked = _stop_forked_copies(spec)
+        if forked:
+            emit("error", message=forked)
+            sys.exit(2)
         emit("result", result=result.to_json())
+
+
+def _stop_forked_copies(spec: GeneratorJob) -> str:
+    """Copies of this process that user code made with os.fork(), stopped; what to say
+    of them ("" when there are none): a copy runs the level's loop too, on the same
+    connections and the same pipe, so the level's figures are not the generator's."""
+    from grpcbench.base.processes import forked_copies
+
+    copies = forked_copies()
+    for copy in copies:
+        copy.kill()
+    if not copies:
+        return ""
+    who = f"the flow {spec.flow['function']}" if spec.flow else "the level's workload"
+    pids = ", ".join(str(copy.pid) for copy in copies[:3]) + (", ..." if len(copies) > 3 else "")
+    return (
+        f"{who} forked the generator {len(copies)} time(s) (pid {pids}): user code must not"
+        " fork; the copies were stopped"
+    )
 
 
 if __name__ == "__main__":

@@ -18,64 +18,32 @@ from grpcbench.base.child_setup import process_pinned
 from grpcbench.base.errors import (
     DriverError,
     OneLineError,
+    PreflightError,
     ServerStartError,
 )
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver, close_driver
-from grpcbench.load.engine import make_workload
+from grpcbench.load.loop_watchdog import BLOCKED_S
 from grpcbench.model.events import RunEvents
-from grpcbench.model.load_result import GeneratorJob
 from grpcbench.model.metadata import collect_metadata
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelError, LevelResult, RunRecord, RunStatus
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.planned import resolve_call
-from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
-from grpcbench.rpc.workload import MethodWorkload
 from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
 from grpcbench.run.measure import LevelInterrupted, generator_job
 from grpcbench.run.options import RunOptions
+from grpcbench.run.preflight_call import preflight_here
 from grpcbench.run.recorded import recorded_options
 from grpcbench.servers.kinds import KINDS
 from grpcbench.targets import Target, TargetContext, TargetPlan
 from grpcbench.targets.base import death_of
 from grpcbench.targets.check_site import HERE, CheckSite
-
-
-def preflight_here(
-    address: str, security: ChannelSecurity, spec_json: dict[str, Any], what: str,
-    timeout_s: float, expected: tuple[str, ...], client: ClientOptions,
-) -> None:  # fmt: skip
-    """The pre-flight call, plain and synchronous, where the probe runs it (here or a
-    cluster worker): the level's own workload, built from its spec, numbered after
-    the level's calls (a timed level's: ``PREFLIGHT_NUMBER``)."""
-    spec = GeneratorJob.from_json(spec_json)
-    mix = (spec.call or {}).get("mix")
-    if mix:  # a mix: one pre-flight call per method, each named in its failure
-        for part in mix:
-            preflight_here(
-                address, security, {**spec_json, "call": part}, part.get("label") or part["call"],
-                part.get("timeout_s") or timeout_s, tuple(part.get("expected") or expected),
-                client,
-            )  # fmt: skip
-        return
-    workload = make_workload(spec)
-    if isinstance(workload, MethodWorkload):
-        calls = spec.share.requests + spec.share.warmup_requests
-        workload.as_preflight(calls if spec.share.requests else PREFLIGHT_NUMBER)
-    asyncio.run(preflight(
-        address, security, workload, what, timeout_s, expected, client,
-        spec.settings.connect_timeout_s,
-    ))  # fmt: skip
-
-
-# A timed level's call count is not known: its pre-flight call is numbered this.
-PREFLIGHT_NUMBER = 1_000_000_000
 
 
 class Columns(Protocol):
@@ -294,11 +262,20 @@ class Runner:
             else f"the workload {options.flow.function}" if options.flow
             else f"the {options.scenario.service} workload"
         )  # fmt: skip
-        await self.check_site(
-            preflight_here, target.address, self.security, spec.to_json(), what,
-            options.settings.timeout_s, options.expected_statuses,
-            ClientOptions.of(options.settings),
-        )  # fmt: skip
+        # Bounded here too: user code (a flow) that blocks the check's loop holds it
+        # past every deadline of its own (load.loop_watchdog does this for generators).
+        limit = options.settings.timeout_s + options.settings.connect_timeout_s + BLOCKED_S
+        try:
+            await asyncio.wait_for(self.check_site(
+                preflight_here, target.address, self.security, spec.to_json(), what,
+                options.settings.timeout_s, options.expected_statuses,
+                ClientOptions.of(options.settings),
+            ), limit)  # fmt: skip
+        except TimeoutError:
+            raise PreflightError(
+                f"the pre-flight call of {what} did not end within {limit:g} s: code that"
+                " blocks (time.sleep, a lock, a busy loop) or never returns"
+            ) from None
 
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None

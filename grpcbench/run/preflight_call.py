@@ -1,0 +1,60 @@
+"""The pre-flight call, run where the load will come from (here, or a cluster worker).
+
+A plain, picklable function (``targets.check_site`` runs it in a thread here, or on a
+Dask worker): one real call of the level's own workload before the first level, so a
+wrong method, data or credential is one line, not a level of failures. User code in
+it (a flow) runs in this process: a fork it makes is stopped and said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from grpcbench.base.errors import PreflightError
+from grpcbench.base.processes import forked_copies
+from grpcbench.load.engine import make_workload
+from grpcbench.model.load_result import GeneratorJob
+from grpcbench.rpc.client_options import ClientOptions
+from grpcbench.rpc.preflight import preflight
+from grpcbench.rpc.security import ChannelSecurity
+from grpcbench.rpc.workload import MethodWorkload
+
+
+def preflight_here(
+    address: str, security: ChannelSecurity, spec_json: dict[str, Any], what: str,
+    timeout_s: float, expected: tuple[str, ...], client: ClientOptions,
+) -> None:  # fmt: skip
+    """The pre-flight call, plain and synchronous, where the probe runs it (here or a
+    cluster worker): the level's own workload, built from its spec, numbered after
+    the level's calls (a timed level's: ``PREFLIGHT_NUMBER``)."""
+    spec = GeneratorJob.from_json(spec_json)
+    mix = (spec.call or {}).get("mix")
+    if mix:  # a mix: one pre-flight call per method, each named in its failure
+        for part in mix:
+            preflight_here(
+                address, security, {**spec_json, "call": part}, part.get("label") or part["call"],
+                part.get("timeout_s") or timeout_s, tuple(part.get("expected") or expected),
+                client,
+            )  # fmt: skip
+        return
+    workload = make_workload(spec)
+    if isinstance(workload, MethodWorkload):
+        calls = spec.share.requests + spec.share.warmup_requests
+        workload.as_preflight(calls if spec.share.requests else PREFLIGHT_NUMBER)
+    asyncio.run(preflight(
+        address, security, workload, what, timeout_s, expected, client,
+        spec.settings.connect_timeout_s,
+    ))  # fmt: skip
+    copies = forked_copies()  # made by user code (a flow) in this process
+    for copy in copies:
+        copy.kill()
+    if copies:
+        raise PreflightError(
+            f"the pre-flight call of {what} forked this process: user code must not fork;"
+            " the copy was stopped"
+        )
+
+
+# A timed level's call count is not known: its pre-flight call is numbered this.
+PREFLIGHT_NUMBER = 1_000_000_000

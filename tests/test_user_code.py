@@ -1,0 +1,136 @@
+"""User code that blocks, forks or keeps what it allocates ends its level in one line
+that names it, and leaves no process behind (issue 55).
+
+The watchdog's own logic is tested here in this process (a loop held, memory past a
+small limit); the integration tests run flows of the echo example that misbehave, in
+the pre-flight call (grpcbench's own process) and in a level (a generator)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from grpcbench.load.loop_watchdog import LoopWatchdog, user_frame
+from tests.conftest import GRPCBENCH, REPO
+
+FLOWS = """
+import os, time
+
+async def block(client):
+    await client.unary("echo.Echo/Say", {"message": "x"})
+    time.sleep(3600)
+
+async def fork(client):
+    await client.unary("echo.Echo/Say", {"message": "x"})
+    if os.fork() == 0:
+        time.sleep(3600)
+        os._exit(0)
+"""
+
+
+def _held(blocked_s: float, memory_bytes: int, step: object) -> str:
+    """Run ``step`` on a loop watched with these limits; what the watchdog reported."""
+    said: list[str] = []
+
+    async def main() -> None:
+        dog = LoopWatchdog(asyncio.get_running_loop(), said.append, blocked_s, memory_bytes,
+                           end=lambda: None)  # fmt: skip
+        dog.start()
+        await asyncio.sleep(0.3)
+        step()  # type: ignore[operator]
+        await asyncio.sleep(0.6)
+        dog.stop()
+
+    asyncio.run(main())
+    return " ".join(said)
+
+
+def test_a_loop_held_by_user_code_is_named_by_its_frame() -> None:
+    def users_sleep() -> None:
+        time.sleep(1.2)
+
+    said = _held(0.5, 1 << 62, users_sleep)
+    assert "test_user_code.py" in said and "in users_sleep" in said
+    assert "held the generator's event loop" in said
+
+
+def test_memory_past_the_limit_is_said_once() -> None:
+    said = _held(60.0, 1, lambda: None)  # any process is past one byte
+    assert said.count("the generator's memory passed") == 1
+
+
+def test_the_user_frame_skips_grpcbench_and_the_standard_library() -> None:
+    import sys
+
+    assert user_frame(sys._getframe()).startswith("test_user_code.py:")
+    assert user_frame(None) == "code that is not grpcbench's"
+
+
+def _run(tmp_path: Path, flow: str, *more: str) -> subprocess.CompletedProcess[str]:
+    for source in (REPO / "examples" / "echo").iterdir():
+        if source.is_file():
+            shutil.copy(source, tmp_path / source.name)
+    (tmp_path / "flows.py").write_text(FLOWS)
+    return subprocess.run(
+        [*GRPCBENCH, "run", "--service", "echo_service:SERVICE", "-s", "grpclib",
+         "--workload", f"flows:{flow}", "--proto", "echo.proto", "-c", "2", "-n", "20",
+         "--no-pin", "-t", "1s", *more],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def _no_process_left(tmp_path: Path) -> None:
+    time.sleep(0.5)
+    left = [
+        p for p in psutil.process_iter(["cmdline", "cwd"])
+        if p.info["cwd"] == str(tmp_path) and p.pid != os.getpid()
+    ]  # fmt: skip
+    assert not left, [p.info["cmdline"] for p in left]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("flow", "where", "code", "said"),
+    [
+        ("block", "level", 4, "flows.py:6 in block held the generator's event loop"),
+        ("fork", "level", 4, "the flow flows:fork forked the generator"),
+        ("fork", "pre-flight", 5, "the pre-flight call of the workload flows:fork forked"),
+        ("block", "pre-flight", 5, "the pre-flight call of the workload flows:block did not end"),
+    ],
+)  # fmt: skip
+def test_a_flow_that_blocks_or_forks_ends_in_one_line(
+    tmp_path: Path, flow: str, where: str, code: int, said: str
+) -> None:
+    done = _run(tmp_path, flow, *(["--no-preflight"] if where == "level" else []))
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("grpcbench: error:")]
+    assert len(errors) == 1 and said in errors[0], done.stderr
+    _no_process_left(tmp_path)
+
+
+FORKING_SERVICE = """import os, sys, time
+if sys.argv[0].endswith("child.py") and os.fork() == 0:  # the server's process forks
+    time.sleep(3600)
+    os._exit(0)
+from grpcbench.services.hello import SERVICE  # noqa: E402
+"""
+
+
+@pytest.mark.integration
+def test_what_a_servicer_forked_stops_with_its_server(tmp_path: Path) -> None:
+    (tmp_path / "forking.py").write_text(FORKING_SERVICE)
+    done = subprocess.run(
+        [*GRPCBENCH, "run", "--service", "forking:SERVICE", "-s", "grpclib", "-c", "2",
+         "-n", "20", "--no-pin"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _no_process_left(tmp_path)
