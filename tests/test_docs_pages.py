@@ -79,3 +79,23 @@ def test_help_keeps_every_bracket_of_every_option_s_help() -> None:
                 checked += 1
                 assert bracket in shown, f"grpcbench {name} --help lost {bracket} ({param.name})"
     assert checked >= 5
+
+
+def test_every_row_and_paragraph_of_lifecycle_names_tests_that_exist() -> None:
+    """docs/lifecycle.md is the invariant and the exit codes: each exit code's row names
+    the tests that hold it (in the comment after the table), each paragraph names one,
+    and every test it names exists."""
+    text = (DOCS / "lifecycle.md").read_text()
+    rows = re.findall(r"^\| ([\d /]+) \|", text, re.MULTILINE)
+    mapping = text[text.index("<!-- tests of each row") :]
+    mapping = mapping[: mapping.index("-->")]
+    named = dict(re.findall(r"^([\d /]+): (.+)$", mapping, re.MULTILINE))
+    assert rows and set(rows) == set(named), set(rows) ^ set(named)
+    paragraphs = [
+        p for p in re.split(r"\n\s*\n", text)
+        if p.strip() and not p.lstrip().startswith(("#", "|", "<!--"))
+    ]  # fmt: skip
+    assert all(re.search(r"tests/test_\w+\.py", p) for p in paragraphs), "a paragraph names no test"
+    for path, name in re.findall(r"(tests/test_\w+\.py)(?:::(\w+))?", text):
+        source = (ROOT / path).read_text()
+        assert not name or re.search(rf"^(async )?def {name}\(", source, re.MULTILINE), (path, name)
