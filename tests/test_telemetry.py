@@ -19,6 +19,7 @@ from grpcbench.telemetry.buckets import latency_bounds_s
 from grpcbench.telemetry.prometheus import RunCollector, parse_listen_address
 from tests.conftest import GRPCBENCH
 from tests.support.factories import level
+from tests.support.telemetry_peers import metrics_url, otlp_receiver
 
 prometheus_client = pytest.importorskip("prometheus_client")
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
@@ -230,13 +231,7 @@ def test_a_run_is_scraped_live_and_its_final_figures_are_the_jsons(tmp_path: Pat
          "--prometheus", "0", "--prometheus-linger", "4s", "--output", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert process.stderr is not None
-    url = ""
-    while not url:
-        line = process.stderr.readline()
-        assert line, "the run ended before serving metrics"
-        found = re.search(r"http://127\.0\.0\.1:\d+/metrics", line)
-        url = found.group(0) if found else ""
+    url = metrics_url(process)
     live: list[float] = []
     while not out.exists() or json.loads(out.read_text() or "{}").get("status") != "complete":
         text = urllib.request.urlopen(url, timeout=5).read().decode()
@@ -311,39 +306,15 @@ def test_otlp_pushes_a_run_whose_final_totals_are_the_jsons(tmp_path: Path) -> N
     level's exact totals (exponential histogram count, calls by status), and the
     --otlp-header reaches it while the saved command line masks it."""
     pytest.importorskip("opentelemetry.sdk.metrics")
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-        ExportMetricsServiceRequest,
-    )
-
-    exports: list[ExportMetricsServiceRequest] = []
-    headers: list[str] = []
-
-    class Receiver(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            exports.append(ExportMetricsServiceRequest.FromString(body))
-            headers.append(self.headers.get("authorization", ""))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     out = tmp_path / "r.json"
-    try:
+    with otlp_receiver() as received:
         done = subprocess.run(
             [*GRPCBENCH, "run", "-s", "grpclib", "--rate", "200", "-z", "3s", "--warmup", "0",
-             "--otlp", f"http://127.0.0.1:{server.server_port}/v1/metrics",
+             "--otlp", received.url,
              "--otlp-header", "authorization=Bearer s3cr3t", "--output", str(out)],
             capture_output=True, text=True, timeout=120, check=False,
         )  # fmt: skip
-    finally:
-        server.shutdown()
+    exports, headers = received.exports, received.authorizations
     assert done.returncode == 0, done.stderr
     assert len(exports) >= 2 and set(headers) == {"Bearer s3cr3t"}
     data = json.loads(out.read_text())

@@ -164,6 +164,9 @@ class RunCollector:
         series.service = Buckets.of(load.service_latency) if load.service_latency else None
         series.lag = Buckets.of(load.schedule_lag) if load.schedule_lag else None
         series.cpu_s["generator"] = load.client_cpu_s
+        # The level's own rates, as the JSON has them: the last interval's would be a
+        # part of it (0 when the level ended before an interval closed).
+        series.achieved, series.offered = load.rps, load.rate
         if level.server_usage is not None:
             series.cpu_s["server"] = level.server_usage.cpu_s
         for name, usage in level.backing_usage.items():
@@ -242,7 +245,8 @@ class RunCollector:
                 rss.add_metric(labels, series.rss_bytes)
             in_flight.add_metric(labels, 0 if series.finished else series.in_flight)
             rates.add_metric([*labels, "achieved"], series.achieved)
-            rates.add_metric([*labels, "offered"], series.offered)
+            if series.offered:  # an open loop's (a closed loop offers no rate)
+                rates.add_metric([*labels, "offered"], series.offered)
             for figure, amount in _usage(series.finished):
                 usage.add_metric([*labels, figure], amount)
         yield from (live, calls, latency, service, lag, rates, in_flight, cpu, rss, usage)
