@@ -134,3 +134,27 @@ def test_what_a_servicer_forked_stops_with_its_server(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     _no_process_left(tmp_path)
+
+
+def test_the_pre_flight_call_is_bounded_in_time_and_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It runs user code in grpcbench's own process: a check held past its limit, or
+    one that grows the process past the memory limit, is one line (exit 5)."""
+    from grpcbench.base.errors import PreflightError
+    from grpcbench.run import preflight_call
+
+    async def held() -> None:
+        await asyncio.sleep(5)
+
+    async def hoarding() -> None:
+        hoard = [bytearray(1 << 20) for _ in range(64)]  # 64 MiB, touched
+        await asyncio.sleep(5)
+        del hoard
+
+    with pytest.raises(PreflightError, match="did not end within 0.5 s"):
+        asyncio.run(preflight_call.bounded(held(), "the workload f:held", 0.5))
+    monkeypatch.setattr(preflight_call, "MEMORY_LIMIT_BYTES", 16 << 20)
+    with pytest.raises(PreflightError, match="grew grpcbench's memory by more than"):
+        asyncio.run(preflight_call.bounded(hoarding(), "the workload f:hoarding", 30))
+    assert asyncio.run(preflight_call.bounded(asyncio.sleep(0, "done"), "w", 1)) == "done"

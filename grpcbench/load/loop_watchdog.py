@@ -78,7 +78,7 @@ class LoopWatchdog:
     def _watch(self) -> None:
         while not self.stopped.wait(TICK_S):
             held = time.monotonic() - self.last
-            rss = _rss_bytes()
+            rss = rss_bytes()
             if held < self.blocked_s and rss < self.memory_bytes:
                 continue
             where = user_frame(sys._current_frames().get(self.loop_thread))
@@ -98,7 +98,7 @@ class LoopWatchdog:
             self.end()
 
 
-def _rss_bytes() -> int:
+def rss_bytes() -> int:
     """This process's resident memory, from /proc (0 where there is none)."""
     try:
         with open("/proc/self/statm", encoding="ascii") as statm:

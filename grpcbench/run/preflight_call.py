@@ -9,16 +9,20 @@ it (a flow) runs in this process: a fork it makes is stopped and said.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from grpcbench.base.errors import PreflightError
 from grpcbench.base.processes import forked_copies
 from grpcbench.load.engine import make_workload
+from grpcbench.load.loop_watchdog import MEMORY_LIMIT_BYTES, TICK_S, rss_bytes
 from grpcbench.model.load_result import GeneratorJob
 from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.rpc.workload import MethodWorkload
+
+T = TypeVar("T")
 
 
 def preflight_here(
@@ -58,3 +62,30 @@ def preflight_here(
 
 # A timed level's call count is not known: its pre-flight call is numbered this.
 PREFLIGHT_NUMBER = 1_000_000_000
+
+
+async def bounded(check: Awaitable[T], what: str, limit_s: float) -> T:
+    """``check``'s result, unless the user code in it (a flow, run in this process) holds
+    it past ``limit_s`` or grows this process by ``MEMORY_LIMIT_BYTES``: then one line.
+    The thread it runs in cannot be stopped, and is left to end with the process."""
+    task = asyncio.ensure_future(check)
+    loop = asyncio.get_running_loop()
+    deadline, baseline = loop.time() + limit_s, rss_bytes()
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=TICK_S)
+            if done:
+                return task.result()
+            if rss_bytes() - baseline > MEMORY_LIMIT_BYTES:
+                raise PreflightError(
+                    f"the pre-flight call of {what} grew grpcbench's memory by more than"
+                    f" {MEMORY_LIMIT_BYTES / 1024**3:g} GiB: user code that keeps what it"
+                    " allocates"
+                )
+            if loop.time() > deadline:
+                raise PreflightError(
+                    f"the pre-flight call of {what} did not end within {limit_s:g} s: code"
+                    " that blocks (time.sleep, a lock, a busy loop) or never returns"
+                )
+    finally:
+        task.cancel()

@@ -18,7 +18,6 @@ from grpcbench.base.child_setup import process_pinned
 from grpcbench.base.errors import (
     DriverError,
     OneLineError,
-    PreflightError,
     ServerStartError,
 )
 from grpcbench.base.parsing import parse_host_port
@@ -38,7 +37,7 @@ from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
 from grpcbench.run.measure import LevelInterrupted, generator_job
 from grpcbench.run.options import RunOptions
-from grpcbench.run.preflight_call import preflight_here
+from grpcbench.run.preflight_call import bounded, preflight_here
 from grpcbench.run.recorded import recorded_options
 from grpcbench.servers.kinds import KINDS
 from grpcbench.targets import Target, TargetContext, TargetPlan
@@ -263,19 +262,14 @@ class Runner:
             else f"the {options.scenario.service} workload"
         )  # fmt: skip
         # Bounded here too: user code (a flow) that blocks the check's loop holds it
-        # past every deadline of its own (load.loop_watchdog does this for generators).
+        # past every deadline of its own, or allocates without end (load.loop_watchdog
+        # does this for generators).
         limit = options.settings.timeout_s + options.settings.connect_timeout_s + BLOCKED_S
-        try:
-            await asyncio.wait_for(self.check_site(
-                preflight_here, target.address, self.security, spec.to_json(), what,
-                options.settings.timeout_s, options.expected_statuses,
-                ClientOptions.of(options.settings),
-            ), limit)  # fmt: skip
-        except TimeoutError:
-            raise PreflightError(
-                f"the pre-flight call of {what} did not end within {limit:g} s: code that"
-                " blocks (time.sleep, a lock, a busy loop) or never returns"
-            ) from None
+        await bounded(self.check_site(
+            preflight_here, target.address, self.security, spec.to_json(), what,
+            options.settings.timeout_s, options.expected_statuses,
+            ClientOptions.of(options.settings),
+        ), what, limit)  # fmt: skip
 
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None
