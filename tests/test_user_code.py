@@ -78,11 +78,18 @@ def _run(tmp_path: Path, flow: str, *more: str) -> subprocess.CompletedProcess[s
         if source.is_file():
             shutil.copy(source, tmp_path / source.name)
     (tmp_path / "flows.py").write_text(FLOWS)
+    # Another run's directory left in the environment (CI's pytest workers ran grpcbench
+    # in-process before): its flows.py must not be the one this run's generators load.
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    (stale / "flows.py").write_text("async def other(client):\n    pass\n")
+    environment = {**os.environ, "GRPCBENCH_USER_PATH": str(stale)}
     return subprocess.run(
         [*GRPCBENCH, "run", "--service", "echo_service:SERVICE", "-s", "grpclib",
          "--workload", f"flows:{flow}", "--proto", "echo.proto", "-c", "2", "-n", "20",
          "--no-pin", "-t", "1s", *more],
         capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+        env=environment,
     )  # fmt: skip
 
 
@@ -148,7 +155,7 @@ def test_the_pre_flight_call_is_bounded_in_time_and_memory(
         await asyncio.sleep(5)
 
     async def hoarding() -> None:
-        hoard = [bytearray(1 << 20) for _ in range(64)]  # 64 MiB, touched
+        hoard = [b"x" * (1 << 20) + bytes([i]) for i in range(64)]  # 64 MiB, each page written
         await asyncio.sleep(5)
         del hoard
 

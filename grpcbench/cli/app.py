@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from grpcbench.base import defaults, interrupts, panels
+from grpcbench.base.child_setup import USER_PATH_ENV
 from grpcbench.base.declarations import declared_options
 from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact
@@ -342,6 +343,10 @@ def main() -> None:
     # Too late for the C core's own import when grpc came in with this module
     # (cli.entry sets it first); here for a caller of this main (the tests' warm CLI).
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    # What a parent grpcbench tells its children, never what a caller set: a value left
+    # in the environment (a script, a test process that ran grpcbench in-process) put
+    # another directory's modules before this run's own (base.child_setup).
+    os.environ.pop(USER_PATH_ENV, None)
     try:
         argv = grpcurl_flags_of(version_spelled(sys.argv))
         sys.argv[:] = profile_scope_spelled(ghz_flags_of(argv))

@@ -84,11 +84,15 @@ def import_attribute(reference: str, what: str, registered: bool = False) -> Any
         ) from None
 
 
+_APPENDED: list[str] = []  # the directories this process appended for users' modules
+
+
 def _import(module_name: str) -> ModuleType:
     """A user's module, found on sys.path or in the current directory (appended)."""
     directory = os.getcwd()
     if directory not in sys.path:
         sys.path.append(directory)
-        known = os.environ.get(USER_PATH_ENV, "")
-        os.environ[USER_PATH_ENV] = os.pathsep.join(p for p in (known, directory) if p)
+        _APPENDED.append(directory)
+        # This process's own directories only: an inherited value is another run's.
+        os.environ[USER_PATH_ENV] = os.pathsep.join(_APPENDED)
     return importlib.import_module(module_name)
