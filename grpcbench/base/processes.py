@@ -130,17 +130,20 @@ def _kill_all(processes: list[Any]) -> None:
             process.kill()
 
 
-def forked_copies() -> list[Any]:
-    """This process's children that run its own command line: copies that user code
-    made with ``os.fork()`` (grpcbench starts children with other command lines)."""
+def stop_forked_copies() -> list[int]:
+    """Kill this process's descendants that run its own command line, copies that user
+    code made with ``os.fork()`` (grpcbench starts children with other command lines);
+    their pids."""
     import psutil
 
     me = psutil.Process()
     try:
         argv = me.cmdline()
-        return [p for p in me.children(recursive=True) if _cmdline(p) == argv]
+        copies = [p for p in me.children(recursive=True) if _cmdline(p) == argv]
     except psutil.Error:
         return []
+    _kill_all(copies)
+    return [copy.pid for copy in copies]
 
 
 def _cmdline(process: Any) -> list[str] | None:

@@ -185,8 +185,8 @@ def run_to_end(
     if stdout_failure is not None and not interrupted and error is None:
         raise stdout_failure  # the CLI says it in one line (or, a closed pipe, quietly)
     unwritten = list(runner.exports.failed.values())
-    if getattr(events, "unwritten", None):  # the --debug log (a full disk)
-        unwritten.append(events.unwritten)  # type: ignore[attr-defined]
+    if events.unwritten:  # the --debug log (a full disk)
+        unwritten.append(events.unwritten)
     if unwritten and not interrupted and error is None:
         error = UsageError("; ".join(unwritten))
     if interrupted:

@@ -39,6 +39,9 @@ PLAIN_EVERY_S = 10.0
 
 class ConsoleEvents:
     wants_usage = False
+    # Why the run's --debug log could not be written (a full disk); None when it could,
+    # or when there is none (cli.debug_log sets it).
+    unwritten: str | None = None
 
     def __init__(self, console: Console, columns: int = 0, levels_per_column: int = 0) -> None:
         """``columns`` x ``levels_per_column`` levels in all (0: unknown, no ETA)."""

@@ -37,9 +37,8 @@ class DebugLog(ConsoleEvents):
             raise UsageError(f"--debug {path}: {error.strerror or error}") from None
         self._last_progress = 0.0
         self._path = path
-        # Why the log could not be written (a full disk), once known: the run goes on,
-        # says so once, and the command ends with 2, as for any output (run_to_end).
-        self.unwritten: str | None = None
+        # Once the log cannot be written (a full disk), ``unwritten`` says why: the run
+        # goes on, says so once, and the command ends with 2, as for any output.
         self._line("run", " ".join(argv))
 
     def _line(self, event: str, text: str) -> None:

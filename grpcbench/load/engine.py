@@ -39,7 +39,7 @@ from grpcbench.model.intervals import (
 from grpcbench.model.level_parts import MethodFigures
 from grpcbench.model.load_result import GeneratorJob, LoadResult
 from grpcbench.observe.cpu_share import run_queue_wait_s
-from grpcbench.observe.memory_peak import peak_rss_bytes
+from grpcbench.observe.memory_peak import current_rss_bytes, peak_rss_bytes
 from grpcbench.observe.timeline import TimelineRecorder, sample
 from grpcbench.services.registry import load_service
 from grpcbench.stats.histogram import LatencyRecorder
@@ -301,12 +301,3 @@ def _offered(
     if not spec.share.rate:
         return intervals
     return with_offered(intervals, share_pacer(spec).expected_calls)
-
-
-def current_rss_bytes() -> int:
-    """This process's resident memory now (Linux; 0 elsewhere)."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0

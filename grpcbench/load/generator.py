@@ -82,15 +82,13 @@ def _stop_forked_copies(spec: GeneratorJob) -> str:
     """Copies of this process that user code made with os.fork(), stopped; what to say
     of them ("" when there are none): a copy runs the level's loop too, on the same
     connections and the same pipe, so the level's figures are not the generator's."""
-    from grpcbench.base.processes import forked_copies
+    from grpcbench.base.processes import stop_forked_copies
 
-    copies = forked_copies()
-    for copy in copies:
-        copy.kill()
+    copies = stop_forked_copies()
     if not copies:
         return ""
     who = f"the flow {spec.flow['function']}" if spec.flow else "the level's workload"
-    pids = ", ".join(str(copy.pid) for copy in copies[:3]) + (", ..." if len(copies) > 3 else "")
+    pids = ", ".join(map(str, copies[:3])) + (", ..." if len(copies) > 3 else "")
     return (
         f"{who} forked the generator {len(copies)} time(s) (pid {pids}): user code must not"
         " fork; the copies were stopped"

@@ -5,7 +5,7 @@ stops every call of its generator: no deadline can fire and no event reaches the
 parent, which waited for the level forever. One that keeps what it allocates grows the
 generator until the machine swaps. A thread of its own watches the loop's heartbeat and
 the process's memory; once the loop has not turned for ``BLOCKED_S``, or the memory
-passed ``memory_limit()``, it names the user's frame, reports the level's error and ends
+passed ``MEMORY_LIMIT_BYTES``, it names the user's frame, reports the level's error and ends
 the process (the loop cannot be given back; the parent stops the level as for any
 generator error)."""
 
@@ -20,6 +20,8 @@ import time
 from collections.abc import Awaitable, Callable
 from types import FrameType
 from typing import TypeVar
+
+from grpcbench.observe.memory_peak import current_rss_bytes
 
 T = TypeVar("T")
 
@@ -78,7 +80,7 @@ class LoopWatchdog:
     def _watch(self) -> None:
         while not self.stopped.wait(TICK_S):
             held = time.monotonic() - self.last
-            rss = rss_bytes()
+            rss = current_rss_bytes()
             if held < self.blocked_s and rss < self.memory_bytes:
                 continue
             where = user_frame(sys._current_frames().get(self.loop_thread))
@@ -96,15 +98,6 @@ class LoopWatchdog:
                 )
             self.stopped.set()
             self.end()
-
-
-def rss_bytes() -> int:
-    """This process's resident memory, from /proc (0 where there is none)."""
-    try:
-        with open("/proc/self/statm", encoding="ascii") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 async def watched(awaitable: Awaitable[T], report: Callable[[str], None]) -> T:

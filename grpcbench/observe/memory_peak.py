@@ -1,4 +1,5 @@
-"""A process's peak resident memory over a window (a level), for any process.
+"""A process's peak resident memory over a window (a level), for any process, and
+its resident memory now.
 
 ``ru_maxrss`` is a high-water mark over a process's whole life. Linux keeps it as
 ``VmHWM`` and resets it on ``clear_refs`` 5, so a window's peak is the mark read
@@ -8,6 +9,7 @@ generator kept for the next level (``load.generator_process``) for itself.
 
 from __future__ import annotations
 
+import os
 import resource
 from pathlib import Path
 
@@ -31,6 +33,15 @@ def read_vmhwm(pid: int | str = "self") -> int | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+def current_rss_bytes() -> int:
+    """This process's resident memory now (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def peak_rss_bytes() -> int:

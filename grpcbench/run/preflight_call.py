@@ -13,10 +13,11 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from grpcbench.base.errors import PreflightError
-from grpcbench.base.processes import forked_copies
+from grpcbench.base.processes import stop_forked_copies
 from grpcbench.load.engine import make_workload
-from grpcbench.load.loop_watchdog import MEMORY_LIMIT_BYTES, TICK_S, rss_bytes
+from grpcbench.load.loop_watchdog import MEMORY_LIMIT_BYTES, TICK_S
 from grpcbench.model.load_result import GeneratorJob
+from grpcbench.observe.memory_peak import current_rss_bytes
 from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.preflight import preflight
 from grpcbench.rpc.security import ChannelSecurity
@@ -50,10 +51,7 @@ def preflight_here(
         address, security, workload, what, timeout_s, expected, client,
         spec.settings.connect_timeout_s,
     ))  # fmt: skip
-    copies = forked_copies()  # made by user code (a flow) in this process
-    for copy in copies:
-        copy.kill()
-    if copies:
+    if stop_forked_copies():  # made by user code (a flow) in this process
         raise PreflightError(
             f"the pre-flight call of {what} forked this process: user code must not fork;"
             " the copy was stopped"
@@ -70,13 +68,13 @@ async def bounded(check: Awaitable[T], what: str, limit_s: float) -> T:
     The thread it runs in cannot be stopped, and is left to end with the process."""
     task = asyncio.ensure_future(check)
     loop = asyncio.get_running_loop()
-    deadline, baseline = loop.time() + limit_s, rss_bytes()
+    deadline, baseline = loop.time() + limit_s, current_rss_bytes()
     try:
         while True:
             done, _ = await asyncio.wait({task}, timeout=TICK_S)
             if done:
                 return task.result()
-            if rss_bytes() - baseline > MEMORY_LIMIT_BYTES:
+            if current_rss_bytes() - baseline > MEMORY_LIMIT_BYTES:
                 raise PreflightError(
                     f"the pre-flight call of {what} grew grpcbench's memory by more than"
                     f" {MEMORY_LIMIT_BYTES / 1024**3:g} GiB: user code that keeps what it"

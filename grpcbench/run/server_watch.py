@@ -25,12 +25,8 @@ WATCH_S = 0.2  # how often the server's process is looked at while the load runs
 STOPPED_S = 1.0
 
 
-def alive(pid: int) -> bool:
-    """The process runs (a zombie, dead but not yet reaped, does not)."""
-    return _state(pid) not in (None, psutil.STATUS_ZOMBIE)
-
-
 def _state(pid: int) -> str | None:
+    """The process's state; None once it is gone."""
     try:
         return str(psutil.Process(pid).status())
     except psutil.Error:
@@ -51,7 +47,7 @@ async def unless_server_dies(load: Awaitable[T], server_pid: int | None) -> T:
             if done:
                 return task.result()
             state = _state(server_pid)
-            if state in (None, psutil.STATUS_ZOMBIE):
+            if state in (None, psutil.STATUS_ZOMBIE):  # gone (a zombie: dead, not reaped)
                 break
             stopped_for = stopped_for + WATCH_S if state == psutil.STATUS_STOPPED else 0.0
             if stopped_for >= STOPPED_S:
