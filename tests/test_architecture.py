@@ -165,6 +165,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("targets",),  # what a column measures: a started server or a running one
     ("load",),  # the load drivers and loops
     ("report", "telemetry"),  # tables, charts, exporters, comparisons; live telemetry
+    ("history",),  # the results store, figures over runs, change points
     ("run",),  # options, the runner, a level's measurement, the capacity runner
     ("cli",),  # the command line, its commands, the pytest plugin
 ]

@@ -131,7 +131,7 @@ def test_show_and_compare_on_the_command_line() -> None:
 def test_show_compare_and_report_read_format_1_and_format_2(tmp_path: Path) -> None:
     """The commands read today's files and every older format, side by side."""
     from grpcbench.base.output_files import write_atomically
-    from grpcbench.model.results import results_bytes
+    from grpcbench.report.json_export import results_bytes
 
     old = RESULTS / "repeat3_a.json"
     new = tmp_path / "repeat3_b_v2.json"

@@ -13,9 +13,9 @@ from grpcbench.model.results import (
     FORMAT_VERSION,
     RecordedOptions,
     RunRecord,
-    results_bytes,
 )
 from grpcbench.model.results_file import load_run
+from grpcbench.report.json_export import results_bytes
 from tests.support.factories import level, load_result, make_spec
 
 

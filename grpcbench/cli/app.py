@@ -22,6 +22,7 @@ from grpcbench.base.child_setup import USER_PATH_ENV
 from grpcbench.base.declarations import declared_options
 from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact
+from grpcbench.cli import store_app
 from grpcbench.cli.argv import (
     ghz_flags_of,
     grpcurl_flags_of,
@@ -265,6 +266,10 @@ def report(
     from grpcbench.cli import saved_commands
 
     _call(saved_commands.report, results, html_path, png, svg)
+
+
+app.command("store")(store_app.store)
+app.command("history")(store_app.history)
 
 
 @app.command("servers")

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
     from grpcbench.capacity.record import CapacitySettings
     from grpcbench.cli.console_events import ConsoleEvents
+    from grpcbench.history.options import RunKeeper
+    from grpcbench.model.results import RunRecord
     from grpcbench.run.runner import Runner
 
 EXIT_REGRESSION = 1  # compare --fail-on found a regression
@@ -74,6 +76,7 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
     )
     if args.prometheus is not None or args.otlp is not None:
         events = live_telemetry(args, options, events, err)
+    keeper = open_store(options)
     runner = Runner(options, events)
     levels = ", ".join(plan.describe() for plan in options.levels)
     recorded = recorded_options(options)
@@ -100,7 +103,7 @@ def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
         for breach in breaches(record.levels, options.thresholds):
             consoles.out.print(f"  [red]✗[/] {escape(breach.describe())}", highlight=False)
 
-    code = run_to_end(runner, events, print_results, err)
+    code = run_to_end(runner, events, print_results, err, keeper)
     # The levels are final now; the tables above judged the same ones.
     if code == 0 and breaches(runner.record.levels, options.thresholds):
         err.print(f"[red]thresholds breached[/]: exit {EXIT_BREACHED}", highlight=False)
@@ -156,11 +159,20 @@ def debug_log(
     return DebugLog(Path(path), argv, err, columns, levels_per_column)
 
 
+def open_store(options: RunOptions) -> RunKeeper | None:
+    """--store: the store opened before anything is measured (None: no store)."""
+    from grpcbench.history.options import RunKeeper
+
+    return RunKeeper(options.store) if options.store else None
+
+
 def run_to_end(
-    runner: Runner, events: ConsoleEvents, print_results: Callable[[], None], err: Console
-) -> int:
-    """Run, then print and write what was measured whatever happened: Ctrl-C (the exit
-    code of the signal), a one-line error (raised after), a bug (its traceback to a file)."""
+    runner: Runner, events: ConsoleEvents, print_results: Callable[[], None], err: Console,
+    keeper: RunKeeper | None = None,
+) -> int:  # fmt: skip
+    """Run, then print, keep (--store) and write what was measured whatever happened:
+    Ctrl-C (the exit code of the signal), a one-line error (raised after), a bug (its
+    traceback to a file)."""
     error: OneLineError | None = None
     interrupted = False
     try:
@@ -179,6 +191,7 @@ def run_to_end(
         if not isinstance(failure, BrokenPipeError) and failure.errno not in OUTPUT_ERRNOS:
             raise
         stdout_failure = failure
+    unkept = keep_run(keeper, runner.record, err) if keeper and runner.record.levels else None
     if runner.record.levels:
         for path in runner.exports.at_end(runner.record):
             err.print(f"wrote {path}", highlight=False)
@@ -187,6 +200,8 @@ def run_to_end(
     unwritten = list(runner.exports.failed.values())
     if events.unwritten:  # the --debug log (a full disk)
         unwritten.append(events.unwritten)
+    if unkept:
+        unwritten.append(unkept)
     if unwritten and not interrupted and error is None:
         error = UsageError("; ".join(unwritten))
     if interrupted:
@@ -195,6 +210,15 @@ def run_to_end(
     if error:
         raise error
     return 0
+
+
+def keep_run(keeper: RunKeeper, record: RunRecord, err: Console) -> str | None:
+    """The run kept in the store, said; else why not (the files are written all the same)."""
+    try:
+        err.print(escape(keeper.keep(record)), highlight=False)
+    except OneLineError as error:
+        return f"the run was not stored: {error}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -273,6 +297,7 @@ def capacity(args: RunArgs, search: CapacityArgs, consoles: Consoles) -> int:
     )
     if args.prometheus is not None or args.otlp is not None:
         events = live_telemetry(args, options, events, err)
+    keeper = open_store(options)
     runner = CapacitySearch(options, settings).runner(events)
     err.print(
         f"capacity: scenario [bold]{escape(options.scenario.name)}[/], {len(options.targets)}"
@@ -284,7 +309,7 @@ def capacity(args: RunArgs, search: CapacityArgs, consoles: Consoles) -> int:
     )
     return run_to_end(
         runner, events, lambda: print_comparison_tables(consoles.out, record_tables(runner.record)),
-        err,
+        err, keeper,
     )  # fmt: skip
 
 
@@ -301,6 +326,8 @@ def print_plan(options: RunOptions, consoles: Consoles) -> int:
               highlight=False, markup=False)  # fmt: skip
     for output in options.outputs:
         out.print(f"  writes {output.format} to {output.path}", highlight=False, markup=False)
+    if options.store is not None:
+        out.print(f"  keeps the run in {options.store.describe()}", highlight=False, markup=False)
     for target in options.targets:
         out.print(f"  target {target.label}", highlight=False, markup=False)
     for plan in options.levels:

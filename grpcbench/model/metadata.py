@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import sys
 from collections.abc import Collection
 from importlib.metadata import PackageNotFoundError, version
@@ -56,4 +57,32 @@ def collect_metadata(
         "cpu_model": cpu_model(),
         "hostname": platform.node(),
         "argv": redact_argv(sys.argv, secret_params, secret_options),
+        "git": git_state(),
+    }
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], capture_output=True, text=True, timeout=2, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_state() -> dict[str, Any] | None:
+    """The commit, branch and dirty flag of the git work tree the run starts in (the
+    code under test, as a store's history orders it); None outside one, or without
+    git. Bounded: each git call gets 2 s."""
+    commit = _git("rev-parse", "HEAD")
+    if not commit:
+        return None
+    branch = _git("rev-parse", "--abbrev-ref", "HEAD")
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "commit": commit,
+        "branch": None if branch in (None, "HEAD") else branch,
+        "dirty": None if status is None else bool(status),
     }

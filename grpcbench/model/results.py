@@ -8,7 +8,6 @@ chain that lets every older file load as the current one.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Collection, Mapping
@@ -332,6 +331,8 @@ class RunRecord:
     unavailable: list[LevelError] = field(default_factory=list)
     # A capacity run's searches (grpcbench.capacity.record), kept as plain JSON here.
     capacity: dict[str, Any] | None = None
+    # Where the run is kept (history.options.RunKeeper): project, run id, masked URL.
+    stored: dict[str, Any] | None = None
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
         self.status = status
@@ -355,6 +356,8 @@ class RunRecord:
         }
         if self.capacity is not None:
             data["capacity"] = self.capacity
+        if self.stored is not None:
+            data["stored"] = self.stored
         masked: dict[str, Any] = redact_all(data)
         return masked
 
@@ -378,12 +381,8 @@ class RunRecord:
             level_errors=[LevelError.from_json(e) for e in data.get("level_errors") or ()],
             unavailable=[LevelError.from_json(e) for e in data.get("unavailable") or ()],
             capacity=data.get("capacity"),
+            stored=data.get("stored"),
         )
-
-
-def results_bytes(data: dict[str, Any]) -> bytes:
-    """A results file's bytes, as every writer of one writes them."""
-    return (json.dumps(data, indent=2) + "\n").encode()
 
 
 def _name(value: Any, field: str) -> str:

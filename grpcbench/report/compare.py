@@ -120,7 +120,7 @@ CAPACITY = Figure(
 )
 
 
-def _capacities(record: RunRecord) -> dict[tuple[str, str], Spread]:
+def capacities(record: RunRecord) -> dict[tuple[str, str], Spread]:
     """(server, SLO) -> its capacity over the confirmation runs that passed (their
     achieved rates are the samples; without confirmations, the search's one value)."""
     capacity = CapacityRecord.of(record)
@@ -141,7 +141,7 @@ def _capacities(record: RunRecord) -> dict[tuple[str, str], Spread]:
 def compare_capacities(a: RunRecord, b: RunRecord, alpha: float) -> list[Difference]:
     """Two capacity runs: per server kind and SLO in both, capacity B / A, with Welch's
     test over the confirmations."""
-    a_found, b_found = _capacities(a), _capacities(b)
+    a_found, b_found = capacities(a), capacities(b)
     common = [key for key in a_found if key in b_found]
     if not common:
         raise UsageError("the two capacity runs have no server kind and SLO in common")

@@ -6,8 +6,11 @@ seed 000's variant ratios): derived, for readers of the JSON alone; ignored on l
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from grpcbench.base.secrets import redact_all
-from grpcbench.model.results import RunRecord, results_bytes
+from grpcbench.model.results import RunRecord
 from grpcbench.report.summary import summary_lines
 
 
@@ -15,3 +18,8 @@ def render_json(record: RunRecord) -> bytes:
     data = record.to_json()
     data["summary"] = redact_all(summary_lines(record.levels))
     return results_bytes(data)
+
+
+def results_bytes(data: dict[str, Any]) -> bytes:
+    """A results file's bytes, as every writer of one writes them."""
+    return (json.dumps(data, indent=2) + "\n").encode()

@@ -27,6 +27,7 @@ from grpcbench.base.parsing import (
     parse_positive_float_list,
     parse_positive_int_list,
 )
+from grpcbench.history.options import StoreArgs
 from grpcbench.load.catalogue import drivers_help, parse_drivers
 from grpcbench.model.placement import parse_client_processes
 from grpcbench.model.plan import LoadSettings
@@ -380,6 +381,7 @@ class RunArgs(DeclaredArgs):
     backing: BackingArgs = group(BackingArgs)  # the backing services' (backing.options)
     call: CallArgs = group(CallArgs)  # --call and its companions, ghz's names
     ghz_flags: GhzFlags = group(GhzFlags)  # ghz's own flags (run.ghz_flags)
+    store: StoreArgs = group(StoreArgs)  # --store, --project (history.options)
     # Given otherwise than by a declared option:
     address: str | None = None  # ghz's positional HOST:PORT, the same as --target
     # Load settings as given (field or option name -> command-line text, or a value

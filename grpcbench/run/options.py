@@ -22,6 +22,7 @@ from grpcbench.base import defaults
 from grpcbench.base.declarations import read_files
 from grpcbench.base.errors import UsageError
 from grpcbench.base.output_files import is_file
+from grpcbench.history.options import StoreTarget
 from grpcbench.load.allocations import check_available
 from grpcbench.load.catalogue import (
     check_features,
@@ -84,6 +85,7 @@ class RunOptions:
     tags: Mapping[str, str] = field(default_factory=dict)  # --tags
     thresholds: tuple[Threshold, ...] = ()  # --threshold: checked on every level (exit 99)
     profile: ProfileSettings | None = None  # --profile: py-spy on every server it starts
+    store: StoreTarget | None = None  # --store: where the finished run is kept
 
     def level_failure(self, level: LevelResult) -> str | None:
         """Why a measured level does not count as a success, if it does not."""
@@ -225,6 +227,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         name=args.name,
         tags=dict(args.tags),
         thresholds=args.value("thresholds"),
+        store=StoreTarget.of(args.store),
         profile=ProfileSettings.beside(
             args.output, args.value("profile_rate"), args.profile_native, args.profile_idle,
             args.profile_generator,

@@ -1,0 +1,67 @@
+"""The store's commands as the command line declares them (``app`` registers them):
+``store`` and ``history``. The store's URL and the project also come from
+``GRPCBENCH_STORE`` and ``GRPCBENCH_PROJECT``, so CI says them once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from grpcbench.cli.calling import call_command
+
+STORE = typer.Option(
+    "--store",
+    help="The results store: sqlite:///PATH or postgresql://USER@HOST/DB (a password only"
+    " in GRPCBENCH_STORE or PGPASSWORD). Default: GRPCBENCH_STORE.",
+    show_default=False,
+)
+PROJECT = typer.Option(
+    "--project", help="The project the runs belong to. Default: GRPCBENCH_PROJECT.",
+    show_default=False,
+)  # fmt: skip
+
+
+def store(
+    files: Annotated[list[Path], typer.Argument(help="Results files written by `run --output`.")],
+    store: Annotated[str | None, STORE] = None,
+    project: Annotated[str | None, PROJECT] = None,
+) -> None:
+    """Keep results files (CI artifacts, say) in a results store; each once."""
+    from grpcbench.cli import store_commands
+
+    call_command(store_commands.store_files, files, store, project)
+
+
+def history(
+    store: Annotated[str | None, STORE] = None,
+    project: Annotated[str | None, PROJECT] = None,
+    figure: Annotated[
+        str,
+        typer.Option(help="rps, avg, p50, p90, p99, p99.9, server_cpu_per_call or capacity."),
+    ] = "p50",
+    series: Annotated[
+        str | None,
+        typer.Option(help="Only the series whose name holds this text (a server kind, a level)."),
+    ] = None,
+    last: Annotated[int, typer.Option(help="Show the newest N runs (all runs are tested).")] = 30,
+    max_pvalue: Annotated[
+        float, typer.Option(help="Significance of a change point (Otava's t-test).")
+    ] = 0.001,
+    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit with 99 when the newest run starts a regression of the server.",
+        ),
+    ] = False,
+) -> None:
+    """A figure over a project's runs, per level and server kind, with its change points."""
+    from grpcbench.cli import store_commands
+
+    args = store_commands.HistoryArgs(
+        store, project, figure, series, last, max_pvalue, output_format, fail_on_regression
+    )
+    call_command(store_commands.history, args)

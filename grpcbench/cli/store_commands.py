@@ -1,0 +1,102 @@
+"""The commands of the results store: ``store`` (import results files) and
+``history`` (a figure over a project's runs, with its change points)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.markup import escape
+
+from grpcbench.base.errors import UsageError
+from grpcbench.cli.commands import Consoles
+
+EXIT_NEW_REGRESSION = 99  # history --fail-on-regression: the newest run starts one
+
+
+def project_name(given: str | None) -> str:
+    import os
+
+    from grpcbench.history.database import PROJECT_ENV
+    from grpcbench.history.store import check_project
+
+    name = given or os.environ.get(PROJECT_ENV, "")
+    if not name:
+        raise UsageError(f"no project: give --project NAME or set {PROJECT_ENV}")
+    return check_project(name)
+
+
+def store_files(files: list[Path], store: str | None, project: str | None,
+                consoles: Consoles) -> int:  # fmt: skip
+    """``grpcbench store FILE...``: results files (CI artifacts, say) into the store.
+    Every file is read and checked before any is stored."""
+    from grpcbench.base.input_files import read_input_text
+    from grpcbench.history.database import store_url
+    from grpcbench.history.store import Store, parse_results
+
+    name = project_name(project)
+    if not files:
+        raise UsageError("store needs one or more results files")
+    loaded = []
+    for path in files:
+        try:
+            data = json.loads(read_input_text(str(path), "results file"))
+        except (ValueError, RecursionError) as error:
+            raise UsageError(f"cannot read results file {path}: {error}") from None
+        except UsageError as error:
+            raise UsageError(f"cannot read results file {path}: {error}") from None
+        try:
+            parse_results(data)
+        except UsageError as error:
+            raise UsageError(f"{path}: {error}") from None
+        loaded.append((path, data))
+    target = Store(store_url(store))
+    for path, data in loaded:
+        saved = target.save(name, data, str(path))
+        said = "stored as" if saved.new else "already stored as"
+        consoles.out.print(f"{escape(str(path))}: {said} run {saved.id}", highlight=False)
+    return 0
+
+
+@dataclass(frozen=True)
+class HistoryArgs:
+    store: str | None
+    project: str | None
+    figure: str = "p50"
+    series: str | None = None
+    last: int = 30
+    max_pvalue: float = 0.001
+    output_format: str = "text"
+    fail_on_regression: bool = False
+
+
+def history(args: HistoryArgs, consoles: Consoles) -> int:
+    """``grpcbench history``: the figure over the project's runs; 99 with
+    ``--fail-on-regression`` when the newest run starts a regression of the server."""
+    from grpcbench.history.database import store_url
+    from grpcbench.history.history import check_figure, load_history
+    from grpcbench.history.render import print_history
+    from grpcbench.history.store import Store
+
+    if args.output_format not in ("text", "json"):
+        raise UsageError(f"bad --format {args.output_format!r}: text or json")
+    if args.last < 1:
+        raise UsageError(f"bad --last {args.last}: a positive number of runs")
+    check_figure(args.figure)
+    name = project_name(args.project)
+    found = load_history(Store(store_url(args.store)), name, args.figure, args.series,
+                         args.max_pvalue)  # fmt: skip
+    if args.output_format == "json":
+        consoles.out.out(json.dumps(found.to_json(), indent=2), highlight=False)
+    else:
+        print_history(consoles.out, found, args.last)
+    newest = found.newest_regressions()
+    if args.fail_on_regression and newest:
+        consoles.err.print(
+            f"[red]regression[/]: the newest run starts {len(newest)} regression(s) of"
+            f" {found.label}: " + "; ".join(escape(c.series) for c in newest),
+            highlight=False,
+        )
+        return EXIT_NEW_REGRESSION
+    return 0

@@ -1,0 +1,108 @@
+"""Where a figure changed over a project's runs, and whether it matters.
+
+Apache Otava's detector (E-divisive means in sliding windows, then Student's t-test
+merging, Fleming et al., "Hunter", ICPE 2023) finds the change points of each
+series; ``max_pvalue`` is its significance. Two rules of ours follow it:
+
+- **The run's own noise.** A shift no larger than the runs' own uncertainty
+  (``series`` gives each value one: the spread over repeats, or the 95% interval
+  of a percentile) is not a change, however small the t-test's p-value: a test
+  across runs cannot see what each run could not measure.
+- **Who limited it.** A change in runs whose verdict is generator-bound is the
+  client's, not the server's: it is shown, and ``--fail-on-regression`` ignores it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grpcbench.base.errors import UsageError
+from grpcbench.history.database import EXTRA_HINT
+
+DEFAULT_MAX_PVALUE = 0.001
+WINDOW = 50  # Otava's default window of runs
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's value of a series."""
+
+    run_id: int
+    value: float
+    spread: float
+    verdict: str
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    series: str
+    figure: str
+    run_id: int  # the first run after the change
+    index: int  # its place in the series
+    before: float  # mean of the segment before
+    after: float  # mean of the segment after
+    p_value: float
+    worse: bool
+    of_server: bool  # False: the generator limited the runs after it
+
+    @property
+    def change(self) -> float:
+        return self.after / self.before - 1 if self.before else math.inf
+
+    @property
+    def kind(self) -> str:
+        return "regression" if self.worse else "improvement"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "run_id": self.run_id, "series": self.series, "figure": self.figure,
+            "before": self.before, "after": self.after, "change": self.change,
+            "p_value": self.p_value, "kind": self.kind, "of_server": self.of_server,
+        }  # fmt: skip
+
+
+def _detect(values: list[float], max_pvalue: float) -> list[tuple[int, float, float, float]]:
+    """(index, mean before, mean after, p-value) of each change Otava finds."""
+    try:
+        from otava.analysis import compute_change_points
+    except ImportError:
+        raise UsageError(f"change points need Apache Otava: {EXTRA_HINT}") from None
+    found, _ = compute_change_points(values, window_len=WINDOW, max_pvalue=max_pvalue)
+    return [
+        (int(c.index), float(c.stats.mean_1), float(c.stats.mean_2), float(c.stats.pvalue))
+        for c in found
+    ]
+
+
+def _noise(points: Sequence[Point]) -> float:
+    return statistics.median(p.spread for p in points) if points else 0.0
+
+
+def change_points(
+    series: str, figure: str, points: Sequence[Point], higher_is_better: bool,
+    max_pvalue: float = DEFAULT_MAX_PVALUE,
+) -> list[ChangePoint]:  # fmt: skip
+    """The changes in one series (``points`` oldest first) beyond the runs' own noise."""
+    if len(points) < 3:
+        return []
+    values = [p.value for p in points]
+    if max(values) == min(values):
+        return []
+    found = []
+    detected = _detect(values, max_pvalue)
+    bounds = [0, *(index for index, *_ in detected), len(points)]
+    for number, (index, before, after, p_value) in enumerate(detected, 1):
+        left = points[bounds[number - 1] : index]
+        right = points[index : bounds[number + 1]]
+        if abs(after - before) <= math.hypot(_noise(left), _noise(right)):
+            continue
+        verdicts = Counter(p.verdict for p in right)
+        of_server = verdicts.most_common(1)[0][0] != "generator-bound"
+        worse = after < before if higher_is_better else after > before
+        found.append(ChangePoint(series, figure, points[index].run_id, index, before, after,
+                                 p_value, worse, of_server))  # fmt: skip
+    return found

@@ -1,0 +1,92 @@
+"""A project's history of one figure: its runs, each series' values, the change points.
+
+What ``grpcbench history`` prints (a table per scenario and level, servers side by
+side) and writes (``--format json``: ``runs`` and ``change_points``), and what
+``--fail-on-regression`` and the dashboard read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grpcbench.base.errors import UsageError
+from grpcbench.history.change_points import DEFAULT_MAX_PVALUE, ChangePoint, Point, change_points
+from grpcbench.history.series import HISTORY_FIGURES, SEPARATOR
+from grpcbench.history.store import Store, StoredRun
+
+
+@dataclass(frozen=True)
+class History:
+    project: str
+    figure: str
+    runs: list[StoredRun]
+    values: dict[str, dict[int, Point]]  # series -> run id -> its point
+    change_points: list[ChangePoint] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return HISTORY_FIGURES[self.figure][0]
+
+    def newest_regressions(self) -> list[ChangePoint]:
+        """Regressions of the server that the newest run starts (``--fail-on-regression``)."""
+        if not self.runs:
+            return []
+        newest = self.runs[-1].id
+        return [c for c in self.change_points if c.run_id == newest and c.worse and c.of_server]
+
+    def groups(self) -> dict[str, list[str]]:
+        """scenario · level -> the series (columns) measured there, in order."""
+        grouped: dict[str, list[str]] = {}
+        for series in self.values:
+            head, _, column = series.rpartition(SEPARATOR)
+            grouped.setdefault(head or series, []).append(series)
+        return grouped
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "project": self.project,
+            "figure": self.figure,
+            "runs": [
+                {"id": run.id, "time": run.started_at, "commit": run.commit,
+                 "branch": run.branch, "dirty": run.dirty, "host": run.host, "kind": run.kind,
+                 "values": {s: points[run.id].value for s, points in self.values.items()
+                            if run.id in points}}
+                for run in self.runs
+            ],
+            "change_points": [c.to_json() for c in self.change_points],
+        }  # fmt: skip
+
+
+def check_figure(figure: str) -> str:
+    if figure not in HISTORY_FIGURES:
+        raise UsageError(f"bad --figure {figure!r}: one of {', '.join(HISTORY_FIGURES)}")
+    return figure
+
+
+def load_history(
+    store: Store, project: str, figure: str, series_filter: str | None = None,
+    max_pvalue: float = DEFAULT_MAX_PVALUE,
+) -> History:  # fmt: skip
+    """``figure`` over every complete run of ``project``, with its change points."""
+    check_figure(figure)
+    if not 0 < max_pvalue < 1:
+        raise UsageError(f"bad --max-pvalue {max_pvalue:g}: between 0 and 1")
+    runs = store.runs(project)
+    order = {run.id: number for number, run in enumerate(runs)}
+    raw = store.figure_values(list(order), figure)
+    values = {
+        series: {run_id: Point(run_id, *found) for run_id, found in sorted(
+            by_run.items(), key=lambda item: order[item[0]])}
+        for series, by_run in sorted(raw.items())
+        if series_filter is None or series_filter in series
+    }  # fmt: skip
+    higher_is_better = HISTORY_FIGURES[figure][1]
+    found = [
+        change
+        for series, points in values.items()
+        for change in change_points(
+            series, figure, list(points.values()), higher_is_better, max_pvalue
+        )  # fmt: skip
+    ]
+    found.sort(key=lambda c: (order[c.run_id], c.series))
+    return History(project, figure, runs, values, found)

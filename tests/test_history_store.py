@@ -1,0 +1,164 @@
+"""The results store, its history and change points, on SQLite (no server needed)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from grpcbench.base.errors import UsageError
+from grpcbench.cli.app import app
+from grpcbench.history.change_points import Point, change_points
+from grpcbench.history.database import store_url
+from grpcbench.history.history import load_history
+from grpcbench.history.series import level_figures, percentile_half_width
+from grpcbench.history.store import Store
+from grpcbench.model.results import RecordedOptions, RunRecord
+from tests.support.factories import level
+
+pytest.importorskip("otava")
+
+
+def results(p50_us: int, number: int, *, server: str = "grpclib", spread: int = 20,
+            seed: int = 0) -> dict[str, object]:  # fmt: skip
+    """A run's results whose level has ~1,000 calls around ``p50_us``."""
+    rng = random.Random(seed * 1000 + number)
+    latencies = [max(1, int(rng.gauss(p50_us, spread))) for _ in range(1000)]
+    one = level(server, latencies_us=latencies, statuses={"OK": 1000})
+    record = RunRecord(RecordedOptions(), {"hostname": "h", "git": {"commit": f"c{number:04}"}},
+                       started_at=f"2026-01-01T00:{number:02}:00+00:00", levels=[one])  # fmt: skip
+    record.finish("complete")
+    return record.to_json()
+
+
+def test_a_run_is_kept_once_with_its_figures(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    data = results(1000, 1)
+    first = store.save("p", data, "a.json")
+    again = store.save("p", {**data, "stored": {"run_id": 1}}, "a-copy.json")  # its own file
+    assert first.new and not again.new and again.id == first.id
+    [run] = store.runs("p")
+    assert run.commit == "c0001" and run.host == "h"
+    values = store.figure_values([run.id], "p50")
+    [(series, by_run)] = values.items()
+    assert series == "hello · concurrency 10 · grpclib"
+    value, spread, verdict = by_run[run.id]
+    assert 950 < value < 1050 and 0 < spread < 20 and verdict
+    assert store.projects() == [("p", 1, "2026-01-01T00:01:00+00:00")]
+
+
+def test_a_percentile_knows_its_own_uncertainty() -> None:
+    """The 95% interval of a p50 of 1,000 calls spread ±20 µs is a few µs wide; of 10
+    calls, much wider."""
+    many = level("s", latencies_us=[1000 + i % 41 - 20 for i in range(1000)])
+    few = level("s", latencies_us=[1000 + i * 4 - 20 for i in range(10)])
+    assert percentile_half_width(many, 50) < percentile_half_width(few, 50)
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ([1, 2], "a JSON list, not an object"),
+        ({"tool": "ghz"}, "tool 'ghz'"),
+        ({"format_version": 99, "tool": "grpcbench"}, "unsupported results format version 99"),
+    ],
+)
+def test_what_is_not_results_is_refused(tmp_path: Path, data: object, reason: str) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    with pytest.raises(UsageError, match=reason):
+        store.save("p", data, "x")  # type: ignore[arg-type]
+    assert store.projects() == []
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"argv": ["grpcbench", "--mongo-uri", "mongodb://u:hunter2@h/db"]},
+        {"call_metadata": {"Authorization": "Bearer hunter2"}},
+    ],
+)
+def test_a_credential_in_the_clear_is_refused_and_nothing_stored(
+    tmp_path: Path, where: dict[str, object]
+) -> None:
+    data = results(1000, 1)
+    data["metadata"] = {**data["metadata"], **where}  # type: ignore[dict-item]
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    with pytest.raises(UsageError, match="credential in the clear") as refused:
+        store.save("p", data, "x")
+    assert "hunter2" not in str(refused.value)
+    assert store.projects() == []
+
+
+def test_a_password_never_comes_from_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(UsageError, match="GRPCBENCH_STORE or PGPASSWORD"):
+        store_url("postgresql://u:pw@127.0.0.1/db")
+    monkeypatch.setenv("GRPCBENCH_STORE", "postgresql://u:pw@127.0.0.1/db")
+    assert store_url(None) == "postgresql://u:pw@127.0.0.1/db"
+    with pytest.raises(UsageError, match="bad store URL 'mysql://u:\\*\\*\\*@h/db'"):
+        store_url("mysql://u:pw@h/db", from_command_line=False)
+
+
+def _points(values: list[float], spread: float = 1.0, verdict: str = "server-bound") -> list[Point]:
+    return [Point(i, v, spread, verdict) for i, v in enumerate(values)]
+
+
+def test_a_step_is_found_at_its_run_and_noise_is_not() -> None:
+    rng = random.Random(7)
+    step = [rng.gauss(100, 3) for _ in range(12)] + [rng.gauss(115, 3) for _ in range(8)]
+    [found] = change_points("s", "p50", _points(step), higher_is_better=False)
+    assert found.index == 12 and found.worse and found.of_server
+    assert found.p_value < 0.001 and 0.1 < found.change < 0.2
+    flat = [rng.gauss(100, 3) for _ in range(20)]
+    assert change_points("s", "p50", _points(flat), higher_is_better=False) == []
+
+
+def test_a_change_within_the_runs_own_spread_is_not_one() -> None:
+    """Runs that each measured p50 only to ±30 µs: a 15 µs step is their noise."""
+    step = [100.0 + (i % 3) * 0.1 for i in range(10)] + [115.0 + (i % 3) * 0.1 for i in range(10)]
+    assert change_points("s", "p50", _points(step, spread=1.0), higher_is_better=False)
+    assert change_points("s", "p50", _points(step, spread=30.0), higher_is_better=False) == []
+
+
+def test_a_change_where_the_generator_limited_is_not_the_servers() -> None:
+    values = [100.0 + (i % 3) for i in range(10)] + [130.0 + (i % 3) for i in range(10)]
+    points = _points(values[:10]) + _points(values[10:], verdict="generator-bound")
+    points = [Point(i, p.value, p.spread, p.verdict) for i, p in enumerate(points)]
+    [found] = change_points("s", "rps", points, higher_is_better=True)
+    assert not found.worse and not found.of_server
+
+
+def test_history_and_fail_on_regression_from_the_command_line(tmp_path: Path) -> None:
+    files = []
+    for number in range(1, 21):
+        path = tmp_path / f"run{number}.json"
+        path.write_text(json.dumps(results(1000 if number < 20 else 1300, number)))
+        files.append(str(path))
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    runner = CliRunner()
+    stored = runner.invoke(app, ["store", *files, "--store", url, "--project", "p"])
+    assert stored.exit_code == 0, stored.output
+    assert stored.output.count("stored as run") == 20
+    history = ["history", "--store", url, "--project", "p"]
+    text = runner.invoke(app, history)
+    assert text.exit_code == 0 and "regression at run 20 (c0020)" in text.output
+    gated = runner.invoke(app, [*history, "--fail-on-regression"])
+    assert gated.exit_code == 99, gated.output
+    data = json.loads(runner.invoke(app, [*history, "--format", "json"]).stdout)
+    assert [run["commit"] for run in data["runs"]] == [f"c{n:04}" for n in range(1, 21)]
+    [change] = data["change_points"]
+    assert change["run_id"] == data["runs"][-1]["id"] and change["figure"] == "p50"
+    assert change["before"] < 1100 < change["after"] and change["p_value"] < 0.001
+    older = load_history(Store(url), "p", "p50")
+    assert older.newest_regressions() == [c for c in older.change_points if c.index == 19]
+
+
+def test_a_capacity_run_is_kept_as_its_capacities(tmp_path: Path) -> None:
+    from grpcbench.model.results_file import load_run
+
+    record = load_run(Path(__file__).parents[1] / "docs" / "results" / "capacity.json")
+    figures = level_figures(record)
+    assert {f.figure for f in figures} == {"capacity"}
+    assert all(" · p99<=10ms · " in f.series for f in figures)
