@@ -191,6 +191,14 @@ def startup(session: nox.Session) -> None:
 
 
 @nox.session
+def history(session: nox.Session) -> None:
+    """Change points in real runs: an injected change found at its run, none where there
+    is none, over several rounds (benchmarks/change_detection.py)."""
+    session.install(".[test]")
+    session.run("python", "benchmarks/change_detection.py", *session.posargs)
+
+
+@nox.session
 def differential(session: nox.Session) -> None:
     """The wire client stack against grpc.aio on Go servers too (greeter, route_guide + TLS)."""
     session.install(".[test]")

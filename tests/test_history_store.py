@@ -162,3 +162,15 @@ def test_a_capacity_run_is_kept_as_its_capacities(tmp_path: Path) -> None:
     figures = level_figures(record)
     assert {f.figure for f in figures} == {"capacity"}
     assert all(" · p99<=10ms · " in f.series for f in figures)
+
+
+def test_a_spell_of_quieter_runs_is_not_a_change_but_a_slower_handler_is() -> None:
+    """p50s (µs) of real runs on this 2-core machine while another job ran: runs 8-11
+    were quieter (a t-test finds them, p = 0.0009), then the handler waited 0.5 ms."""
+    real = [774, 671, 748, 694, 686, 778, 628, 428, 425, 585, 609,
+            2079, 2002, 1767, 1768, 1760, 1997, 1913, 2271, 2301]  # fmt: skip
+    points = _points([float(v) for v in real])
+    naive = change_points("s", "p50", points, higher_is_better=False, min_effect=0)
+    assert [c.index for c in naive] == [7, 11]
+    [found] = change_points("s", "p50", points, higher_is_better=False)
+    assert found.index == 11 and found.worse

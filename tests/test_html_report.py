@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +14,7 @@ from grpcbench.model.results_file import load_run
 from grpcbench.report.charts import render_charts, write_images
 from grpcbench.report.html import render_html, run_to_html
 from tests.conftest import GRPCBENCH
+from tests.support.dashboard_browser import chromium_path
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
 CHROMIUM_FLAGS = [
@@ -76,11 +75,7 @@ def test_report_command(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_report_renders_its_charts_in_headless_chromium(tmp_path: Path) -> None:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing in CI: .ci/run must install Debian's chromium")
-        pytest.skip("chromium not installed (apt-get install chromium)")
+    chromium = chromium_path()
     record = load_run(RESULTS / "with_errors.json")
     charts = render_charts(record)
     page = tmp_path / "report.html"
@@ -112,13 +107,7 @@ def test_report_renders_its_charts_in_headless_chromium(tmp_path: Path) -> None:
     assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 50_000
 
 
-def _chromium() -> str:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing in CI: .ci/run must install Debian's chromium")
-        pytest.skip("chromium not installed (apt-get install chromium)")
-    return chromium
+_chromium = chromium_path
 
 
 def _profiled_record(tmp_path: Path):  # type: ignore[no-untyped-def]

@@ -270,6 +270,7 @@ def report(
 
 app.command("store")(store_app.store)
 app.command("history")(store_app.history)
+app.command("web")(store_app.web)
 
 
 @app.command("servers")

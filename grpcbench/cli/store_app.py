@@ -49,6 +49,12 @@ def history(
     max_pvalue: Annotated[
         float, typer.Option(help="Significance of a change point (Otava's t-test).")
     ] = 0.001,
+    min_effect: Annotated[
+        float,
+        typer.Option(
+            help="A change must be this many times the runs' scatter (MAD as a deviation)."
+        ),
+    ] = 3.0,
     output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
     fail_on_regression: Annotated[
         bool,
@@ -62,6 +68,28 @@ def history(
     from grpcbench.cli import store_commands
 
     args = store_commands.HistoryArgs(
-        store, project, figure, series, last, max_pvalue, output_format, fail_on_regression
+        store,
+        project,
+        figure,
+        series,
+        last,
+        max_pvalue,
+        min_effect,
+        output_format,
+        fail_on_regression,
     )
     call_command(store_commands.history, args)
+
+
+def web(
+    store: Annotated[str | None, STORE] = None,
+    host: Annotated[
+        str, typer.Option(help="Listen here (a public address serves every reader there).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8765,
+) -> None:
+    """Serve the store's dashboard: projects, histories with change points, runs, an
+    ingest API for CI (pip install 'grpcbench[web]')."""
+    from grpcbench.cli import store_commands
+
+    call_command(store_commands.web, store, host, port)

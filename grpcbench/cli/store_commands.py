@@ -67,6 +67,7 @@ class HistoryArgs:
     series: str | None = None
     last: int = 30
     max_pvalue: float = 0.001
+    min_effect: float = 3.0
     output_format: str = "text"
     fail_on_regression: bool = False
 
@@ -86,7 +87,7 @@ def history(args: HistoryArgs, consoles: Consoles) -> int:
     check_figure(args.figure)
     name = project_name(args.project)
     found = load_history(Store(store_url(args.store)), name, args.figure, args.series,
-                         args.max_pvalue)  # fmt: skip
+                         args.max_pvalue, args.min_effect)  # fmt: skip
     if args.output_format == "json":
         consoles.out.out(json.dumps(found.to_json(), indent=2), highlight=False)
     else:
@@ -99,4 +100,25 @@ def history(args: HistoryArgs, consoles: Consoles) -> int:
             highlight=False,
         )
         return EXIT_NEW_REGRESSION
+    return 0
+
+
+def web(store: str | None, host: str, port: int, consoles: Consoles) -> int:
+    """``grpcbench web``: the store's dashboard until Ctrl-C."""
+    from grpcbench.history.database import store_url
+    from grpcbench.history.store import Store
+    from grpcbench.history.web import serve
+
+    if not 0 <= port < 65536:
+        raise UsageError(f"bad --port {port}: 0 to 65535")
+    url = store_url(store)
+    target = Store(url)
+
+    def ready(address: str) -> None:
+        from grpcbench.base.secrets import redact
+
+        consoles.err.print(f"the dashboard of {escape(redact(url))} at {address} (Ctrl-C stops)",
+                           highlight=False)  # fmt: skip
+
+    serve(target, host, port, ready)
     return 0

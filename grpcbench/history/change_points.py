@@ -8,6 +8,10 @@ series; ``max_pvalue`` is its significance. Two rules of ours follow it:
   (``series`` gives each value one: the spread over repeats, or the 95% interval
   of a percentile) is not a change, however small the t-test's p-value: a test
   across runs cannot see what each run could not measure.
+- **The runs' spread.** A shift must also be ``min_effect`` (3) times the spread from
+  run to run on either side of it (the MAD, scaled to a standard deviation, robust
+  to the odd slow run): on a shared machine a few runs in a quieter or busier spell
+  pass a t-test, and only a shift well beyond how runs scatter is a change.
 - **Who limited it.** A change in runs whose verdict is generator-bound is the
   client's, not the server's: it is shown, and ``--fail-on-regression`` ignores it.
 """
@@ -24,6 +28,8 @@ from grpcbench.base.errors import UsageError
 from grpcbench.history.database import EXTRA_HINT
 
 DEFAULT_MAX_PVALUE = 0.001
+DEFAULT_MIN_EFFECT = 3.0  # a change is at least this many run-to-run deviations
+MAD_TO_SIGMA = 1.4826  # the MAD of a normal sample, scaled to its standard deviation
 WINDOW = 50  # Otava's default window of runs
 
 
@@ -82,11 +88,25 @@ def _noise(points: Sequence[Point]) -> float:
     return statistics.median(p.spread for p in points) if points else 0.0
 
 
+def run_to_run(points: Sequence[Point]) -> float | None:
+    """How far runs scatter in a segment: the MAD as a standard deviation (None: one run)."""
+    if len(points) < 2:
+        return None
+    middle = statistics.median(p.value for p in points)
+    return MAD_TO_SIGMA * statistics.median(abs(p.value - middle) for p in points)
+
+
+def _scatter(left: Sequence[Point], right: Sequence[Point]) -> float:
+    sides = [s for s in (run_to_run(left), run_to_run(right)) if s is not None]
+    return math.sqrt(sum(s * s for s in sides) / len(sides)) if sides else 0.0
+
+
 def change_points(
     series: str, figure: str, points: Sequence[Point], higher_is_better: bool,
-    max_pvalue: float = DEFAULT_MAX_PVALUE,
+    max_pvalue: float = DEFAULT_MAX_PVALUE, min_effect: float = DEFAULT_MIN_EFFECT,
 ) -> list[ChangePoint]:  # fmt: skip
-    """The changes in one series (``points`` oldest first) beyond the runs' own noise."""
+    """The changes in one series (``points`` oldest first) beyond the runs' own noise
+    and ``min_effect`` times their scatter from run to run."""
     if len(points) < 3:
         return []
     values = [p.value for p in points]
@@ -98,7 +118,10 @@ def change_points(
     for number, (index, before, after, p_value) in enumerate(detected, 1):
         left = points[bounds[number - 1] : index]
         right = points[index : bounds[number + 1]]
-        if abs(after - before) <= math.hypot(_noise(left), _noise(right)):
+        shift = abs(after - before)
+        if shift <= math.hypot(_noise(left), _noise(right)):
+            continue
+        if shift <= min_effect * _scatter(left, right):
             continue
         verdicts = Counter(p.verdict for p in right)
         of_server = verdicts.most_common(1)[0][0] != "generator-bound"

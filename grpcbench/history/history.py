@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from grpcbench.base.errors import UsageError
-from grpcbench.history.change_points import DEFAULT_MAX_PVALUE, ChangePoint, Point, change_points
+from grpcbench.history.change_points import (
+    DEFAULT_MAX_PVALUE,
+    DEFAULT_MIN_EFFECT,
+    ChangePoint,
+    Point,
+    change_points,
+)
 from grpcbench.history.series import HISTORY_FIGURES, SEPARATOR
 from grpcbench.history.store import Store, StoredRun
 
@@ -65,12 +71,14 @@ def check_figure(figure: str) -> str:
 
 def load_history(
     store: Store, project: str, figure: str, series_filter: str | None = None,
-    max_pvalue: float = DEFAULT_MAX_PVALUE,
+    max_pvalue: float = DEFAULT_MAX_PVALUE, min_effect: float = DEFAULT_MIN_EFFECT,
 ) -> History:  # fmt: skip
     """``figure`` over every complete run of ``project``, with its change points."""
     check_figure(figure)
     if not 0 < max_pvalue < 1:
         raise UsageError(f"bad --max-pvalue {max_pvalue:g}: between 0 and 1")
+    if not min_effect >= 0:
+        raise UsageError(f"bad --min-effect {min_effect:g}: 0 or more run-to-run deviations")
     runs = store.runs(project)
     order = {run.id: number for number, run in enumerate(runs)}
     raw = store.figure_values(list(order), figure)

@@ -1,0 +1,73 @@
+"""Change points in real runs on this machine, where noise is real (issue 54's goal):
+20 runs whose server's handler starts waiting at run 12, and 20 interleaved runs of
+the same server unchanged. The change must be found at run 12 (±1), and no change in
+the unchanged runs; the dashboard, in Debian's Chromium, must show both. With
+GRPCBENCH_REGENERATE_DOCS=docs it regenerates the docs' screenshots, and saves the
+step series' results under docs/results/history (the docs' `history` output)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.dashboard_browser import REGENERATE_ENV, browser_page, dashboard
+from tests.support.run_series import Series, found_at, history_json, run_series
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_slower_handler_is_found_at_its_run_and_nothing_in_the_same_server_unchanged(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("otava")
+    series = Series()
+    url = run_series(series, tmp_path / "runs.db")
+    step = history_json(url, "step")
+    assert len(step["runs"]) == series.runs
+    regressions = [
+        (at, change)
+        for at, change in zip(found_at(step), step["change_points"], strict=True)
+        if change["kind"] == "regression"
+    ]
+    [(at, change)] = regressions
+    assert abs(at - series.change_at) <= 1 and change["of_server"], step["change_points"]
+    assert change["after"] > change["before"] + 1000 * series.delay_ms / 2
+    flat = history_json(url, "flat")
+    assert len(flat["runs"]) == series.runs and flat["change_points"] == [], flat
+
+    # The dashboard shows it: the change point listed and marked on the chart.
+    with dashboard(url) as address, browser_page() as page:
+        page.goto(address)
+        assert page.locator("text=step").count() and page.locator("text=flat").count()
+        page.goto(address + "projects/step?figure=p50")
+        changes = page.locator("#changes").inner_text()
+        assert f"regression at run {at}" in changes, changes
+        page.wait_for_selector("canvas")
+        assert page.locator(".uplot").count() == 1
+        page.goto(address + "projects/flat?figure=p50")
+        assert "No change points" in page.locator("#changes").inner_text()
+        shots = Path(os.environ.get(REGENERATE_ENV) or tmp_path)
+        _save_series(url, "step", shots / "results" / "history")
+        page.goto(address)
+        page.screenshot(path=str(shots / "history-projects.png"), full_page=True)
+        page.goto(address + "projects/step?figure=p50")
+        page.wait_for_selector("canvas")
+        page.screenshot(path=str(shots / "history-project.png"), full_page=False)
+        assert (shots / "history-project.png").stat().st_size > 10_000
+
+
+def _save_series(url: str, project: str, folder: Path) -> None:
+    """The project's results files, numbered in run order, as `grpcbench store` takes them."""
+    import json
+
+    from grpcbench.history.store import STORED_KEY, Store
+
+    store = Store(url)
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob(f"{project}-*.json"):
+        old.unlink()
+    for number, run in enumerate(store.runs(project), 1):
+        data = {k: v for k, v in store.results(run.id).items() if k != STORED_KEY}
+        (folder / f"{project}-{number:02}.json").write_text(json.dumps(data, indent=2) + "\n")
