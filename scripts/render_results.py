@@ -954,6 +954,8 @@ CAPTURES: dict[str, Capture] = {
     "show-echo-ghz-expand": Capture(
         ("show", "docs/results/echo-ghz-expand.json"), stop_at="Summary"
     ),
+    # `grpcbench history` over the saved step series (tests/test_history_detection.py).
+    "history-step": Capture(("history", "docs/results/history", "step"), columns=100),
 }
 
 
@@ -967,10 +969,14 @@ def render_capture(capture: Capture) -> str:
     from grpcbench.cli.commands import Consoles
     from grpcbench.cli.saved_commands import show
 
-    assert capture.argv[0] == "show", capture.argv
+    assert capture.argv[0] in ("show", "history"), capture.argv
     screen, messages = io.StringIO(), io.StringIO()
     console = Console(file=screen, width=capture.columns, color_system=None, soft_wrap=False)
-    show(ROOT / capture.argv[1], False, Consoles(console, Console(file=messages)))
+    consoles = Consoles(console, Console(file=messages))
+    if capture.argv[0] == "history":
+        _history_of_saved_runs(ROOT / capture.argv[1], capture.argv[2], consoles)
+    else:
+        show(ROOT / capture.argv[1], False, consoles)
     shown = screen.getvalue()
     lines = [line.rstrip() for line in shown.splitlines()]
     if capture.start_at:
@@ -980,6 +986,22 @@ def render_capture(capture: Capture) -> str:
         stops = [i for i, line in enumerate(lines) if i and line.startswith(capture.stop_at)]
         lines = lines[: stops[0] if stops else len(lines)]
     return "```text\n" + "\n".join(lines).strip() + "\n```"
+
+
+def _history_of_saved_runs(folder: Path, project: str, consoles: Any) -> None:
+    """`grpcbench history` of ``project`` on a store made afresh from its saved runs."""
+    import tempfile
+
+    from grpcbench.cli.store_commands import HistoryArgs, history
+    from grpcbench.history.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/runs.db"
+        store = Store(url)
+        for path in sorted(folder.glob(f"{project}-*.json")):
+            store.save(project, json.loads(path.read_text()), path.name)
+        store.engine.dispose()
+        history(HistoryArgs(url, project, last=20), consoles)
 
 
 # Blocks that render another block's saved results their own way.

@@ -19,6 +19,8 @@ tests/support/doc_examples.py), or is marked on its page as illustrative, with t
 from __future__ import annotations
 
 import contextlib
+import glob
+import json
 import os
 import re
 import shlex
@@ -194,15 +196,36 @@ def _grpcbench(block: Block, command: str, workdir: Path) -> None:
     argv = [word for word in shlex.split(command)[1:] if word != "..."]
     if re.search(r"\[[^\]]*\|", command):
         return  # a synopsis ([a | b]), not a command
+    env = {"COLUMNS": "200"}
     if argv[0] in ("run", "capacity"):
         argv.append("--dry-run")
-    elif argv[0] == "serve":
+    elif argv[0] in ("serve", "web"):
         argv.append("--help")  # a server in the foreground until Ctrl-C
+    elif argv[0] in ("store", "history"):
+        argv = [word for arg in argv for word in (sorted(glob.glob(arg)) or [arg])]
+        env.update(_saved_runs_store(argv, workdir))
     elif argv[0] == "report" and any(a in argv for a in ("--png", "--svg")):
         pytest.importorskip("matplotlib")
     with _reflection_server_for(argv):
-        result = CliRunner().invoke(app, argv, env={"COLUMNS": "200"})
+        result = CliRunner().invoke(app, argv, env=env)
     assert result.exit_code == 0, f"{block.name}: {command}\n{result.output}"
+
+
+def _saved_runs_store(argv: list[str], workdir: Path) -> dict[str, str]:
+    """A page's `history` reads a store: the one it names (or GRPCBENCH_STORE's), made
+    from the saved runs of docs/history.md under the project it names, unless a block
+    before filled it."""
+    pytest.importorskip("otava")
+    from grpcbench.history.store import Store
+
+    url = argv[argv.index("--store") + 1] if "--store" in argv else "sqlite:///runs.db"
+    project = argv[argv.index("--project") + 1] if "--project" in argv else "step"
+    store = Store(url)
+    if argv[0] == "history" and not any(name == project for name, *_ in store.projects()):
+        for path in sorted((workdir / "docs" / "results" / "history").glob("step-*.json")):
+            store.save(project, json.loads(path.read_text()), path.name)
+    store.engine.dispose()
+    return {"GRPCBENCH_STORE": url, "GRPCBENCH_PROJECT": project}
 
 
 def _ghz(block: Block, command: str, workdir: Path) -> None:

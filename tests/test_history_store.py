@@ -174,3 +174,45 @@ def test_a_spell_of_quieter_runs_is_not_a_change_but_a_slower_handler_is() -> No
     assert [c.index for c in naive] == [7, 11]
     [found] = change_points("s", "p50", points, higher_is_better=False)
     assert found.index == 11 and found.worse
+
+
+def test_the_schema_revision_is_alembics_head_and_an_old_store_is_upgraded(
+    tmp_path: Path,
+) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import create_engine, inspect
+
+    from grpcbench.history import database
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(database.__file__).parent / "migrations"))
+    assert ScriptDirectory.from_config(config).get_current_head() == database.SCHEMA_REVISION
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    with create_engine(url).begin() as connection:  # a store of the first schema
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+    Store(url).save("p", results(1000, 1), "x")
+    assert "analyses" in inspect(create_engine(url)).get_table_names()
+
+
+def test_change_points_are_kept_until_a_run_is_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from grpcbench.history import change_points as module
+
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    for number in range(1, 21):
+        store.save("p", results(1000 if number < 15 else 1400, number), str(number))
+    first = load_history(store, "p", "p50")
+
+    def no_detector(*args: object) -> list[object]:
+        raise AssertionError("the detector ran again")
+
+    monkeypatch.setattr(module, "_detect", no_detector)
+    assert load_history(store, "p", "p50").change_points == first.change_points
+    assert load_history(store, "p", "p50", series_filter="nothing").change_points == []
+    store.save("p", results(1400, 21), "21")
+    with pytest.raises(AssertionError, match="the detector ran again"):
+        load_history(store, "p", "p50")

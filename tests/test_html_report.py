@@ -107,9 +107,6 @@ def test_report_renders_its_charts_in_headless_chromium(tmp_path: Path) -> None:
     assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 50_000
 
 
-_chromium = chromium_path
-
-
 def _profiled_record(tmp_path: Path):  # type: ignore[no-untyped-def]
     """The stored run with a profile on every level: the server burns in ``burn`` on
     odd levels only, so a search for it matches some graphs and not others."""
@@ -129,7 +126,7 @@ def _profiled_record(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_report_draws_a_flame_graph_per_profiled_cell_with_search(tmp_path: Path) -> None:
-    chromium = _chromium()
+    chromium = chromium_path()
     record = _profiled_record(tmp_path)
     page = tmp_path / "report.html"
     write_atomically(page, render_html(record, charts=[]))

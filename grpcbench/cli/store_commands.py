@@ -51,11 +51,14 @@ def store_files(files: list[Path], store: str | None, project: str | None,
         except UsageError as error:
             raise UsageError(f"{path}: {error}") from None
         loaded.append((path, data))
+    from grpcbench.history.history import refresh
+
     target = Store(store_url(store))
     for path, data in loaded:
         saved = target.save(name, data, str(path))
         said = "stored as" if saved.new else "already stored as"
         consoles.out.print(f"{escape(str(path))}: {said} run {saved.id}", highlight=False)
+    refresh(target, name)  # the change points, found once for the whole batch
     return 0
 
 
@@ -89,7 +92,8 @@ def history(args: HistoryArgs, consoles: Consoles) -> int:
     found = load_history(Store(store_url(args.store)), name, args.figure, args.series,
                          args.max_pvalue, args.min_effect)  # fmt: skip
     if args.output_format == "json":
-        consoles.out.out(json.dumps(found.to_json(), indent=2), highlight=False)
+        # Straight to the file: rich would read a thousand runs' JSON line by line.
+        consoles.out.file.write(json.dumps(found.to_json(), indent=2) + "\n")
     else:
         print_history(consoles.out, found, args.last)
     newest = found.newest_regressions()

@@ -23,6 +23,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from grpcbench.base.errors import UsageError
 from grpcbench.history.database import EXTRA_HINT
@@ -66,9 +67,18 @@ class ChangePoint:
     def to_json(self) -> dict[str, object]:
         return {
             "run_id": self.run_id, "series": self.series, "figure": self.figure,
-            "before": self.before, "after": self.after, "change": self.change,
-            "p_value": self.p_value, "kind": self.kind, "of_server": self.of_server,
+            "index": self.index, "before": self.before, "after": self.after,
+            "change": self.change, "p_value": self.p_value, "kind": self.kind,
+            "of_server": self.of_server,
         }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChangePoint:
+        return cls(
+            data["series"], data["figure"], int(data["run_id"]), int(data["index"]),
+            float(data["before"]), float(data["after"]), float(data["p_value"]),
+            data["kind"] == "regression", bool(data["of_server"]),
+        )  # fmt: skip
 
 
 def _detect(values: list[float], max_pvalue: float) -> list[tuple[int, float, float, float]]:

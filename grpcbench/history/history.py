@@ -7,6 +7,7 @@ side) and writes (``--format json``: ``runs`` and ``change_points``), and what
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from grpcbench.base.errors import UsageError
@@ -69,11 +70,17 @@ def check_figure(figure: str) -> str:
     return figure
 
 
+# The figures whose change points are found as soon as a run is stored (``refresh``):
+# a project's status on the dashboard, and what `history` is asked most.
+STATUS_FIGURES = ("p50", "p99", "rps", "capacity")
+
+
 def load_history(
     store: Store, project: str, figure: str, series_filter: str | None = None,
     max_pvalue: float = DEFAULT_MAX_PVALUE, min_effect: float = DEFAULT_MIN_EFFECT,
 ) -> History:  # fmt: skip
-    """``figure`` over every complete run of ``project``, with its change points."""
+    """``figure`` over every complete run of ``project``, with its change points: those
+    kept for the same runs and settings, else found now (and kept)."""
     check_figure(figure)
     if not 0 < max_pvalue < 1:
         raise UsageError(f"bad --max-pvalue {max_pvalue:g}: between 0 and 1")
@@ -86,15 +93,31 @@ def load_history(
         series: {run_id: Point(run_id, *found) for run_id, found in sorted(
             by_run.items(), key=lambda item: order[item[0]])}
         for series, by_run in sorted(raw.items())
-        if series_filter is None or series_filter in series
     }  # fmt: skip
-    higher_is_better = HISTORY_FIGURES[figure][1]
-    found = [
-        change
-        for series, points in values.items()
-        for change in change_points(
-            series, figure, list(points.values()), higher_is_better, max_pvalue
-        )  # fmt: skip
-    ]
-    found.sort(key=lambda c: (order[c.run_id], c.series))
+    settings = f"max_pvalue={max_pvalue!r};min_effect={min_effect!r}"
+    newest = max(order, default=0)  # run ids grow: any run added changes it
+    kept = store.analysis(project, figure, settings)
+    if kept is not None and kept[0] == newest:
+        found = [ChangePoint.from_json(c) for c in json.loads(kept[1])]
+    else:
+        higher_is_better = HISTORY_FIGURES[figure][1]
+        found = [
+            change
+            for series, points in values.items()
+            for change in change_points(series, figure, list(points.values()),
+                                        higher_is_better, max_pvalue, min_effect)
+        ]  # fmt: skip
+        found.sort(key=lambda c: (order[c.run_id], c.series))
+        store.keep_analysis(project, figure, settings, newest,
+                            json.dumps([c.to_json() for c in found]))  # fmt: skip
+    if series_filter is not None:
+        values = {s: points for s, points in values.items() if series_filter in s}
+        found = [c for c in found if series_filter in c.series]
     return History(project, figure, runs, values, found)
+
+
+def refresh(store: Store, project: str) -> None:
+    """Find the change points of ``STATUS_FIGURES`` now that a run was added, so that
+    `history` and the dashboard answer from what is kept."""
+    for figure in STATUS_FIGURES:
+        load_history(store, project, figure)

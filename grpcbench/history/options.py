@@ -78,7 +78,10 @@ class RunKeeper:
 
     def keep(self, record: RunRecord) -> str:
         """Store ``record`` and note its id in it (its results files then carry it)."""
+        from grpcbench.history.history import refresh
+
         saved = self.store.save(self.target.project, record.to_json(), "grpcbench run")
+        refresh(self.store, self.target.project)
         record.stored = {"project": self.target.project, "run_id": saved.id,
                          "store": redact(self.target.url)}  # fmt: skip
         return f"stored as run {saved.id} of {self.target.describe()}"

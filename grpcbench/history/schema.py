@@ -66,3 +66,17 @@ figures = Table(
     Index("figures_by_figure_series", "figure", "series"),
     Index("figures_by_run", "run_id"),
 )
+
+# The detector's answer for a project's figure up to its newest run (JSON), so history
+# and the dashboard need not run it again until a run is added (history.analyses).
+analyses = Table(
+    "analyses",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("project_id", Integer, ForeignKey("projects.id"), nullable=False),
+    Column("figure", String(40), nullable=False),
+    Column("settings", String(200), nullable=False),  # the detector's parameters
+    Column("newest_run_id", Integer, nullable=False),
+    Column("change_points", Text, nullable=False),
+    UniqueConstraint("project_id", "figure", "settings", name="one_analysis"),
+)

@@ -201,6 +201,40 @@ class Store:
                     found.setdefault(series, {})[run_id] = (value, spread, verdict)
         return found
 
+    def analysis(self, project: str, figure: str, settings: str) -> tuple[int, str] | None:
+        """(newest run id, change points as JSON) of the last analysis kept, if any."""
+        from sqlalchemy import select
+
+        from grpcbench.history.schema import analyses, projects
+
+        query = (
+            select(analyses.c.newest_run_id, analyses.c.change_points)
+            .join(projects, projects.c.id == analyses.c.project_id)
+            .where(projects.c.name == project, analyses.c.figure == figure,
+                   analyses.c.settings == settings)
+        )  # fmt: skip
+        with transaction(self.engine) as connection:
+            row = connection.execute(query).first()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def keep_analysis(
+        self, project: str, figure: str, settings: str, newest_run_id: int, found: str
+    ) -> None:
+        from sqlalchemy import delete, insert
+
+        from grpcbench.history.schema import analyses
+
+        with transaction(self.engine) as connection:
+            project_id = self._project_id(connection, project, create=False)
+            if project_id is None:
+                return
+            connection.execute(delete(analyses).where(
+                analyses.c.project_id == project_id, analyses.c.figure == figure,
+                analyses.c.settings == settings))  # fmt: skip
+            connection.execute(insert(analyses).values(
+                project_id=project_id, figure=figure, settings=settings,
+                newest_run_id=newest_run_id, change_points=found))  # fmt: skip
+
     def results(self, run_id: int) -> dict[str, Any]:
         from sqlalchemy import select
 

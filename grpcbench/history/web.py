@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.interrupts import run_until_interrupted
 from grpcbench.history import pages
-from grpcbench.history.history import History, check_figure, load_history
+from grpcbench.history.history import STATUS_FIGURES, History, check_figure, load_history, refresh
 from grpcbench.history.store import Store, check_project
 
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ EXTRA_HINT = "pip install 'grpcbench[web]'"
 TOKEN_ENV = "GRPCBENCH_WEB_TOKEN"
 MAX_UPLOAD_BYTES = 64 << 20
 STATIC = Path(__file__).parent / "static"
-# The figures a project's status watches: a regression in any fails it.
-STATUS_FIGURES = ("p50", "p99", "rps", "capacity")
 
 
 class Dashboard:
@@ -162,6 +160,8 @@ def make_app(dashboard: Dashboard) -> web.Application:
             saved = await in_thread(dashboard.store.save, name, data, "POST /api")
         except OneLineError as error:
             return _error(422, str(error))
+        if saved.new:
+            await in_thread(refresh, dashboard.store, name)
         return web.json_response(
             {"id": saved.id, "new": saved.new}, status=201 if saved.new else 200
         )
