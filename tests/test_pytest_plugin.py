@@ -67,6 +67,32 @@ def test_fixtures_feed_pytest_benchmark_storage(
     assert "test_hello" in compared.stdout
 
 
+def test_each_measurement_is_kept_in_the_store_it_names(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """store= and project= (or GRPCBENCH_STORE, GRPCBENCH_PROJECT), as `run --store`."""
+    pytest.importorskip("otava")
+    pytester.makepyfile(
+        test_stored="""
+def test_kept(grpcbench_benchmark):
+    grpcbench_benchmark("grpclib", requests=50, warmup=0, store="sqlite:///runs.db",
+                        project="suite")
+
+
+def test_kept_by_the_environment(grpcbench_benchmark):
+    grpcbench_benchmark("grpclib", requests=50, warmup=0)
+"""
+    )
+    monkeypatch.setenv("GRPCBENCH_STORE", "sqlite:///runs.db")
+    monkeypatch.setenv("GRPCBENCH_PROJECT", "suite")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    from grpcbench.history.store import Store
+
+    runs = Store(f"sqlite:///{pytester.path / 'runs.db'}").runs("suite")
+    assert len(runs) == 2 and all(run.kind == "run" for run in runs)
+
+
 def test_a_running_server_as_target(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_target="""

@@ -96,13 +96,17 @@ class GrpcbenchSession:
     def measure(self, spec: str | None = None, **given: Any) -> list[LevelResult]:
         """One level, every repeat, through ``run``'s options and ``Runner``: a spec
         (grpcbench starts it for each repeat) or ``target=HOST:PORT``."""
+        from grpcbench.history.options import RunKeeper
         from grpcbench.model.thresholds import breaches
         from grpcbench.run.runner import Runner
 
         failure = ""
         try:
             options = one_level_options(spec, **given)
+            keeper = RunKeeper(options.store) if options.store else None  # store=, project=
             record = self.loop.run(Runner(options).run())
+            if keeper is not None:
+                keeper.keep(record)
         except OneLineError as error:  # one clear line, not grpcbench's traceback
             failure = str(error).removeprefix("grpcbench: ")
         else:
