@@ -966,7 +966,7 @@ def render_capture(capture: Capture) -> str:
 
     from rich.console import Console
 
-    from grpcbench.cli.commands import Consoles
+    from grpcbench.cli.consoles import Consoles
     from grpcbench.cli.saved_commands import show
 
     assert capture.argv[0] in ("show", "history"), capture.argv

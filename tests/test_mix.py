@@ -83,19 +83,29 @@ def test_a_closed_loop_mix_sends_each_method_exactly_its_share(
 
 @pytest.mark.integration
 @pytest.mark.parametrize("stack", ["wire", "grpcio"])
-def test_an_open_loop_mix_keeps_its_proportions_exactly(tmp_path: Path, stack: str) -> None:
+@pytest.mark.parametrize("order", ["cycle", "random"])
+def test_an_open_loop_mix_keeps_its_proportions(tmp_path: Path, stack: str, order: str) -> None:
+    """The cycle: exact to a call. --mix-order random (Locust's choice per call): each
+    count binomial, within five of its standard deviations."""
+    import math
+
     with logging_echo() as (address, log):
         result = _run(
             address, tmp_path / "r.json", "--call", f"{SAY}:8", "--call", f"{SAY}:1",
             "--call", f"{EXPAND}:1", "-d", '{"message": "hi"}', "--rate", "500",
-            "--duration", "2s", "--client-stack", stack,
+            "--duration", "2s", "--client-stack", stack, "--mix-order", order,
         )  # fmt: skip
+        seen = log.methods()
     methods = _methods(result)
     counts = [methods[name]["latency"]["count"] for name in (f"{SAY} #1", f"{SAY} #2", EXPAND)]
+    assert seen == {"Say": counts[0] + counts[1] + 2, "Expand": counts[2] + 1}  # + pre-flight
     total = sum(counts)
     assert total > 500
     for count, weight in zip(counts, (8, 1, 1), strict=True):
-        assert abs(count - total * weight / 10) <= 1, counts
+        share = weight / 10
+        allowed = 1 if order == "cycle" else 5 * math.sqrt(total * share * (1 - share))
+        assert abs(count - total * share) <= allowed, counts
+    assert result["options"]["call"].get("mix_order", "cycle") == order
 
 
 @pytest.mark.integration
@@ -133,8 +143,11 @@ def test_a_scenario_mix_gives_each_method_its_own_data_and_expected_statuses(
         (["--call", "echo.Echo/Nope:2", "--call", f"{EXPAND}:1"], "Nope"),
         (["--call", f"{SAY}:2", "--call", f"{EXPAND}:1", "--load", "ghz"], "one method per run"),
         (["--call", f"{SAY}:2", "--call", f"{SAY}:1", "-B", "x.bin"], "a mix's methods take -d"),
+        (["--call", f"{SAY}:1", "--call", f"{EXPAND}:1", "--mix-order", "shuffle"],
+         "bad --mix-order 'shuffle': one of cycle, random"),
+        (["--call", SAY, "--mix-order", "random"], "--mix-order orders a mix"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_mix_is_one_line(tmp_path: Path, args: list[str], fragment: str) -> None:
     (tmp_path / "x.bin").write_bytes(b"\n\x02hi")
     done = run_grpcbench("run", "127.0.0.1:1", "--proto", PROTO, *args, "--dry-run", cwd=tmp_path)
@@ -271,3 +284,22 @@ def test_every_connection_carries_the_mix_in_its_proportions(
         total = sum(paths.values())
         for method, weight in (("Say", 8), ("Expand", 1), ("Collect", 1)):
             assert abs(paths[method] - total * weight / 10) <= 1.5, (paths, total)
+
+
+def test_a_random_order_draws_by_weight_and_each_order_apart() -> None:
+    """--mix-order random: Locust's choice per call. 8:1:1 over 20,000 draws is within
+    five binomial deviations of its shares, is not the cycle, and two orders (two
+    connections) differ."""
+    import itertools
+    import math
+
+    from grpcbench.rpc.mix import weighted_order
+
+    first = list(itertools.islice(weighted_order((8, 1, 1), random_order=True), 20_000))
+    counts = Counter(first)
+    for index, share in enumerate((0.8, 0.1, 0.1)):
+        assert abs(counts[index] - 20_000 * share) < 5 * math.sqrt(20_000 * share * (1 - share))
+    cycle = weighted_cycle((8, 1, 1))
+    assert first[:100] != [cycle[n % 10] for n in range(100)]
+    second = list(itertools.islice(weighted_order((8, 1, 1), random_order=True), 100))
+    assert second != first[:100]

@@ -17,7 +17,7 @@ from grpcbench.base import interrupts
 from grpcbench.base.errors import OneLineError
 from grpcbench.base.secrets import redact
 from grpcbench.base.text import printable
-from grpcbench.cli import commands
+from grpcbench.cli import consoles
 
 # The parser's errors (click's, whichever click Typer runs on): reported as one line.
 ClickException: type[Exception] = next(
@@ -45,12 +45,12 @@ def call_command(command: Callable[..., int], *args: object) -> None:
     ends the command quietly with 141, as SIGPIPE would; one that cannot take more
     (/dev/full) is one line and exit 2."""
     try:
-        code = command(*args, commands.Consoles(stdout, stderr))
+        code = command(*args, consoles.Consoles(stdout, stderr))
     except BrokenPipeError:
         _quiet_stdout()
-        raise typer.Exit(commands.EXIT_PIPE_CLOSED) from None
+        raise typer.Exit(consoles.EXIT_PIPE_CLOSED) from None
     except OSError as error:
-        if error.errno not in commands.OUTPUT_ERRNOS:
+        if error.errno not in consoles.OUTPUT_ERRNOS:
             _internal(error)
         _quiet_stdout()
         reason = error.strerror or str(error)
@@ -72,7 +72,7 @@ def call_command(command: Callable[..., int], *args: object) -> None:
 
 def _internal(bug: Exception) -> NoReturn:
     """A bug: one line, its traceback in a file the line names, exit 70."""
-    failure = commands.internal_error(bug)
+    failure = consoles.internal_error(bug)
     stderr.print(f"[bold red]grpcbench: error:[/] {escape(redact(str(failure)))}")
     raise typer.Exit(failure.exit_code) from None
 

@@ -8,13 +8,11 @@ exits with its code); a function returns the exit code of a run that ended.
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
 import sys
 import tempfile
-import traceback
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +20,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from grpcbench.base import interrupts
-from grpcbench.base.errors import InternalError, OneLineError, UsageError
+from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.text import printable
+from grpcbench.cli.consoles import (
+    OUTPUT_ERRNOS,
+    Consoles,
+    internal_error,
+)
 from grpcbench.load.catalogue import driver_info
 from grpcbench.run.arguments import RunArgs
 from grpcbench.run.options import RunOptions, build_run_options
@@ -37,19 +40,6 @@ if TYPE_CHECKING:
     from grpcbench.history.options import RunKeeper
     from grpcbench.model.results import RunRecord
     from grpcbench.run.runner import Runner
-
-EXIT_REGRESSION = 1  # compare --fail-on found a regression
-EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE: standard output's reader went away (| head -1)
-# Standard output cannot take more (/dev/full, a disk or tty gone): one line, exit 2.
-OUTPUT_ERRNOS = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EBADF)
-
-
-@dataclass
-class Consoles:
-    """Tables and results go to ``out``; progress, messages and errors to ``err``."""
-
-    out: Console
-    err: Console = field(default_factory=lambda: Console(stderr=True, soft_wrap=True))
 
 
 def run_benchmark(args: RunArgs, consoles: Consoles) -> int:
@@ -343,18 +333,6 @@ def print_plan(options: RunOptions, consoles: Consoles) -> int:
     settings = ", ".join(f"{key}={value}" for key, value in options.settings.to_json().items())
     out.print(f"  settings {settings}", highlight=False, markup=False)
     return 0
-
-
-def internal_error(bug: Exception) -> InternalError:
-    """A bug as one line; its traceback goes to a file the line names."""
-    with tempfile.NamedTemporaryFile(
-        "w", prefix="grpcbench-traceback-", suffix=".txt", delete=False
-    ) as handle:
-        traceback.print_exception(bug, file=handle)
-    return InternalError(
-        f"internal error {type(bug).__name__}: {bug} (a bug in grpcbench; the traceback is in"
-        f" {handle.name})"
-    )
 
 
 def serve(args: RunArgs, port: int, cpus: str | None, consoles: Consoles) -> int:

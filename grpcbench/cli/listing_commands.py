@@ -9,7 +9,7 @@ from typing import Any
 from rich.markup import escape
 
 from grpcbench.base.errors import UsageError
-from grpcbench.cli.commands import Consoles
+from grpcbench.cli.consoles import Consoles
 from grpcbench.model.scenario import Scenario
 from grpcbench.rpc.settings import CallArgs
 

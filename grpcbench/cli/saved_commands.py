@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from grpcbench.base.errors import UsageError
-from grpcbench.cli.commands import EXIT_REGRESSION, Consoles
+from grpcbench.cli.consoles import EXIT_REGRESSION, Consoles
 
 
 def show(results: Path, markdown: bool, consoles: Consoles) -> int:

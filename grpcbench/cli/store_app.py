@@ -51,9 +51,7 @@ def history(
     ] = 0.001,
     min_effect: Annotated[
         float,
-        typer.Option(
-            help="A change must be this many times the runs' scatter (MAD as a deviation)."
-        ),
+        typer.Option(help="A change must be this many times the runs' scatter (their deviation)."),
     ] = 3.0,
     output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
     fail_on_regression: Annotated[

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from grpcbench.base.errors import UsageError
-from grpcbench.cli.commands import Consoles
+from grpcbench.cli.consoles import Consoles
 
 EXIT_NEW_REGRESSION = 99  # history --fail-on-regression: the newest run starts one
 

@@ -124,6 +124,7 @@ class UnaryPlan:
     timeout_s: float = 0.0
     parts: tuple[UnaryPlan, ...] = ()
     weights: tuple[int, ...] = ()
+    random_order: bool = False  # a mix's methods drawn by weight per call (--mix-order random)
     # A stream method whose requests are fixed and unpaced (alone or in a mix): its
     # method type and all its request messages, sent in one body (the callback loops count
     # the replies).

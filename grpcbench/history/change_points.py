@@ -9,9 +9,10 @@ series; ``max_pvalue`` is its significance. Two rules of ours follow it:
   of a percentile) is not a change, however small the t-test's p-value: a test
   across runs cannot see what each run could not measure.
 - **The runs' spread.** A shift must also be ``min_effect`` (3) times the spread from
-  run to run on either side of it (the MAD, scaled to a standard deviation, robust
-  to the odd slow run): on a shared machine a few runs in a quieter or busier spell
-  pass a t-test, and only a shift well beyond how runs scatter is a change.
+  run to run on either side of it: the larger of the standard deviation and the MAD
+  scaled to one, so neither a few outlying runs nor a tight cluster among scattered
+  ones makes it small. On a shared machine a few runs in a quieter or busier spell
+  pass a t-test; only a shift well beyond how runs scatter is a change.
 - **Who limited it.** A change in runs whose verdict is generator-bound is the
   client's, not the server's: it is shown, and ``--fail-on-regression`` ignores it.
 """
@@ -99,11 +100,14 @@ def _noise(points: Sequence[Point]) -> float:
 
 
 def run_to_run(points: Sequence[Point]) -> float | None:
-    """How far runs scatter in a segment: the MAD as a standard deviation (None: one run)."""
+    """How far runs scatter in a segment: the larger of the standard deviation and the
+    MAD as one (None: one run)."""
     if len(points) < 2:
         return None
-    middle = statistics.median(p.value for p in points)
-    return MAD_TO_SIGMA * statistics.median(abs(p.value - middle) for p in points)
+    values = [p.value for p in points]
+    middle = statistics.median(values)
+    mad = MAD_TO_SIGMA * statistics.median(abs(value - middle) for value in values)
+    return max(mad, statistics.stdev(values))
 
 
 def _scatter(left: Sequence[Point], right: Sequence[Point]) -> float:

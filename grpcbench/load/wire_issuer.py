@@ -80,7 +80,11 @@ class CallIssuer:
         # (rpc.mix). One order per connection, so each carries the whole mix: with one
         # shared order, connection and method both went round by the call's number,
         # and with 10 connections on 8:1:1 each connection carried one method only.
-        self.orders = [weighted_order(plan.weights) for _ in self.channels] if plan.parts else None
+        self.orders = (
+            [weighted_order(plan.weights, plan.random_order) for _ in self.channels]
+            if plan.parts
+            else None
+        )
         self.next = 0
         # One fixed request round-robin over the channels (the common case): ``send``
         # skips the choices it does not need.

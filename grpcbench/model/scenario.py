@@ -63,6 +63,7 @@ TOP_LEVEL_KEYS = (
 MIX_KEYS = ("method", "weight", "data", "metadata", "timeout", "name", "expect_status")
 CALL_KEYS = (
     "method", "proto", "import_paths", "protoset", "data", "metadata", "stream_messages",
+    "mix_order",
 )  # fmt: skip
 TLS_KEYS = ("cacert", "cert", "key", "cname", "skip_tls")
 DEFAULTS_KEYS = (
@@ -208,10 +209,14 @@ def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
         raise UsageError("give [call] method or [[mix]] entries, not both")
     if mix:
         method = mix[0].method
+    mix_order = call.get("mix_order")
+    if mix_order is not None and mix_order not in ("cycle", "random"):
+        raise UsageError(f"[call] mix_order is cycle or random, not {mix_order!r}")
     imports = call.get("import_paths", [])
     stream_messages = call.get("stream_messages")
     return CallSettings(
         method=method,
+        mix_order=mix_order,
         proto=path(call, "proto", "[call]"),
         import_paths=tuple(str(directory / p) for p in _strings(imports, "[call] import_paths"))
         if imports

@@ -51,6 +51,7 @@ class MethodCall:
     feed_mode: str = ""
     # A mix (rpc.mix): its methods, in order; the fields above are then the first's.
     mix: tuple[MethodCall, ...] = ()
+    mix_order: str = "cycle"  # rpc.mix: cycle or random
     round_trip: bool = False  # bidi: time each request to its reply (--stream-round-trip)
     # ghz's --stream-dynamic-messages: a client stream's data rendered for each message.
     dynamic: bool = False
@@ -88,6 +89,8 @@ class MethodCall:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["mix"] = [part.to_json() for part in self.mix]
+        if self.mix_order == "cycle":  # the default, as every saved job was written
+            del data["mix_order"]
         return data
 
     @classmethod

@@ -8,7 +8,9 @@ in its proportions, exact to within one call per method at any moment; a level o
 N connections (in any number of processes) is exact to within N calls per method. The
 weights are reduced by their greatest common divisor first (1000:10 is 100:1), and a
 period longer than ``CYCLE_KEPT`` calls is generated call by call, never built
-(10000000:1 took 17.6 s and 130 MB to start).
+(10000000:1 took 17.6 s and 130 MB to start). ``--mix-order random`` draws each
+call's method by weight instead (Locust's task choice): the proportions then hold
+only on average, as a binomial count does.
 
 Per-method figures are recorded by the loops themselves, with the level's own
 latency (from the intended send in an open loop): the call function marks which
@@ -19,9 +21,11 @@ carries the whole mix, not the methods its turn in a shared order gave it.
 
 from __future__ import annotations
 
+import bisect
 import contextvars
 import itertools
 import math
+import random
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -43,9 +47,13 @@ CURRENT_PART: contextvars.ContextVar[int] = contextvars.ContextVar("part", defau
 CYCLE_KEPT = 10_000
 
 
-def weighted_order(weights: Sequence[int]) -> Iterator[int]:
+def weighted_order(weights: Sequence[int], random_order: bool = False) -> Iterator[int]:
     """Which method each call runs, forever: smooth weighted round-robin over the
-    weights reduced by their gcd; a short period built once, a long one generated."""
+    weights reduced by their gcd; a short period built once, a long one generated.
+    ``random_order`` (--mix-order random): each call draws its method by weight, from a
+    generator seeded apart for each order (each connection)."""
+    if random_order:
+        return _drawn(weights, random.Random())
     divisor = math.gcd(*weights)
     reduced = [weight // divisor for weight in weights]
     if sum(reduced) <= CYCLE_KEPT:
@@ -66,6 +74,14 @@ def _generated(weights: Sequence[int]) -> Iterator[int]:
         yield chosen
 
 
+def _drawn(weights: Sequence[int], rng: random.Random) -> Iterator[int]:
+    """Independent draws by weight (Locust's task choice): proportions only on average."""
+    bounds = list(itertools.accumulate(weights))
+    total = bounds[-1]
+    while True:
+        yield bisect.bisect_right(bounds, rng.random() * total)
+
+
 def weighted_cycle(weights: Sequence[int]) -> tuple[int, ...]:
     """One period of smooth weighted round-robin: ``sum(weights)`` indices, each
     ``i`` exactly ``weights[i]`` times, interleaved."""
@@ -81,7 +97,9 @@ class MixWorkload:
         self.parts = [MethodWorkload(part, index, count, worker_ids) for part in call.mix]
         self.timeouts = [part.timeout_s for part in call.mix]
         self.weights = tuple(part.weight for part in call.mix)
-        self.order = weighted_order(self.weights)  # shared: ``bind_sharing_order``
+        self.random_order = call.mix_order == "random"
+        # Shared: ``bind_sharing_order``.
+        self.order = weighted_order(self.weights, self.random_order)
 
     def as_preflight(self, number: int) -> None:
         for part in self.parts:
@@ -98,13 +116,14 @@ class MixWorkload:
             replace(plan, timeout_s=timeout_s)
             for plan, timeout_s in zip(unary, self.timeouts, strict=True)
         )
-        return UnaryPlan(timed[0].path, parts=timed, weights=self.weights)
+        return UnaryPlan(timed[0].path, parts=timed, weights=self.weights,
+                         random_order=self.random_order)  # fmt: skip
 
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
         """The mix's calls on one connection, in an order of their own: each connection
         carries the whole mix in its proportions (a balancer per connection, such as a
         Kubernetes Service, then sends every pod every method)."""
-        return self._bound(channel, weighted_order(self.weights))
+        return self._bound(channel, weighted_order(self.weights, self.random_order))
 
     def bind_sharing_order(self, channel: grpc.aio.Channel) -> CallFunction:
         """As ``bind``, in the one order all such bindings share: for a connection per

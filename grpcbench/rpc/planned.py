@@ -53,6 +53,7 @@ class PlannedCall:
     mix: tuple[PlannedCall, ...] = ()  # a mix's methods; the fields above are the first's
     feed_path: str = ""  # -D FILE.jsonl/.csv: a feeder (rpc.feeder)
     feed_mode: str = ""  # --feed
+    mix_order: str = "cycle"  # --mix-order: cycle or random (rpc.mix)
     stream_round_trip: bool = False  # time each request to the reply that answers it
     stream_dynamic: bool = False  # --stream-dynamic-messages: each message rendered anew
     given: str = ""  # --call as typed ("pkg.Svc.Method" or "pkg.Svc/Method"), as ghz reports it
@@ -62,7 +63,7 @@ class PlannedCall:
         """The call for this target: its schema from reflection if need be."""
         if self.mix:
             parts = tuple(part.method_call(address, security) for part in self.mix)
-            return replace(parts[0], mix=parts)
+            return replace(parts[0], mix=parts, mix_order=self.mix_order)
         descriptor_set = self.descriptor_set
         if descriptor_set is None:
             descriptor_set = reflect(
@@ -230,8 +231,10 @@ def plan_call(settings: CallSettings) -> PlannedCall | None:
         )
     if settings.feed_path and settings.binary is not None:
         raise UsageError("give the requests as -D FILE.jsonl/.csv or -B/-b, not both")
+    if settings.mix_order and not settings.mix:
+        raise UsageError("--mix-order orders a mix: give --call METHOD:WEIGHT twice or more")
     if settings.mix:
-        planned = plan_mix(planned, settings.mix)
+        planned = replace(plan_mix(planned, settings.mix), mix_order=settings.mix_order or "cycle")
     elif descriptor_set is not None:  # else checked when reflection gives the schema
         planned.checked(descriptor_set)
     return planned

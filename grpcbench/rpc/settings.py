@@ -30,6 +30,9 @@ class MixEntry:
     expected: tuple[str, ...] = ()  # statuses that count as success; () = the level's
 
 
+MIX_ORDERS = ("cycle", "random")
+
+
 def parse_mix_entry(text: str) -> MixEntry:
     """``package.Service/Method[:WEIGHT]`` (a method name never holds a colon)."""
     method, colon, weight = text.rpartition(":")
@@ -65,6 +68,7 @@ class CallSettings:
     mix: tuple[MixEntry, ...] = ()
     feed_path: str | None = None  # -D FILE.jsonl/.csv: a feeder, one request per line
     feed_mode: str | None = None  # --feed: sequential, random or once
+    mix_order: str | None = None  # --mix-order: cycle (the default) or random
 
     def over(self, base: CallSettings) -> CallSettings:
         """These settings where given, ``base``'s (a scenario file's) elsewhere."""
@@ -90,6 +94,7 @@ class CallSettings:
             mix=self.mix if self.method else base.mix,
             feed_path=self.feed_path or base.feed_path,
             feed_mode=self.feed_mode or base.feed_mode,
+            mix_order=self.mix_order or base.mix_order,
         )
 
 
@@ -152,6 +157,15 @@ class CallArgs:
         help=(
             "How calls take the lines of -D FILE.jsonl/.csv: sequential (the default, from "
             "the top again at the end), random, or once (the level ends when they run out)."
+        ),
+        panel=panels.CALL,
+    )
+    mix_order: str | None = option(
+        None,
+        help=(
+            "The order of a mix's methods: cycle (the default: each exactly its weight in"
+            " every period, spread evenly) or random (each call draws its method by weight,"
+            " as Locust's tasks do)."
         ),
         panel=panels.CALL,
     )
@@ -245,6 +259,8 @@ class CallArgs:
         feeding = self.data_file is not None and feed_format(self.data_file) is not None
         if self.feed is not None and self.feed not in MODES:
             raise UsageError(f"bad --feed {self.feed!r}: one of {', '.join(MODES)}")
+        if self.mix_order is not None and self.mix_order not in MIX_ORDERS:
+            raise UsageError(f"bad --mix-order {self.mix_order!r}: one of {', '.join(MIX_ORDERS)}")
         if self.feed is not None and not feeding:
             raise UsageError("--feed takes the lines of -D FILE.jsonl (or .ndjson, .csv)")
         given = self.data is not None or (self.data_file is not None and not feeding)
@@ -257,6 +273,7 @@ class CallArgs:
             mix=entries if is_mix else (),
             feed_path=_feed_path(self.data_file) if feeding else None,
             feed_mode=(self.feed or "sequential") if feeding else None,
+            mix_order=self.mix_order,
             proto=self.proto,
             import_paths=tuple(
                 p.strip() for p in (self.import_paths or "").split(",") if p.strip()

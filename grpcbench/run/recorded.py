@@ -59,6 +59,8 @@ def _recorded_call(options: RunOptions) -> dict[str, Any]:
         "stream_messages": call.stream_messages,
         "security": options.security.describe(),
     }
+    if call.mix and call.mix_order != "cycle":
+        recorded["mix_order"] = call.mix_order
     if call.mix:
         recorded["mix"] = [
             {
