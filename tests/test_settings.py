@@ -18,6 +18,7 @@ from grpcbench.model.ghz_workers import parse_worker_schedule
 from grpcbench.model.load_result import GeneratorJob, Share
 from grpcbench.model.plan import LoadSettings
 from grpcbench.model.schedule import parse_rate_schedule
+from grpcbench.model.think_time import parse_think_time
 from grpcbench.run.arguments import RunArgs
 
 NOT_DEFAULT = LoadSettings(
@@ -29,7 +30,7 @@ NOT_DEFAULT = LoadSettings(
     rate_schedule=parse_rate_schedule("step:start=10,step=10,every=1s,end=30"), interval_s=0.5,
     cooldown_s=2.0, client_allocations=50,
     worker_schedule=parse_worker_schedule("ghz:start=2,step=2,every=1s,end=6"),
-    duration_stop="close",
+    duration_stop="close", think_time=parse_think_time("50ms..150ms"),
 )  # fmt: skip
 
 
@@ -107,12 +108,14 @@ def test_the_pytest_plugin_takes_every_declared_setting_by_name() -> None:
         name: getattr(NOT_DEFAULT, name) for name in declared(LoadSettings)
         # a ramp and workers over time need an open loop (their own tests run them)
         if name not in ("connections", "warmup_requests", "warmup_s", "duration_s", "rate_schedule",
-                        "worker_schedule")
+                        "worker_schedule", "think_time")  # think_time: as text, below
     }  # fmt: skip
     made = pytest_plugin.one_level_options(
         "grpclib", concurrency=2, warmup=4, connections="pool:2", **given
     ).settings
     assert made.warmup_requests == 4 and made.connections.size == 2
+    thinking = pytest_plugin.one_level_options("grpclib", think_time="50ms..150ms").settings
+    assert thinking.think_time == NOT_DEFAULT.think_time
     assert made.client_stack == "grpcio" and made.max_in_flight == 9 and made.client_cpus == (1,)
     assert made.client_allocations == 50
     timed = pytest_plugin.one_level_options("grpclib", duration="2s", warmup="1s", timeout=3)

@@ -244,7 +244,10 @@ async def call_source(
         except ConnectionError as error:
             raise UsageError(str(error)) from None
         plan = getattr(workload, "unary_plan", None)
-        fast = stack_info(dialer.stack).callback_loops and plan is not None
+        fast = (  # think time: a user's pause, which only the coroutine loop has
+            stack_info(dialer.stack).callback_loops and plan is not None
+            and spec.settings.think_time is None
+        )  # fmt: skip
         unary = plan() if fast and plan is not None else None
         if unary is not None and not fixed_requests_fit(unary, dialer.client.max_send_bytes):
             unary = None  # every call fails ResourceExhausted: the general path says so

@@ -30,6 +30,7 @@ FEATURES: dict[str, str] = {
     "mix": "a mix of methods",
     "stream_round_trip": "--stream-round-trip",
     "worker_schedule": "--worker-schedule (ghz's --concurrency-schedule)",
+    "think_time": "--think-time (a virtual user's pause between calls)",
 }
 
 

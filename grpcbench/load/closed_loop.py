@@ -8,6 +8,7 @@ per-call deadline and every phase by ``max_level_s``, so a level always ends.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from grpcbench.contract.calls import CallFunction, WorkloadError
 from grpcbench.load.recorders import LevelRecorders, error_key
 from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.model.load_result import GeneratorJob
+from grpcbench.model.think_time import ThinkTime
 from grpcbench.rpc.status_names import status_name
 
 PROGRESS_INTERVAL_S = 0.2
@@ -146,6 +148,14 @@ class Budget:
         self._parked.append(resume)
         return True
 
+    async def pause(self, seconds: float) -> None:
+        """A user's think time, never past the phase's end (a time-based phase ends on
+        time, not when its users wake)."""
+        end = self.hard_end if self.ends_at is None else min(self.ends_at, self.hard_end)
+        wait = min(seconds, end - time.perf_counter())
+        if wait > 0 and not self.stopped:
+            await asyncio.sleep(wait)
+
     @property
     def parked(self) -> int:
         return len(self._parked)
@@ -195,9 +205,11 @@ async def report_progress(budget: Budget, on_progress: Callable[[int], None]) ->
 
 
 async def _user(
-    call: CallFunction, budget: Budget, timeout_s: float, recorders: LevelRecorders | None
-) -> None:
-    """One virtual user: its next call as soon as the previous one ends.
+    call: CallFunction, budget: Budget, timeout_s: float, recorders: LevelRecorders | None,
+    think: ThinkTime | None = None,
+) -> None:  # fmt: skip
+    """One virtual user: its next call as soon as the previous one ends, or after its
+    think time (``--think-time``: not in the call's latency, cut short by the phase's end).
 
     The hot path of the generator, so ``call_status`` is inlined: no task or
     timer per call. Every RPC carries its own deadline (``timeout_s``), and
@@ -205,6 +217,7 @@ async def _user(
     clock = time.perf_counter_ns
     record = recorders.record_call if recorders is not None else None
     rpc_error = grpc.aio.AioRpcError
+    draw = random.Random()
     while budget.take() or await budget.take_after_claim():
         budget.in_flight += 1
         started = clock()
@@ -227,6 +240,8 @@ async def _user(
         budget.done += 1
         if record is not None and not budget.ignoring:
             record(status, elapsed_us, stats, message)
+        if think is not None:
+            await budget.pause(think.pause(elapsed_us / 1e6, draw))
 
 
 def cancel_tasks(tasks: Iterable[asyncio.Task[None]]) -> None:
@@ -275,7 +290,9 @@ async def closed_loop_phase(
     budget.end_at_duration(spec.settings.duration_stop, partial(cancel_tasks, users))
     budget.arm()
     users += [
-        asyncio.create_task(_user(call, budget, spec.settings.timeout_s, recorders))
+        asyncio.create_task(
+            _user(call, budget, spec.settings.timeout_s, recorders, spec.settings.think_time)
+        )
         for _ in range(spec.share.concurrency)
     ]
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None

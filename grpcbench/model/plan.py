@@ -38,6 +38,7 @@ from grpcbench.model.schedule import (
     parse_rate_schedule,
     shape_examples,
 )
+from grpcbench.model.think_time import ThinkTime, parse_think_time
 from grpcbench.rpc.client_stacks import known_stack, stacks_help
 
 Arrivals = Literal["uniform", "poisson"]
@@ -219,6 +220,15 @@ class LoadSettings:
         help="At the end of --duration (ghz's -z): wait for the calls in flight; close:"
         " cancel them, each counted Cancelled (ghz's default); ignore: cancel them, not"
         " counted.",
+    )  # fmt: skip
+    think_time: ThinkTime | None = setting(
+        None, option="--think-time", metavar="T|LOW..HIGH|pace:T", panel=LOAD_MODEL,
+        json="think_time", dump=lambda think: think.text if think else None,
+        load=lambda value: parse_think_time(str(value)) if value else None,
+        parse=parse_think_time, default_text="none",
+        help="Closed loop: each virtual user waits between its calls, not counted as"
+        " latency: 100ms after each call (Locust's constant), 50ms..150ms a uniform draw"
+        " (between), or pace:1s, calls started at least that far apart (constant_pacing).",
     )  # fmt: skip
     worker_schedule: GhzWorkers | None = setting(
         None, option="--worker-schedule", metavar="ghz:FIELDS", panel=LOAD_MODEL,

@@ -81,6 +81,9 @@ def level_plans(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[
             "--worker-schedule sets an open loop's workers: give --rate or --rate-schedule"
             " (on a ghz line, --concurrency-schedule needs --rps or --load-schedule)"
         )
+    if rates and load.think_time is not None:
+        raise UsageError("--think-time is a closed loop's users' pause: an open loop (--rate)"
+                         " sends at its rate, after no user")  # fmt: skip
     if rates and load.connections.mode == "per-user":
         raise UsageError("--connections per-user gives each virtual user a connection: a closed"
                          " loop; an open loop (--rate) has no users")  # fmt: skip

@@ -174,6 +174,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
             "stream_round_trip": call is not None and call.stream_round_trip,
             "mix": call is not None and bool(call.mix),
             "worker_schedule": load.worker_schedule is not None,
+            "think_time": load.think_time is not None,
         },
     )
     placement = build_placement(args.pin, args.server_cpus, args.client_cpus, args.backing_cpus)

@@ -10,6 +10,7 @@ calls fail on purpose. It runs in the test process (sync grpcio on threads).
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,12 +26,14 @@ EXPAND_REPLIES = 3
 class EchoLog:
     def __init__(self) -> None:
         self.calls: list[tuple[str, bytes]] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each call, in order
         self.metadata: list[dict[str, str]] = []  # each Say call's, in order
         self.lock = threading.Lock()
 
     def add(self, method: str, request: bytes) -> None:
         with self.lock:
             self.calls.append((method, request))
+            self.arrivals.append(time.monotonic())
 
     def methods(self) -> Counter[str]:
         with self.lock:
