@@ -42,7 +42,7 @@ def test_a_run_is_kept_once_with_its_figures(tmp_path: Path) -> None:
     assert first.new and not again.new and again.id == first.id
     [run] = store.runs("p")
     assert run.commit == "c0001" and run.host == "h"
-    values = store.figure_values([run.id], "p50")
+    values = store.figure_values("p", [run.id], "p50")
     [(series, by_run)] = values.items()
     assert series == "hello · concurrency 10 · grpclib"
     value, spread, verdict = by_run[run.id]
@@ -216,3 +216,24 @@ def test_change_points_are_kept_until_a_run_is_added(
     store.save("p", results(1400, 21), "21")
     with pytest.raises(AssertionError, match="the detector ran again"):
         load_history(store, "p", "p50")
+
+
+def test_a_project_sees_only_its_own_runs(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    for number in range(1, 6):
+        store.save("a", results(1000, number), str(number))
+        store.save("b", results(3000, number, seed=1), str(number))
+    a, b = load_history(store, "a", "p50"), load_history(store, "b", "p50")
+    assert len(a.runs) == len(b.runs) == 5
+    [a_points] = a.values.values()
+    [b_points] = b.values.values()
+    assert (
+        set(a_points) == {run.id for run in a.runs}
+        and max(p.value for p in a_points.values()) < 1100
+    )
+    assert (
+        set(b_points) == {run.id for run in b.runs}
+        and min(p.value for p in b_points.values()) > 2900
+    )
+    with pytest.raises(UsageError, match="no project 'c'"):
+        load_history(store, "c", "p50")

@@ -88,7 +88,7 @@ def load_history(
         raise UsageError(f"bad --min-effect {min_effect:g}: 0 or more run-to-run deviations")
     runs = store.runs(project)
     order = {run.id: number for number, run in enumerate(runs)}
-    raw = store.figure_values(list(order), figure)
+    raw = store.figure_values(project, list(order), figure)
     values = {
         series: {run_id: Point(run_id, *found) for run_id, found in sorted(
             by_run.items(), key=lambda item: order[item[0]])}

@@ -184,17 +184,23 @@ class Store:
         return [StoredRun(int(r[0]), *r[1:]) for r in rows]
 
     def figure_values(
-        self, run_ids: list[int], figure: str
+        self, project: str, run_ids: list[int], figure: str
     ) -> dict[str, dict[int, tuple[float, float, str]]]:
-        """series -> run id -> (value, spread, verdict) of ``figure``."""
+        """series -> run id -> (value, spread, verdict) of ``figure``, for those of the
+        project's runs in ``run_ids``."""
         from sqlalchemy import select
 
-        from grpcbench.history.schema import figures
+        from grpcbench.history.schema import figures, projects, runs
 
         found: dict[str, dict[int, tuple[float, float, str]]] = {}
         wanted = set(run_ids)
-        query = select(figures.c.run_id, figures.c.series, figures.c.value, figures.c.spread,
-                       figures.c.verdict).where(figures.c.figure == figure)  # fmt: skip
+        query = (
+            select(figures.c.run_id, figures.c.series, figures.c.value, figures.c.spread,
+                   figures.c.verdict)
+            .join(runs, runs.c.id == figures.c.run_id)
+            .join(projects, projects.c.id == runs.c.project_id)
+            .where(figures.c.figure == figure, projects.c.name == project)
+        )  # fmt: skip
         with transaction(self.engine) as connection:
             for run_id, series, value, spread, verdict in connection.execute(query):
                 if run_id in wanted:
