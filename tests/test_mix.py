@@ -162,9 +162,11 @@ def test_a_bad_scenario_mix_is_one_line(tmp_path: Path) -> None:
         (f'method = "{SAY}"\nweight = 0', "weight must be a positive integer"),
         (f'method = "{SAY}"\nspeed = 3', "speed"),
         (f'method = "{SAY}"\nexpect_status = ["Fine"]', "expect_status"),
+        (f'method = "{SAY}"', "mix_order is cycle or random, not 'shuffled'"),
     ):
         scenario = tmp_path / "bad.toml"
-        scenario.write_text(f'name = "bad"\n[call]\nproto = "{PROTO}"\n[[mix]]\n{entry}\n')
+        order = 'mix_order = "shuffled"\n' if "mix_order" in fragment else ""
+        scenario.write_text(f'name = "bad"\n[call]\nproto = "{PROTO}"\n{order}[[mix]]\n{entry}\n')
         done = run_grpcbench("run", "127.0.0.1:1", "--scenario", str(scenario), "--dry-run")
         assert done.returncode == 2 and fragment in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
