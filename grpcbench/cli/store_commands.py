@@ -47,15 +47,15 @@ def store_files(files: list[Path], store: str | None, project: str | None,
         except UsageError as error:
             raise UsageError(f"cannot read results file {path}: {error}") from None
         try:
-            parse_results(data)
+            record = parse_results(data)
         except UsageError as error:
             raise UsageError(f"{path}: {error}") from None
-        loaded.append((path, data))
+        loaded.append((path, data, record))
     from grpcbench.history.history import refresh
 
     target = Store(store_url(store))
-    for path, data in loaded:
-        saved = target.save(name, data, str(path))
+    for path, data, record in loaded:  # each parsed once, above
+        saved = target.save(name, data, str(path), record)
         said = "stored as" if saved.new else "already stored as"
         consoles.out.print(f"{escape(str(path))}: {said} run {saved.id}", highlight=False)
     refresh(target, name)  # the change points, found once for the whole batch

@@ -76,9 +76,13 @@ def create_engine_for(url: str) -> Engine:
         raise UsageError(f"cannot open store: {missing.name} is missing: pip install"
                          " 'grpcbench[database]'") from None  # fmt: skip
     except sqlalchemy.exc.SQLAlchemyError as error:
-        reason = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
-        raise UsageError(f"cannot open store {redact(url)}: {redact(reason)}") from None
+        raise UsageError(f"cannot open store {redact(url)}: {_reason(error)}") from None
     return engine
+
+
+def _reason(error: Exception) -> str:
+    """A database error's first line (the driver's own, when it gives one), masked."""
+    return redact(str(getattr(error, "orig", None) or error).strip().splitlines()[0])
 
 
 def _revision(engine: Engine) -> str | None:
@@ -114,5 +118,4 @@ def transaction(engine: Engine) -> Iterator[Connection]:
         with engine.begin() as connection:
             yield connection
     except sqlalchemy.exc.SQLAlchemyError as error:
-        reason = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
-        raise UsageError(f"the results store failed: {redact(reason)}") from None
+        raise UsageError(f"the results store failed: {_reason(error)}") from None

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from grpcbench.base.errors import OneLineError, UsageError
-from grpcbench.base.secrets import MASK, redact_all
+from grpcbench.base.secrets import MASK, redact
 from grpcbench.history.database import create_engine_for, transaction
 from grpcbench.history.series import level_figures
 from grpcbench.model.results import RunRecord
@@ -53,7 +53,7 @@ def unmasked_credentials(value: Any, where: str = "") -> Iterator[str]:
     """Where ``value`` holds a credential in the clear: a URI's password, or a
     credential-named key whose value is not masked."""
     if isinstance(value, str):
-        if redact_all(value) != value:
+        if redact(value) != value:
             yield where or "a text"
     elif isinstance(value, dict):
         for key, item in value.items():
@@ -77,7 +77,7 @@ def parse_results(data: Any) -> RunRecord:
     if leaked is not None:
         raise UsageError(f"refused: the results hold a credential in the clear at {leaked}")
     try:
-        return RunRecord.from_json(upgrade({k: v for k, v in data.items() if k != STORED_KEY}))
+        return RunRecord.from_json(upgrade(_measured(data)))
     except OneLineError as error:
         raise UsageError(f"not a results file: {error}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as error:
@@ -85,9 +85,13 @@ def parse_results(data: Any) -> RunRecord:
         raise UsageError(f"not a results file: {reason}") from None
 
 
+def _measured(data: dict[str, Any]) -> dict[str, Any]:
+    """The results as measured: without what storing them added (``STORED_KEY``)."""
+    return {key: value for key, value in data.items() if key != STORED_KEY}
+
+
 def digest_of(data: dict[str, Any]) -> str:
-    measured = {key: value for key, value in data.items() if key != STORED_KEY}
-    return hashlib.sha256(json.dumps(measured, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(_measured(data), sort_keys=True).encode()).hexdigest()
 
 
 class Store:
@@ -110,15 +114,17 @@ class Store:
         created = connection.execute(insert(projects).values(name=name, created_at=_now()))
         return int(created.inserted_primary_key[0])
 
-    def save(self, project: str, data: dict[str, Any], source: str) -> Saved:
-        """Keep a run (``data``: its results JSON) in ``project``; the same results
-        twice are kept once."""
+    def save(
+        self, project: str, data: dict[str, Any], source: str, record: RunRecord | None = None
+    ) -> Saved:
+        """Keep a run (``data``: its results JSON; ``record``: it parsed, when the caller
+        checked it already) in ``project``; the same results twice are kept once."""
         from sqlalchemy import insert, select
 
         from grpcbench.history.schema import figures, runs
 
         check_project(project)
-        record = parse_results(data)
+        record = record if record is not None else parse_results(data)
         digest = digest_of(data)
         meta = record.metadata
         git: dict[str, Any] = meta["git"] if isinstance(meta.get("git"), dict) else {}

@@ -20,7 +20,7 @@ from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.interrupts import run_until_interrupted
 from grpcbench.history import pages
 from grpcbench.history.history import STATUS_FIGURES, History, check_figure, load_history, refresh
-from grpcbench.history.store import Store, check_project
+from grpcbench.history.store import Store, check_project, parse_results
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -102,8 +102,6 @@ def make_app(dashboard: Dashboard) -> web.Application:
             from grpcbench.report.html import render_html
 
             data = dashboard.store.results(int(request.match_info["run_id"]))
-            from grpcbench.history.store import parse_results
-
             return render_html(parse_results(data)).decode()
 
         try:
@@ -114,7 +112,6 @@ def make_app(dashboard: Dashboard) -> web.Application:
     @routes.get("/compare")
     async def compare(request: web.Request) -> web.Response:
         def table() -> str:
-            from grpcbench.history.store import parse_results
             from grpcbench.report.compare import compare_runs, to_markdown
 
             a, b = int(request.query["a"]), int(request.query["b"])

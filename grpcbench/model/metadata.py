@@ -74,15 +74,20 @@ def _git(*args: str) -> str | None:
 
 def git_state() -> dict[str, Any] | None:
     """The commit, branch and dirty flag of the git work tree the run starts in (the
-    code under test, as a store's history orders it); None outside one, or without
-    git. Bounded: each git call gets 2 s."""
-    commit = _git("rev-parse", "HEAD")
-    if not commit:
+    code under test, as a store's history orders it); None outside one, without git,
+    or before a first commit. One git call, bounded to 2 s, at every run's start."""
+    status = _git("status", "--porcelain=v2", "--branch", "--untracked-files=no")
+    if status is None:
         return None
-    branch = _git("rev-parse", "--abbrev-ref", "HEAD")
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    heads = dict(
+        line[2:].split(" ", 1) for line in status.splitlines() if line.startswith("# branch.")
+    )
+    commit = heads.get("branch.oid", "(initial)")
+    if commit == "(initial)":
+        return None
+    branch = heads.get("branch.head")
     return {
         "commit": commit,
-        "branch": None if branch in (None, "HEAD") else branch,
-        "dirty": None if status is None else bool(status),
+        "branch": None if branch in (None, "(detached)") else branch,
+        "dirty": any(not line.startswith("#") for line in status.splitlines()),
     }
