@@ -237,3 +237,15 @@ def test_a_project_sees_only_its_own_runs(tmp_path: Path) -> None:
     )
     with pytest.raises(UsageError, match="no project 'c'"):
         load_history(store, "c", "p50")
+
+
+def test_a_kept_run_carries_its_stored_id_in_its_results(tmp_path: Path) -> None:
+    """`run --store`: the id printed is the one the results file keeps, the URL masked."""
+    from grpcbench.history.options import RunKeeper, StoreTarget
+
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    record = RunRecord.from_json(results(1000, 1))
+    said = RunKeeper(StoreTarget(url, "p")).keep(record)
+    [run] = Store(url).runs("p")
+    assert said == f"stored as run {run.id} of project p in {url}"
+    assert record.to_json()["stored"] == {"project": "p", "run_id": run.id, "store": url}
