@@ -99,3 +99,18 @@ def test_every_row_and_paragraph_of_lifecycle_names_tests_that_exist() -> None:
     for path, name in re.findall(r"(tests/test_\w+\.py)(?:::(\w+))?", text):
         source = (ROOT / path).read_text()
         assert not name or re.search(rf"^(async )?def {name}\(", source, re.MULTILINE), (path, name)
+
+
+def test_every_row_of_the_locust_and_k6_table_names_a_test_that_exists() -> None:
+    """docs/mixes.md's table beside Locust and k6: each row names the test that checks
+    it at a recording server, and that test exists."""
+    text = (DOCS / "mixes.md").read_text()
+    section = text[text.index("### Beside Locust and k6") :]
+    table = section[section.index("| |") :].split("\n\n", 1)[0].splitlines()
+    rows = table[2:]  # after the header and its rule
+    assert len(rows) >= 7
+    for row in rows:
+        found = re.search(r"`(tests/test_\w+\.py)::(\w+)`", row)
+        assert found, f"a row names no test: {row}"
+        source = (ROOT / found[1]).read_text()
+        assert re.search(rf"^def {found[2]}\(", source, re.MULTILINE), found.group(0)

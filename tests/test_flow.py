@@ -39,10 +39,44 @@ async def unknown(client):
 async def wrong_kind(client):
     await client.unary("echo.Echo/Expand", {})
 
+async def talk(client):
+    async with client.conversation("echo.Echo/Chat", name="talk") as chat:
+        await chat.send({"message": "hello"})
+        reply = await chat.receive()  # the next message is made from this reply
+        await chat.send({"message": reply.message + "/again"})
+        if (await chat.receive()).message != "hello/again":
+            raise ValueError("a reply out of order")
+
+async def talk_fails(client):
+    try:
+        async with client.conversation("echo.Echo/Chat", name="talk") as chat:
+            await chat.send({"message": "fail"})
+            await chat.receive()
+    except Exception:
+        await client.unary("echo.Echo/Say", {"message": "after"}, name="after")
+
+async def talk_breaks(client):
+    async with client.conversation("echo.Echo/Chat", name="talk") as chat:
+        await chat.send({"message": "x"})
+        await chat.receive()
+        raise KeyError("no such field")
+
 async def tagged(client):
     await client.unary("echo.Echo/Say", {"message": "d"}, metadata={"tenant": "a"}, name="d")
     await client.unary("echo.Echo/Say", {"message": "p"}, metadata=[("tenant", "b")], name="p")
 """
+
+
+# Every way a flow runs: both client stacks, two generator processes, an open loop.
+EVERY_WAY = pytest.mark.parametrize(
+    ("stack", "extra"),
+    [
+        ("wire", []),
+        ("grpcio", []),
+        ("wire", ["--client-processes", "2"]),
+        ("wire", ["--rate", "200"]),
+    ],
+)
 
 
 @pytest.fixture
@@ -68,15 +102,7 @@ def _steps(result: dict) -> dict[str, dict]:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(
-    ("stack", "extra"),
-    [
-        ("wire", []),
-        ("grpcio", []),
-        ("wire", ["--client-processes", "2"]),
-        ("wire", ["--rate", "200"]),
-    ],
-)
+@EVERY_WAY
 def test_a_chain_reads_each_reply_and_times_each_step(
     flows: Path, stack: str, extra: list[str]
 ) -> None:
@@ -121,6 +147,39 @@ def test_a_step_s_metadata_is_a_dict_or_pairs(flows: Path) -> None:
         seen = [(m.get("tenant"), m.get("run")) for m in log.metadata]
     assert result["levels"][0]["load"]["statuses"] == {"OK": 2}
     assert seen.count(("a", "r")) == 3 and seen.count(("b", "r")) == 3  # pre-flight too
+
+
+@pytest.mark.integration
+@EVERY_WAY
+def test_a_conversation_sends_what_each_reply_decides(
+    flows: Path, stack: str, extra: list[str]
+) -> None:
+    """client.conversation (k6's Stream): the second message of each bidi call is made
+    from the server's reply to the first, as the server saw it, on every stack."""
+    load = ["-n", "30"] + (["-c", "3"] if "--rate" not in extra else [])
+    with logging_echo() as (address, log):
+        result = _run(address, flows, "talk", "--client-stack", stack, *load, *extra)
+        chats = [[request[2:].decode() for request in chat] for chat in log.chats]
+    assert chats == [["hello", "hello/again"]] * 31  # and the pre-flight run's
+    steps = _steps(result)
+    assert list(steps) == ["talk"] and steps["talk"]["statuses"] == {"OK": 30}
+    assert result["levels"][0]["load"]["statuses"] == {"OK": 30}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
+def test_a_conversation_s_status_is_its_step_s(flows: Path, stack: str) -> None:
+    """The server's NotFound reaches the flow from receive() and is the step's status; an
+    error of the flow's own inside the block cancels the call (the step: Cancelled)."""
+    with logging_echo() as (address, _):
+        one = ["--client-stack", stack, "-n", "10", "-c", "1"]
+        failed = _steps(_run(address, flows, "talk_fails", *one))
+        broken = _run(address, flows, "talk_breaks", *one, "--expect-status", "Unknown")
+    assert failed["talk"]["statuses"] == {"NotFound": 10}
+    assert failed["after"]["statuses"] == {"OK": 10}
+    (level,) = broken["levels"]
+    assert level["load"]["statuses"] == {"Unknown": 10}
+    assert _steps(broken)["talk"]["statuses"] == {"Cancelled": 10}
 
 
 @pytest.mark.parametrize(

@@ -3,13 +3,16 @@ wait_time and k6's sleep; the pause is seen at the server and is not latency."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
+import time
 from pathlib import Path
 
 import pytest
 
 from grpcbench.base.errors import UsageError
+from grpcbench.load.closed_loop import Budget
 from grpcbench.model.think_time import parse_think_time
 from tests.conftest import REPO, run_grpcbench
 from tests.support.logging_echo import logging_echo
@@ -41,6 +44,21 @@ def test_a_bad_think_time_is_one_line(text: str) -> None:
 def test_think_time_where_no_user_thinks_is_refused(args: list[str], fragment: str) -> None:
     done = run_grpcbench("run", "-s", "grpclib", *args, "--dry-run")
     assert done.returncode == 2 and fragment in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_pause_that_reaches_the_end_ends_the_phase_even_before_its_timer_fires() -> None:
+    """The race CI once lost: a user woke from a pause cut at the duration's end a
+    moment before the end's timer fired, and took one more call."""
+
+    async def scenario() -> tuple[bool, bool, float, bool, float]:
+        budget = Budget.for_phase(0, 0.05, 10.0)  # not armed: its timers never fire
+        short = await budget.pause(0.01)
+        assert budget.ends_at is not None
+        cut = await budget.pause(5.0)
+        return short, cut, time.perf_counter() - budget.ends_at, budget.take(), budget.stopped
+
+    short, cut, after_end, took, stopped = asyncio.run(scenario())
+    assert short and not cut and after_end >= 0 and not took and stopped
 
 
 def _level(address: str, out: Path, *args: str) -> dict:

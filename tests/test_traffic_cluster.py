@@ -17,6 +17,10 @@ FLOW = """
 async def chain(client):
     said = await client.unary("echo.Echo/Say", {"message": "create"}, name="create")
     await client.unary("echo.Echo/Say", {"message": said.message + "/read"}, name="read")
+    async with client.conversation("echo.Echo/Chat", name="talk") as talk:
+        await talk.send({"message": said.message})
+        back = await talk.receive()
+        await talk.send({"message": back.message + "/again"})
 """
 
 
@@ -52,6 +56,7 @@ def test_a_mix_a_feeder_and_a_flow_on_two_dask_workers(tmp_path: Path) -> None:
     with logging_echo() as (address, log):
         flow = _level(tmp_path, address, "--workload", "flows:chain", "-c", "4", "-n", "100")
         seen_flow = Counter(request[2:].decode() for request in log.requests("Say").elements())
+        chats = [[request[2:].decode() for request in chat] for chat in log.chats]
     # Each worker keeps its own cycle: the level is within one call per worker of 3:1.
     methods = {m["name"]: sum(m["statuses"].values()) for m in mix["methods"]}
     assert sum(methods.values()) == 400 and abs(methods["echo.Echo/Say"] - 300) <= 2
@@ -61,6 +66,7 @@ def test_a_mix_a_feeder_and_a_flow_on_two_dask_workers(tmp_path: Path) -> None:
     assert feed["statuses"] == {"OK": 30}
     # a flow's steps, merged over the workers; each read names its create's reply
     assert {s["name"]: s["statuses"] for s in flow["steps"]} == {
-        "create": {"OK": 100}, "read": {"OK": 100},
+        "create": {"OK": 100}, "read": {"OK": 100}, "talk": {"OK": 100},
     }  # fmt: skip
     assert seen_flow == {"create": 101, "create/read": 101}
+    assert chats == [["create", "create/again"]] * 101  # each second message from a reply

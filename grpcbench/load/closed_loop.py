@@ -104,6 +104,8 @@ class Budget:
             self._claiming.cancel()
 
     def _end(self) -> None:
+        if self.stopped:  # already ended by a user's pause (``pause``) or the time limit
+            return
         self.stopped = True
         self._resume_parked()
         if self.on_end is not None:
@@ -148,13 +150,24 @@ class Budget:
         self._parked.append(resume)
         return True
 
-    async def pause(self, seconds: float) -> None:
+    async def pause(self, seconds: float) -> bool:
         """A user's think time, never past the phase's end (a time-based phase ends on
-        time, not when its users wake)."""
-        end = self.hard_end if self.ends_at is None else min(self.ends_at, self.hard_end)
-        wait = min(seconds, end - time.perf_counter())
-        if wait > 0 and not self.stopped:
-            await asyncio.sleep(wait)
+        time, not when its users wake). False when the pause reaches that end: the
+        user takes no more calls, even if it wakes before the end's timer fires."""
+        end, at_end = self.hard_end, self._hard_end
+        if self.ends_at is not None and self.ends_at <= self.hard_end:
+            end, at_end = self.ends_at, self._end
+        left = end - time.perf_counter()
+        if seconds < left:
+            if seconds > 0:
+                await asyncio.sleep(seconds)
+            return not self.stopped
+        while left > 0 and not self.stopped:  # a loop's sleep may end a little early
+            await asyncio.sleep(left)
+            left = end - time.perf_counter()
+        if not self.stopped:  # the end's timer has not fired yet: the end is now, for all
+            at_end()
+        return False
 
     @property
     def parked(self) -> int:
@@ -240,8 +253,8 @@ async def _user(
         budget.done += 1
         if record is not None and not budget.ignoring:
             record(status, elapsed_us, stats, message)
-        if think is not None:
-            await budget.pause(think.pause(elapsed_us / 1e6, draw))
+        if think is not None and not await budget.pause(think.pause(elapsed_us / 1e6, draw)):
+            return
 
 
 def cancel_tasks(tasks: Iterable[asyncio.Task[None]]) -> None:

@@ -12,11 +12,12 @@ A flow is to the loops what a call is: the closed loop runs one after another pe
 virtual user, the open loop starts one per tick, and the level's figures (count,
 statuses, latency, req/s) are the flows'. Each call a flow makes is a *step*,
 timed and counted under its own name (``name=``, else the method), so the table
-shows a row group per step as it shows one per method of a mix. A step that fails
-raises ``grpc.aio.AioRpcError`` into the flow (which may catch it); a flow that
-ends by that error has the step's status. A flow that raises anything else ends
-as Unknown with the exception's text, and one that makes no call at all is a
-mistake the pre-flight run reports.
+shows a row group per step as it shows one per method of a mix.
+``client.conversation`` (``grpcbench.rpc.conversation``) is a bidi step the flow
+steers reply by reply. A step that fails raises ``grpc.aio.AioRpcError`` into the
+flow (which may catch it); a flow that ends by that error has the step's status.
+A flow that raises anything else ends as Unknown with the exception's text, and
+one that makes no call at all is a mistake the pre-flight run reports.
 
 The client runs on the level's channel, so on the wire stack by default
 (``--client-stack grpcio`` for grpc.aio): requests are dicts (protobuf's JSON
@@ -29,7 +30,7 @@ import base64
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, Protocol
 
 import grpc
@@ -37,6 +38,7 @@ from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
 from grpcbench.contract.calls import CallFunction, WorkloadError
+from grpcbench.rpc.conversation import Conversation
 from grpcbench.rpc.metadata_text import Metadata, parse_metadata
 from grpcbench.rpc.schema import MethodSchema, parse_call_name
 from grpcbench.rpc.status_names import status_name
@@ -211,6 +213,20 @@ class FlowClient:
         collected: list[Any] = await self._timed(name or method, _collect(replies))
         return collected
 
+    def conversation(
+        self, method: str, *, name: str = "", timeout: float | None = None,
+        metadata: FlowMetadata = (),
+    ) -> Conversation:  # fmt: skip
+        """An interactive bidi call, used as ``async with``: send, receive, decide, send
+        again (``grpcbench.rpc.conversation``); one step, timed until its status."""
+        step = self._step(method, "bidi")
+        options = self._options(timeout, metadata)
+        self.calls += 1
+        return Conversation(
+            lambda requests: step.call(requests, **options), step.request,
+            partial(self._record, name or method),
+        )  # fmt: skip
+
     def _options(self, timeout: float | None, metadata: FlowMetadata) -> dict[str, Any]:
         sent = tuple(self._workload.metadata) + _pairs(metadata)
         return {"timeout": timeout or self.timeout_s, "metadata": sent or None}
@@ -225,9 +241,12 @@ class FlowClient:
             status, message = status_name(error.code()), error.details() or ""
             raise
         finally:
-            steps = self._workload.steps
-            if steps is not None:
-                steps[name].record(status, (time.perf_counter_ns() - started) // 1000, message)
+            self._record(name, status, (time.perf_counter_ns() - started) // 1000, message)
+
+    def _record(self, name: str, status: str, latency_us: int, message: str) -> None:
+        steps = self._workload.steps
+        if steps is not None:  # None while warming up
+            steps[name].record(status, latency_us, message)
 
 
 _CALLS = {

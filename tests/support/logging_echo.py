@@ -4,7 +4,8 @@ Each call is logged as (method, request message bytes), so a test can count what
 the server saw per method and per data line, not what a client reports. A unary
 ``Say`` replies with its request's message (so a chain can read it back), and one
 whose request holds ``fail`` ends NotFound, so a mix can have one method whose
-calls fail on purpose. It runs in the test process (sync grpcio on threads).
+calls fail on purpose; ``Chat`` does the same per message, and logs each stream's
+requests in order. It runs in the test process (sync grpcio on threads).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class EchoLog:
         self.calls: list[tuple[str, bytes]] = []
         self.arrivals: list[float] = []  # time.monotonic() of each call, in order
         self.metadata: list[dict[str, str]] = []  # each Say call's, in order
+        self.chats: list[list[bytes]] = []  # each Chat stream's requests, in order
         self.lock = threading.Lock()
 
     def add(self, method: str, request: bytes) -> None:
@@ -62,9 +64,15 @@ def _handlers(log: EchoLog) -> grpc.GenericRpcHandler:
         return b""
 
     def chat(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+        conversation: list[bytes] = []
+        with log.lock:
+            log.chats.append(conversation)
         for request in requests:
             log.add("Chat", request)
-            yield b""
+            conversation.append(request)
+            if b"fail" in request:
+                context.abort(grpc.StatusCode.NOT_FOUND, "no such message")
+            yield request  # each message back as it comes, as Say's
 
     identity: Any = None
     return grpc.method_handlers_generic_handler(
