@@ -70,3 +70,19 @@ def test_a_mix_a_feeder_and_a_flow_on_two_dask_workers(tmp_path: Path) -> None:
     }  # fmt: skip
     assert seen_flow == {"create": 101, "create/read": 101}
     assert chats == [["create", "create/again"]] * 101  # each second message from a reply
+
+
+@pytest.mark.integration
+def test_users_with_a_life_on_two_dask_workers(tmp_path: Path) -> None:
+    """--workload module:Class on Dask: each worker's users log in once and keep their
+    state; the log-ins and log-outs are steps, merged over the workers."""
+    from tests.test_user_life import USERS, said_by_verb
+
+    (tmp_path / "users.py").write_text(USERS)
+    with logging_echo() as (address, log):
+        load = _level(tmp_path, address, "--workload", "users:Shopper", "-c", "4", "-n", "40")
+        said = {verb: len(words) for verb, words in said_by_verb(log).items()}
+    assert said == {"login": 4 + 1, "buy": 40 + 1, "logout": 4 + 1}  # + the pre-flight's life
+    assert {s["name"]: s["statuses"] for s in load["steps"]} == {
+        "login": {"OK": 4}, "echo.Echo/Say": {"OK": 40}, "logout": {"OK": 4},
+    }  # fmt: skip

@@ -102,6 +102,16 @@ class Workload(Protocol):
     def bind(self, channel: Any) -> CallFunction: ...
 
 
+class UserLife(Protocol):
+    """A workload whose virtual users live across calls (a ``--workload`` class): the
+    closed loop starts each user before its first call and stops it after its last.
+    Each is done through ``call``, so it runs on the connection the user's calls take."""
+
+    async def start(self, call: CallFunction, timeout_s: float) -> None: ...
+
+    async def stop(self, call: CallFunction, timeout_s: float) -> None: ...
+
+
 Metadata = tuple[tuple[str, str | bytes], ...]
 
 

@@ -16,7 +16,7 @@ from functools import partial
 
 import grpc
 
-from grpcbench.contract.calls import CallFunction, WorkloadError
+from grpcbench.contract.calls import CallFunction, UserLife, WorkloadError
 from grpcbench.load.recorders import LevelRecorders, error_key
 from grpcbench.load.shared_calls import SharedCalls
 from grpcbench.model.load_result import GeneratorJob
@@ -56,6 +56,9 @@ class Budget:
     # ends (``end_at_duration``); "" waits for them.
     closing: str = ""
     on_end: Callable[[], None] | None = None
+    # A workload whose users live across calls (a --workload class): each user of the
+    # closed loop starts before its first call and stops after its last.
+    life: UserLife | None = None
 
     @classmethod
     def for_phase(
@@ -231,11 +234,17 @@ async def _user(
     record = recorders.record_call if recorders is not None else None
     rpc_error = grpc.aio.AioRpcError
     draw = random.Random()
+    life = budget.life
+    living = life is None  # a user with a life starts on its first turn (rpc.user_life)
     while budget.take() or await budget.take_after_claim():
         budget.in_flight += 1
         started = clock()
         message = ""
         try:
+            if life is not None and not living:
+                await life.start(call, timeout_s)  # a failure is this turn's status
+                living = True
+                started = clock()  # its start is not its first call's latency
             stats = await call(timeout_s)
             status = "OK"
         except rpc_error as error:
@@ -254,7 +263,9 @@ async def _user(
         if record is not None and not budget.ignoring:
             record(status, elapsed_us, stats, message)
         if think is not None and not await budget.pause(think.pause(elapsed_us / 1e6, draw)):
-            return
+            break
+    if life is not None and living:
+        await life.stop(call, timeout_s)
 
 
 def cancel_tasks(tasks: Iterable[asyncio.Task[None]]) -> None:

@@ -161,6 +161,7 @@ async def run_level(
                 spec.share.warmup_requests, spec.settings.warmup_s, spec.settings.max_level_s
             )
             warmup.calls_left = _capped(warmup.calls_left, _feed_left(workload))
+            warmup.life = getattr(workload, "life", None)
             await _phase(call, spec, warmup, None, None)
         if before_measuring is not None:
             await before_measuring()
@@ -192,6 +193,7 @@ async def run_level(
             None if feed_left is not None else shared,  # no more lines to steal
         )  # fmt: skip
         budget.calls_left = _capped(budget.calls_left, feed_left)
+        budget.life = getattr(workload, "life", None)  # users with a life (rpc.user_life)
         cutter = None
         if spec.settings.interval_s:
             window = measure.open_window(spec.settings.interval_s, wall_start)

@@ -27,6 +27,7 @@ mapping, the .proto's field names) or messages; replies are messages.
 from __future__ import annotations
 
 import base64
+import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -37,11 +38,12 @@ import grpc
 from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
-from grpcbench.contract.calls import CallFunction, WorkloadError
+from grpcbench.contract.calls import CallFunction, UserLife, WorkloadError
 from grpcbench.rpc.conversation import Conversation
 from grpcbench.rpc.metadata_text import Metadata, parse_metadata
 from grpcbench.rpc.schema import MethodSchema, parse_call_name
 from grpcbench.rpc.status_names import status_name
+from grpcbench.rpc.user_life import VirtualUsers, check_user_class
 
 Flow = Callable[["FlowClient"], Awaitable[Any]]
 
@@ -105,14 +107,17 @@ class PlannedFlow:
 
 
 def load_flow(reference: str) -> Flow:
-    """The user's flow function, or one UsageError saying why not."""
+    """The user's flow function (or class of virtual users: ``rpc.user_life``), or one
+    UsageError saying why not."""
     from grpcbench.services.registry import import_attribute
 
     if ":" not in reference:
         raise UsageError(f"bad --workload {reference!r}: give package.module:function")
     function = import_attribute(reference, f"workload {reference!r}")
-    if not callable(function):
-        raise UsageError(f"workload {reference!r} is not a function")
+    if inspect.isclass(function):
+        check_user_class(function, reference)
+    elif not callable(function):
+        raise UsageError(f"workload {reference!r} is not a function or a class")
     return function  # type: ignore[no-any-return]
 
 
@@ -264,7 +269,12 @@ class FlowWorkload:
 
     def __init__(self, spec: PlannedFlow) -> None:
         self.spec = spec
-        self.function = load_flow(spec.function)
+        target = load_flow(spec.function)
+        # A class: its instances are virtual users with a life (rpc.user_life); the
+        # closed loop reads ``life`` to start and stop them.
+        self.users = VirtualUsers(target) if inspect.isclass(target) else None
+        self.life: UserLife | None = self.users
+        self.function = target
         self.metadata = parse_metadata(spec.metadata or "{}")
         self._schemas: dict[str, MethodSchema] = {}
         # Set by the engine while a phase is measured: a step name -> its recorder
@@ -284,9 +294,9 @@ class FlowWorkload:
 
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
         steps: dict[str, _Step] = {}
-        function = self.function
+        function, users = self.function, self.users
 
-        async def call(timeout: float) -> None:
+        async def run(function: Callable[[FlowClient], Awaitable[Any]], timeout: float) -> int:
             client = FlowClient(channel, self, steps, timeout)
             try:
                 await function(client)
@@ -294,7 +304,16 @@ class FlowWorkload:
                 raise
             except Exception as error:  # noqa: BLE001 - the user's flow may raise anything
                 raise FlowFailed(f"the flow raised {type(error).__name__}: {error}"[:300]) from None
-            if not client.calls:
+            return client.calls
+
+        async def call(timeout: float) -> None:
+            if users is None:
+                made: int | None = await run(function, timeout)
+            else:  # a user's start, flow or stop (rpc.user_life)
+                made = await users.call(lambda hook: run(hook, timeout))
+                if made is None:
+                    return
+            if not made:
                 raise NoCall("the flow made no call: it must await a client method")
 
         return call
