@@ -61,6 +61,16 @@ async def talk_breaks(client):
         await chat.receive()
         raise KeyError("no such field")
 
+async def fed(client):
+    row = client.row("names.jsonl")
+    await client.unary("echo.Echo/Say", {"message": row["message"]}, name="say")
+
+async def fed_csv(client):
+    await client.unary("echo.Echo/Say", client.row("names.csv", order="random"), name="say")
+
+async def fed_badly(client):
+    await client.unary("echo.Echo/Say", client.row("bad.jsonl"), name="say")
+
 async def tagged(client):
     await client.unary("echo.Echo/Say", {"message": "d"}, metadata={"tenant": "a"}, name="d")
     await client.unary("echo.Echo/Say", {"message": "p"}, metadata=[("tenant", "b")], name="p")
@@ -82,6 +92,12 @@ EVERY_WAY = pytest.mark.parametrize(
 @pytest.fixture
 def flows(tmp_path: Path) -> Path:
     (tmp_path / "flows.py").write_text(FLOWS)
+    (tmp_path / "names.jsonl").write_text("".join(f'{{"message": "m{n}"}}\n' for n in range(10)))
+    # Excel's UTF-8 CSV: a byte-order mark, and a quoted field across two lines
+    (tmp_path / "names.csv").write_text('\ufeffmessage\nc0\n"c1\nsecond line"\nc2\n')
+    (tmp_path / "bad.jsonl").write_text(
+        '{"message": "a"}\n{"message": "b"}\n{"message": "c"}\n{x\n'
+    )
     (tmp_path / "raising.py").write_text("raise RuntimeError('no config here')\n")
     return tmp_path
 
@@ -180,6 +196,52 @@ def test_a_conversation_s_status_is_its_step_s(flows: Path, stack: str) -> None:
     (level,) = broken["levels"]
     assert level["load"]["statuses"] == {"Unknown": 10}
     assert _steps(broken)["talk"]["statuses"] == {"Cancelled": 10}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("stack", "extra"),
+    [
+        ("wire", ["-c", "2"]),
+        ("grpcio", ["-c", "2"]),
+        ("wire", ["-c", "2", "--client-processes", "2"]),
+    ],
+)
+def test_a_flow_takes_each_request_from_its_feeder_s_next_row(
+    flows: Path, stack: str, extra: list[str]
+) -> None:
+    """client.row: in order, each line once per pass (over two processes, each takes its
+    own lines, as -D's), and at random; CSV rows as dicts, a BOM and a quoted line break
+    read as the csv module reads them."""
+    with logging_echo() as (address, log):
+        result = _run(address, flows, "fed", "--client-stack", stack, "-n", "30", *extra)
+        in_order = Counter(request[2:].decode() for request in log.requests("Say").elements())
+    with logging_echo() as (address, log):
+        drawn = _run(address, flows, "fed_csv", "--client-stack", stack, "-n", "30", *extra)
+        at_random = Counter(request[2:].decode() for request in log.requests("Say").elements())
+    # 30 calls over 10 lines: each line 3 times, and the pre-flight run's first line
+    assert in_order == Counter({f"m{n}": 3 for n in range(10)}) + Counter({"m0": 1})
+    assert _steps(result)["say"]["statuses"] == {"OK": 30}
+    assert set(at_random) == {"c0", "c1\nsecond line", "c2"} and at_random.total() == 31
+    assert _steps(drawn)["say"]["statuses"] == {"OK": 30}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("loop", [["-c", "1"], ["--rate", "200"]])
+@pytest.mark.parametrize("stack", ["wire", "grpcio"])
+def test_a_bad_row_ends_the_level_naming_its_file_and_line(
+    flows: Path, stack: str, loop: list[str]
+) -> None:
+    """As a -D feeder's bad line does (tests/test_feeder.py): the level fails at once
+    (exit 4) naming the file and line, not a call counted Unknown per bad row."""
+    with logging_echo() as (address, _):
+        done = run_grpcbench(
+            "run", address, "--insecure", "--workload", "flows:fed_badly", "--proto", PROTO,
+            "-n", "10", "--warmup", "0", "--client-stack", stack, *loop, cwd=flows, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 4 and "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "bad.jsonl line 4: not JSON" in errors[0], done.stderr
 
 
 @pytest.mark.parametrize(

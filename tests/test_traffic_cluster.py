@@ -86,3 +86,19 @@ def test_users_with_a_life_on_two_dask_workers(tmp_path: Path) -> None:
     assert {s["name"]: s["statuses"] for s in load["steps"]} == {
         "login": {"OK": 4}, "echo.Echo/Say": {"OK": 40}, "logout": {"OK": 4},
     }  # fmt: skip
+
+
+@pytest.mark.integration
+def test_a_flow_s_feeder_on_two_dask_workers_takes_each_worker_s_own_rows(tmp_path: Path) -> None:
+    (tmp_path / "flows.py").write_text(
+        "async def fed(client):\n"
+        "    await client.unary('echo.Echo/Say', client.row('names.jsonl'), name='say')\n"
+    )
+    (tmp_path / "names.jsonl").write_text("".join(f'{{"message": "m{n}"}}\n' for n in range(10)))
+    with logging_echo() as (address, log):
+        load = _level(tmp_path, address, "--workload", "flows:fed", "-c", "2", "-n", "40")
+        seen = Counter(request[2:].decode() for request in log.requests("Say").elements())
+    # worker i of 2 takes lines i, i+2, ...: every line comes, each about as often
+    assert set(seen) == {f"m{n}" for n in range(10)} and seen.total() == 41
+    assert max(seen.values()) - min(seen.values()) <= 3
+    assert load["steps"][0]["statuses"] == {"OK": 40}

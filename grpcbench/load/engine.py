@@ -94,7 +94,7 @@ def make_workload(spec: GeneratorJob) -> Workload:
     if spec.flow is not None:
         from grpcbench.rpc.flow import FlowWorkload, PlannedFlow
 
-        return FlowWorkload(PlannedFlow.from_json(spec.flow))
+        return FlowWorkload(PlannedFlow.from_json(spec.flow), spec.share.index, spec.share.of)
     if spec.call is not None:
         from grpcbench.rpc.call import MethodCall
         from grpcbench.rpc.mix import MixWorkload

@@ -175,3 +175,40 @@ class Feeder:
     def _request_lines(self) -> int:
         """The file's requests, counted once (a scan of the whole file)."""
         return len(self.lines) if self.lines is not None else sum(1 for _ in self._starts())
+
+
+# The orders a flow's feeder takes rows in (``client.row``): ``once`` ends a level
+# when its data runs out, which only -D's own loops know how to do.
+FLOW_ORDERS = ("sequential", "random")
+
+
+class FlowFeeders:
+    """The feeder files a flow reads rows from (``client.row(path)``), one ``Feeder``
+    per file and order in each generator process, opened at the first row."""
+
+    def __init__(self, index: int = 0, count: int = 1) -> None:
+        self.index, self.count = index, count  # this process's share, as -D's
+        self._open: dict[tuple[str, str], Feeder] = {}
+
+    def row(self, path: str, order: str) -> dict[str, Any]:
+        """The next row as a dict; a bad file or line is a ``UsageError`` naming it,
+        which ends the run as -D's does."""
+        feeder = self._open.get((path, order))
+        if feeder is None:
+            if order not in FLOW_ORDERS or feed_format(path) is None:
+                raise UsageError(
+                    f"client.row({path!r}, order={order!r}): give a .jsonl, .ndjson or .csv"
+                    f" file and order {' or '.join(map(repr, FLOW_ORDERS))}"
+                )
+            feeder = self._open[(path, order)] = Feeder(path, order, self.index, self.count)
+        try:
+            text = feeder.next_text()
+        except FeedExhausted:
+            raise UsageError(f"-D {path} holds no request") from None
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{feeder.where()}: not JSON ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise UsageError(f"{feeder.where()}: a row is a JSON object, not {type(row).__name__}")
+        return row

@@ -40,6 +40,7 @@ from google.protobuf import json_format
 from grpcbench.base.errors import UsageError
 from grpcbench.contract.calls import CallFunction, UserLife, WorkloadError
 from grpcbench.rpc.conversation import Conversation
+from grpcbench.rpc.feeder import FlowFeeders
 from grpcbench.rpc.metadata_text import Metadata, parse_metadata
 from grpcbench.rpc.schema import MethodSchema, parse_call_name
 from grpcbench.rpc.status_names import status_name
@@ -218,6 +219,12 @@ class FlowClient:
         collected: list[Any] = await self._timed(name or method, _collect(replies))
         return collected
 
+    def row(self, path: str, *, order: str = "sequential") -> dict[str, Any]:
+        """The next row of a feeder file (.jsonl, .ndjson or .csv) as a dict, for a step's
+        request: in order, each generator process taking its own lines as -D's do, or
+        ``order="random"``. A bad file or line ends the run with one line naming it."""
+        return self._workload.feeders.row(path, order)
+
     def conversation(
         self, method: str, *, name: str = "", timeout: float | None = None,
         metadata: FlowMetadata = (),
@@ -267,8 +274,10 @@ async def _collect(replies: AsyncIterator[Any]) -> list[Any]:
 class FlowWorkload:
     """A flow as the loops' workload: each call runs the flow once."""
 
-    def __init__(self, spec: PlannedFlow) -> None:
+    def __init__(self, spec: PlannedFlow, index: int = 0, count: int = 1) -> None:
+        """``index`` of ``count``: this generator process's share of a feeder's rows."""
         self.spec = spec
+        self.feeders = FlowFeeders(index, count)
         target = load_flow(spec.function)
         # A class: its instances are virtual users with a life (rpc.user_life); the
         # closed loop reads ``life`` to start and stop them.
@@ -300,8 +309,8 @@ class FlowWorkload:
             client = FlowClient(channel, self, steps, timeout)
             try:
                 await function(client)
-            except (grpc.aio.AioRpcError, WorkloadError):
-                raise
+            except (grpc.aio.AioRpcError, WorkloadError, UsageError):
+                raise  # UsageError: a feeder's bad file or line (client.row) ends the run
             except Exception as error:  # noqa: BLE001 - the user's flow may raise anything
                 raise FlowFailed(f"the flow raised {type(error).__name__}: {error}"[:300]) from None
             return client.calls
