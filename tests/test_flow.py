@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -70,6 +71,12 @@ async def fed_csv(client):
 
 async def fed_badly(client):
     await client.unary("echo.Echo/Say", client.row("bad.jsonl"), name="say")
+
+async def checked(client):
+    said = await client.unary("echo.Echo/Say", {"message": "hi"}, name="say")
+    client.check("echoed", said.message == "hi")
+    if not client.check("shouted", said.message == "HI"):
+        client.check("whispered", said.message.islower())
 
 async def tagged(client):
     await client.unary("echo.Echo/Say", {"message": "d"}, metadata={"tenant": "a"}, name="d")
@@ -242,6 +249,53 @@ def test_a_bad_row_ends_the_level_naming_its_file_and_line(
     assert done.returncode == 4 and "Traceback" not in done.stderr, done.stderr
     errors = [line for line in done.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and "bad.jsonl line 4: not JSON" in errors[0], done.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("extra", [[], ["--client-processes", "2"], ["--client-stack", "grpcio"]])
+def test_checks_are_counted_by_name_and_fail_no_call(flows: Path, extra: list[str]) -> None:
+    """client.check (k6's check()): each check's passes and failures, merged over
+    processes, in the JSON, the table and a note; the calls stay OK."""
+    out = flows / "r.json"
+    with logging_echo() as (address, _):
+        done = run_grpcbench(
+            "run", address, "--insecure", "--workload", "flows:checked", "--proto", PROTO,
+            "-c", "2", "-n", "20", "--warmup", "4", "--output", str(out), *extra, cwd=flows,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (level,) = json.loads(out.read_text())["levels"]
+    assert level["load"]["statuses"] == {"OK": 20}
+    assert level["load"]["checks"] == [  # the warm-up's calls are not counted
+        {"name": "echoed", "passed": 20, "failed": 0},
+        {"name": "shouted", "passed": 0, "failed": 20},
+        {"name": "whispered", "passed": 20, "failed": 0},
+    ]
+    assert "check shouted failed 20 of 20 times (a failed check fails no call)" in done.stdout
+    shown = run_grpcbench("show", str(out), env={**os.environ, "COLUMNS": "200"}).stdout
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in shown.splitlines()
+            if line.startswith("│ check")}  # fmt: skip
+    assert rows == {
+        "check echoed · passed": "20 (100.0%)", "check echoed · failed": "0",
+        "check shouted · passed": "0 (0.0%)", "check shouted · failed": "20",
+        "check whispered · passed": "20 (100.0%)", "check whispered · failed": "0",
+    }  # fmt: skip
+
+
+def test_checks_merge_by_name_over_processes_and_round_trip() -> None:
+    from dataclasses import replace
+
+    from grpcbench.model.level_parts import CheckFigures
+    from grpcbench.model.load_result import LoadResult
+    from tests.support.factories import load_result
+
+    base = load_result([1000, 2000], {"OK": 2})
+    first = replace(base, checks=(CheckFigures("a", 3, 1), CheckFigures("b", 0, 2)))
+    second = replace(base, checks=(CheckFigures("b", 5, 0), CheckFigures("c", 1, 1)))
+    assert first.merge(second).checks == (
+        CheckFigures("a", 3, 1), CheckFigures("b", 5, 2), CheckFigures("c", 1, 1),
+    )  # fmt: skip
+    assert LoadResult.from_json(json.loads(json.dumps(first.to_json()))) == first
+    assert LoadResult.from_json({**base.to_json(), "checks": None}).checks == ()
 
 
 @pytest.mark.parametrize(

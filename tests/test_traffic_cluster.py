@@ -17,6 +17,7 @@ FLOW = """
 async def chain(client):
     said = await client.unary("echo.Echo/Say", {"message": "create"}, name="create")
     await client.unary("echo.Echo/Say", {"message": said.message + "/read"}, name="read")
+    client.check("created", said.message == "create")
     async with client.conversation("echo.Echo/Chat", name="talk") as talk:
         await talk.send({"message": said.message})
         back = await talk.receive()
@@ -69,6 +70,7 @@ def test_a_mix_a_feeder_and_a_flow_on_two_dask_workers(tmp_path: Path) -> None:
         "create": {"OK": 100}, "read": {"OK": 100}, "talk": {"OK": 100},
     }  # fmt: skip
     assert seen_flow == {"create": 101, "create/read": 101}
+    assert flow["checks"] == [{"name": "created", "passed": 100, "failed": 0}]  # merged
     assert chats == [["create", "create/again"]] * 101  # each second message from a reply
 
 

@@ -19,3 +19,9 @@ async def flow(client: Any) -> None:
     replies = await client.server_stream("echo.Echo/Expand", {"message": "x"}, name="list")
     if len(replies) > 100:  # a reply's fields steer the flow, as a client's code would
         await client.unary("echo.Echo/Say", {"message": "too many"}, name="report")
+
+
+async def checked(client: Any) -> None:
+    said = await client.unary("echo.Echo/Say", {"message": "hi"}, name="say")
+    if not client.check("echoed", said.message == "hi"):  # counted, fails no call
+        await client.unary("echo.Echo/Say", {"message": "report"}, name="report")

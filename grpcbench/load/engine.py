@@ -22,6 +22,7 @@ from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
 from grpcbench.load.open_loop import open_loop_phase, share_pacer
 from grpcbench.load.recorders import (
+    CheckRecorders,
     DetailedLevelRecorders,
     LevelRecorders,
     StepRecorders,
@@ -170,9 +171,11 @@ async def run_level(
             call.recording = True  # connection set-ups count from now on
         mix = mix_of(spec)
         measure = level_recorders(spec.settings.call_details, len(mix))
-        if spec.flow is not None:  # a flow's steps, recorded from now on
+        if spec.flow is not None:  # a flow's steps and checks, recorded from now on
             measure.steps = StepRecorders()
             workload.steps = measure.steps  # type: ignore[attr-defined]
+            measure.checks = CheckRecorders()
+            workload.checks = measure.checks  # type: ignore[attr-defined]
         timeline = (
             TimelineRecorder(spec.settings.sample_interval_s)
             if spec.settings.sample_interval_s
@@ -249,6 +252,7 @@ async def run_level(
         details=measure.details if isinstance(measure, DetailedLevelRecorders) else None,
         methods=method_figures(mix, measure),
         steps=step_figures(measure.steps),
+        checks=measure.checks.figures() if measure.checks else (),
     )
 
 

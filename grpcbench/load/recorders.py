@@ -11,7 +11,7 @@ from grpcbench.contract.calls import CallStats
 from grpcbench.load.schedule_count import ScheduleCount
 from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalRecorder
-from grpcbench.model.level_parts import MethodFigures, StreamSummary
+from grpcbench.model.level_parts import CheckFigures, MethodFigures, StreamSummary
 from grpcbench.rpc.mix import CURRENT_PART
 from grpcbench.stats.histogram import LatencyRecorder
 
@@ -116,6 +116,20 @@ class StepRecorders(dict[str, PartRecorder]):
         return recorder
 
 
+class CheckRecorders(dict[str, list[int]]):
+    """A flow's checks by name (``client.check``): [passed, failed], made when a name
+    first comes."""
+
+    def record(self, name: str, passed: bool) -> None:
+        counts = self.get(name)
+        if counts is None:
+            counts = self[name] = [0, 0]
+        counts[0 if passed else 1] += 1
+
+    def figures(self) -> tuple[CheckFigures, ...]:
+        return tuple(CheckFigures(name, passed, failed) for name, (passed, failed) in self.items())
+
+
 @dataclass
 class LevelRecorders:
     latency: LatencyRecorder = field(default_factory=LatencyRecorder)
@@ -128,6 +142,7 @@ class LevelRecorders:
     window: IntervalRecorder | None = None  # --interval: the interval under way
     parts: list[PartRecorder] | None = None  # a mix: one per method (rpc.mix)
     steps: StepRecorders | None = None  # a flow: one per step name (rpc.flow)
+    checks: CheckRecorders | None = None  # a flow: its checks (client.check)
     # A timed open loop: what its pacer scheduled per half (schedule_count).
     schedule: ScheduleCount | None = None
 

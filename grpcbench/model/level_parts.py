@@ -1,6 +1,7 @@
 """The parts of a level's result that a level has only sometimes: each method of a mix
-(``MethodFigures``), each Dask worker (``WorkerFigures``) and a stream's message
-figures (``StreamSummary``); each merges as the level's own figures do."""
+(``MethodFigures``), each check of a flow (``CheckFigures``), each Dask worker
+(``WorkerFigures``) and a stream's message figures (``StreamSummary``); each merges
+as the level's own figures do."""
 
 from __future__ import annotations
 
@@ -57,6 +58,39 @@ class MethodFigures:
             errors={str(k): int(v) for k, v in (data.get("errors") or {}).items()},
             expected=tuple(str(s) for s in data.get("expected") or ()),
         )
+
+
+@dataclass(frozen=True)
+class CheckFigures:
+    """One check of a flow (``client.check``, k6's ``check()``): how often it held. A
+    failed check fails no call; it is counted here, by name."""
+
+    name: str
+    passed: int
+    failed: int
+
+    @property
+    def count(self) -> int:
+        return self.passed + self.failed
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CheckFigures:
+        return cls(str(data["name"]), int(data["passed"]), int(data["failed"]))
+
+
+def merge_checks(
+    ours: tuple[CheckFigures, ...], theirs: tuple[CheckFigures, ...]
+) -> tuple[CheckFigures, ...]:
+    """Checks of processes that ran side by side, summed by name (a name only one saw
+    is kept), in the order first seen."""
+    merged: dict[str, CheckFigures] = {}
+    for check in ours + theirs:
+        seen = merged.get(check.name)
+        merged[check.name] = (
+            check if seen is None
+            else CheckFigures(check.name, seen.passed + check.passed, seen.failed + check.failed)
+        )  # fmt: skip
+    return tuple(merged.values())
 
 
 @dataclass(frozen=True)

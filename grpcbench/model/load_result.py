@@ -16,9 +16,11 @@ from grpcbench.model.call_details import CallDetails
 from grpcbench.model.intervals import IntervalFigures, merge_intervals
 from grpcbench.model.level_parts import (
     SATURATION_THRESHOLD,
+    CheckFigures,
     MethodFigures,
     StreamSummary,
     WorkerFigures,
+    merge_checks,
 )
 from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.observe.cpu_share import shares
@@ -176,6 +178,8 @@ class LoadResult:
     methods: tuple[MethodFigures, ...] = ()
     # A --workload flow: each step's own figures, by name (the fields above: the flows').
     steps: tuple[MethodFigures, ...] = ()
+    # A flow's checks (client.check), by name: how often each held.
+    checks: tuple[CheckFigures, ...] = ()
 
     @property
     def count(self) -> int:
@@ -263,6 +267,7 @@ class LoadResult:
             details=merge_optional(self.details, other.details, CallDetails.merge),
             methods=_merge_methods(self.methods, other.methods),
             steps=_merge_methods(self.steps, other.steps, union=True),
+            checks=merge_checks(self.checks, other.checks),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -278,6 +283,7 @@ class LoadResult:
         data["details"] = self.details.to_json() if self.details else None
         data["methods"] = [figures.to_json() for figures in self.methods]
         data["steps"] = [figures.to_json() for figures in self.steps]
+        data["checks"] = [asdict(check) for check in self.checks]
         return data
 
     @classmethod
@@ -300,6 +306,7 @@ class LoadResult:
         data["details"] = CallDetails.from_json(details) if details else None
         data["methods"] = tuple(MethodFigures.from_json(m) for m in data.get("methods") or ())
         data["steps"] = tuple(MethodFigures.from_json(m) for m in data.get("steps") or ())
+        data["checks"] = tuple(CheckFigures.from_json(c) for c in data.get("checks") or ())
         return cls(**data)
 
 

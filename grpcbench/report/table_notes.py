@@ -10,6 +10,7 @@ from grpcbench.base.units import (
 from grpcbench.load.catalogue import DRIVERS
 from grpcbench.model.level_parts import WorkerFigures
 from grpcbench.model.verdict import Verdict, judge, note
+from grpcbench.report.check_rows import check_notes
 from grpcbench.report.figures import FIGURES, Spread
 from grpcbench.report.figures import mean as _mean
 from grpcbench.report.table_base import CHECKED_FOR_STABILITY, WARNING, Column
@@ -46,6 +47,7 @@ def _column_notes(column: Column, label: str) -> list[str]:
             else f"ended other than {', '.join(expected)} (--expect-status)"
         )
         notes.append(f"{WARNING} {label}: {failed} of {count} calls {what}{top_errors(column)}.")
+    notes += check_notes(column, label)
     notes += _worker_notes(column, label)
     for worker in (w for lv in column for w in lv.measured.workers if w.saturated):
         notes.append(

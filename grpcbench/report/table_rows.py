@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from grpcbench.base.units import (
     format_bytes,
@@ -20,34 +19,15 @@ from grpcbench.model.level_parts import MethodFigures, StreamSummary
 from grpcbench.model.results import LevelResult, unexpected_calls
 from grpcbench.model.verdict import judge
 from grpcbench.observe.monitor import ProcessUsage
-from grpcbench.report.figures import FIGURES, PERCENTILES, Spread
+from grpcbench.report.check_rows import check_rows
+from grpcbench.report.figures import FIGURES, PERCENTILES
 from grpcbench.report.figures import mean as _mean
-from grpcbench.report.table_base import WARNING, Column, micros
+from grpcbench.report.table_base import WARNING, Column, Row, count_cell, micros
 from grpcbench.stats.histogram import LatencySummary
-
-
-@dataclass(frozen=True)
-class Row:
-    """A table row: a number per level, how to print it, and an optional suffix."""
-
-    name: str
-    value: Callable[[LevelResult], float | None]
-    format: Callable[[float], str]
-    suffix: Callable[[Column], str] = lambda column: ""
-
-    def cell(self, column: Column) -> str:
-        values = [v for v in (self.value(level) for level in column) if v is not None]
-        if not values:
-            return "-"
-        return Spread.of(values).format(self.format) + self.suffix(column)
 
 
 def column_label(level: LevelResult, several_drivers: bool) -> str:
     return f"{level.server} [{level.driver}]" if several_drivers else level.server
-
-
-def _count(value: float) -> str:
-    return f"{value:.0f}"
 
 
 def _status_rows(columns: list[Column]) -> list[Row]:
@@ -63,7 +43,7 @@ def _status_rows(columns: list[Column]) -> list[Row]:
                     seen.append(status)
     return [
         Row(f"{status} (expected)" if status in expected and status != "OK" else status,
-            _status_count(status), _count)
+            _status_count(status), count_cell)
         for status in ["OK", *seen]
     ]  # fmt: skip
 
@@ -205,8 +185,8 @@ def _method_rows(
 
         label = f"{name} ×{weight}" if weight else f"step {name}"
         rows += [
-            Row(f"{label} · calls", calls, _count),
-            Row(f"{label} · failed", failed, _count),
+            Row(f"{label} · calls", calls, count_cell),
+            Row(f"{label} · failed", failed, count_cell),
             _summary_row(f"{label} · p50", latency, 50.0),
             _summary_row(f"{label} · p99", latency, 99.0),
             Row(f"{label} · req/s", rate, lambda v: f"{v:.2f}"),
@@ -251,10 +231,10 @@ def _stream_rows(sent: bool, items: bool, timed: list[str]) -> list[Row]:
     rows = [Row("Sent messages/call", per_call(lambda s: s.sent), lambda v: f"{v:.1f}")]
     rows = rows if sent else []
     rows += [
-        Row("Messages", total(lambda s: s.messages), _count),
+        Row("Messages", total(lambda s: s.messages), count_cell),
         Row("Messages/call", per_call(lambda s: s.messages), lambda v: f"{v:.1f}"),
     ]
-    rows += [Row("Items", total(lambda s: s.items), _count)] if items else []
+    rows += [Row("Items", total(lambda s: s.items), count_cell)] if items else []
     rows += [
         _summary_row("First message p50", first_message, 50.0),
         _summary_row("First message p99", first_message, 99.0),
@@ -309,7 +289,7 @@ def _backing_rows(columns: list[Column]) -> list[Row]:
 
 def table_rows(columns: list[Column]) -> list[Row]:
     return [
-        Row("Count", lambda lv: float(lv.measured.count), _count),
+        Row("Count", lambda lv: float(lv.measured.count), count_cell),
         *_status_rows(columns),
         Row("Total", lambda lv: lv.measured.wall_s, format_seconds),
         Row("Slowest", lambda lv: float(lv.measured.latency.max_us), format_latency_us),
@@ -319,6 +299,7 @@ def table_rows(columns: list[Column]) -> list[Row]:
         _figure_row("rps"),
         *_method_rows(columns, lambda lv: lv.measured.methods),
         *_method_rows(columns, lambda lv: lv.measured.steps),
+        *check_rows(columns),
         *_optional_rows(columns),
         Row(
             "Server CPU",

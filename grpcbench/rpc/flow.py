@@ -219,6 +219,16 @@ class FlowClient:
         collected: list[Any] = await self._timed(name or method, _collect(replies))
         return collected
 
+    def check(self, name: str, passed: Any) -> bool:
+        """k6's ``check()``: count whether ``passed`` held under ``name`` (the level's
+        ``load.checks``, a row per check); a failed check fails no call. Returns it, for
+        an ``if``."""
+        held = bool(passed)
+        checks = self._workload.checks
+        if checks is not None:  # None while warming up
+            checks.record(name, held)
+        return held
+
     def row(self, path: str, *, order: str = "sequential") -> dict[str, Any]:
         """The next row of a feeder file (.jsonl, .ndjson or .csv) as a dict, for a step's
         request: in order, each generator process taking its own lines as -D's do, or
@@ -289,6 +299,7 @@ class FlowWorkload:
         # Set by the engine while a phase is measured: a step name -> its recorder
         # (a mapping that makes one per new name); None while warming up.
         self.steps: Any = None
+        self.checks: Any = None  # the same for checks: load.recorders.CheckRecorders
 
     def schema(self, method: str) -> MethodSchema:
         found = self._schemas.get(method)
