@@ -179,15 +179,34 @@ def _evaluate_sh(block: Block, workdir: Path) -> None:
     commands = _commands(block)
     assert commands, f"{block.name}: no command"
     for command in commands:
-        words = shlex.split(command)
-        runner = COMMANDS.get(words[0]) or COMMANDS.get(" ".join(words[:2]))
         if command in SETUP:
             continue
+        words = shlex.split(command)
+        assigned = {}  # `NAME=value command`: the command runs with NAME set
+        while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
+            name, value = words.pop(0).split("=", 1)
+            assigned[name] = value
+        runner = COMMANDS.get(words[0]) or COMMANDS.get(" ".join(words[:2]))
         assert runner, (
             f"{block.name}: nothing here tries {command!r}: make it a command this test runs,"
             " or mark the block <!-- illustrative: why -->"
         )
-        runner(block, command, workdir)
+        with _environment(assigned):
+            runner(block, shlex.join(words) if assigned else command, workdir)
+
+
+@contextlib.contextmanager
+def _environment(assigned: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in assigned}
+    os.environ.update(assigned)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _grpcbench(block: Block, command: str, workdir: Path) -> None:
