@@ -104,3 +104,18 @@ def test_a_flow_s_feeder_on_two_dask_workers_takes_each_worker_s_own_rows(tmp_pa
     assert set(seen) == {f"m{n}" for n in range(10)} and seen.total() == 41
     assert max(seen.values()) - min(seen.values()) <= 3
     assert load["steps"][0]["statuses"] == {"OK": 40}
+
+
+@pytest.mark.integration
+def test_think_time_on_two_dask_workers(tmp_path: Path) -> None:
+    """--think-time reaches the workers' users: 2 users (one per worker), 20 calls each
+    a 50 ms pause after the last, so the level lasts at least 10 pauses; no pause is
+    in any call's latency."""
+    with logging_echo() as (address, log):
+        load = _level(tmp_path, address, "--call", "echo.Echo/Say", "-d", '{"message": "m"}',
+                      "-c", "2", "-n", "20", "--think-time", "50ms")  # fmt: skip
+        arrivals = sorted(log.arrivals[1:])  # the pre-flight call first
+    assert load["statuses"] == {"OK": 20} and len(arrivals) == 20
+    assert load["wall_s"] >= 9 * 0.05
+    assert load["latency"]["max_us"] < 50_000
+    assert arrivals[-1] - arrivals[0] >= 9 * 0.05
