@@ -203,7 +203,7 @@ def render_streaming(record: dict[str, Any]) -> str:
 
 
 def render_traffic(record: dict[str, Any]) -> str:
-    """benchmarks/traffic.py: issue 42's goals on route_guide, medians and ratios."""
+    """benchmarks/traffic.py: issues 42 and 53's goals on route_guide, medians and ratios."""
     medians, ratios = record["medians"], record["ratios"]
     lines = [
         f"grpc-go's route_guide on CPU 0, the generator on CPU 1; concurrency"
@@ -219,6 +219,11 @@ def render_traffic(record: dict[str, Any]) -> str:
     lines += [
         f"| mix GetFeature 8, ListFeatures 1, RecordRoute 1 | {medians['mix cpu']:.1f} µs"
         " client CPU per call |",
+        *(
+            [f"| mix of GetFeature alone, in 3 entries | {same:.1f} µs client CPU per call |"]
+            if (same := medians.get("mix of GetFeature x3 cpu")) is not None
+            else []
+        ),
         f"| GetFeature and ListFeatures, independent (a 1:1 mix) |"
         f" {medians['independent calls/s']:,.0f} calls/s |",
         f"| chain: GetFeature, then ListFeatures at its location |"
@@ -226,13 +231,15 @@ def render_traffic(record: dict[str, Any]) -> str:
         "",
     ]
     goals = {
-        "mix / GetFeature alone, CPU per call": ("x", "goal ≤ 1.2x"),
-        "mix / its methods one at a time (8:1:1), CPU per call": ("x", "goal ≤ 1.2x"),
+        "mix / GetFeature alone, CPU per call": ("x", "goal ≤ 1.1x"),
+        "mix / its methods one at a time (8:1:1), CPU per call": ("x", "goal ≤ 1.1x"),
+        "mix of one method (3 entries) / that method alone, CPU per call": ("x", "goal ≤ 1.1x"),
         "chain / independent, calls/s": ("x", "goal ≥ 0.8x"),
         "open loop: worst |calls - share| per method": (" calls", "goal ≤ 1 call"),
     }
     for key, (unit, goal) in goals.items():
-        lines.append(f"- {key}: **{ratios[key]:.2f}{unit}** ({goal})")
+        if key in ratios:  # a file from before a figure was measured lacks it
+            lines.append(f"- {key}: **{ratios[key]:.2f}{unit}** ({goal})")
     return "\n".join(lines)
 
 

@@ -145,10 +145,14 @@ class CallIssuer:
         stream.lane = index
         stream.part = part
         stream.started = started
-        if method.fixed:
-            channel.start(stream)
-        else:
+        if not method.fixed:
             channel.start_framed(stream, request)  # over --max-send-message-size: fails
+            return
+        connection = channel.connection
+        if connection is not None and not (connection.draining or connection.closed):
+            connection.start_unary(stream)  # a mix's request: its kept frames, as above
+        else:
+            channel.start(stream)
 
     def outcome(self, stream: WireStream) -> tuple[int, str, CallStats | None]:
         """A call's status, message and (a stream's) what came back, as the coroutine
