@@ -532,6 +532,17 @@ def test_a_tight_slo_is_lower_and_steady_across_three_fresh_servers(
     if tight.capacity is None or loose.capacity is None:
         _unless_the_host_took_it(since, f"no capacity found: {tight}, {loose}")
     assert tight.capacity is not None and loose.capacity is not None
+    stalled = [
+        probe["rate"] for probe in data["capacity"]["probes"]
+        if probe["phase"] == "confirm"
+        and probe["judgements"].get(tight_slo, {}).get("host_stalled")
+    ]  # fmt: skip
+    if tight.confirmed is None and stalled:
+        # The run's own diagnosis (capacity.probe): the generator, mostly idle, sent late
+        # because the host woke its timers late; the few-ms SLO measured the host. (CI on
+        # cbfe468: its confirmations at 189/s and 184/s, so 194/s stayed unconfirmed.)
+        pytest.skip(f"the host stalled the generator's timers in {tight_slo}'s confirmations"
+                    f" at {stalled} req/s: {tight}")  # fmt: skip
     assert tight.reported <= loose.reported
     confirmed = Confirmed.of(
         record.confirmations(run, tight), record.settings.probe_duration_s, parse_slo(tight.slo)
