@@ -68,7 +68,7 @@ def _mix_file(directory: Path, proto: str, entries: list[tuple[str, int]]) -> Pa
 def _run(address: str, proto: str, directory: Path, args: list[str]) -> dict:
     out = directory / "r.json"
     command = [
-        sys.executable, "-P", "-m", "grpcbench", "run", address, "--warmup", "2000",
+        sys.executable, "-P", "-m", "grpcbench", "run", address, "--insecure", "--warmup", "2000",
         "--client-cpus", "1", "--output", str(out), *args,
     ]  # fmt: skip
     subprocess.run(command, check=True, cwd=directory, capture_output=True, text=True)

@@ -197,8 +197,12 @@ def _evaluate_sh(block: Block, workdir: Path) -> None:
 
 @contextlib.contextmanager
 def _environment(assigned: dict[str, str]) -> Iterator[None]:
+    """The command's ``NAME=value`` settings, for its run only. Dask reads its settings
+    from the environment once, when imported: an earlier test in this process may have
+    imported it, so its configuration is read again each way."""
     saved = {name: os.environ.get(name) for name in assigned}
     os.environ.update(assigned)
+    _reread_dask_config()
     try:
         yield
     finally:
@@ -207,6 +211,12 @@ def _environment(assigned: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        _reread_dask_config()
+
+
+def _reread_dask_config() -> None:
+    if "dask.config" in sys.modules:
+        sys.modules["dask.config"].refresh()
 
 
 def _grpcbench(block: Block, command: str, workdir: Path) -> None:

@@ -61,6 +61,7 @@ async def wire_closed_loop_phase(
     clock = time.perf_counter_ns
     record = recorders.record_call if recorders is not None else None
     record_ok = recorders.record_ok if recorders is not None and recorders.parts is None else None
+    record_ok_part = recorders.record_ok_part if recorders is not None else None
     take = budget.take
 
     def next_call(user: int) -> None:
@@ -87,8 +88,8 @@ async def wire_closed_loop_phase(
             if stream.status == status.OK and stream.messages < 2 and all_unary:
                 if record_ok is not None:  # unary_outcome's OK, outside a mix
                     record_ok(elapsed_us)
-                else:
-                    record("OK", elapsed_us, None, "", stream.part)
+                else:  # in a mix
+                    record_ok_part(elapsed_us, stream.part)  # type: ignore[misc]
             else:
                 code, message, stats = outcome(stream)
                 if code != IGNORED:

@@ -263,7 +263,9 @@ class FlowClient:
             status, message = status_name(error.code()), error.details() or ""
             raise
         finally:
-            self._record(name, status, (time.perf_counter_ns() - started) // 1000, message)
+            steps = self._workload.steps
+            if steps is not None:  # None while warming up (``_record``'s body, inline)
+                steps[name].record(status, (time.perf_counter_ns() - started) // 1000, message)
 
     def _record(self, name: str, status: str, latency_us: int, message: str) -> None:
         steps = self._workload.steps
@@ -320,20 +322,32 @@ class FlowWorkload:
             client = FlowClient(channel, self, steps, timeout)
             try:
                 await function(client)
-            except (grpc.aio.AioRpcError, WorkloadError, UsageError):
-                raise  # UsageError: a feeder's bad file or line (client.row) ends the run
             except Exception as error:  # noqa: BLE001 - the user's flow may raise anything
-                raise FlowFailed(f"the flow raised {type(error).__name__}: {error}"[:300]) from None
+                raise _flow_error(error) from None
             return client.calls
 
         async def call(timeout: float) -> None:
-            if users is None:
-                made: int | None = await run(function, timeout)
-            else:  # a user's start, flow or stop (rpc.user_life)
+            if users is not None:  # a user's start, flow or stop (rpc.user_life)
                 made = await users.call(lambda hook: run(hook, timeout))
                 if made is None:
                     return
+            else:  # run's body inline: a coroutine less per flow, on its hot path
+                client = FlowClient(channel, self, steps, timeout)
+                try:
+                    await function(client)
+                except Exception as error:  # noqa: BLE001 - the user's flow may raise anything
+                    raise _flow_error(error) from None
+                made = client.calls
             if not made:
                 raise NoCall("the flow made no call: it must await a client method")
 
         return call
+
+
+def _flow_error(error: Exception) -> Exception:
+    """What a flow's exception ends its call as: a call's own error, a WorkloadError, or
+    a feeder's UsageError (client.row: it ends the run) as raised; anything else is
+    the flow's failure, counted Unknown."""
+    if isinstance(error, grpc.aio.AioRpcError | WorkloadError | UsageError):
+        return error
+    return FlowFailed(f"the flow raised {type(error).__name__}: {error}"[:300])
