@@ -69,6 +69,9 @@ async def fed(client):
 async def fed_csv(client):
     await client.unary("echo.Echo/Say", client.row("names.csv", order="random"), name="say")
 
+async def fed_list(client):
+    await client.unary("echo.Echo/Say", client.row("rows.jsonl"), name="say")
+
 async def fed_badly(client):
     await client.unary("echo.Echo/Say", client.row("bad.jsonl"), name="say")
 
@@ -248,7 +251,35 @@ def test_a_bad_row_ends_the_level_naming_its_file_and_line(
         )  # fmt: skip
     assert done.returncode == 4 and "Traceback" not in done.stderr, done.stderr
     errors = [line for line in done.stderr.splitlines() if "error:" in line]
-    assert len(errors) == 1 and "bad.jsonl line 4: not JSON" in errors[0], done.stderr
+    assert len(errors) == 1 and "client.row bad.jsonl line 4: not JSON" in errors[0], done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flow", "file", "fragment"),
+    [
+        ("fed_badly", "bad.jsonl", "client.row bad.jsonl line 1: not JSON"),
+        ("fed", "names.jsonl", "cannot read client.row names.jsonl: No such file"),
+        ("fed_list", "[1]", "client.row rows.jsonl line 1: a row is a JSON object, not list"),
+    ],
+)
+def test_a_bad_first_row_is_one_line_before_any_load(
+    flows: Path, flow: str, file: str, fragment: str
+) -> None:
+    """The pre-flight run meets it: exit 2, nothing measured."""
+    if flow == "fed_badly":
+        (flows / file).write_text("{x\n")
+    elif flow == "fed":
+        (flows / file).unlink()
+    else:
+        (flows / "rows.jsonl").write_text(file + "\n")
+    with logging_echo() as (address, _):
+        done = run_grpcbench(
+            "run", address, "--insecure", "--workload", f"flows:{flow}", "--proto", PROTO,
+            "-n", "10", "-c", "1", "--warmup", "0", cwd=flows,
+        )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and fragment in errors[0], done.stderr
 
 
 @pytest.mark.integration

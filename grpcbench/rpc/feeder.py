@@ -51,9 +51,11 @@ class Feeder:
 
     def __init__(
         self, path: str, mode: str, index: int = 0, count: int = 1, seed: int | None = None,
-        bool_fields: frozenset[str] = frozenset(),
+        bool_fields: frozenset[str] = frozenset(), label: str = "-D",
     ) -> None:  # fmt: skip
+        """``label``: how errors name where the file came from (-D, or a flow's client.row)."""
         self.path = path
+        self.label = label
         self.bool_fields = bool_fields
         self.mode = mode
         self.csv = feed_format(path) == "csv"
@@ -64,7 +66,7 @@ class Feeder:
                 size = os.fstat(file.fileno()).st_size
                 self.data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except OSError as error:
-            raise UsageError(f"cannot read -D {path}: {error.strerror}") from None
+            raise UsageError(f"cannot read {label} {path}: {error.strerror}") from None
         self.header: list[str] = []
         self.start = 0  # where the first request line begins (after a CSV header)
         if self.csv:
@@ -146,9 +148,10 @@ class Feeder:
         return text[1:] if start == 0 and text.startswith("\ufeff") else text
 
     def where(self, start: int | None = None) -> str:
-        """``-D FILE line N``: the line that begins at ``start`` (default: the one
-        taken last), for an error about it."""
-        return f"-D {self.path} line {self._line_number(self.taken_at if start is None else start)}"
+        """``-D FILE line N`` (``label``'s words): the line that begins at ``start``
+        (default: the one taken last), for an error about it."""
+        line = self._line_number(self.taken_at if start is None else start)
+        return f"{self.label} {self.path} line {line}"
 
     def _line_number(self, start: int) -> int:
         """The 1-based line that begins at byte ``start`` (counted only for an error)."""
@@ -200,11 +203,13 @@ class FlowFeeders:
                     f"client.row({path!r}, order={order!r}): give a .jsonl, .ndjson or .csv"
                     f" file and order {' or '.join(map(repr, FLOW_ORDERS))}"
                 )
-            feeder = self._open[(path, order)] = Feeder(path, order, self.index, self.count)
+            feeder = self._open[(path, order)] = Feeder(
+                path, order, self.index, self.count, label="client.row"
+            )
         try:
             text = feeder.next_text()
         except FeedExhausted:
-            raise UsageError(f"-D {path} holds no request") from None
+            raise UsageError(f"client.row {path} holds no row") from None
         try:
             row = json.loads(text)
         except json.JSONDecodeError as error:
