@@ -155,6 +155,7 @@ async def run_level(
     ``on_measurement_end``: as soon as the measured phase ends, before the result is
     put together (the parent closes its window on the CPUs' neighbours then)."""
     workload = make_workload(spec)
+    life = getattr(workload, "life", None)  # users with a life (rpc.user_life)
     connect = LatencyRecorder()
     async with call_source(spec, workload, connect) as call:
         if spec.share.warmup_requests or spec.settings.warmup_s:
@@ -162,7 +163,7 @@ async def run_level(
                 spec.share.warmup_requests, spec.settings.warmup_s, spec.settings.max_level_s
             )
             warmup.calls_left = _capped(warmup.calls_left, _feed_left(workload))
-            warmup.life = getattr(workload, "life", None)
+            warmup.life = life
             await _phase(call, spec, warmup, None, None)
         if before_measuring is not None:
             await before_measuring()
@@ -196,7 +197,7 @@ async def run_level(
             None if feed_left is not None else shared,  # no more lines to steal
         )  # fmt: skip
         budget.calls_left = _capped(budget.calls_left, feed_left)
-        budget.life = getattr(workload, "life", None)  # users with a life (rpc.user_life)
+        budget.life = life
         cutter = None
         if spec.settings.interval_s:
             window = measure.open_window(spec.settings.interval_s, wall_start)

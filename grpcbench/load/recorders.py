@@ -184,7 +184,7 @@ class LevelRecorders:
     def record_ok_part(self, latency_us: int, part: int) -> None:
         """``record_call("OK", latency_us, None, part=part)``: a mix's common case on the
         callback loops, with only what it needs."""
-        LevelRecorders.record_ok(self, latency_us)  # the level's, not a subclass's
+        self.record_ok(latency_us)
         recorder = self.parts[part]  # type: ignore[index]
         recorder.latency.record(latency_us)
         recorder.statuses["OK"] += 1

@@ -21,9 +21,8 @@ def check_rows(columns: list[Column]) -> list[Row]:
             return float(check.passed if passed else check.failed)
 
         def share(column: Column, name: str = name) -> str:
-            checks = [c for lv in column for c in lv.measured.checks if c.name == name]
-            count = sum(c.count for c in checks)
-            return f" ({sum(c.passed for c in checks) / count:.1%})" if count else ""
+            passed, failed = _totals(column, name)
+            return f" ({passed / (passed + failed):.1%})" if passed + failed else ""
 
         rows += [
             Row(f"check {name} · passed", partial(counted, passed=True), count_cell, share),
@@ -37,11 +36,16 @@ def check_notes(column: Column, label: str) -> list[str]:
     names = dict.fromkeys(c.name for lv in column for c in lv.measured.checks)
     notes = []
     for name in names:
-        checks = [c for lv in column for c in lv.measured.checks if c.name == name]
-        failed, count = sum(c.failed for c in checks), sum(c.count for c in checks)
+        passed, failed = _totals(column, name)
         if failed:
             notes.append(
-                f"{WARNING} {label}: check {name} failed {failed} of {count} times"
+                f"{WARNING} {label}: check {name} failed {failed} of {passed + failed} times"
                 " (a failed check fails no call)."
             )
     return notes
+
+
+def _totals(column: Column, name: str) -> tuple[int, int]:
+    """A check's passes and failures over the column's levels (its repeats)."""
+    checks = [c for lv in column for c in lv.measured.checks if c.name == name]
+    return sum(c.passed for c in checks), sum(c.failed for c in checks)

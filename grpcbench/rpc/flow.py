@@ -38,7 +38,7 @@ import grpc
 from google.protobuf import json_format
 
 from grpcbench.base.errors import UsageError
-from grpcbench.contract.calls import CallFunction, UserLife, WorkloadError
+from grpcbench.contract.calls import CallFunction, WorkloadError
 from grpcbench.rpc.conversation import Conversation
 from grpcbench.rpc.feeder import FlowFeeders
 from grpcbench.rpc.metadata_text import Metadata, parse_metadata
@@ -293,8 +293,7 @@ class FlowWorkload:
         target = load_flow(spec.function)
         # A class: its instances are virtual users with a life (rpc.user_life); the
         # closed loop reads ``life`` to start and stop them.
-        self.users = VirtualUsers(target) if inspect.isclass(target) else None
-        self.life: UserLife | None = self.users
+        self.life = VirtualUsers(target) if inspect.isclass(target) else None
         self.function = target
         self.metadata = parse_metadata(spec.metadata or "{}")
         self._schemas: dict[str, MethodSchema] = {}
@@ -316,7 +315,7 @@ class FlowWorkload:
 
     def bind(self, channel: grpc.aio.Channel) -> CallFunction:
         steps: dict[str, _Step] = {}
-        function, users = self.function, self.users
+        function, users = self.function, self.life
 
         async def run(function: Callable[[FlowClient], Awaitable[Any]], timeout: float) -> int:
             client = FlowClient(channel, self, steps, timeout)
