@@ -879,8 +879,25 @@ def render_telemetry_overhead(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_startup(record: dict[str, Any]) -> str:
+    """benchmarks/startup.py: what a user waits for before any call, medians side by side."""
+    medians, ratios = record["medians"], record["ratios"]
+    lines = [
+        f"The Go greeter; {record['rounds']} interleaved rounds, median wall time per command."
+        f" {_machine(record)}.",
+        "",
+        "| command | wall time |",
+        "|---|---|",
+        *(f"| {name} | {seconds:.3f} s |" for name, seconds in medians.items()),
+        "",
+        *(f"- {key}: **{value:.1f}x**" for key, value in ratios.items()),
+    ]
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "large-messages": render_large_messages,
+    "startup": render_startup,
     "profile-overhead": render_profile_overhead,
     "seed-000": render_seed_000,
     "seed-000-large": render_seed_000,

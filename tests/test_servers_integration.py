@@ -166,7 +166,7 @@ def test_grpcio_processes_share_the_port_and_are_measured_together() -> None:
 
 def test_a_run_keeps_its_generators_from_level_to_level_and_closes_them() -> None:
     """A driver made for a run keeps each generator process for the next level (start-up
-    costs 0.6 s of CPU a level otherwise), on both client stacks; each level's peak
+    costs 0.3 s of CPU a level otherwise), on both client stacks; each level's peak
     memory is its own; a failed level's process is never reused; the run's end lets
     them go."""
 
@@ -201,5 +201,50 @@ def test_a_run_keeps_its_generators_from_level_to_level_and_closes_them() -> Non
             [psutil.Process(p) for p in pids if psutil.pid_exists(p)], 5
         )
         assert not [p for p in alive if p.status() != "zombie"]
+
+    asyncio.run(scenario())
+
+
+def test_warmed_generators_run_the_first_level_and_unused_ones_exit_at_close() -> None:
+    """``warm`` starts a run's generators before its first level (the runner calls it as
+    the run begins): that level runs on them, not on new ones. Warmed processes that
+    no level used (a run that failed before its first level) exit when the driver
+    closes, and a driver that does not keep its generators warms none."""
+
+    async def scenario() -> None:
+        unkept = BuiltinDriver(processes=2)
+        unkept.warm()
+        assert not unkept.starting
+        server = await start_server(parse_server_spec("grpcio:workers=2"), "hello", {})
+        driver = BuiltinDriver(processes=2, keep_processes=True)
+        try:
+            driver.warm()
+            warmed = await asyncio.gather(*driver.starting.values())
+            spec = make_spec(target=server.address, service="hello", concurrency=2, requests=50)
+            result = await driver.run(spec, lambda done, _: None)
+            assert result.statuses == {"OK": 50}
+            assert not driver.starting
+            assert sorted(p.pid for p in driver.kept.values()) == sorted(p.pid for p in warmed)
+        finally:
+            driver.close()
+            await server.stop()
+        idle = BuiltinDriver(processes=2, keep_processes=True)
+        idle.warm()
+        unused = await asyncio.gather(*idle.starting.values())
+        idle.close()  # their stdin closes as the loop runs on
+        processes = [psutil.Process(p.pid) for p in unused]
+        gone, alive = await asyncio.to_thread(psutil.wait_procs, processes, 10)
+        assert not [p for p in alive if p.status() != "zombie"]
+        for delay in (0.0, 0.05, 0.2):  # closed while the processes are still starting
+            before = {child.pid for child in psutil.Process().children()}
+            hasty = BuiltinDriver(processes=2, keep_processes=True)
+            hasty.warm()
+            tasks = list(hasty.starting.values())
+            await asyncio.sleep(delay)
+            hasty.close()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.sleep(0.3)
+            left = [child for child in psutil.Process().children() if child.pid not in before]
+            assert not [child for child in left if child.status() != "zombie"], delay
 
     asyncio.run(scenario())

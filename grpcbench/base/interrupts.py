@@ -11,7 +11,6 @@ of every child and the saving of what was measured are not cut short.
 
 from __future__ import annotations
 
-import asyncio
 import signal
 from collections.abc import Coroutine
 from types import FrameType
@@ -64,6 +63,8 @@ def run_until_interrupted(main: Coroutine[Any, Any, T]) -> T:
     the children and save), and ``KeyboardInterrupt`` is raised as after a plain
     Ctrl-C. Later stop signals are ignored from then on: the process is ending, and
     what it still does is print and write what was measured."""
+    import asyncio  # here: every command installs the handlers, few run an event loop
+
     interrupted = False
 
     async def guarded() -> T:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.plugins import Registry
 from grpcbench.base.references import load_reference
-from grpcbench.load.driver import DriverSettings, LoadDriver
 from grpcbench.model.connections import ConnectionStrategy
+
+if TYPE_CHECKING:  # a catalogue is read by every command's options; drivers load on use
+    from grpcbench.load.driver import DriverSettings, LoadDriver
 
 # What a driver can do, by name, with how a user asks for it (for the refusal's words).
 FEATURES: dict[str, str] = {
@@ -198,5 +200,7 @@ def check_workload(name: str, service: str, workload_params: Mapping[str, Any]) 
 
 
 def make_driver(name: str, settings: DriverSettings | None = None) -> LoadDriver:
+    from grpcbench.load.driver import DriverSettings
+
     driver: LoadDriver = load_reference(driver_info(name).factory)(settings or DriverSettings())
     return driver

@@ -39,6 +39,12 @@ class LoadDriver(Protocol):
         ...
 
 
+# A driver may also have, and the runner then uses: ``notes`` (warnings shown as the
+# run starts), ``check_reach(host)`` (refuse a target its generators cannot dial),
+# ``check_site`` (where target checks run), ``warm()`` (start its generators as the
+# run begins, while servers start) and ``close()`` (the run is over).
+
+
 def close_driver(driver: LoadDriver) -> None:
     """Release what a driver holds for the run (a cluster's client and processes)."""
     close = getattr(driver, "close", None)

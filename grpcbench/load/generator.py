@@ -43,6 +43,13 @@ def main() -> None:
         emit = EventWriter(os.fdopen(int(sys.argv[2]), "w", encoding="utf-8"))
     else:
         emit = EventWriter(sys.stdout)
+    # The engine is imported before the first job is read: a driver may start us
+    # early (``BuiltinDriver.warm``), and this 0.3 s then passes while the run starts
+    # its servers, not at the start of the first level.
+    from grpcbench.load.engine import run_level
+    from grpcbench.load.loop_watchdog import watched
+    from grpcbench.servers.asyncio_loop import run
+
     first = True
     for line in sys.stdin:  # one job a line, until the parent closes our stdin
         spec = GeneratorJob.from_json(json.loads(line))
@@ -51,10 +58,6 @@ def main() -> None:
             first = False
         else:
             pin_to(spec.settings.client_cpus)
-        from grpcbench.load.engine import run_level
-        from grpcbench.load.loop_watchdog import watched
-        from grpcbench.servers.asyncio_loop import run
-
         reset_peak_rss()
         level = run_level(
             spec,

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from grpcbench.base.units import format_latency_us
-from grpcbench.model.results import LevelResult
 from grpcbench.stats.bounds import Bound, latency_us, parse_bound
+
+if TYPE_CHECKING:  # thresholds are parsed with the options, before any result exists
+    from grpcbench.model.results import LevelResult
 
 EXIT_BREACHED = 99
 

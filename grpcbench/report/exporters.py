@@ -19,12 +19,15 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.output_files import check_apart, write_atomically, write_to_stdout
 from grpcbench.base.plugins import Registry
 from grpcbench.base.references import load_reference
-from grpcbench.model.results import RunRecord
+
+if TYPE_CHECKING:  # the exporters' names are read with the options; records come later
+    from grpcbench.model.results import RunRecord
 
 
 @dataclass(frozen=True)

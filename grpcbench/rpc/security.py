@@ -9,7 +9,6 @@ carries: the same effect as ghz's, for the benchmark's purposes.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import ssl
@@ -291,6 +290,8 @@ def system_roots_pem() -> str | None:
 async def tls_failure(address: str, security: ChannelSecurity, details: str = "") -> str | None:
     """Why a connection failed when TLS is the cause: a plaintext/TLS mismatch, or
     a handshake that failed (the certificate or its name); None otherwise."""
+    import asyncio  # here: security is parsed with the options, long before any loop
+
     tls = await asyncio.to_thread(speaks_tls, address)
     if tls is None:
         return None

@@ -150,6 +150,9 @@ class Runner:
         for driver in self.drivers:  # e.g. a cluster's workers that waste threads
             for note in getattr(driver, "notes", ()):
                 self.events.warning(note)
+            warm = getattr(driver, "warm", None)  # generators start while servers do
+            if warm is not None:
+                warm()
         try:
             await self._prepare(workdir, stack)
             context = TargetContext(

@@ -14,12 +14,12 @@ import functools
 import importlib
 import os
 import sys
-from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
 from grpcbench.base.child_setup import USER_PATH_ENV
 from grpcbench.base.errors import UsageError
+from grpcbench.base.plugins import installed_entry_points
 from grpcbench.services.base import ServiceDefinition
 
 ENTRY_POINT_GROUP = "grpcbench.services"
@@ -37,7 +37,7 @@ _BUILTIN: dict[str, str] = {
 def available_services() -> dict[str, str]:
     """Name -> ``module:attribute``; installed entry points may add or override."""
     found = dict(_BUILTIN)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in installed_entry_points(ENTRY_POINT_GROUP):
         found[ep.name] = ep.value
     return found
 

@@ -15,10 +15,13 @@ import operator
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.parsing import parse_duration
-from grpcbench.stats.histogram import LatencySummary
+
+if TYPE_CHECKING:  # bounds are parsed with the options, before any histogram exists
+    from grpcbench.stats.histogram import LatencySummary
 
 # Latency statistics and the percentile each reads (avg: the mean; max: 100).
 LATENCY_STATISTICS: dict[str, float] = {

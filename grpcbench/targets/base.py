@@ -8,7 +8,6 @@ module plus one entry in ``targets.TARGET_TYPES``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
@@ -90,6 +89,8 @@ DEATH_SETTLE_S = 1.0
 async def death_of(target: Target) -> str | None:
     """Why the target died, waiting up to DEATH_SETTLE_S for its process to be reaped;
     None at once for a target without a process of ours."""
+    import asyncio  # here: the target types are named in the options' help
+
     deadline = time.monotonic() + DEATH_SETTLE_S
     while (failure := target.failure()) is None and target.pid is not None:
         if time.monotonic() >= deadline:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import socket
 
-import psutil
-
 from grpcbench.base.errors import UsageError
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.servers.spec import parse_server_specs
@@ -83,6 +81,8 @@ def check_target_pid(pid: int, address: str) -> None:
     """--target-pid's CPU and memory are reported as the server's: the process (or one
     of its children, a forked server) must listen on the target's port. PID 1, or any
     process that is not the server, is refused rather than measured as it."""
+    import psutil  # here: --bind is parsed by every command, a pid by few
+
     if not 0 < pid <= PID_MAX or not psutil.pid_exists(pid):
         raise UsageError(f"--target-pid {str(pid)[:40]}: no such process")
     port = parse_host_port(address)[1]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from urllib.parse import unquote_to_bytes
 
+from grpcbench.rpc.status_names import NAMES
 from grpcbench.wire import frames
 
 OK = 0
@@ -29,13 +30,6 @@ UNAVAILABLE = 14
 DATA_LOSS = 15
 UNAUTHENTICATED = 16
 
-# The names grpcbench records (as ``load.calls.status_name`` gives them).
-NAMES: tuple[str, ...] = (
-    "OK", "Cancelled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
-    "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
-    "Aborted", "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss",
-    "Unauthenticated",
-)  # fmt: skip
 
 # RST_STREAM error code -> gRPC status (PROTOCOL-HTTP2.md, "Errors").
 _RST_STATUS = {
