@@ -235,16 +235,16 @@ def test_warmed_generators_run_the_first_level_and_unused_ones_exit_at_close() -
         processes = [psutil.Process(p.pid) for p in unused]
         gone, alive = await asyncio.to_thread(psutil.wait_procs, processes, 10)
         assert not [p for p in alive if p.status() != "zombie"]
-        for delay in (0.0, 0.05, 0.2):  # closed while the processes are still starting
+        for delay in (0.0, 0.05, 0.2):  # closed while they start, or while they import
             before = {child.pid for child in psutil.Process().children()}
             hasty = BuiltinDriver(processes=2, keep_processes=True)
             hasty.warm()
             tasks = list(hasty.starting.values())
             await asyncio.sleep(delay)
-            hasty.close()
+            hasty.close()  # one still importing reads the end of its stdin after that
             await asyncio.gather(*tasks, return_exceptions=True)
-            await asyncio.sleep(0.3)
-            left = [child for child in psutil.Process().children() if child.pid not in before]
-            assert not [child for child in left if child.status() != "zombie"], delay
+            new = [child for child in psutil.Process().children() if child.pid not in before]
+            gone, alive = await asyncio.to_thread(psutil.wait_procs, new, 10)
+            assert not [child for child in alive if child.status() != "zombie"], delay
 
     asyncio.run(scenario())

@@ -43,6 +43,7 @@ def main() -> None:
         emit = EventWriter(os.fdopen(int(sys.argv[2]), "w", encoding="utf-8"))
     else:
         emit = EventWriter(sys.stdout)
+    setup_child(None)  # tied to our parent, deaf to Ctrl-C: from now, not from a first job
     # The engine is imported before the first job is read: a driver may start us
     # early (``BuiltinDriver.warm``), and this 0.3 s then passes while the run starts
     # its servers, not at the start of the first level.
@@ -50,14 +51,9 @@ def main() -> None:
     from grpcbench.load.loop_watchdog import watched
     from grpcbench.servers.asyncio_loop import run
 
-    first = True
     for line in sys.stdin:  # one job a line, until the parent closes our stdin
         spec = GeneratorJob.from_json(json.loads(line))
-        if first:
-            setup_child(spec.settings.client_cpus)
-            first = False
-        else:
-            pin_to(spec.settings.client_cpus)
+        pin_to(spec.settings.client_cpus)
         reset_peak_rss()
         level = run_level(
             spec,
