@@ -244,20 +244,50 @@ def test_a_generator_killed_in_each_phase_fails_its_level(tmp_path: Path, phase:
     assert_all_gone(cell.seen)
 
 
+@pytest.mark.parametrize("profiled", [False, True], ids=["", "profiled"])
 @pytest.mark.parametrize("fault", ["kill -9", "SIGSTOP"])
-def test_the_server_killed_or_frozen_mid_level_fails_the_run(tmp_path: Path, fault: str) -> None:
-    """The server grpcbench started dies or freezes while its level runs: the run ends
-    (not after the level's minute), exit 4, the JSON failed, nothing left running."""
-    cell = Cell("", tmp_path, ["-c", "2", "-z", "60s", "--warmup", "0", "-t", "2s"],
+def test_the_server_killed_or_frozen_mid_level_fails_the_run(
+    tmp_path: Path, fault: str, profiled: bool
+) -> None:
+    """The server grpcbench started dies or freezes while its level runs, py-spy
+    sampling it or not (``--profile``): the run ends within seconds (not after the
+    level's minute), exit 4, the JSON failed, nothing left running, py-spy included."""
+    profile = ["--profile"] if profiled else []
+    cell = Cell("", tmp_path, ["-c", "2", "-z", "60s", "--warmup", "0", "-t", "2s", *profile],
                 ["run", "-s", "grpclib"])  # fmt: skip
     _wait_for(cell.log, "progress", cell.process)
     cell.watch()
     (server,) = descendants_running(cell.process.pid, "grpcbench.servers.child")
+    if profiled:
+        assert descendants_running(cell.process.pid, "py-spy"), "no py-spy sampled the server"
     started = time.monotonic()
     server.send_signal(signal.SIGKILL if fault == "kill -9" else signal.SIGSTOP)
     code, stderr, data = cell.finish()
-    assert time.monotonic() - started < 30, "the run went on with its server gone"
+    took = time.monotonic() - started
+    assert took < 15, f"the run went on {took:.0f} s with its server gone"
     assert code == 4, stderr
     assert "Traceback" not in stderr, stderr
     assert data["status"] == "failed"
+    assert_all_gone(cell.seen)
+
+
+def test_py_spy_killed_mid_level_keeps_the_level_and_says_why_its_profile_is_missing(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of the py-spy that samples the server (``--profile``): the level's figures
+    stand (exit 0, the level kept, without a profile), and one warning says that py-spy
+    was killed, not only that no samples came."""
+    cell = Cell("", tmp_path, ["-c", "2", "-z", "4s", "--warmup", "0", "--profile"],
+                ["run", "-s", "grpclib"])  # fmt: skip
+    _wait_for(cell.log, "progress", cell.process)
+    cell.watch()
+    (py_spy,) = descendants_running(cell.process.pid, "py-spy")
+    py_spy.kill()
+    code, stderr, data = cell.finish()
+    assert code == 0, stderr
+    assert f"py-spy (pid {py_spy.pid}) was killed by SIGKILL before the level ended" in stderr
+    assert "Traceback" not in stderr, stderr
+    assert data["status"] == "complete"
+    (level,) = data["levels"]
+    assert "profile" not in level and sum(level["load"]["statuses"].values()) > 0
     assert_all_gone(cell.seen)

@@ -90,6 +90,7 @@ class Recorder:
 
     async def stop(self) -> Profile | None:
         """SIGINT (py-spy then writes its file); None when nothing was written."""
+        ended = [_ended_early(child) for child, _ in self.children]  # killed, crashed
         for child, _ in self.children:
             with contextlib.suppress(ProcessLookupError):
                 child.process.send_signal(signal.SIGINT)
@@ -106,8 +107,8 @@ class Recorder:
                 part.unlink()
         if not self.path.exists():
             said = [child.stderr_tail(3) for child, _ in self.children]
-            reason = " ".join(" ".join(said).split())[:200]
-            self.failure = reason or "it wrote no samples"
+            reason = " ".join(" ".join([*filter(None, ended), *said]).split())[:200]
+            self.failure = reason or "it said nothing"
             return None
         samples, top = top_functions(self.path)
         speedscope = write_speedscope(self.path, self.path.stem, self.settings.rate_hz)
@@ -115,3 +116,17 @@ class Recorder:
             str(self.path), self.settings.rate_hz, samples, tuple(top), str(speedscope),
             self.settings.native,
         )  # fmt: skip
+
+
+def _ended_early(child: Child) -> str:
+    """How a py-spy that ended before it was told to stop ended ("" if it runs on)."""
+    code = child.process.returncode
+    if code is None:
+        return ""
+    if code >= 0:
+        return f"py-spy (pid {child.pid}) exited with code {code} before the level ended."
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    return f"py-spy (pid {child.pid}) was killed by {name} before the level ended."
