@@ -9,7 +9,8 @@ the run is left, and that no call reaches the target once grpcbench has exited.
 
 Phases: pre-flight (a target that accepts and never answers), warm-up,
 measured, cooldown; where grpcbench starts the server: its start (a service still
-importing), and capacity's search and confirmations. Faults: SIGINT, SIGTERM, SIGHUP,
+importing), and capacity's search and confirmations; after the run, the writing of
+its tables and files. Faults: SIGINT, SIGTERM, SIGHUP,
 SIGQUIT, two SIGINTs, Ctrl-C and Ctrl-\\ to the whole process group (the run's
 children get them too), and a generator killed. Every cell runs in CI; ``nox -s
 faults`` runs the matrix ``GRPCBENCH_FAULT_ROUNDS`` times (default 5) with the moment
@@ -221,6 +222,31 @@ def test_a_signal_while_a_server_starts_and_in_capacity_s_phases(
 
 def _generators(pid: int) -> list[psutil.Process]:
     return descendants_running(pid, "grpcbench.load.generator")
+
+
+@pytest.mark.parametrize("fault", list(SIGNALS))
+def test_a_signal_while_the_results_are_written_is_held_until_all_are(
+    tmp_path: Path, fault: str
+) -> None:
+    """A stop signal after the run, while its tables and files are written (--report's
+    charts take a second): every output is written whole, then grpcbench exits with the
+    signal's code; the JSON says the run completed (it did), and nothing is left."""
+    with logging_greeter() as (address, _):
+        outputs = {"--report": "r.html", "--markdown": "r.md", "--csv": "r.csv"}
+        given = [option for pair in outputs.items() for option in pair]
+        cell = Cell(address, tmp_path, ["-c", "2", "-n", "50", "--warmup", "0", *given])
+        _wait_for(cell.log, "end:", cell.process)
+        cell.signal(fault)
+        code, stderr, data = cell.finish()
+    assert code == EXITS[SIGNALS[fault][0][0]], stderr
+    assert "Traceback" not in stderr, stderr
+    assert "as the results were written: every output written" in stderr, stderr
+    assert data["status"] == "complete" and len(data["levels"]) == 1
+    assert (tmp_path / "r.html").read_text().rstrip().endswith("</html>")
+    assert "concurrency" in (tmp_path / "r.md").read_text()
+    assert len((tmp_path / "r.csv").read_text().splitlines()) == 2
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary
+    assert_all_gone(cell.seen)
 
 
 @pytest.mark.parametrize("phase", ["warm-up", "measured"])

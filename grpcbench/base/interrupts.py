@@ -12,7 +12,8 @@ of every child and the saving of what was measured are not cut short.
 from __future__ import annotations
 
 import signal
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -100,3 +101,31 @@ def run_until_interrupted(main: Coroutine[Any, Any, T]) -> T:
         if interrupted:  # the tables and files are still to be written: ignore more
             for sig in STOP_SIGNALS:
                 signal.signal(sig, signal.SIG_IGN)
+
+
+class HeldSignal:
+    """The stop signal that came while what was measured was written (None: none)."""
+
+    signum: int | None = None
+
+
+@contextmanager
+def held_while_writing() -> Iterator[HeldSignal]:
+    """After a run, its tables and files are written whatever signal comes: a stop
+    signal then is held, not acted on (a report cut short would be lost), and the
+    caller exits with its code once everything is written (``exit_code``)."""
+    held = HeldSignal()
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        global _received
+        if held.signum is None:
+            held.signum = signum
+        if signum != signal.SIGINT and _received is None:
+            _received = signum
+
+    previous = {sig: signal.signal(sig, hold) for sig in STOP_SIGNALS}
+    try:
+        yield held
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -175,16 +175,20 @@ def run_to_end(
     except Exception as bug:  # keep the tables and the results; the traceback goes to a file
         error = internal_error(bug)
     stdout_failure: OSError | None = None
-    try:
-        print_results()
-    except OSError as failure:  # the tables could not be printed: the files still are
-        if not isinstance(failure, BrokenPipeError) and failure.errno not in OUTPUT_ERRNOS:
-            raise
-        stdout_failure = failure
-    unkept = keep_run(keeper, runner.record, err) if keeper and runner.record.levels else None
-    if runner.record.levels:
-        for path in runner.exports.at_end(runner.record):
-            err.print(f"wrote {path}", highlight=False)
+    with interrupts.held_while_writing() as held:
+        try:
+            print_results()
+        except OSError as failure:  # the tables could not be printed: the files still are
+            if not isinstance(failure, BrokenPipeError) and failure.errno not in OUTPUT_ERRNOS:
+                raise
+            stdout_failure = failure
+        unkept = keep_run(keeper, runner.record, err) if keeper and runner.record.levels else None
+        if runner.record.levels:
+            for path in runner.exports.at_end(runner.record):
+                err.print(f"wrote {path}", highlight=False)
+    if held.signum is not None and not interrupted and error is None:
+        err.print("[yellow]interrupted[/] as the results were written: every output written.")
+        return interrupts.exit_code()
     if stdout_failure is not None and not interrupted and error is None:
         raise stdout_failure  # the CLI says it in one line (or, a closed pipe, quietly)
     unwritten = list(runner.exports.failed.values())
