@@ -10,7 +10,7 @@ the run is left, and that no call reaches the target once grpcbench has exited.
 Phases: pre-flight (a target that accepts and never answers), warm-up,
 measured, cooldown; where grpcbench starts the server: its start (a service still
 importing), and capacity's search and confirmations; after the run, the writing of
-its tables and files. Faults: SIGINT, SIGTERM, SIGHUP,
+its tables and files; and while a local Dask cluster's workers run the level. Faults: SIGINT, SIGTERM, SIGHUP,
 SIGQUIT, two SIGINTs, Ctrl-C and Ctrl-\\ to the whole process group (the run's
 children get them too), and a generator killed. Every cell runs in CI; ``nox -s
 faults`` runs the matrix ``GRPCBENCH_FAULT_ROUNDS`` times (default 5) with the moment
@@ -178,6 +178,27 @@ def test_a_signal_in_each_phase(tmp_path: Path, phase: str, fault: str, round_: 
         finally:
             if listener is not None:
                 listener.close()
+        _no_load_after_exit(log.calls)
+
+
+@pytest.mark.parametrize("fault", list(SIGNALS))
+def test_a_signal_while_dask_workers_run_the_level(tmp_path: Path, fault: str) -> None:
+    """The same signals while a local Dask cluster's workers run the level (``--cluster
+    local:2``; their progress reaches the coordinator only at the level's end, so the
+    signal comes a moment after the level starts): the signal's exit code, the JSON
+    ``interrupted``, the cluster's processes stopped with the rest, and no call reaches
+    the target once grpcbench has exited."""
+    options = ["-c", "2", "--warmup", "0", "-z", "60s", "--cluster", "local:2"]
+    with logging_greeter() as (address, log):
+        cell = Cell(address, tmp_path, options)
+        _wait_for(cell.log, "level started", cell.process)
+        deadline = time.monotonic() + 30
+        while not log.calls and time.monotonic() < deadline:  # the workers' load arrived
+            time.sleep(0.05)
+        assert log.calls, "the workers never called the target"
+        time.sleep(random.Random(fault).uniform(0.2, 1.0))
+        cell.signal(fault)
+        cell.assert_interrupted(fault, False)
         _no_load_after_exit(log.calls)
 
 

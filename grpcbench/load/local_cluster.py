@@ -3,8 +3,9 @@
 Its processes are grpcbench's children like any other, so they follow the
 same rules: each worker process (the nannies live in grpcbench's own process)
 asks for the parent-death signal as it starts (``dask_setup`` below, loaded
-as the workers' preload), so even
-``kill -9`` of grpcbench takes them along; they start with the equivalent of
+as the workers' preload), so even ``kill -9`` of grpcbench takes them along, and
+ignores a terminal's Ctrl-C and Ctrl-\\ as the other children do (grpcbench stops
+them and keeps what was measured); they start with the equivalent of
 ``python -P`` (``PYTHONSAFEPATH``), so the current directory cannot shadow a
 dependency; and they listen on 127.0.0.1 only, with no dashboard.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from typing import Any
 
 from grpcbench.base.child_setup import set_parent_death_signal
@@ -20,9 +22,16 @@ from grpcbench.base.child_setup import set_parent_death_signal
 PRELOAD = "grpcbench.load.local_cluster"
 
 
+# Ctrl-C and Ctrl-\ reach a terminal's whole process group: grpcbench stops its
+# workers itself (and keeps what was measured), so the workers do not act on them.
+GROUP_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
+
+
 def dask_setup(process: Any) -> None:
     """Dask's preload hook, run in each worker process as it starts."""
     set_parent_death_signal()
+    for sig in GROUP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def start_local_cluster(workers: int) -> Any:
@@ -32,6 +41,12 @@ def start_local_cluster(workers: int) -> Any:
     logging.getLogger("distributed").setLevel(logging.ERROR)
     saved = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONSAFEPATH"] = "1"  # inherited by the processes the cluster spawns
+    # Blocked while the cluster starts, so that the threads it starts and the processes
+    # they spawn (workers, multiprocessing's resource tracker) are born with them
+    # blocked: a Ctrl-C before a worker's preload has run stays pending, not fatal.
+    # This thread's own mask is restored below, and a signal that came meanwhile is
+    # then delivered to it.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, GROUP_SIGNALS)
     try:
         return LocalCluster(
             n_workers=workers,
@@ -45,6 +60,7 @@ def start_local_cluster(workers: int) -> Any:
             preload=[PRELOAD],
         )
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if saved is None:
             os.environ.pop("PYTHONSAFEPATH", None)
         else:
