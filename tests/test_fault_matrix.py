@@ -10,11 +10,11 @@ the run is left, and that no call reaches the target once grpcbench has exited.
 Phases: pre-flight (a target that accepts and never answers), warm-up,
 measured, cooldown; where grpcbench starts the server: its start (a service still
 importing), and capacity's search and confirmations; after the run, the writing of
-its tables and files; and while a local Dask cluster's workers run the level. Faults: SIGINT, SIGTERM, SIGHUP,
-SIGQUIT, two SIGINTs, Ctrl-C and Ctrl-\\ to the whole process group (the run's
-children get them too), and a generator killed. Every cell runs in CI; ``nox -s
-faults`` runs the matrix ``GRPCBENCH_FAULT_ROUNDS`` times (default 5) with the moment
-moved within the phase.
+its tables and files; and while a local Dask cluster's workers run the level.
+Faults: SIGINT, SIGTERM, SIGHUP, SIGQUIT, two SIGINTs, Ctrl-C and Ctrl-\\ to the
+whole process group (the run's children get them too), and a generator killed. Every
+cell runs in CI; ``nox -s faults`` runs the matrix ``GRPCBENCH_FAULT_ROUNDS`` times
+(default 5) with the moment moved within the phase.
 """
 
 from __future__ import annotations

@@ -124,6 +124,25 @@ def test_a_flow_that_blocks_or_forks_ends_in_one_line(
     _no_process_left(tmp_path)
 
 
+@pytest.mark.integration
+def test_a_flow_that_blocks_a_dask_worker_ends_in_one_line(tmp_path: Path) -> None:
+    """On a Dask worker too (``--cluster local:1``): the worker's watchdog names the
+    user's frame, the level ends in that one line (exit 4, not the level's time limit
+    with "a worker left"), and nothing is left running."""
+    pytest.importorskip("distributed")
+    started = time.monotonic()
+    done = _run(tmp_path, "block", "--no-preflight", "--cluster", "local:1")
+    took = time.monotonic() - started
+    assert done.returncode == 4, done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("grpcbench: error:")]
+    assert len(errors) == 1, done.stderr
+    assert "cluster worker tcp://127.0.0.1:" in errors[0], errors[0]
+    assert "flows.py:6 in block held the generator's event loop" in errors[0], errors[0]
+    assert took < 60, f"the level ended after {took:.0f} s"
+    _no_process_left(tmp_path)
+
+
 FORKING_SERVICE = """import os, sys, time
 if sys.argv[0].endswith("child.py") and os.fork() == 0:  # the server's process forks
     time.sleep(3600)

@@ -47,13 +47,8 @@ from grpcbench.load.cluster_hosts import (
     spread_over_hosts,
     worker_version,
 )
-from grpcbench.load.cluster_worker import (
-    LEASE_S,
-    POLL_S,
-    pooled,
-    renew_lease,
-    run_on_worker,
-)
+from grpcbench.load.cluster_watchdog import held_message
+from grpcbench.load.cluster_worker import LEASE_S, POLL_S, pooled, renew_lease, run_on_worker
 from grpcbench.load.dask_logs import quiet_dask
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.interval_merger import IntervalMerger
@@ -260,6 +255,9 @@ class ClusterDriver:
                 raise DriverError(
                     f"a cluster worker's result was lost ({type(error).__name__}: {reason})"
                 ) from None
+        except DriverError as error:  # a worker held by user code left: its watchdog says why
+            said = await asyncio.to_thread(held_message, self.client, run_id)
+            raise DriverError(said or str(error)) from None
         finally:
             renewing.cancel()
             for future in futures:

@@ -17,6 +17,7 @@ from typing import Any
 
 from grpcbench.base.child_setup import pin_to
 from grpcbench.base.errors import DriverError, UsageError
+from grpcbench.load.cluster_watchdog import watched_on_worker
 from grpcbench.load.shared_calls import SharedCalls, pool_plan
 from grpcbench.model.intervals import IntervalFigures
 from grpcbench.model.level_parts import WorkerFigures
@@ -162,16 +163,16 @@ def run_on_worker(
         message = [spec.share.index, figures.to_json()]
         asyncio.get_running_loop().run_in_executor(None, _put_quietly, live, message)
 
+    level = _until_abandoned(
+        run_level(spec, lambda: None, lambda done, errors: None, before_measuring=barrier,
+                  shared=shared, on_interval=send_interval if live is not None else None),
+        abandoned,
+    )  # fmt: skip
     try:
         result: LoadResult = run(
-            _until_abandoned(
-                run_level(spec, lambda: None, lambda done, errors: None,
-                          before_measuring=barrier, shared=shared,
-                          on_interval=send_interval if live is not None else None),
-                abandoned,
-            ),
+            watched_on_worker(level, run_id, get_worker().address),
             use_uvloop=spec.settings.client_loop == "uvloop",
-        )  # fmt: skip
+        )
     finally:
         lease.close()
         if queue is not None:
