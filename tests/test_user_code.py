@@ -33,6 +33,14 @@ async def fork(client):
     if os.fork() == 0:
         time.sleep(3600)
         os._exit(0)
+
+async def daemon(client):  # a daemon's double fork: its own session, its parent gone
+    await client.unary("echo.Echo/Say", {"message": "x"})
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(3600)
+        os._exit(0)
 """
 
 
@@ -109,6 +117,7 @@ def _no_process_left(tmp_path: Path) -> None:
     [
         ("block", "level", 4, "flows.py:6 in block held the generator's event loop"),
         ("fork", "level", 4, "the flow flows:fork forked the generator"),
+        ("daemon", "level", 4, "the flow flows:daemon forked the generator"),
         ("fork", "pre-flight", 5, "the pre-flight call of the workload flows:fork forked"),
         ("block", "pre-flight", 5, "the pre-flight call of the workload flows:block did not end"),
     ],
@@ -149,11 +158,21 @@ if sys.argv[0].endswith("child.py") and os.fork() == 0:  # the server's process 
     os._exit(0)
 from grpcbench.services.hello import SERVICE  # noqa: E402
 """
+# A daemon's double fork: its own session, and its parent gone at once.
+DAEMONIZING_SERVICE = """import os, sys, time
+if sys.argv[0].endswith("child.py") and os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(3600)
+    os._exit(0)
+from grpcbench.services.hello import SERVICE  # noqa: E402
+"""
 
 
 @pytest.mark.integration
-def test_what_a_servicer_forked_stops_with_its_server(tmp_path: Path) -> None:
-    (tmp_path / "forking.py").write_text(FORKING_SERVICE)
+@pytest.mark.parametrize("service", [FORKING_SERVICE, DAEMONIZING_SERVICE], ids=["fork", "daemon"])
+def test_what_a_servicer_forked_stops_with_its_server(tmp_path: Path, service: str) -> None:
+    (tmp_path / "forking.py").write_text(service)
     done = subprocess.run(
         [*GRPCBENCH, "run", "--service", "forking:SERVICE", "-s", "grpclib", "-c", "2",
          "-n", "20", "--no-pin"],

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 # Every child of ours that serves something (gRPC servers, the embedded S3 and
 # MongoDB) prints one line `READY {"port": N}` on stdout once it listens
 # (PostgreSQL, not ours, is given its port and waited for on it).
@@ -57,6 +58,18 @@ def set_parent_death_signal() -> bool:
     return True
 
 
+def adopt_orphans() -> None:
+    """Be the reaper of this process's orphaned descendants (Linux's child subreaper).
+
+    User code that daemonizes (fork, ``setsid``, fork again, and the middle process
+    exits) leaves a process whose parent is gone; the kernel gives it to init, out of
+    reach of every stop. With this, it becomes our child instead, where the stops that
+    look for descendants (``stop_forked_copies``, ``Child.stop``) find it."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
 def die_with_parent() -> None:
     """The parent-death signal, and exit now if the parent already died."""
     if not set_parent_death_signal():
@@ -69,6 +82,7 @@ def die_with_parent() -> None:
 
 def setup_child(cpus: Sequence[int] | None) -> None:
     die_with_parent()
+    adopt_orphans()
     # Users' modules (``--service mymodule:SERVICE`` from the current directory):
     # appended to sys.path, after every installed package (see services.registry).
     for directory in os.environ.get(USER_PATH_ENV, "").split(os.pathsep):

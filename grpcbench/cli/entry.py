@@ -23,6 +23,8 @@ def main() -> None:
 
         print(versions_line())
         return
+    from grpcbench.base.child_setup import adopt_orphans
     from grpcbench.cli.app import main as command_line
 
+    adopt_orphans()  # what a flow daemonizes in the pre-flight call stays ours to stop
     command_line()

@@ -17,7 +17,7 @@ import os
 import signal
 from typing import Any
 
-from grpcbench.base.child_setup import set_parent_death_signal
+from grpcbench.base.child_setup import adopt_orphans, set_parent_death_signal
 
 PRELOAD = "grpcbench.load.local_cluster"
 
@@ -30,6 +30,7 @@ GROUP_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
 def dask_setup(process: Any) -> None:
     """Dask's preload hook, run in each worker process as it starts."""
     set_parent_death_signal()
+    adopt_orphans()
     for sig in GROUP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
 
