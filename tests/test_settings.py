@@ -26,6 +26,7 @@ NOT_DEFAULT = LoadSettings(
     connections=parse_connection_strategy("pool:3:least-busy"), arrivals="poisson",
     max_in_flight=9, max_level_s=30.0, client_cpus=(1,), call_details=5, client_loop="asyncio",
     client_stack="grpcio", sample_interval_s=0.2, connect_timeout_s=3.0, authority="a.example",
+    stall_limit_s=2.5, generator_memory_bytes=1 << 30,
     keepalive_s=5.0, gzip=True, max_recv_bytes=1000, max_send_bytes=100,
     rate_schedule=parse_rate_schedule("step:start=10,step=10,every=1s,end=30"), interval_s=0.5,
     cooldown_s=2.0, client_allocations=50,

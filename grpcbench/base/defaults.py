@@ -32,6 +32,10 @@ MAX_IN_FLIGHT = 1000  # open loop: most calls in flight at once
 # default, and so ghz's; 0 lifts it. A server streaming one endless message must
 # end the call ResourceExhausted, not grow the generator without bound.
 MAX_RECV_BYTES = 4 * 1024 * 1024
+# User code that holds a generator's loop this long, or grows it past this, ends its
+# level (load.loop_watchdog): well past what the built-in client ever takes.
+STALL_LIMIT = "10s"
+GENERATOR_MEMORY_LIMIT = 4 * 1024**3
 CLIENT_PROCESSES = "auto"  # built-in generator processes per level
 SAMPLE_INTERVAL = "100ms"  # resource timelines: CPU % and RSS sampled this often ("off": none)
 CLIENT_LOOP = "uvloop"  # the built-in generator's event loop (uvloop or asyncio)

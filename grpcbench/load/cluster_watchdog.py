@@ -17,6 +17,7 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from grpcbench.load.loop_watchdog import EXIT_BLOCKED, LoopWatchdog
+from grpcbench.model.plan import LoadSettings
 
 T = TypeVar("T")
 
@@ -27,8 +28,11 @@ def _name(run_id: str) -> str:
     return f"{run_id}-held"
 
 
-async def watched_on_worker(work: Awaitable[T], run_id: str, address: str) -> T:
-    """Await ``work`` (a worker's share of a level) with its loop watched."""
+async def watched_on_worker(
+    work: Awaitable[T], run_id: str, address: str, settings: LoadSettings
+) -> T:
+    """Await ``work`` (a worker's share of a level) with its loop watched, to the
+    limits ``settings`` gives (``--stall-limit``, ``--generator-memory-limit``)."""
     import asyncio
 
     from distributed import Variable, get_client
@@ -39,7 +43,13 @@ async def watched_on_worker(work: Awaitable[T], run_id: str, address: str) -> T:
         with contextlib.suppress(Exception):
             said.set(f"cluster worker {address}: {message}", timeout=SAY_TIMEOUT_S)
 
-    dog = LoopWatchdog(asyncio.get_running_loop(), say, end=lambda: os._exit(EXIT_BLOCKED))
+    dog = LoopWatchdog(
+        asyncio.get_running_loop(),
+        say,
+        settings.stall_limit_s,
+        settings.generator_memory_bytes,
+        end=lambda: os._exit(EXIT_BLOCKED),
+    )
     dog.start()
     try:
         return await work

@@ -170,7 +170,7 @@ def run_on_worker(
     )  # fmt: skip
     try:
         result: LoadResult = run(
-            watched_on_worker(level, run_id, get_worker().address),
+            watched_on_worker(level, run_id, get_worker().address, spec.settings),
             use_uvloop=spec.settings.client_loop == "uvloop",
         )
     finally:

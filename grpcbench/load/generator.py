@@ -64,7 +64,12 @@ def main() -> None:
         )
         try:
             result = run(
-                watched(level, lambda message: emit("error", message=message)),
+                watched(
+                    level,
+                    lambda message: emit("error", message=message),
+                    spec.settings.stall_limit_s,
+                    spec.settings.generator_memory_bytes,
+                ),
                 use_uvloop=spec.settings.client_loop == "uvloop",
             )
         except OneLineError as error:

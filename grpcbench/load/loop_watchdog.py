@@ -21,14 +21,17 @@ from collections.abc import Awaitable, Callable
 from types import FrameType
 from typing import TypeVar
 
+from grpcbench.base import defaults
+from grpcbench.base.parsing import parse_duration
 from grpcbench.observe.memory_peak import current_rss_bytes
 
 T = TypeVar("T")
 
-BLOCKED_S = 10.0  # a loop held this long by one step is held, not busy
-# A generator's memory past this is user code keeping what it allocates: the built-in
-# client holds a few tens of MiB at any rate (issue 52's flat-RSS figures).
-MEMORY_LIMIT_BYTES = 4 * 1024**3
+# The defaults of --stall-limit and --generator-memory-limit: a loop held this long by
+# one step is held, not busy; a generator's memory past this is user code keeping what
+# it allocates (the built-in client holds a few tens of MiB at any rate, issue 52).
+BLOCKED_S = parse_duration(defaults.STALL_LIMIT, "stall limit")
+MEMORY_LIMIT_BYTES = defaults.GENERATOR_MEMORY_LIMIT
 TICK_S = 0.25
 EXIT_BLOCKED = 2  # as a generator's other one-line errors
 
@@ -86,23 +89,26 @@ class LoopWatchdog:
             where = user_frame(sys._current_frames().get(self.loop_thread))
             if held >= self.blocked_s:
                 self.report(
-                    f"{where} held the generator's event loop for {held:.0f} s: a flow or"
-                    " workload must await (time.sleep, a lock or a busy loop stops every"
-                    " call of its generator)"
+                    f"{where} held the generator's event loop for {held:.0f} s (--stall-limit):"
+                    " a flow or workload must await (time.sleep, a lock or a busy loop stops"
+                    " every call of its generator)"
                 )
             else:
                 self.report(
                     f"the generator's memory passed {self.memory_bytes / 1024**3:g} GiB"
-                    f" ({rss / 1024**3:.1f} GiB; last at {where}): user code that keeps what"
-                    " it allocates"
+                    f" (--generator-memory-limit; {rss / 1024**3:.1f} GiB, last at {where}):"
+                    " user code that keeps what it allocates"
                 )
             self.stopped.set()
             self.end()
 
 
-async def watched(awaitable: Awaitable[T], report: Callable[[str], None]) -> T:
+async def watched(
+    awaitable: Awaitable[T], report: Callable[[str], None], blocked_s: float = BLOCKED_S,
+    memory_bytes: int = MEMORY_LIMIT_BYTES,
+) -> T:  # fmt: skip
     """Await ``awaitable`` with the loop watched."""
-    dog = LoopWatchdog(asyncio.get_running_loop(), report)
+    dog = LoopWatchdog(asyncio.get_running_loop(), report, blocked_s, memory_bytes)
     dog.start()
     try:
         return await awaitable

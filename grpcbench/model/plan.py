@@ -269,6 +269,21 @@ class LoadSettings:
         parse=lambda text: parse_duration(text, "--connect-timeout"), default_text="10s",
         help="How long a connection may take to open (TCP, TLS and HTTP/2 settings).",
     )  # fmt: skip
+    stall_limit_s: float = setting(
+        parse_duration(defaults.STALL_LIMIT, "stall limit"), option="--stall-limit",
+        metavar="DURATION", panel=LOAD_MODEL, json="stall_limit_s", load=float,
+        check=at_least(0, strict=True), parse=lambda text: parse_duration(text, "--stall-limit"),
+        default_text=defaults.STALL_LIMIT,
+        help="User code (a flow, a workload) that holds a generator's event loop this long"
+        " ends its level in one line that names it (default {default}).",
+    )  # fmt: skip
+    generator_memory_bytes: int = setting(
+        defaults.GENERATOR_MEMORY_LIMIT, option="--generator-memory-limit", metavar="SIZE",
+        panel=LOAD_MODEL, json="generator_memory_bytes", load=int, check=at_least(1),
+        parse=lambda text: parse_size(text, "--generator-memory-limit"), default_text="4 GiB",
+        help="A generator (or the pre-flight call) grown past this ends its level in one"
+        " line: user code that keeps what it allocates.",
+    )  # fmt: skip
     # ghz's channel flags (rpc.client_options.ClientOptions is what channels read).
     authority: str = setting(
         "", option="--authority", metavar="NAME", panel=LOAD_MODEL, json="authority", load=str,

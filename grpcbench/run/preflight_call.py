@@ -62,9 +62,11 @@ def preflight_here(
 PREFLIGHT_NUMBER = 1_000_000_000
 
 
-async def bounded(check: Awaitable[T], what: str, limit_s: float) -> T:
+async def bounded(
+    check: Awaitable[T], what: str, limit_s: float, memory_bytes: int = MEMORY_LIMIT_BYTES
+) -> T:
     """``check``'s result, unless the user code in it (a flow, run in this process) holds
-    it past ``limit_s`` or grows this process by ``MEMORY_LIMIT_BYTES``: then one line.
+    it past ``limit_s`` or grows this process by ``memory_bytes``: then one line.
     The thread it runs in cannot be stopped, and is left to end with the process."""
     task = asyncio.ensure_future(check)
     loop = asyncio.get_running_loop()
@@ -74,11 +76,11 @@ async def bounded(check: Awaitable[T], what: str, limit_s: float) -> T:
             done, _ = await asyncio.wait({task}, timeout=TICK_S)
             if done:
                 return task.result()
-            if current_rss_bytes() - baseline > MEMORY_LIMIT_BYTES:
+            if current_rss_bytes() - baseline > memory_bytes:
                 raise PreflightError(
                     f"the pre-flight call of {what} grew grpcbench's memory by more than"
-                    f" {MEMORY_LIMIT_BYTES / 1024**3:g} GiB: user code that keeps what it"
-                    " allocates"
+                    f" {memory_bytes / 1024**3:g} GiB (--generator-memory-limit): user code"
+                    " that keeps what it allocates"
                 )
             if loop.time() > deadline:
                 raise PreflightError(

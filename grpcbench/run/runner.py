@@ -24,7 +24,6 @@ from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver, close_driver
-from grpcbench.load.loop_watchdog import BLOCKED_S
 from grpcbench.model.events import RunEvents
 from grpcbench.model.metadata import collect_metadata
 from grpcbench.model.plan import LevelPlan
@@ -267,12 +266,12 @@ class Runner:
         # Bounded here too: user code (a flow) that blocks the check's loop holds it
         # past every deadline of its own, or allocates without end (load.loop_watchdog
         # does this for generators).
-        limit = options.settings.timeout_s + options.settings.connect_timeout_s + BLOCKED_S
+        settings = options.settings
+        limit = settings.timeout_s + settings.connect_timeout_s + settings.stall_limit_s
         await bounded(self.check_site(
             preflight_here, target.address, self.security, spec.to_json(), what,
-            options.settings.timeout_s, options.expected_statuses,
-            ClientOptions.of(options.settings),
-        ), what, limit)  # fmt: skip
+            settings.timeout_s, options.expected_statuses, ClientOptions.of(settings),
+        ), what, limit, settings.generator_memory_bytes)  # fmt: skip
 
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None
