@@ -205,7 +205,7 @@ def test_the_pre_flight_call_is_bounded_in_time_and_memory(
         hoard.close()
 
     with pytest.raises(PreflightError, match="did not end within 0.5 s"):
-        asyncio.run(preflight_call.bounded(held(), "the workload f:held", 0.5))
+        asyncio.run(preflight_call.bounded(held(), "the workload f:held", 0.5, 1 << 30))
     with pytest.raises(PreflightError, match="grew grpcbench's memory by more than"):
         asyncio.run(preflight_call.bounded(hoarding(), "the workload f:hoarding", 30, 16 << 20))
-    assert asyncio.run(preflight_call.bounded(asyncio.sleep(0, "done"), "w", 1)) == "done"
+    assert asyncio.run(preflight_call.bounded(asyncio.sleep(0, "done"), "w", 1, 1 << 30)) == "done"

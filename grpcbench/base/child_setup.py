@@ -88,10 +88,20 @@ def setup_child(cpus: Sequence[int] | None) -> None:
     for directory in os.environ.get(USER_PATH_ENV, "").split(os.pathsep):
         if directory and directory not in sys.path:
             sys.path.append(directory)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "SIGQUIT"):  # Ctrl-\ as well: the runner stops its children
-        signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+    ignore_terminal_signals()
     pin_to(cpus or ())
+
+
+# Ctrl-C and Ctrl-\ reach a terminal's whole process group: grpcbench stops its
+# children itself (and keeps what was measured), so the children do not act on them.
+TERMINAL_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGQUIT") if hasattr(signal, name)
+)
+
+
+def ignore_terminal_signals() -> None:
+    for sig in TERMINAL_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def pin_to(cpus: Iterable[int]) -> None:

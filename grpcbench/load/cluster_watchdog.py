@@ -12,11 +12,10 @@ the variable and says that instead.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from grpcbench.load.loop_watchdog import EXIT_BLOCKED, LoopWatchdog
+from grpcbench.load.loop_watchdog import watched
 from grpcbench.model.plan import LoadSettings
 
 T = TypeVar("T")
@@ -33,8 +32,6 @@ async def watched_on_worker(
 ) -> T:
     """Await ``work`` (a worker's share of a level) with its loop watched, to the
     limits ``settings`` gives (``--stall-limit``, ``--generator-memory-limit``)."""
-    import asyncio
-
     from distributed import Variable, get_client
 
     said = Variable(_name(run_id), client=get_client())
@@ -43,18 +40,7 @@ async def watched_on_worker(
         with contextlib.suppress(Exception):
             said.set(f"cluster worker {address}: {message}", timeout=SAY_TIMEOUT_S)
 
-    dog = LoopWatchdog(
-        asyncio.get_running_loop(),
-        say,
-        settings.stall_limit_s,
-        settings.generator_memory_bytes,
-        end=lambda: os._exit(EXIT_BLOCKED),
-    )
-    dog.start()
-    try:
-        return await work
-    finally:
-        dog.stop()
+    return await watched(work, say, settings.stall_limit_s, settings.generator_memory_bytes)
 
 
 def held_message(client: Any, run_id: str) -> str:

@@ -17,22 +17,21 @@ import os
 import signal
 from typing import Any
 
-from grpcbench.base.child_setup import adopt_orphans, set_parent_death_signal
+from grpcbench.base.child_setup import (
+    TERMINAL_SIGNALS,
+    adopt_orphans,
+    ignore_terminal_signals,
+    set_parent_death_signal,
+)
 
 PRELOAD = "grpcbench.load.local_cluster"
-
-
-# Ctrl-C and Ctrl-\ reach a terminal's whole process group: grpcbench stops its
-# workers itself (and keeps what was measured), so the workers do not act on them.
-GROUP_SIGNALS = (signal.SIGINT, signal.SIGQUIT)
 
 
 def dask_setup(process: Any) -> None:
     """Dask's preload hook, run in each worker process as it starts."""
     set_parent_death_signal()
     adopt_orphans()
-    for sig in GROUP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
+    ignore_terminal_signals()  # grpcbench stops its workers itself, as its other children
 
 
 def start_local_cluster(workers: int) -> Any:
@@ -47,7 +46,7 @@ def start_local_cluster(workers: int) -> Any:
     # blocked: a Ctrl-C before a worker's preload has run stays pending, not fatal.
     # This thread's own mask is restored below, and a signal that came meanwhile is
     # then delivered to it.
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, GROUP_SIGNALS)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, TERMINAL_SIGNALS)
     try:
         return LocalCluster(
             n_workers=workers,

@@ -4,10 +4,10 @@ A flow (``--workload``) or a workload that blocks (``time.sleep``, a lock, a bus
 stops every call of its generator: no deadline can fire and no event reaches the
 parent, which waited for the level forever. One that keeps what it allocates grows the
 generator until the machine swaps. A thread of its own watches the loop's heartbeat and
-the process's memory; once the loop has not turned for ``BLOCKED_S``, or the memory
-passed ``MEMORY_LIMIT_BYTES``, it names the user's frame, reports the level's error and ends
-the process (the loop cannot be given back; the parent stops the level as for any
-generator error)."""
+the process's memory; once the loop has not turned for ``--stall-limit``, or the memory
+passed ``--generator-memory-limit`` (both on ``model.plan.LoadSettings``, which callers
+pass), it names the user's frame, reports the level's error and ends the process (the
+loop cannot be given back; the parent stops the level as for any generator error)."""
 
 from __future__ import annotations
 
@@ -21,17 +21,10 @@ from collections.abc import Awaitable, Callable
 from types import FrameType
 from typing import TypeVar
 
-from grpcbench.base import defaults
-from grpcbench.base.parsing import parse_duration
 from grpcbench.observe.memory_peak import current_rss_bytes
 
 T = TypeVar("T")
 
-# The defaults of --stall-limit and --generator-memory-limit: a loop held this long by
-# one step is held, not busy; a generator's memory past this is user code keeping what
-# it allocates (the built-in client holds a few tens of MiB at any rate, issue 52).
-BLOCKED_S = parse_duration(defaults.STALL_LIMIT, "stall limit")
-MEMORY_LIMIT_BYTES = defaults.GENERATOR_MEMORY_LIMIT
 TICK_S = 0.25
 EXIT_BLOCKED = 2  # as a generator's other one-line errors
 
@@ -57,7 +50,7 @@ class LoopWatchdog:
     """Watches ``loop`` from a daemon thread; ``report(message)`` once it is held."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, report: Callable[[str], None],
-                 blocked_s: float = BLOCKED_S, memory_bytes: int = MEMORY_LIMIT_BYTES,
+                 blocked_s: float, memory_bytes: int,
                  end: Callable[[], None] = lambda: os._exit(EXIT_BLOCKED)) -> None:  # fmt: skip
         self.loop = loop
         self.report = report
@@ -104,11 +97,12 @@ class LoopWatchdog:
 
 
 async def watched(
-    awaitable: Awaitable[T], report: Callable[[str], None], blocked_s: float = BLOCKED_S,
-    memory_bytes: int = MEMORY_LIMIT_BYTES,
+    awaitable: Awaitable[T], report: Callable[[str], None], blocked_s: float,
+    memory_bytes: int, end: Callable[[], None] = lambda: os._exit(EXIT_BLOCKED),
 ) -> T:  # fmt: skip
-    """Await ``awaitable`` with the loop watched."""
-    dog = LoopWatchdog(asyncio.get_running_loop(), report, blocked_s, memory_bytes)
+    """Await ``awaitable`` with the loop watched; ``end`` ends the process once it is held
+    (a Dask worker's watchdog first gives the scheduler time to carry the line)."""
+    dog = LoopWatchdog(asyncio.get_running_loop(), report, blocked_s, memory_bytes, end)
     dog.start()
     try:
         return await awaitable

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from grpcbench.base.errors import PreflightError
 from grpcbench.base.processes import stop_forked_copies
 from grpcbench.load.engine import make_workload
-from grpcbench.load.loop_watchdog import MEMORY_LIMIT_BYTES, TICK_S
+from grpcbench.load.loop_watchdog import TICK_S
 from grpcbench.model.load_result import GeneratorJob
 from grpcbench.observe.memory_peak import current_rss_bytes
 from grpcbench.rpc.client_options import ClientOptions
@@ -62,9 +62,7 @@ def preflight_here(
 PREFLIGHT_NUMBER = 1_000_000_000
 
 
-async def bounded(
-    check: Awaitable[T], what: str, limit_s: float, memory_bytes: int = MEMORY_LIMIT_BYTES
-) -> T:
+async def bounded(check: Awaitable[T], what: str, limit_s: float, memory_bytes: int) -> T:
     """``check``'s result, unless the user code in it (a flow, run in this process) holds
     it past ``limit_s`` or grows this process by ``memory_bytes``: then one line.
     The thread it runs in cannot be stopped, and is left to end with the process."""
