@@ -3,9 +3,10 @@ injected change at its run, and how often it finds one where there is none.
 
 Each round runs two interleaved series of real runs on this machine
 (tests/support/run_series.py): ``step``, whose server's handler starts waiting at
-run 12 of 20, and ``flat``, the same server unchanged. It prints, per round, where
-change points were found, then the counts: steps found at their run (±1), other
-changes in the step series, and series without a change where one was found.
+run 12 of 20, and ``flat`` and ``canary``, the same server unchanged. It prints, per
+round, where change points were found, then the counts: steps found at their run
+(±1), other changes in the step series, flat series where one was found, and flat
+series where one was found that its canary (``history --control``) does not share.
 Numbers to read, not assertions (the integration test asserts one round).
 """
 
@@ -27,21 +28,25 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=float, default=0.5)
     args = parser.parse_args()
     series = Series(runs=args.runs, change_at=args.runs * 3 // 5, delay_ms=args.delay_ms)
-    found = other = false = 0
+    found = other = false = false_against_canary = 0
     for number in range(1, args.rounds + 1):
         with tempfile.TemporaryDirectory() as tmp:
             url = run_series(series, Path(tmp) / "runs.db")
             step, flat = history_json(url, "step"), history_json(url, "flat")
+            against = history_json(url, "flat", control="canary")
         at_step, at_flat = found_at(step), found_at(flat)
+        code_changes = found_at(against, ("regression", "improvement"))
         hit = [at for at in at_step if abs(at - series.change_at) <= 1]
         found += bool(hit)
         other += len(at_step) - len(hit[:1])
         false += bool(at_flat)
+        false_against_canary += bool(code_changes)
         print(f"round {number}: step changed at run {series.change_at}, found at {at_step};"
-              f" flat: found at {at_flat}")  # fmt: skip
+              f" flat: found at {at_flat}, not the canary's at {code_changes}")  # fmt: skip
     print(f"{args.rounds} rounds of {args.runs} runs: step found at its run (±1) in {found};"
           f" {other} other change point(s) in the step series; a change found in {false}"
-          f" of {args.rounds} flat series")  # fmt: skip
+          f" of {args.rounds} flat series, one its canary does not share in"
+          f" {false_against_canary}")  # fmt: skip
 
 
 if __name__ == "__main__":

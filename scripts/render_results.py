@@ -968,6 +968,7 @@ class Capture:
     argv: tuple[str, ...]  # after `grpcbench`
     columns: int = 120
     start_at: str = ""  # the output from the first line that starts with this
+    after: str = ""  # the output after the first line that starts with this
     stop_at: str = ""  # up to the first line after that starts with this
 
 
@@ -987,6 +988,10 @@ CAPTURES: dict[str, Capture] = {
     ),
     # `grpcbench history` over the saved step series (tests/test_history_detection.py).
     "history-step": Capture(("history", "docs/results/history", "step"), columns=100),
+    # The same against flat, the unchanged server run beside it (`history --control flat`).
+    "history-step-control": Capture(
+        ("history", "docs/results/history", "step", "flat"), columns=100, after="└"
+    ),
 }
 
 
@@ -1005,7 +1010,7 @@ def render_capture(capture: Capture) -> str:
     console = Console(file=screen, width=capture.columns, color_system=None, soft_wrap=False)
     consoles = Consoles(console, Console(file=messages))
     if capture.argv[0] == "history":
-        _history_of_saved_runs(ROOT / capture.argv[1], capture.argv[2], consoles)
+        _history_of_saved_runs(ROOT / capture.argv[1], *capture.argv[2:], consoles=consoles)
     else:
         show(ROOT / capture.argv[1], False, consoles)
     shown = screen.getvalue()
@@ -1013,14 +1018,20 @@ def render_capture(capture: Capture) -> str:
     if capture.start_at:
         starts = [i for i, line in enumerate(lines) if line.startswith(capture.start_at)]
         lines = lines[starts[0] if starts else 0 :]
+    if capture.after:
+        ends = [i for i, line in enumerate(lines) if line.startswith(capture.after)]
+        lines = lines[ends[0] + 1 if ends else 0 :]
     if capture.stop_at:
         stops = [i for i, line in enumerate(lines) if i and line.startswith(capture.stop_at)]
         lines = lines[: stops[0] if stops else len(lines)]
     return "```text\n" + "\n".join(lines).strip() + "\n```"
 
 
-def _history_of_saved_runs(folder: Path, project: str, consoles: Any) -> None:
-    """`grpcbench history` of ``project`` on a store made afresh from its saved runs."""
+def _history_of_saved_runs(
+    folder: Path, project: str, control: str | None = None, *, consoles: Any
+) -> None:
+    """`grpcbench history` of ``project`` (against ``control``) on a store made afresh
+    from their saved runs, interleaved as they were made."""
     import tempfile
 
     from grpcbench.cli.store_commands import HistoryArgs, history
@@ -1029,10 +1040,11 @@ def _history_of_saved_runs(folder: Path, project: str, consoles: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/runs.db"
         store = Store(url)
-        for path in sorted(folder.glob(f"{project}-*.json")):
-            store.save(project, json.loads(path.read_text()), path.name)
+        for name in filter(None, (project, control)):
+            for path in sorted(folder.glob(f"{name}-*.json")):
+                store.save(name, json.loads(path.read_text()), path.name)
         store.engine.dispose()
-        history(HistoryArgs(url, project, last=20), consoles)
+        history(HistoryArgs(url, project, last=20, control=control), consoles)
 
 
 # Blocks that render another block's saved results their own way.

@@ -242,17 +242,20 @@ def _grpcbench(block: Block, command: str, workdir: Path) -> None:
 
 def _saved_runs_store(argv: list[str], workdir: Path) -> dict[str, str]:
     """A page's `history` reads a store: the one it names (or GRPCBENCH_STORE's), made
-    from the saved runs of docs/history.md under the project it names, unless a block
-    before filled it."""
+    from the saved runs of docs/history.md under the project it names (step's, and a
+    ``--control``'s own), unless a block before filled it."""
     pytest.importorskip("otava")
     from grpcbench.history.store import Store
 
     url = argv[argv.index("--store") + 1] if "--store" in argv else "sqlite:///runs.db"
     project = argv[argv.index("--project") + 1] if "--project" in argv else "step"
+    control = argv[argv.index("--control") + 1] if "--control" in argv else None
     store = Store(url)
-    if argv[0] == "history" and not any(name == project for name, *_ in store.projects()):
-        for path in sorted((workdir / "docs" / "results" / "history").glob("step-*.json")):
-            store.save(project, json.loads(path.read_text()), path.name)
+    saved = workdir / "docs" / "results" / "history"
+    for name, runs in ((project, "step"), (control, control)):
+        if argv[0] == "history" and name and not any(n == name for n, *_ in store.projects()):
+            for path in sorted(saved.glob(f"{runs}-*.json")):
+                store.save(name, json.loads(path.read_text()), path.name)
     store.engine.dispose()
     return {"GRPCBENCH_STORE": url, "GRPCBENCH_PROJECT": project}
 

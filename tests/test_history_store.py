@@ -16,22 +16,11 @@ from grpcbench.history.database import store_url
 from grpcbench.history.history import load_history
 from grpcbench.history.series import level_figures, percentile_half_width
 from grpcbench.history.store import Store
-from grpcbench.model.results import RecordedOptions, RunRecord
+from grpcbench.model.results import RunRecord
 from tests.support.factories import level
+from tests.support.stored_results import results
 
 pytest.importorskip("otava")
-
-
-def results(p50_us: int, number: int, *, server: str = "grpclib", spread: int = 20,
-            seed: int = 0) -> dict[str, object]:  # fmt: skip
-    """A run's results whose level has ~1,000 calls around ``p50_us``."""
-    rng = random.Random(seed * 1000 + number)
-    latencies = [max(1, int(rng.gauss(p50_us, spread))) for _ in range(1000)]
-    one = level(server, latencies_us=latencies, statuses={"OK": 1000})
-    record = RunRecord(RecordedOptions(), {"hostname": "h", "git": {"commit": f"c{number:04}"}},
-                       started_at=f"2026-01-01T00:{number:02}:00+00:00", levels=[one])  # fmt: skip
-    record.finish("complete")
-    return record.to_json()
 
 
 def test_a_run_is_kept_once_with_its_figures(tmp_path: Path) -> None:

@@ -53,6 +53,14 @@ def history(
         float,
         typer.Option(help="A change must be this many times the runs' scatter (their deviation)."),
     ] = 3.0,
+    control: Annotated[
+        str | None,
+        typer.Option(
+            help="A control project run beside this one on unchanged code (a canary): the"
+            " changes it shares are the host's, never regressions.",
+            show_default=False,
+        ),
+    ] = None,
     output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
     fail_on_regression: Annotated[
         bool,
@@ -75,6 +83,7 @@ def history(
         min_effect,
         output_format,
         fail_on_regression,
+        control,
     )
     call_command(store_commands.history, args)
 

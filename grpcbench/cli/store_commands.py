@@ -73,6 +73,7 @@ class HistoryArgs:
     min_effect: float = 3.0
     output_format: str = "text"
     fail_on_regression: bool = False
+    control: str | None = None
 
 
 def history(args: HistoryArgs, consoles: Consoles) -> int:
@@ -89,8 +90,10 @@ def history(args: HistoryArgs, consoles: Consoles) -> int:
         raise UsageError(f"bad --last {args.last}: a positive number of runs")
     check_figure(args.figure)
     name = project_name(args.project)
+    if args.control == name:
+        raise UsageError(f"bad --control {name!r}: a control is another project, run beside it")
     found = load_history(Store(store_url(args.store)), name, args.figure, args.series,
-                         args.max_pvalue, args.min_effect)  # fmt: skip
+                         args.max_pvalue, args.min_effect, args.control)  # fmt: skip
     if args.output_format == "json":
         # Straight to the file: rich would read a thousand runs' JSON line by line.
         consoles.out.file.write(json.dumps(found.to_json(), indent=2) + "\n")

@@ -56,6 +56,8 @@ class ChangePoint:
     p_value: float
     worse: bool
     of_server: bool  # False: the generator limited the runs after it
+    host: bool = False  # the control project shares it (history.control)
+    control_change: float | None = None  # the control's relative shift, when one was given
 
     @property
     def change(self) -> float:
@@ -63,14 +65,16 @@ class ChangePoint:
 
     @property
     def kind(self) -> str:
+        if self.host:
+            return "host"
         return "regression" if self.worse else "improvement"
 
     def to_json(self) -> dict[str, object]:
         return {
             "run_id": self.run_id, "series": self.series, "figure": self.figure,
             "index": self.index, "before": self.before, "after": self.after,
-            "change": self.change, "p_value": self.p_value, "kind": self.kind,
-            "of_server": self.of_server,
+            "change": self.change, "p_value": self.p_value, "kind": self.kind, "worse": self.worse,
+            "of_server": self.of_server, "control_change": self.control_change,
         }  # fmt: skip
 
     @classmethod
@@ -78,7 +82,8 @@ class ChangePoint:
         return cls(
             data["series"], data["figure"], int(data["run_id"]), int(data["index"]),
             float(data["before"]), float(data["after"]), float(data["p_value"]),
-            data["kind"] == "regression", bool(data["of_server"]),
+            bool(data.get("worse", data["kind"] == "regression")),
+            bool(data["of_server"]), data["kind"] == "host", data.get("control_change"),
         )  # fmt: skip
 
 

@@ -35,11 +35,13 @@ class History:
         return HISTORY_FIGURES[self.figure][0]
 
     def newest_regressions(self) -> list[ChangePoint]:
-        """Regressions of the server that the newest run starts (``--fail-on-regression``)."""
+        """Regressions of the server that the newest run starts (``--fail-on-regression``);
+        not those a control project shares (the host's)."""
         if not self.runs:
             return []
         newest = self.runs[-1].id
-        return [c for c in self.change_points if c.run_id == newest and c.worse and c.of_server]
+        return [c for c in self.change_points
+                if c.run_id == newest and c.kind == "regression" and c.of_server]  # fmt: skip
 
     def groups(self) -> dict[str, list[str]]:
         """scenario · level -> the series (columns) measured there, in order."""
@@ -78,9 +80,11 @@ STATUS_FIGURES = ("p50", "p99", "rps", "capacity")
 def load_history(
     store: Store, project: str, figure: str, series_filter: str | None = None,
     max_pvalue: float = DEFAULT_MAX_PVALUE, min_effect: float = DEFAULT_MIN_EFFECT,
+    control: str | None = None,
 ) -> History:  # fmt: skip
     """``figure`` over every complete run of ``project``, with its change points: those
-    kept for the same runs and settings, else found now (and kept)."""
+    kept for the same runs and settings, else found now (and kept); those the
+    ``control`` project shares marked as the host's (``history.control``)."""
     check_figure(figure)
     if not 0 < max_pvalue < 1:
         raise UsageError(f"bad --max-pvalue {max_pvalue:g}: between 0 and 1")
@@ -110,10 +114,30 @@ def load_history(
         found.sort(key=lambda c: (order[c.run_id], c.series))
         store.keep_analysis(project, figure, settings, newest,
                             json.dumps([c.to_json() for c in found]))  # fmt: skip
+    if control is not None:
+        found = _with_control(store, control, figure, runs, values, found)
     if series_filter is not None:
         values = {s: points for s, points in values.items() if series_filter in s}
         found = [c for c in found if series_filter in c.series]
     return History(project, figure, runs, values, found)
+
+
+def _with_control(
+    store: Store, control: str, figure: str, runs: list[StoredRun],
+    values: dict[str, dict[int, Point]], found: list[ChangePoint],
+) -> list[ChangePoint]:  # fmt: skip
+    from grpcbench.history.control import mark_host_changes
+
+    control_runs = store.runs(control)
+    raw = store.figure_values(control, [run.id for run in control_runs], figure)
+    control_values = {
+        series: {run_id: Point(run_id, *point) for run_id, point in by_run.items()}
+        for series, by_run in raw.items()
+    }
+    return mark_host_changes(
+        found, values, {run.id: run.started_at for run in runs}, control_values,
+        {run.id: run.started_at for run in control_runs},
+    )  # fmt: skip
 
 
 def refresh(store: Store, project: str) -> None:

@@ -23,7 +23,7 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em}
 th{background:#f3f3f3}a{color:#0645ad}.ok{color:#1a7f37}.fail{color:#cf222e;font-weight:bold}
 .figures a{margin-right:.8em}.figures a.on{font-weight:bold;text-decoration:none;color:#222}
-.chart{margin:1em 0}.regression{color:#cf222e}.improvement{color:#1a7f37}
+.chart{margin:1em 0}.regression{color:#cf222e}.improvement{color:#1a7f37}.host{color:#9a6700}
 """
 
 
@@ -83,9 +83,7 @@ def _chart(history: History, group: str, series: list[str], number: int) -> str:
         for s in series
     ]  # fmt: skip
     changes = [
-        {"x": place[c.run_id], "worse": c.worse}
-        for c in history.change_points
-        if c.series in series
+        {"x": place[c.run_id], "kind": c.kind} for c in history.change_points if c.series in series
     ]
     labels = [s.rpartition(SEPARATOR)[2] for s in series]
     data = json.dumps({
@@ -98,12 +96,13 @@ def _chart(history: History, group: str, series: list[str], number: int) -> str:
 
 DRAW_SCRIPT = """<script>
 const COLOURS = ["#1f77b4","#ff7f0e","#2ca02c","#9467bd","#8c564b","#e377c2","#7f7f7f","#17becf"];
+const MARKS = {regression: "#cf222e", improvement: "#1a7f37", host: "#9a6700"};
 function draw(id, chart) {
   const marks = u => {
     const ctx = u.ctx; ctx.save(); ctx.lineWidth = 2;
     for (const c of chart.changes) {
       const x = u.valToPos(c.x - 0.5, "x", true);
-      ctx.strokeStyle = c.worse ? "#cf222e" : "#1a7f37"; ctx.beginPath();
+      ctx.strokeStyle = MARKS[c.kind]; ctx.beginPath();
       ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
     }
     ctx.restore();
@@ -117,8 +116,9 @@ function draw(id, chart) {
 </script>"""
 
 
-def project_page(history: History, series_filter: str | None) -> str:
-    keep = {"series": series_filter} if series_filter else {}
+def project_page(history: History, series_filter: str | None, control: str | None = None) -> str:
+    keep = {key: value for key, value in (("series", series_filter), ("control", control))
+            if value}  # fmt: skip
     base = f"/projects/{quote(history.project, safe='')}"
     figures = "".join(
         f'<a class="{"on" if key == history.figure else ""}"'
@@ -132,6 +132,7 @@ def project_page(history: History, series_filter: str | None) -> str:
         f'(<a href="/runs/{c.run_id}">run {c.run_id}</a>): {_e(c.series)}: {_e(show(c.before))}'
         f" &rarr; {_e(show(c.after))} ({c.change:+.1%}, p = {c.p_value:.2g})"
         + ("" if c.of_server else "; the generator limited these runs: not the server's")
+        + ("" if c.control_change is None else f"; the control moved {c.control_change:+.1%}")
         + "</li>"
         for c in history.change_points
     ) or f"<li>No change points in {_e(history.label)}.</li>"  # fmt: skip
@@ -151,7 +152,14 @@ def project_page(history: History, series_filter: str | None) -> str:
         for run in reversed(history.runs)
     )  # fmt: skip
     body = (
-        f'<p class="figures">{figures}</p><h2>Change points</h2><ul id="changes">{changes}</ul>'
+        f'<p class="figures">{figures}</p><h2>Change points</h2>'
+        + (
+            f"<p>Against the control project {_e(control)}: the changes it shares are the"
+            " host's.</p>"
+            if control
+            else ""
+        )
+        + f'<ul id="changes">{changes}</ul>'
         f"{DRAW_SCRIPT}<h2>History</h2>{charts or '<p>No values of this figure.</p>'}"
         '<h2>Compare two runs</h2><form action="/compare">'
         f'<select name="a">{options}</select> &rarr; <select name="b">{options}</select>'

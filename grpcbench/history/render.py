@@ -14,6 +14,9 @@ from grpcbench.history.history import History
 from grpcbench.history.series import SEPARATOR
 from grpcbench.report.figures import FIGURES
 
+# A change the control project shares (the host's) is neither good nor bad news.
+COLOURS = {"regression": "red", "improvement": "green", "host": "yellow"}
+
 
 def value_format(figure: str) -> Callable[[float], str]:
     if figure in FIGURES and figure != "rps":
@@ -49,7 +52,7 @@ def print_history(console: Console, history: History, last: int) -> None:
                 cell = show(point.value) if point else "-"
                 change = marks.get((series, run.id))
                 if change is not None:
-                    colour = "red" if change.worse else "green"
+                    colour = COLOURS[change.kind]
                     cell = f"[{colour}]{'▲' if change.after > change.before else '▼'} {cell}[/]"
                 cells.append(cell)
             commit = (run.commit or "")[:9] + ("+" if run.dirty else "")
@@ -59,8 +62,10 @@ def print_history(console: Console, history: History, last: int) -> None:
         console.print("no complete runs in this project yet")
     for change in history.change_points:
         whose = "" if change.of_server else "; the generator limited these runs: not the server's"
+        if change.control_change is not None:
+            whose += f"; the control moved {change.control_change:+.1%}"
         console.print(
-            f"{'[red]regression[/]' if change.worse else '[green]improvement[/]'} at"
+            f"[{COLOURS[change.kind]}]{change.kind}[/] at"
             f" {_run_label(history, change.run_id)}: {escape(change.series)}:"
             f" {show(change.before)} -> {show(change.after)} ({change.change:+.1%},"
             f" p = {change.p_value:.2g}){whose}",

@@ -36,15 +36,18 @@ class Dashboard:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._cache: dict[tuple[str, str, str | None], tuple[int, History]] = {}
+        self._cache: dict[tuple[str, str, str | None, str | None], tuple[int, History]] = {}
 
-    def history(self, project: str, figure: str, series: str | None = None) -> History:
-        runs = self.store.runs(project)
-        newest = runs[-1].id if runs else 0
-        key = (project, figure, series)
+    def history(
+        self, project: str, figure: str, series: str | None = None, control: str | None = None
+    ) -> History:
+        runs = self.store.runs(project) + (self.store.runs(control) if control else [])
+        newest = max((run.id for run in runs), default=0)  # ids grow: a new run changes it
+        key = (project, figure, series, control)
         cached = self._cache.get(key)
         if cached is None or cached[0] != newest:
-            cached = (newest, load_history(self.store, project, figure, series))
+            found = load_history(self.store, project, figure, series, control=control)
+            cached = (newest, found)
             self._cache[key] = cached
         return cached[1]
 
@@ -89,12 +92,15 @@ def make_app(dashboard: Dashboard) -> web.Application:
     async def project(request: web.Request) -> web.Response:
         figure = request.query.get("figure", "p50")
         series = request.query.get("series") or None
+        control = request.query.get("control") or None
         try:
             check_figure(figure)
-            found = await in_thread(dashboard.history, request.match_info["name"], figure, series)
+            found = await in_thread(
+                dashboard.history, request.match_info["name"], figure, series, control
+            )
         except UsageError as error:
             return _html(pages.page("Not found", f"<p>{pages._e(error)}</p>"), 404)
-        return _html(pages.project_page(found, series))
+        return _html(pages.project_page(found, series, control))
 
     @routes.get("/runs/{run_id:\\d+}")
     async def run(request: web.Request) -> web.Response:

@@ -1,9 +1,12 @@
 """Real runs, kept in a store one after another: the series change points are found in.
 
-Two projects are run interleaved, run by run, so that whatever the machine does
-meanwhile (another job, a cache, a governor) falls on both alike: ``step``, whose
+Three projects are run interleaved, run by run, so that whatever the machine does
+meanwhile (another job, a cache, a governor) falls on all alike: ``step``, whose
 server's handler starts waiting ``delay_ms`` from run ``change_at`` on (the hello
-service's ``delay_ms`` server param), and ``flat``, whose server never changes.
+service's ``delay_ms`` server param), and ``flat`` and ``canary``, whose servers never
+change. The machine's own changes are real: on a shared runner a series of an
+unchanged server can change too, and ``history --control`` tells them apart (the
+canary is flat's control, flat is step's).
 Used by tests/test_history_detection.py and benchmarks/change_detection.py.
 """
 
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 SERVER = "grpclib"
+PROJECTS = ("step", "flat", "canary")
 
 
 @dataclass(frozen=True)
@@ -35,11 +39,12 @@ class Series:
 
 
 def run_series(series: Series, store: Path) -> str:
-    """The two projects' runs, stored in ``store`` (SQLite); its URL."""
+    """The three projects' runs, stored in ``store`` (SQLite); its URL."""
     url = f"sqlite:///{store}"
     for number in range(1, series.runs + 1):
         step_delay = series.delay_ms if number >= series.change_at else 0.0
-        for project, delay in (("step", step_delay), ("flat", 0.0)):
+        for project in PROJECTS:
+            delay = step_delay if project == "step" else 0.0
             done = subprocess.run(series.argv(url, project, delay), capture_output=True,
                                   text=True, timeout=120, check=False)  # fmt: skip
             if done.returncode != 0:
@@ -47,17 +52,21 @@ def run_series(series: Series, store: Path) -> str:
     return url
 
 
-def history_json(url: str, project: str, figure: str = "p50") -> dict[str, Any]:
+def history_json(
+    url: str, project: str, figure: str = "p50", control: str | None = None
+) -> dict[str, Any]:
+    against = ["--control", control] if control else []
     done = subprocess.run(
         [sys.executable, "-m", "grpcbench", "history", "--store", url, "--project", project,
-         "--figure", figure, "--format", "json"],
+         "--figure", figure, "--format", "json", *against],
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     found: dict[str, Any] = json.loads(done.stdout)
     return found
 
 
-def found_at(history: dict[str, Any]) -> list[int]:
-    """The 1-based run numbers where change points start."""
+def found_at(history: dict[str, Any], kinds: tuple[str, ...] = ()) -> list[int]:
+    """The 1-based run numbers where change points (of ``kinds``; any) start."""
     numbers = {run["id"]: n for n, run in enumerate(history["runs"], 1)}
-    return [numbers[change["run_id"]] for change in history["change_points"]]
+    return [numbers[change["run_id"]] for change in history["change_points"]
+            if not kinds or change["kind"] in kinds]  # fmt: skip
