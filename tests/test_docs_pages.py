@@ -114,3 +114,22 @@ def test_every_row_of_the_locust_and_k6_table_names_a_test_that_exists() -> None
         assert found, f"a row names no test: {row}"
         source = (ROOT / found[1]).read_text()
         assert re.search(rf"^def {found[2]}\(", source, re.MULTILINE), found.group(0)
+
+
+def test_every_test_a_page_names_exists() -> None:
+    """A page that says "tests/test_x.py checks this" (or names the test) on any page,
+    the README too, points at a file and a test that exist: a renamed or deleted test
+    must take its sentence with it."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    named = 0
+    for page in pages:
+        for path, name in re.findall(
+            r"(tests/(?:\w+/)*test_\w+\.py)(?:::(\w+))?", page.read_text()
+        ):
+            assert (ROOT / path).exists(), f"{page.name} names {path}, which does not exist"
+            source = (ROOT / path).read_text()
+            assert not name or re.search(rf"^(async )?def {name}\(", source, re.MULTILINE), (
+                f"{page.name} names {path}::{name}, which does not exist"
+            )
+            named += 1
+    assert named >= 30, named
