@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -100,3 +101,27 @@ def test_standard_output_is_treated_as_a_unix_tool_treats_it(tmp_path: Path) -> 
     assert listed.stderr.strip().splitlines() == [
         "grpcbench: error: cannot write the output: No space left on device"
     ]
+
+
+@pytest.mark.integration
+def test_a_run_prints_only_its_own_lines(tmp_path: Path) -> None:
+    """Every line a run prints on stderr is grpcbench's own: the plan, each server's
+    start, each level's line, the files written. Nothing of a library's (asyncio said
+    "Loop ... that handles pid ... is closed" whenever --report's charts kept the run
+    going after its last generator was closed but not yet reaped)."""
+    pytest.importorskip("matplotlib")
+    outputs = ["--report", "r.html", "--output", "r.json", "--markdown", "r.md"]
+    result = subprocess.run(
+        [*GRPCBENCH, "run", "-s", "grpclib", "-c", "2", "-n", "200", "--warmup", "0", *outputs],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    ours = (
+        r"scenario hello: .*", r"grpclib: starting", r"grpclib: ready on 127\.0\.0\.1:\d+ .*",
+        r"  concurrency 2 \[builtin\]: 200 calls, .*", r"wrote r\.(html|json|md)", r"",
+    )  # fmt: skip
+    foreign = [
+        line for line in result.stderr.splitlines()
+        if not any(re.fullmatch(shape, line) for shape in ours)
+    ]  # fmt: skip
+    assert not foreign, result.stderr

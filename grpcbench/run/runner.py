@@ -23,7 +23,7 @@ from grpcbench.base.errors import (
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
 from grpcbench.load.catalogue import make_driver
-from grpcbench.load.driver import LoadDriver, close_driver
+from grpcbench.load.driver import LoadDriver, close_driver, driver_closed
 from grpcbench.model.events import RunEvents
 from grpcbench.model.metadata import collect_metadata
 from grpcbench.model.plan import LevelPlan
@@ -119,12 +119,16 @@ class Runner:
 
     async def run(self) -> RunRecord:
         # Backing services and data live as long as the run, errors and Ctrl-C included.
-        with ExitStack() as stack:
-            stack.enter_context(process_pinned(self.options.placement.coordinator_cpus))
-            for driver in self.drivers:  # a cluster's client and processes, last out
-                stack.callback(close_driver, driver)
-            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
-            return await self._run(Path(workdir), stack)
+        try:
+            with ExitStack() as stack:
+                stack.enter_context(process_pinned(self.options.placement.coordinator_cpus))
+                for driver in self.drivers:  # a cluster's client and processes, last out
+                    stack.callback(close_driver, driver)
+                workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
+                return await self._run(Path(workdir), stack)
+        finally:
+            for driver in self.drivers:
+                await driver_closed(driver)
 
     async def _prepare(self, workdir: Path, stack: ExitStack) -> None:
         """Let the service build its data and backing services once, for every server kind.
