@@ -284,16 +284,26 @@ def test_a_bad_first_row_is_one_line_before_any_load(
 
 @pytest.mark.integration
 @pytest.mark.parametrize("extra", [[], ["--client-processes", "2"], ["--client-stack", "grpcio"]])
-def test_checks_are_counted_by_name_and_fail_no_call(flows: Path, extra: list[str]) -> None:
+def test_checks_are_counted_by_name_fail_no_call_and_hold_to_thresholds(
+    flows: Path, extra: list[str]
+) -> None:
     """client.check (k6's check()): each check's passes and failures, merged over
-    processes, in the JSON, the table and a note; the calls stay OK."""
+    processes, in the JSON, the table and a note; the calls stay OK. Thresholds on
+    them (k6's): one check's share that held, all checks' share (40 of 60) that did
+    not, and a check that never ran: breached, named, exit 99."""
     out = flows / "r.json"
+    thresholds = ["checks{echoed}>=100%", "checks>=90%", "checks{never}>0%"]
     with logging_echo() as (address, _):
         done = run_grpcbench(
             "run", address, "--insecure", "--workload", "flows:checked", "--proto", PROTO,
-            "-c", "2", "-n", "20", "--warmup", "4", "--output", str(out), *extra, cwd=flows,
+            "-c", "2", "-n", "20", "--warmup", "4", "--output", str(out), *extra,
+            *(word for t in thresholds for word in ("--threshold", t)), cwd=flows,
         )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 99, done.stderr
+    said = done.stdout + done.stderr
+    assert "threshold checks>=90% breached:" in said and "(66.67%)" in said, said
+    assert "threshold checks{never}>0% breached:" in said and "(no such check ran)" in said
+    assert "threshold checks{echoed}" not in said
     (level,) = json.loads(out.read_text())["levels"]
     assert level["load"]["statuses"] == {"OK": 20}
     assert level["load"]["checks"] == [  # the warm-up's calls are not counted

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,36 @@ def test_thresholds_parse_and_check_every_figure() -> None:
     assert "(25.00%)" in breach.describe()
     for bad in ("p98<1ms", "rps=<5", "errors<lots", "p99<soon", "rps>=fast"):
         with pytest.raises(UsageError, match="bad --threshold"):
+            parse_threshold(bad)
+
+
+def test_checks_thresholds_hold_a_share_of_all_checks_or_of_one() -> None:
+    """k6's thresholds on checks: the share of all checks that held, or of one named
+    check's; a level where no such check ran breaches (its gate was never reached)."""
+    from dataclasses import replace
+
+    from grpcbench.model.level_parts import CheckFigures
+
+    base = level("grpcio")
+    checked = replace(base, measured=replace(base.measured, checks=(
+        CheckFigures("status is OK", 99, 1), CheckFigures("has a name", 60, 40))))  # fmt: skip
+    assert parse_threshold("checks{status is OK}>=99%").holds(checked)
+    assert not parse_threshold("checks{status is OK}>99%").holds(checked)
+    assert not parse_threshold("checks>=80%").holds(checked)  # 159 of 200
+    assert parse_threshold("checks>=0.795").holds(checked)
+    (breach,) = breaches([checked], [parse_threshold("checks{has a name}>=99%")])
+    assert "checks{has a name}>=99% breached: grpcio" in breach.describe()
+    assert "(60.00%)" in breach.describe()
+    for absent in ("checks>=0%", "checks{status is OK}>=0%", "checks<100%"):
+        assert not parse_threshold(absent).holds(base), absent
+    (breach,) = breaches([checked], [parse_threshold("checks{gone}>=0%")])
+    assert "(no such check ran)" in breach.describe()
+    for bad, said in (
+        ("p99{x}<1ms", "only checks take a {NAME}"), ("checks{}>=1%", "only checks take"),
+        ("checks>=101%", "a share is at most 100%"), ("errors<2", "a share is at most 100%"),
+        ("checks>=lots", "checks take 0.1% or 0.001"),
+    ):  # fmt: skip
+        with pytest.raises(UsageError, match=re.escape(said)):
             parse_threshold(bad)
 
 

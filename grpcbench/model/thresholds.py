@@ -1,7 +1,9 @@
 """Pass/fail thresholds on every level of a run (k6's convention): ``--threshold``.
 
 ``p99<20ms``, ``p50<=5ms``, ``avg<10ms``, ``max<1s``, ``rps>=5000``,
-``errors<0.1%`` (the grammar is ``stats.bounds``', --slo's too). Each is checked
+``errors<0.1%``, ``checks>=99%``, ``checks{NAME}>=99%`` (the grammar is
+``stats.bounds``', --slo's too). A checks threshold on a level where no such check
+ran is breached: a gate that no check reached would otherwise always pass. Each is checked
 on every measured level of every server; a breach is named under the level's
 table and in the summary, and the run exits ``EXIT_BREACHED`` (99) after
 printing and saving everything. Latencies are the
@@ -10,6 +12,7 @@ table's: for an open loop, from the intended send time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,15 +42,22 @@ class Threshold:
             return load.rps
         if statistic == "errors":
             return level.unexpected / load.count if load.count else 1.0
+        if statistic == "checks":
+            name = self.bound.name
+            checks = [c for c in load.checks if name is None or c.name == name]
+            count = sum(c.count for c in checks)
+            return sum(c.passed for c in checks) / count if count else math.nan
         return latency_us(statistic, load.latency)
 
     def holds(self, level: LevelResult) -> bool:
-        return self.bound.holds(self.measured(level))
+        return self.bound.holds(self.measured(level))  # nan (no check ran) holds nothing
 
     def show(self, value: float) -> str:
         if self.bound.statistic == "rps":
             return f"{value:,.0f} req/s"
-        if self.bound.statistic == "errors":
+        if math.isnan(value):
+            return "no such check ran" if self.bound.name is not None else "no check ran"
+        if self.bound.statistic in ("errors", "checks"):
             return f"{value:.2%}"
         return format_latency_us(value)
 

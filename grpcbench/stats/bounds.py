@@ -1,8 +1,10 @@
 """One grammar for a bound on a measured figure: ``STATISTIC OP LIMIT``.
 
-``p99<20ms``, ``avg<=5ms``, ``max<1s``, ``rps>=5000``, ``errors<0.1%``. `run
---threshold` takes every statistic and operator; `capacity --slo` takes the
-latency statistics with ``<=`` or ``<`` (an objective is an upper bound).
+``p99<20ms``, ``avg<=5ms``, ``max<1s``, ``rps>=5000``, ``errors<0.1%``, and a flow's
+checks as k6 writes them: ``checks>=99%`` (the share of every check that held) or
+``checks{NAME}>=99%`` (one check's). `run --threshold` takes every statistic and
+operator; `capacity --slo` takes the latency statistics with ``<=`` or ``<`` (an
+objective is an upper bound).
 Durations are Go's (``200us``, ``1m30s``), as ghz writes them. Parsed once, here,
 so the two options cannot drift apart. (`compare --fail-on`'s ``rps:-5%`` is
 another thing: a limit on a change between two runs, ``report.compare``.)
@@ -27,26 +29,32 @@ if TYPE_CHECKING:  # bounds are parsed with the options, before any histogram ex
 LATENCY_STATISTICS: dict[str, float] = {
     "p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p99.9": 99.9, "avg": 0.0, "max": 100.0,
 }  # fmt: skip
-STATISTICS = (*LATENCY_STATISTICS, "rps", "errors")
+SHARES = ("errors", "checks")  # a share of a count: 0.1% or 0.001, at most 100%
+STATISTICS = (*LATENCY_STATISTICS, "rps", *SHARES)
+NAMED = ("checks",)  # the statistics that take a {NAME}
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt,
 }  # fmt: skip
 UPPER = ("<=", "<")
-_BOUND = re.compile(r"^\s*([a-z][a-z0-9.]*)\s*(<=|<|>=|>)\s*(\S+)\s*$")
+_BOUND = re.compile(r"^\s*([a-z][a-z0-9.]*)(?:\{([^{}]*)\})?\s*(<=|<|>=|>)\s*(\S+)\s*$")
 
 
 @dataclass(frozen=True)
 class Bound:
-    """A figure held to a limit: µs for latencies, calls/s for rps, a share for errors."""
+    """A figure held to a limit: µs for latencies, calls/s for rps, a share for errors
+    and checks (of the check ``name``, or of all of them)."""
 
     statistic: str
     op: str
     limit: float
     typed: str = ""  # as the user wrote it, which messages and results repeat
+    name: str | None = None  # checks{NAME}
 
     @property
     def text(self) -> str:
-        return self.typed or f"{self.statistic}{self.op}{show_limit(self.statistic, self.limit)}"
+        named = "" if self.name is None else f"{{{self.name}}}"
+        shown = show_limit(self.statistic, self.limit)
+        return self.typed or f"{self.statistic}{named}{self.op}{shown}"
 
     def holds(self, value: float) -> bool:
         return OPERATORS[self.op](value, self.limit)
@@ -69,35 +77,40 @@ def parse_bound(
 ) -> Bound:
     """One bound, or one clear line naming ``option`` and what it takes."""
     match = _BOUND.match(text)
-    statistic, op, value = match.groups() if match else ("", "", "")
+    statistic, name, op, value = match.groups() if match else ("", None, "", "")
     if statistic not in statistics or op not in operators:
         example = "p99<=10ms" if set(operators) <= set(UPPER) else "p99<20ms, rps>=5000"
         raise UsageError(
             f"bad {option} {text!r}: expected e.g. {example} ({', '.join(statistics)};"
             f" {', '.join(operators)})"
         )
+    if name is not None and (statistic not in NAMED or not name.strip()):
+        raise UsageError(f"bad {option} {text!r}: only checks take a {{NAME}}, e.g."
+                         " checks{status is OK}>=99%")  # fmt: skip
     if statistic == "rps":
         try:
             limit = float(value.removesuffix("/s"))
         except ValueError:
             raise UsageError(f"bad {option} {text!r}: rps takes a number") from None
-    elif statistic == "errors":
+    elif statistic in SHARES:
         try:
             limit = float(value[:-1]) / 100 if value.endswith("%") else float(value)
         except ValueError:
-            raise UsageError(f"bad {option} {text!r}: errors take 0.1% or 0.001") from None
+            raise UsageError(f"bad {option} {text!r}: {statistic} take 0.1% or 0.001") from None
+        if math.isfinite(limit) and limit > 1:
+            raise UsageError(f"bad {option} {text!r}: a share is at most 100% (1)")
     else:
         limit = max(1.0, round(parse_duration(value, f"{option} {text!r}: its limit") * 1e6))
     if not math.isfinite(limit) or limit < 0:  # nan would always breach, inf never
         raise UsageError(f"bad {option} {text!r}: the limit must be a finite number, not below 0")
-    return Bound(statistic, op, limit, text.strip())
+    return Bound(statistic, op, limit, text.strip(), name)
 
 
 def show_limit(statistic: str, limit: float) -> str:
     """A limit as the grammar writes it (10ms, 1.5s, 5000, 0.1%)."""
     if statistic == "rps":
         return f"{limit:g}"
-    if statistic == "errors":
+    if statistic in SHARES:
         return f"{limit * 100:g}%"
     return show_us(limit)
 
