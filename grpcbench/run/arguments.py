@@ -139,10 +139,9 @@ class RunArgs(DeclaredArgs):
         (),
         "--threshold",
         help=(
-            "Pass/fail on every level, k6's way: p99<20ms, avg<=5ms, rps>=5000, "
-            "errors<0.1%, checks>=99% or checks{NAME}>=99% (a flow's client.check; no such"
-            " check run is a breach) (repeatable). A breach is named under its table and in the "
-            "summary, and the run exits 99 after saving everything."
+            "Pass/fail on every level, k6's way: p99<20ms, rps>=5000, errors<0.1%, checks>=99%"
+            " or checks{NAME}>=99% (a flow's client.check; none run is a breach) (repeatable)."
+            " A breach is named under its table and the run exits 99 after saving everything."
         ),
         panel=panels.WHAT_TO_RUN,
         parse=lambda text, option: parse_threshold(text),
