@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,10 +25,10 @@ from grpcbench.base.parsing import parse_cluster
 from grpcbench.load.cluster import ClusterDriver
 from grpcbench.load.cluster_hosts import check_versions, spread_over_hosts, worker_version
 from tests.conftest import GRPCBENCH
+from tests.support.dask_cli import DASK, real_cluster
 from tests.support.processes import assert_all_gone, own_children
 
 pytest.importorskip("distributed")
-DASK = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
 
 
 def grpcbench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -191,113 +190,90 @@ def test_through_the_real_command_line_tools(tmp_path: Path) -> None:
     from grpcbench.servers.launcher import start_server
     from grpcbench.servers.spec import parse_server_spec
 
-    scheduler_file = tmp_path / "scheduler.json"
-    processes = [
-        subprocess.Popen(
-            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-             "--scheduler-file", str(scheduler_file)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-    ]  # fmt: skip
-    loop = asyncio.new_event_loop()
-    server = None
-    try:
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(scheduler_file.read_text())["address"]
-        processes.append(
-            subprocess.Popen(
-                [DASK, "worker", address, "--host", "127.0.0.1", "--nthreads", "1",
-                 "--nworkers", "8", "--no-dashboard", "--local-directory", str(tmp_path)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )
-        )  # fmt: skip
-        out = tmp_path / "r.json"
-        result = grpcbench(
-            "--cluster", address, "--cluster-workers", "8", "-s", "grpclib", "-c", "8",
-            "-n", "400", "--warmup", "16", "--output", str(out),
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-        [level] = json.loads(out.read_text())["levels"]
-        assert level["load"]["statuses"] == {"OK": 400} and len(level["load"]["workers"]) == 8
-        # Nothing of that run is left: only the scheduler and workers the test started.
-        dask = {p.pid for p in processes}
-        for process in processes:
-            dask |= {child.pid for child in psutil.Process(process.pid).children(recursive=True)}
-        leftovers = {p.pid for p in own_children()} - dask
-        assert_all_gone(leftovers)
-
-        # The coordinator killed with -9 mid-level: the workers' load stops with it.
-        server = loop.run_until_complete(
-            start_server(parse_server_spec("grpcio-aio"), "hello", {})
-        )  # fmt: skip
-        target = psutil.Process(server.pid)
-        coordinator = subprocess.Popen(
-            [*GRPCBENCH, "run", "--cluster", address, "--target", server.address, "-c", "8",
-             "--duration", "60s", "--warmup", "0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        busy = False
-        while not busy and time.monotonic() < deadline:  # until the load is on the target
-            before = target.cpu_times()
-            time.sleep(0.5)
-            busy = sum(target.cpu_times()[:2]) - sum(before[:2]) > 0.1
-        assert busy, "the cluster never loaded the target"
-        coordinator.kill()
-        coordinator.wait(10)
-        time.sleep(2.0)  # the workers notice within a tenth of a second; Dask within two
-        before = target.cpu_times()
-        time.sleep(3.0)
-        spent = sum(target.cpu_times()[:2]) - sum(before[:2])
-        assert spent < 0.3, f"the target still burnt {spent:.2f} s of CPU in 3 s"
-
-        started = time.monotonic()
-        again = grpcbench(
-            "--cluster", address, "--target", server.address, "-c", "8", "-n", "200",
-            "--warmup", "0", timeout=120,
-        )  # fmt: skip
-        assert again.returncode == 0, again.stderr
-        assert time.monotonic() - started < 30, "the next run waited for the killed one"
-
-        # The coordinator frozen (SIGSTOP: a hung or vanished host) mid-level: Dask keeps
-        # the tasks executing, but the workers stop when its lease is no longer renewed.
-        frozen = subprocess.Popen(
-            [*GRPCBENCH, "run", "--cluster", address, "--target", server.address, "-c", "8",
-             "--duration", "60s", "--warmup", "0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+    with real_cluster(tmp_path, workers=8) as cluster:
+        loop = asyncio.new_event_loop()
+        server = None
         try:
+            address, processes = cluster.address, cluster.processes
+            out = tmp_path / "r.json"
+            result = grpcbench(
+                "--cluster", address, "--cluster-workers", "8", "-s", "grpclib", "-c", "8",
+                "-n", "400", "--warmup", "16", "--output", str(out),
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            [level] = json.loads(out.read_text())["levels"]
+            assert level["load"]["statuses"] == {"OK": 400} and len(level["load"]["workers"]) == 8
+            # Nothing of that run is left: only the scheduler and workers the test started.
+            dask = {p.pid for p in processes}
+            for process in processes:
+                dask |= {
+                    child.pid for child in psutil.Process(process.pid).children(recursive=True)
+                }
+            leftovers = {p.pid for p in own_children()} - dask
+            assert_all_gone(leftovers)
+
+            # The coordinator killed with -9 mid-level: the workers' load stops with it.
+            server = loop.run_until_complete(
+                start_server(parse_server_spec("grpcio-aio"), "hello", {})
+            )  # fmt: skip
+            target = psutil.Process(server.pid)
+            coordinator = subprocess.Popen(
+                [*GRPCBENCH, "run", "--cluster", address, "--target", server.address, "-c", "8",
+                 "--duration", "60s", "--warmup", "0"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
             deadline = time.monotonic() + 60
             busy = False
-            while not busy and time.monotonic() < deadline:
+            while not busy and time.monotonic() < deadline:  # until the load is on the target
                 before = target.cpu_times()
                 time.sleep(0.5)
                 busy = sum(target.cpu_times()[:2]) - sum(before[:2]) > 0.1
             assert busy, "the cluster never loaded the target"
-            frozen.send_signal(signal.SIGSTOP)
-            time.sleep(6.0)  # the lease: LEASE_S (4 s) after its last renewal
+            coordinator.kill()
+            coordinator.wait(10)
+            time.sleep(2.0)  # the workers notice within a tenth of a second; Dask within two
             before = target.cpu_times()
             time.sleep(3.0)
             spent = sum(target.cpu_times()[:2]) - sum(before[:2])
-            assert spent < 0.3, f"a frozen coordinator's load went on: {spent:.2f} s in 3 s"
-        finally:
-            frozen.send_signal(signal.SIGCONT)
-            frozen.kill()
-            frozen.wait(10)
-    finally:
-        if server is not None:
-            loop.run_until_complete(server.stop())
-        loop.close()
-        for process in processes:
-            process.terminate()
-        for process in processes:
+            assert spent < 0.3, f"the target still burnt {spent:.2f} s of CPU in 3 s"
+
+            started = time.monotonic()
+            again = grpcbench(
+                "--cluster", address, "--target", server.address, "-c", "8", "-n", "200",
+                "--warmup", "0", timeout=120,
+            )  # fmt: skip
+            assert again.returncode == 0, again.stderr
+            assert time.monotonic() - started < 30, "the next run waited for the killed one"
+
+            # The coordinator frozen (SIGSTOP: a hung or vanished host) mid-level: Dask keeps
+            # the tasks executing, but the workers stop when its lease is no longer renewed.
+            frozen = subprocess.Popen(
+                [*GRPCBENCH, "run", "--cluster", address, "--target", server.address, "-c", "8",
+                 "--duration", "60s", "--warmup", "0"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
             try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                deadline = time.monotonic() + 60
+                busy = False
+                while not busy and time.monotonic() < deadline:
+                    before = target.cpu_times()
+                    time.sleep(0.5)
+                    busy = sum(target.cpu_times()[:2]) - sum(before[:2]) > 0.1
+                assert busy, "the cluster never loaded the target"
+                frozen.send_signal(signal.SIGSTOP)
+                time.sleep(6.0)  # the lease: LEASE_S (4 s) after its last renewal
+                before = target.cpu_times()
+                time.sleep(3.0)
+                spent = sum(target.cpu_times()[:2]) - sum(before[:2])
+                assert spent < 0.3, f"a frozen coordinator's load went on: {spent:.2f} s in 3 s"
+            finally:
+                frozen.send_signal(signal.SIGCONT)
+                frozen.kill()
+                frozen.wait(10)
+        finally:
+            if server is not None:
+                loop.run_until_complete(server.stop())
+            loop.close()
 
 
 @pytest.mark.integration

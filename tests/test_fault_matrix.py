@@ -10,7 +10,8 @@ the run is left, and that no call reaches the target once grpcbench has exited.
 Phases: pre-flight (a target that accepts and never answers), warm-up,
 measured, cooldown; where grpcbench starts the server: its start (a service still
 importing), and capacity's search and confirmations; after the run, the writing of
-its tables and files; and while a local Dask cluster's workers run the level.
+its tables and files; and while a Dask cluster's workers run the level (a local
+one grpcbench starts, and one started by `dask scheduler` and `dask worker`).
 Faults: SIGINT, SIGTERM, SIGHUP, SIGQUIT, two SIGINTs, Ctrl-C and Ctrl-\\ to the
 whole process group (the run's children get them too), and a generator killed. Every
 cell runs in CI; ``nox -s faults`` runs the matrix ``GRPCBENCH_FAULT_ROUNDS`` times
@@ -26,12 +27,14 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.conftest import GRPCBENCH
+from tests.conftest import GRPCBENCH, long_lived_children
+from tests.support.dask_cli import DASK, RealCluster, real_cluster
 from tests.support.logging_greeter import logging_greeter
 from tests.support.processes import assert_all_gone, descendants_running
 
@@ -188,7 +191,11 @@ def test_a_signal_while_dask_workers_run_the_level(tmp_path: Path, fault: str) -
     signal comes a moment after the level starts): the signal's exit code, the JSON
     ``interrupted``, the cluster's processes stopped with the rest, and no call reaches
     the target once grpcbench has exited."""
-    options = ["-c", "2", "--warmup", "0", "-z", "60s", "--cluster", "local:2"]
+    _signal_while_workers_run(tmp_path, fault, "local:2")
+
+
+def _signal_while_workers_run(tmp_path: Path, fault: str, cluster: str) -> None:
+    options = ["-c", "2", "--warmup", "0", "-z", "60s", "--cluster", cluster]
     with logging_greeter() as (address, log):
         cell = Cell(address, tmp_path, options)
         _wait_for(cell.log, "level started", cell.process)
@@ -200,6 +207,28 @@ def test_a_signal_while_dask_workers_run_the_level(tmp_path: Path, fault: str) -
         cell.signal(fault)
         cell.assert_interrupted(fault, False)
         _no_load_after_exit(log.calls)
+
+
+@pytest.fixture(scope="module")
+def command_line_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCluster]:
+    if DASK is None:
+        pytest.skip("the dask command-line tool is not installed")
+    folder = tmp_path_factory.mktemp("dask")
+    # The cluster's processes are the module's, not a leak of the cell that started it.
+    with real_cluster(folder, workers=2) as cluster, long_lived_children():
+        yield cluster
+
+
+@pytest.mark.parametrize("fault", list(SIGNALS))
+def test_a_signal_while_a_command_line_clusters_workers_run_the_level(
+    tmp_path: Path, fault: str, command_line_cluster: RealCluster
+) -> None:
+    """The same signals while the workers of a cluster started by `dask scheduler` and
+    `dask worker` (not grpcbench's children) run the level: the signal's exit code, the
+    JSON ``interrupted``, no call reaches the target once grpcbench has exited (its
+    tasks on the workers were cancelled), and the cluster itself is left running."""
+    _signal_while_workers_run(tmp_path, fault, command_line_cluster.address)
+    assert command_line_cluster.alive(), "a run's signal stopped the cluster it used"
 
 
 # Phases of a server grpcbench starts, and of capacity: the command, its options, the

@@ -186,16 +186,18 @@ def run_to_end(
         if runner.record.levels:
             for path in runner.exports.at_end(runner.record):
                 err.print(f"wrote {path}", highlight=False)
-    if held.signum is not None and not interrupted and error is None:
-        err.print("[yellow]interrupted[/] as the results were written: every output written.")
-        return interrupts.exit_code()
-    if stdout_failure is not None and not interrupted and error is None:
-        raise stdout_failure  # the CLI says it in one line (or, a closed pipe, quietly)
     unwritten = list(runner.exports.failed.values())
     if events.unwritten:  # the --debug log (a full disk)
         unwritten.append(events.unwritten)
     if unkept:
         unwritten.append(unkept)
+    if held.signum is not None and not interrupted and error is None:
+        said = "; ".join(escape(line) for line in unwritten) or "every output written"
+        err.print(f"[yellow]interrupted[/] as the results were written: {said}.",
+                  highlight=False)  # fmt: skip
+        return interrupts.exit_code()
+    if stdout_failure is not None and not interrupted and error is None:
+        raise stdout_failure  # the CLI says it in one line (or, a closed pipe, quietly)
     if unwritten and not interrupted and error is None:
         error = UsageError("; ".join(unwritten))
     if interrupted:

@@ -42,7 +42,9 @@ class DebugLog(ConsoleEvents):
         self._line("run", " ".join(argv))
 
     def _line(self, event: str, text: str) -> None:
-        if self.unwritten:
+        # Closed at the run's end: what follows (an output that cannot be written) is
+        # said on the terminal only.
+        if self.unwritten or self._file.closed:
             return
         stamp = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
         try:
