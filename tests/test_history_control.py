@@ -20,16 +20,20 @@ RUNS = 20
 CHANGE_AT = 20  # the first run after the change: the newest, which the gate reads
 
 
-def _store(tmp_path: Path, project_after: int, control_after: int) -> str:
+def _store(tmp_path: Path, project_after: int, control_after: int, offset: str = "") -> str:
     """20 runs of ``p`` and of the control ``c`` interleaved (c 30 s after p), both
-    around 1,000 µs until run 20, then ``project_after`` and ``control_after``."""
+    around 1,000 µs until run 20, then ``project_after`` and ``control_after``; the
+    control's times written in ``offset``'s zone (+01:00: an hour later on the clock)."""
     url = f"sqlite:///{tmp_path / 'r.db'}"
     store = Store(url)
     for number in range(1, RUNS + 1):
         late = number >= CHANGE_AT
         store.save("p", results(project_after if late else 1000, number), f"p{number}")
-        store.save("c", results(control_after if late else 1000, number, seed=1, second=30),
-                   f"c{number}")  # fmt: skip
+        control = results(control_after if late else 1000, number, seed=1, second=30)
+        if offset:
+            control["started_at"] = str(control["started_at"]).replace(
+                "T00:", "T01:").replace("+00:00", offset)  # fmt: skip
+        store.save("c", control, f"c{number}")
     return url
 
 
@@ -50,6 +54,15 @@ def test_a_change_the_control_shares_is_the_hosts_and_fails_no_gate(tmp_path: Pa
     text = CliRunner().invoke(app, ["history", "--store", url, "--project", "p",
                                     "--control", "c"])  # fmt: skip
     assert f"host at run {CHANGE_AT}" in text.output and "the control moved +2" in text.output
+
+
+def test_runs_are_aligned_by_instant_whatever_offset_their_times_were_written_in(
+    tmp_path: Path,
+) -> None:
+    url = _store(tmp_path, project_after=1300, control_after=1250, offset="+01:00")
+    code, found = _history(url, "--control", "c")
+    [change] = found["change_points"]
+    assert code == 0 and change["kind"] == "host", change
 
 
 @pytest.mark.parametrize("control_after", [1000, 800, 1050], ids=["flat", "opposite", "small"])

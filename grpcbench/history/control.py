@@ -11,7 +11,8 @@ counts.
 
 Times, not run numbers, align the two: the control's runs that started before the
 change's first run are its "before", those from then on until the next change of
-that series its "after". Medians, so one odd control run cannot explain a change.
+that series its "after" (instants, whatever offset each run's time was written
+with). Medians, so one odd control run cannot explain a change.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from grpcbench.history.change_points import ChangePoint, Point
 
@@ -35,9 +37,9 @@ def _relative_shift(before: Sequence[float], after: Sequence[float]) -> float | 
 def control_shift(
     change: ChangePoint,
     points: Sequence[Point],
-    started: Mapping[int, str],
+    started: Mapping[int, datetime],
     control: Mapping[int, Point],
-    control_started: Mapping[int, str],
+    control_started: Mapping[int, datetime],
     series_changes: Sequence[int],
 ) -> float | None:
     """The control series' relative shift over the change's time (None: the control
@@ -61,9 +63,9 @@ def control_shift(
 def mark_host_changes(
     changes: Sequence[ChangePoint],
     values: Mapping[str, Mapping[int, Point]],
-    started: Mapping[int, str],
+    started: Mapping[int, datetime],
     control_values: Mapping[str, Mapping[int, Point]],
-    control_started: Mapping[int, str],
+    control_started: Mapping[int, datetime],
 ) -> list[ChangePoint]:
     """``changes`` with each one the control shares marked as the host's, and every
     one given the control's shift (None where the control lacks that series)."""
@@ -83,3 +85,11 @@ def mark_host_changes(
         )
         marked.append(replace(change, host=shared, control_change=shift))
     return marked
+
+
+def instant(started_at: str) -> datetime:
+    """A stored run's start as an instant (a time without an offset is UTC's)."""
+    from datetime import UTC
+
+    moment = datetime.fromisoformat(started_at)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

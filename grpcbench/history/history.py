@@ -126,7 +126,7 @@ def _with_control(
     store: Store, control: str, figure: str, runs: list[StoredRun],
     values: dict[str, dict[int, Point]], found: list[ChangePoint],
 ) -> list[ChangePoint]:  # fmt: skip
-    from grpcbench.history.control import mark_host_changes
+    from grpcbench.history.control import instant, mark_host_changes
 
     control_runs = store.runs(control)
     raw = store.figure_values(control, [run.id for run in control_runs], figure)
@@ -135,8 +135,8 @@ def _with_control(
         for series, by_run in raw.items()
     }
     return mark_host_changes(
-        found, values, {run.id: run.started_at for run in runs}, control_values,
-        {run.id: run.started_at for run in control_runs},
+        found, values, {run.id: instant(run.started_at) for run in runs}, control_values,
+        {run.id: instant(run.started_at) for run in control_runs},
     )  # fmt: skip
 
 
