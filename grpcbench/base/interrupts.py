@@ -62,7 +62,8 @@ STOP_SIGNALS = (signal.SIGINT, *_AS_INTERRUPT)
 def run_until_interrupted(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)``; the first stop signal cancels it (its ``finally`` blocks stop
     the children and save), and ``KeyboardInterrupt`` is raised as after a plain
-    Ctrl-C. Later stop signals are ignored from then on: the process is ending, and
+    Ctrl-C, also when ``main`` ends in an error rather than cancelled. Later stop
+    signals are ignored from then on: the process is ending, and
     what it still does is print and write what was measured."""
     import asyncio  # here: every command installs the handlers, few run an event loop
 
@@ -94,6 +95,12 @@ def run_until_interrupted(main: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(guarded())
     except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    except Exception:
+        # After a stop signal, an error is what stopping caused (a starting child the
+        # terminal's Ctrl-\ reached first, a level cut short): the run was interrupted.
         if interrupted:
             raise KeyboardInterrupt from None
         raise
