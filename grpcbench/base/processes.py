@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, NoReturn, Protocol
 
@@ -75,6 +76,7 @@ class Child:
     def __init__(self, process: asyncio.subprocess.Process, stderr_file: IO[bytes]) -> None:
         self.process = process
         self._stderr_file = stderr_file
+        _STARTED.add(self)
 
     @property
     def pid(self) -> int:
@@ -110,6 +112,40 @@ class Child:
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
         await asyncio.shield(self.process.wait())
+
+
+# Every Child started, while it is referenced: ``reap_all`` awaits the ones left.
+_STARTED: weakref.WeakSet[Child] = weakref.WeakSet()
+
+
+def started_children() -> frozenset[int]:
+    """The children started so far, by identity: what ``reap_all`` leaves alone."""
+    return frozenset(id(child) for child in _STARTED)
+
+
+async def reap_all(before: frozenset[int], timeout_s: float = STOP_TIMEOUT_S) -> None:
+    """At the end of a run, on its loop: every child it started (any not in ``before``,
+    say a pytest session's server, is left alone) has exited and been reaped (killed
+    after ``timeout_s``), and its pipes are closed. A child reaped after
+    the loop closed (a stop cut short by a second cancellation) makes asyncio print
+    "Loop ... that handles pid ... is closed" and a RuntimeError from the transport's
+    ``__del__``: lines that are not grpcbench's."""
+    loop = asyncio.get_running_loop()
+    for child in list(_STARTED):
+        if id(child) in before:
+            continue
+        process = child.process
+        if getattr(process, "_loop", loop) is not loop:
+            continue  # another run's loop (a test's): not ours to reap here
+        if process.returncode is None:
+            try:
+                await asyncio.wait_for(asyncio.shield(process.wait()), timeout_s)
+            except TimeoutError:
+                await child._kill()
+        transport = getattr(process, "_transport", None)  # asyncio's own: no public close
+        if transport is not None:
+            transport.close()
+        _STARTED.discard(child)
 
 
 def _descendants(pid: int) -> list[Any]:

@@ -22,6 +22,7 @@ from grpcbench.base.errors import (
 )
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
+from grpcbench.base.processes import reap_all, started_children
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import LoadDriver, close_driver, driver_closed
 from grpcbench.model.events import RunEvents
@@ -119,6 +120,7 @@ class Runner:
 
     async def run(self) -> RunRecord:
         # Backing services and data live as long as the run, errors and Ctrl-C included.
+        before = started_children()  # a pytest session's servers outlive this run
         try:
             with ExitStack() as stack:
                 stack.enter_context(process_pinned(self.options.placement.coordinator_cpus))
@@ -129,6 +131,7 @@ class Runner:
         finally:
             for driver in self.drivers:
                 await driver_closed(driver)
+            await reap_all(before)  # no child of the run is reaped after its loop closed
 
     async def _prepare(self, workdir: Path, stack: ExitStack) -> None:
         """Let the service build its data and backing services once, for every server kind.
