@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grpcbench.base.units import format_latency_us
-from grpcbench.stats.bounds import Bound, latency_us, parse_bound
+from grpcbench.stats.bounds import SHARES, Bound, latency_us, parse_bound
 
 if TYPE_CHECKING:  # thresholds are parsed with the options, before any result exists
     from grpcbench.model.results import LevelResult
@@ -57,7 +57,7 @@ class Threshold:
             return f"{value:,.0f} req/s"
         if math.isnan(value):
             return "no such check ran" if self.bound.name is not None else "no check ran"
-        if self.bound.statistic in ("errors", "checks"):
+        if self.bound.statistic in SHARES:
             return f"{value:.2%}"
         return format_latency_us(value)
 
