@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import itertools
 import os
 import select
 import shutil
@@ -26,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, NoReturn, Protocol
 
@@ -76,7 +76,9 @@ class Child:
     def __init__(self, process: asyncio.subprocess.Process, stderr_file: IO[bytes]) -> None:
         self.process = process
         self._stderr_file = stderr_file
-        _STARTED.add(self)
+        self.loop = asyncio.get_running_loop()  # the loop that must reap it
+        self.serial = next(_SERIALS)
+        _STARTED[self.serial] = self
 
     @property
     def pid(self) -> int:
@@ -106,6 +108,7 @@ class Child:
                 _kill_all(descendants)
                 raise
         _kill_all(descendants)
+        _STARTED.pop(self.serial, None)  # reaped: nothing left for ``reap_all``
         return process.returncode if process.returncode is not None else -1
 
     async def _kill(self) -> None:
@@ -114,38 +117,47 @@ class Child:
         await asyncio.shield(self.process.wait())
 
 
-# Every Child started, while it is referenced: ``reap_all`` awaits the ones left.
-_STARTED: weakref.WeakSet[Child] = weakref.WeakSet()
+# Every Child started and not yet stopped, by serial (its place in the order of starts):
+# ``reap_all`` awaits the ones left. Held strongly, so that a child closed and dropped
+# by its owner (an idle generator told to exit) is still there to be reaped.
+_STARTED: dict[int, Child] = {}
+_SERIALS = itertools.count(1)
 
 
-def started_children() -> frozenset[int]:
-    """The children started so far, by identity: what ``reap_all`` leaves alone."""
-    return frozenset(id(child) for child in _STARTED)
+def children_mark() -> int:
+    """The serial of the last child started: ``reap_all(after=mark)`` leaves it and every
+    child before it alone."""
+    return max(_STARTED, default=0)
 
 
-async def reap_all(before: frozenset[int], timeout_s: float = STOP_TIMEOUT_S) -> None:
-    """At the end of a run, on its loop: every child it started (any not in ``before``,
-    say a pytest session's server, is left alone) has exited and been reaped (killed
-    after ``timeout_s``), and its pipes are closed. A child reaped after
-    the loop closed (a stop cut short by a second cancellation) makes asyncio print
-    "Loop ... that handles pid ... is closed" and a RuntimeError from the transport's
-    ``__del__``: lines that are not grpcbench's."""
+async def reap_all(after: int, timeout_s: float = STOP_TIMEOUT_S) -> None:
+    """At the end of a run, on its loop: every child started after the mark (one started
+    before, say a pytest session's server, is left alone) has exited and been reaped
+    (killed after ``timeout_s``), and its pipes are closed. A child reaped after the loop
+    closed (a stop cut short by a second cancellation) makes asyncio print "Loop ... that
+    handles pid ... is closed" and a RuntimeError from the transport's ``__del__``: lines
+    that are not grpcbench's."""
     loop = asyncio.get_running_loop()
-    for child in list(_STARTED):
-        if id(child) in before:
-            continue
+    for serial, child in sorted(_STARTED.items()):
+        if serial <= after or child.loop is not loop:
+            continue  # started before the run, or on another run's loop (a test's)
         process = child.process
-        if getattr(process, "_loop", loop) is not loop:
-            continue  # another run's loop (a test's): not ours to reap here
         if process.returncode is None:
             try:
                 await asyncio.wait_for(asyncio.shield(process.wait()), timeout_s)
             except TimeoutError:
                 await child._kill()
-        transport = getattr(process, "_transport", None)  # asyncio's own: no public close
-        if transport is not None:
-            transport.close()
-        _STARTED.discard(child)
+        _close_transport(process)
+        _STARTED.pop(serial, None)
+
+
+def _close_transport(process: asyncio.subprocess.Process) -> None:
+    """Close an exited child's pipes now, on the live loop. asyncio closes them itself
+    only once every pipe has reached its end, and ``Process`` offers no public close
+    (its ``_transport`` is the one handle), so this is the one private access."""
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 def _descendants(pid: int) -> list[Any]:

@@ -79,7 +79,6 @@ class BuiltinDriver:
         # Each slot's process being started ahead of its first level (``warm``).
         self.starting: dict[int, asyncio.Task[GeneratorProcess]] = {}
         # Closed, their exits not yet awaited (``wait_closed``).
-        self.closing: list[GeneratorProcess] = []
 
     def warm(self) -> None:
         """Start the generator processes now, as the run begins: their imports (0.3 s of
@@ -173,25 +172,18 @@ class BuiltinDriver:
         return result
 
     def close(self) -> None:
-        """The run is over: the kept generators exit."""
-        self.closing.extend(self.kept.values())
+        """The run is over: the kept generators exit (the runner's end reaps them,
+        ``processes.reap_all``)."""
+        closing = list(self.kept.values())
         self.kept.clear()
         for starting in self.starting.values():  # warmed, never used (the run failed)
             if starting.done() and not starting.cancelled() and starting.exception() is None:
-                self.closing.append(starting.result())
+                closing.append(starting.result())
             else:
                 starting.cancel()
         self.starting.clear()
-        for process in self.closing:
+        for process in closing:
             process.close()
-
-    async def wait_closed(self) -> None:
-        """The closed generators' exits, awaited on the run's loop (``exited``)."""
-        closing, self.closing = self.closing, []
-        await asyncio.gather(*(process.exited(CLOSE_TIMEOUT_S) for process in closing))
-
-
-CLOSE_TIMEOUT_S = 5.0  # an idle generator exits at the end of its stdin at once
 
 
 def create(settings: DriverSettings) -> BuiltinDriver:

@@ -50,10 +50,3 @@ def close_driver(driver: LoadDriver) -> None:
     close = getattr(driver, "close", None)
     if close is not None:
         close()
-
-
-async def driver_closed(driver: LoadDriver) -> None:
-    """After ``close_driver``: the processes it closed have exited (reaped on this loop)."""
-    wait_closed = getattr(driver, "wait_closed", None)
-    if wait_closed is not None:
-        await wait_closed()

@@ -116,17 +116,6 @@ class GeneratorProcess:
             await self.child.stop()
         self.pipe.close()
 
-    async def exited(self, timeout_s: float) -> None:
-        """Once closed: its exit awaited (stopped after ``timeout_s``), so that it is
-        reaped while its loop runs; one reaped after the loop closed makes asyncio print
-        a line of its own ("Loop ... that handles pid ... is closed")."""
-        if self.loop.is_closed() or asyncio.get_running_loop() is not self.loop:
-            return
-        try:
-            await asyncio.wait_for(asyncio.shield(self.child.process.wait()), timeout_s)
-        except TimeoutError:
-            await self.stop()
-
     def close(self) -> None:
         """No more jobs: an idle generator reads the end of its stdin and exits (one
         whose loop is gone is killed: nothing can reap it there)."""

@@ -22,9 +22,9 @@ from grpcbench.base.errors import (
 )
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
-from grpcbench.base.processes import reap_all, started_children
+from grpcbench.base.processes import children_mark, reap_all
 from grpcbench.load.catalogue import make_driver
-from grpcbench.load.driver import LoadDriver, close_driver, driver_closed
+from grpcbench.load.driver import LoadDriver, close_driver
 from grpcbench.model.events import RunEvents
 from grpcbench.model.metadata import collect_metadata
 from grpcbench.model.plan import LevelPlan
@@ -120,7 +120,7 @@ class Runner:
 
     async def run(self) -> RunRecord:
         # Backing services and data live as long as the run, errors and Ctrl-C included.
-        before = started_children()  # a pytest session's servers outlive this run
+        mark = children_mark()  # a pytest session's servers, started before, outlive it
         try:
             with ExitStack() as stack:
                 stack.enter_context(process_pinned(self.options.placement.coordinator_cpus))
@@ -129,9 +129,7 @@ class Runner:
                 workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
                 return await self._run(Path(workdir), stack)
         finally:
-            for driver in self.drivers:
-                await driver_closed(driver)
-            await reap_all(before)  # no child of the run is reaped after its loop closed
+            await reap_all(after=mark)  # no child of the run is reaped after its loop closed
 
     async def _prepare(self, workdir: Path, stack: ExitStack) -> None:
         """Let the service build its data and backing services once, for every server kind.
