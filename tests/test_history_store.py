@@ -36,7 +36,20 @@ def test_a_run_is_kept_once_with_its_figures(tmp_path: Path) -> None:
     assert series == "hello · concurrency 10 · grpclib"
     value, spread, verdict = by_run[run.id]
     assert 950 < value < 1050 and 0 < spread < 20 and verdict
-    assert store.projects() == [("p", 1, "2026-01-01T00:01:00+00:00")]
+    assert store.projects() == [("p", 1, "2026-01-01T00:01:00.000+00:00")]
+
+
+def test_runs_are_in_the_order_of_their_instants_whatever_offset_each_was_written_in(
+    tmp_path: Path,
+) -> None:
+    """A run written at +02:00 (a file from another machine) is older than a later UTC
+    one, though its text sorts after it."""
+    store = Store(f"sqlite:///{tmp_path / 'r.db'}")
+    starts = ["2026-01-01T09:00:00+00:00", "2026-01-01T10:00:00+02:00", "2026-01-01T08:30:00"]
+    for number, started_at in enumerate(starts, 1):
+        store.save("p", {**results(1000, number), "started_at": started_at}, str(number))
+    assert [run.commit for run in store.runs("p")] == ["c0002", "c0003", "c0001"]
+    assert store.projects() == [("p", 3, "2026-01-01T09:00:00.000+00:00")]
 
 
 def test_a_percentile_knows_its_own_uncertainty() -> None:
@@ -53,6 +66,7 @@ def test_a_percentile_knows_its_own_uncertainty() -> None:
         ([1, 2], "a JSON list, not an object"),
         ({"tool": "ghz"}, "tool 'ghz'"),
         ({"format_version": 99, "tool": "grpcbench"}, "unsupported results format version 99"),
+        ({**results(1000, 1), "started_at": "yesterday"}, "'yesterday' is not an ISO 8601"),
     ],
 )
 def test_what_is_not_results_is_refused(tmp_path: Path, data: object, reason: str) -> None:
@@ -184,6 +198,34 @@ def test_the_schema_revision_is_alembics_head_and_an_old_store_is_upgraded(
         command.upgrade(config, "0001")
     Store(url).save("p", results(1000, 1), "x")
     assert "analyses" in inspect(create_engine(url)).get_table_names()
+
+
+def test_an_older_store_gets_every_start_in_utc(tmp_path: Path) -> None:
+    """Revision 0003: starts kept as written (any offset, or any text) become UTC; one
+    that is not a time becomes the time the run was stored."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, text
+
+    from grpcbench.history import database
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(database.__file__).parent / "migrations"))
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    with create_engine(url).begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0002")
+        connection.execute(text("INSERT INTO projects VALUES (1, 'p', '2026-01-01')"))
+        for number, started_at in enumerate(["2026-01-01T10:00:00+02:00", "yesterday"], 1):
+            connection.execute(
+                text("INSERT INTO runs (id, project_id, started_at, stored_at, kind, status,"
+                     " format_version, digest, results) VALUES (:id, 1, :started, :stored,"
+                     " 'run', 'complete', 7, :digest, '{}')"),
+                {"id": number, "started": started_at, "stored": "2026-01-02T00:00:00.000+00:00",
+                 "digest": str(number)},
+            )  # fmt: skip
+    starts = {run.id: run.started_at for run in Store(url).runs("p")}
+    assert starts == {1: "2026-01-01T08:00:00.000+00:00", 2: "2026-01-02T00:00:00.000+00:00"}
 
 
 def test_change_points_are_kept_until_a_run_is_added(

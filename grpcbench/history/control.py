@@ -85,11 +85,3 @@ def mark_host_changes(
         )
         marked.append(replace(change, host=shared, control_change=shift))
     return marked
-
-
-def instant(started_at: str) -> datetime:
-    """A stored run's start as an instant (a time without an offset is UTC's)."""
-    from datetime import UTC
-
-    moment = datetime.fromisoformat(started_at)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -126,7 +126,8 @@ def _with_control(
     store: Store, control: str, figure: str, runs: list[StoredRun],
     values: dict[str, dict[int, Point]], found: list[ChangePoint],
 ) -> list[ChangePoint]:  # fmt: skip
-    from grpcbench.history.control import instant, mark_host_changes
+    from grpcbench.history.control import mark_host_changes
+    from grpcbench.history.times import instant
 
     control_runs = store.runs(control)
     raw = store.figure_values(control, [run.id for run in control_runs], figure)

@@ -35,7 +35,7 @@ runs = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("project_id", Integer, ForeignKey("projects.id"), nullable=False, index=True),
-    Column("started_at", String(40), nullable=False),  # the run's own, ISO 8601
+    Column("started_at", String(40), nullable=False),  # its own start, in UTC (times.utc_text)
     Column("stored_at", String(40), nullable=False),
     Column("kind", String(20), nullable=False),  # run, capacity
     Column("status", String(20), nullable=False),

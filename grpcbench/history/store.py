@@ -19,6 +19,7 @@ from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.secrets import MASK, redact
 from grpcbench.history.database import create_engine_for, transaction
 from grpcbench.history.series import level_figures
+from grpcbench.history.times import utc_text
 from grpcbench.model.results import RunRecord
 from grpcbench.model.results_format import upgrade
 
@@ -77,7 +78,9 @@ def parse_results(data: Any) -> RunRecord:
     if leaked is not None:
         raise UsageError(f"refused: the results hold a credential in the clear at {leaked}")
     try:
-        return RunRecord.from_json(upgrade(_measured(data)))
+        record = RunRecord.from_json(upgrade(_measured(data)))
+        utc_text(record.started_at)
+        return record
     except OneLineError as error:
         raise UsageError(f"not a results file: {error}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as error:
@@ -136,7 +139,7 @@ class Store:
             if same is not None:
                 return Saved(int(same[0]), new=False)
             row = connection.execute(insert(runs).values(
-                project_id=project_id, started_at=record.started_at, stored_at=_now(),
+                project_id=project_id, started_at=utc_text(record.started_at), stored_at=_now(),
                 kind="capacity" if record.capacity is not None else "run",
                 status=record.status, git_commit=_text(git.get("commit")),
                 git_branch=_text(git.get("branch")), git_dirty=_flag(git.get("dirty")),
@@ -172,7 +175,8 @@ class Store:
             return [(str(n), int(c), s) for n, c, s in connection.execute(query)]
 
     def runs(self, project: str) -> list[StoredRun]:
-        """The project's complete runs, oldest first (by when each run started)."""
+        """The project's complete runs, oldest first (by when each run started: the store
+        keeps each start in UTC, ``times.utc_text``, so its text sorts as its instant)."""
         from sqlalchemy import select
 
         from grpcbench.history.schema import runs
