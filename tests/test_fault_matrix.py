@@ -11,7 +11,8 @@ Phases: pre-flight (a target that accepts and never answers), warm-up,
 measured, cooldown; where grpcbench starts the server: its start (a service still
 importing), and capacity's search and confirmations; after the run, the writing of
 its tables and files; and while a Dask cluster's workers run the level (a local
-one grpcbench starts, and one started by `dask scheduler` and `dask worker`).
+one grpcbench starts, and one started by `dask scheduler` and `dask worker`, there also
+with one worker killed as the signal arrives).
 Faults: SIGINT, SIGTERM, SIGHUP, SIGQUIT, two SIGINTs, Ctrl-C and Ctrl-\\ to the
 whole process group (the run's children get them too), and a generator killed. Every
 cell runs in CI; ``nox -s faults`` runs the matrix ``GRPCBENCH_FAULT_ROUNDS`` times
@@ -367,3 +368,36 @@ def test_py_spy_killed_mid_level_keeps_the_level_and_says_why_its_profile_is_mis
     (level,) = data["levels"]
     assert "profile" not in level and sum(level["load"]["statuses"].values()) > 0
     assert_all_gone(cell.seen)
+
+
+@pytest.mark.parametrize("fault", ["SIGINT", "SIGTERM", "Ctrl-C (group)"])
+def test_a_worker_killed_as_a_signal_arrives_on_a_command_line_cluster(
+    tmp_path: Path, fault: str
+) -> None:
+    """Two faults at once on a cluster started by `dask scheduler` and `dask worker`: one
+    worker process killed (-9) mid-level, and the signal a moment later, before Dask has
+    noticed the loss. The signal decides: its exit code, the JSON ``interrupted``, no
+    traceback, no call reaches the target once grpcbench has exited (the surviving
+    worker's task was cancelled too), and the cluster is left running."""
+    if DASK is None:
+        pytest.skip("the dask command-line tool is not installed")
+    with real_cluster(tmp_path, workers=2) as cluster, logging_greeter() as (address, log):
+        cell = Cell(address, tmp_path, ["-c", "2", "--warmup", "0", "-z", "60s",
+                                        "--cluster", cluster.address])  # fmt: skip
+        _wait_for(cell.log, "level started", cell.process)
+        deadline = time.monotonic() + 30
+        while not log.calls and time.monotonic() < deadline:  # the workers' load arrived
+            time.sleep(0.05)
+        assert log.calls, "the workers never called the target"
+        time.sleep(random.Random(fault).uniform(0.2, 1.0))
+        [_, worker_command] = cluster.processes
+        victim = next(
+            child for child in psutil.Process(worker_command.pid).children(recursive=True)
+            if "spawn_main" in " ".join(child.cmdline())
+        )  # fmt: skip
+        victim.kill()
+        time.sleep(0.05)
+        cell.signal(fault)
+        cell.assert_interrupted(fault, False)
+        _no_load_after_exit(log.calls)
+        assert cluster.alive(), "a run's signal stopped the cluster it used"
