@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -401,3 +402,28 @@ def test_a_worker_killed_as_a_signal_arrives_on_a_command_line_cluster(
         cell.assert_interrupted(fault, False)
         _no_load_after_exit(log.calls)
         assert cluster.alive(), "a run's signal stopped the cluster it used"
+
+
+@pytest.mark.skipif(shutil.which("ghz") is None, reason="ghz is not installed")
+def test_ghz_killed_mid_level_fails_its_level(tmp_path: Path) -> None:
+    """kill -9 of ghz (``--load ghz``) while its level runs: the level is an error that
+    says so (exit 4, JSON failed), no traceback, and no call reaches the target after."""
+    with logging_greeter() as (address, log):
+        cell = Cell(address, tmp_path, ["-c", "2", "-z", "60s", "--warmup", "0",
+                                        "--load", "ghz"])  # fmt: skip
+        _wait_for(cell.log, "level started", cell.process)
+        deadline = time.monotonic() + 30
+        while not log.calls and time.monotonic() < deadline:
+            time.sleep(0.05)
+        cell.watch()
+        (ghz,) = [p for p in psutil.Process(cell.process.pid).children(True) if p.name() == "ghz"]
+        started = time.monotonic()
+        ghz.kill()
+        code, stderr, data = cell.finish()
+        took = time.monotonic() - started
+        _no_load_after_exit(log.calls)
+    assert took < 15, f"the run went on {took:.0f} s with ghz gone"
+    assert code == 4, stderr
+    assert "ghz exited with code -9" in stderr and "Traceback" not in stderr, stderr
+    assert data["status"] == "failed" and data["levels"] == []
+    assert_all_gone(cell.seen)
