@@ -144,7 +144,7 @@ class _Step:
         is tried first, 15x faster (0.6 us, not 10): it takes the .proto's field names,
         nested dicts and enum names alike, and refuses with TypeError or ValueError
         what only the JSON mapping reads (camelCase names, int64 and bytes as text)."""
-        if isinstance(value, Mapping):
+        if type(value) is dict or isinstance(value, Mapping):  # dict: no ABC check
             try:
                 return self.request_class(**value)
             except (TypeError, ValueError):
@@ -250,7 +250,9 @@ class FlowClient:
         )  # fmt: skip
 
     def _options(self, timeout: float | None, metadata: FlowMetadata) -> dict[str, Any]:
-        sent = tuple(self._workload.metadata) + _pairs(metadata)
+        sent = tuple(self._workload.metadata) + _pairs(metadata) if metadata else None
+        if sent is None:  # the common step: the level's metadata only
+            sent = self._workload.metadata_pairs
         return {"timeout": timeout or self.timeout_s, "metadata": sent or None}
 
     async def _timed(self, name: str, awaitable: Awaitable[Any]) -> Any:
@@ -279,7 +281,14 @@ _CALLS = {
 }  # fmt: skip
 
 
-async def _collect(replies: AsyncIterator[Any]) -> list[Any]:
+def _collect(replies: AsyncIterator[Any]) -> Awaitable[list[Any]]:
+    """Every reply of a stream call: the wire stack's in one wait (``collect``), any
+    other stack's (grpc.aio) read one by one."""
+    collect = getattr(replies, "collect", None)
+    return collect() if collect is not None else _read_all(replies)
+
+
+async def _read_all(replies: AsyncIterator[Any]) -> list[Any]:
     return [reply async for reply in replies]
 
 
@@ -296,6 +305,7 @@ class FlowWorkload:
         self.life = VirtualUsers(target) if inspect.isclass(target) else None
         self.function = target
         self.metadata = parse_metadata(spec.metadata or "{}")
+        self.metadata_pairs: Metadata = tuple(self.metadata)  # a step's own come after
         self._schemas: dict[str, MethodSchema] = {}
         # Set by the engine while a phase is measured: a step name -> its recorder
         # (a mapping that makes one per new name); None while warming up.
