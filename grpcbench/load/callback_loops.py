@@ -85,7 +85,7 @@ async def wire_closed_loop_phase(
         elapsed_us = (now - stream.started) // 1000
         budget.done += 1
         if record is not None:
-            if stream.status == status.OK and stream.messages < 2 and all_unary:
+            if stream.status == status.OK and stream.messages < 2 and unary_parts[stream.part]:
                 if record_ok is not None:  # unary_outcome's OK, outside a mix
                     record_ok(elapsed_us)
                 else:  # in a mix
@@ -106,7 +106,7 @@ async def wire_closed_loop_phase(
             finished.set_exception(error)
 
     issuer = CallIssuer(calls, spec.settings.timeout_s, on_done, fatal)
-    send, outcome, all_unary = issuer.send, issuer.outcome, issuer.all_unary
+    send, outcome, unary_parts = issuer.send, issuer.outcome, issuer.unary_parts
     stop = spec.settings.duration_stop
     budget.end_at_duration(stop, lambda: issuer.end_in_flight(stop))
     budget.arm()

@@ -20,6 +20,7 @@ from grpcbench.contract.calls import CallFunction, Workload
 from grpcbench.load.callback_loops import wire_closed_loop_phase, wire_open_loop_phase
 from grpcbench.load.calls import CheckoutCalls, PerRequestCalls, call_source
 from grpcbench.load.closed_loop import Budget, closed_loop_phase
+from grpcbench.load.collector import tuned_for_load
 from grpcbench.load.open_loop import open_loop_phase, share_pacer
 from grpcbench.load.recorders import (
     CheckRecorders,
@@ -147,6 +148,23 @@ async def run_level(
     shared: SharedCalls | None = None,
     on_interval: Callable[[IntervalFigures], None] | None = None,
     on_measurement_end: Callable[[], None] | None = None,
+) -> LoadResult:
+    """One level's share of the load, with the cyclic GC tuned for it (``collector``)."""
+    with tuned_for_load():
+        return await _run_level(
+            spec, on_measurement_start, on_progress, before_measuring, shared, on_interval,
+            on_measurement_end,
+        )  # fmt: skip
+
+
+async def _run_level(
+    spec: GeneratorJob,
+    on_measurement_start: Callable[[], None],
+    on_progress: Callable[[int, int], None],
+    before_measuring: Callable[[], Awaitable[None]] | None,
+    shared: SharedCalls | None,
+    on_interval: Callable[[IntervalFigures], None] | None,
+    on_measurement_end: Callable[[], None] | None,
 ) -> LoadResult:
     """``before_measuring``: awaited between warm-up and the measured phase (a
     cluster's barrier, so every worker measures over the same window). ``shared``:

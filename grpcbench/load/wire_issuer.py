@@ -89,7 +89,9 @@ class CallIssuer:
         # One fixed request round-robin over the channels (the common case): ``send``
         # skips the choices it does not need.
         self.simple = not (calls.per_user or self.least_busy or self.orders) and self.method.fixed
-        self.all_unary = not any(method.streaming for method in self.methods)
+        # Per method of a mix (by a call's ``part``): whether it is unary, whose OK the
+        # callback loops record in their short way, streams or not beside it.
+        self.unary_parts = tuple(not method.streaming for method in self.methods)
 
     def send(self, user: int, started: int, tag: int | None = None) -> None:
         """One call of virtual user ``user`` (its connection with per-user, its
