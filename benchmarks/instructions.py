@@ -12,7 +12,10 @@ start-up and warm-up taken out:
 - ``floor``: benchmarks/python_floor.py, HTTP/2 frames in Python without gRPC's rules;
 - ``builtin``: grpcbench's generator process itself (``python -m
   grpcbench.load.generator`` given the level's job, the wire stack on uvloop), so
-  the coordinator's own instructions are not in its figure.
+  the coordinator's own instructions are not in its figure;
+- ``builtin-1000``: the same at c=1000 over 1,000 connections. Instructions are the
+  process's own: the kernel's work in each connection's read() and write() is not in
+  them (``nox -s loadgen``'s CPU time has it).
 
 Run on its own: ``python benchmarks/instructions.py --greeter BINARY``.
 """
@@ -34,6 +37,9 @@ from grpcbench.model.plan import LevelPlan, LoadSettings
 
 FLOOR = Path(__file__).with_name("python_floor.py")
 CONCURRENCY = 50
+# The built-in generator at c=1000 over 1,000 connections, one call in flight on each:
+# what a connection costs (issue 52: at most 1.5x one connection's instructions).
+MANY_CONNECTIONS = "builtin-1000"
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
@@ -51,11 +57,15 @@ def collected(argv: list[str], stdin: str | None = None) -> int:
     return sum(int(count) for count in found)
 
 
-def builtin_argv(target: str, calls: int) -> tuple[list[str], str]:
-    """The generator process and its one job: ``calls`` calls of SayHello at c=50."""
+def builtin_argv(
+    target: str, calls: int, concurrency: int = CONCURRENCY, connections: int = 0
+) -> tuple[list[str], str]:
+    """The generator process and its one job: ``calls`` calls of SayHello at c=50 (or
+    ``concurrency``, over ``connections``; 0: the default strategy's, one here)."""
     settings = LoadSettings(requests=calls, warmup_requests=0, warmup_s=0.0,
                             sample_interval_s=0.0)  # fmt: skip
-    job = GeneratorJob.for_level(target, "hello", LevelPlan(CONCURRENCY), settings)
+    plan = LevelPlan(concurrency, channels=connections)
+    job = GeneratorJob.for_level(target, "hello", plan, settings)
     return [sys.executable, "-P", "-m", "grpcbench.load.generator"], json.dumps(job.to_json())
 
 
@@ -80,8 +90,9 @@ def per_call(client: str, target: str, small: int, large: int) -> float:
         message = helloworld_pb2.HelloRequest(name="world").SerializeToString()
         body.write_bytes(b"\0" + len(message).to_bytes(4, "big") + message)
         for calls in (small, large):
-            if client == "builtin":
-                argv, job = builtin_argv(target, calls)
+            if client in ("builtin", MANY_CONNECTIONS):
+                many = client == MANY_CONNECTIONS
+                argv, job = builtin_argv(target, calls, *((1000, 1000) if many else ()))
                 counts.append(collected(argv, job + "\n"))
             elif client == "floor":
                 counts.append(collected(floor_argv(target, calls)))

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 # benchmarks/, this script's directory
 from clients import make_generators, save_record, start_go_greeter
-from instructions import instructions_table
+from instructions import MANY_CONNECTIONS, instructions_table
 
 from grpcbench.load.catalogue import make_driver
 from grpcbench.load.driver import DriverSettings, LoadDriver
@@ -124,7 +124,11 @@ async def bench(args: argparse.Namespace) -> None:
         if args.instructions and shutil.which("valgrind"):
             print("\ninstructions per call (callgrind: 12,000 calls less 2,000, c=50):")
             instructions = await asyncio.to_thread(
-                instructions_table, target.address, ["h2load", "floor", "builtin"], 2000, 12000
+                instructions_table,
+                target.address,
+                ["h2load", "floor", "builtin", MANY_CONNECTIONS],
+                2000,
+                12000,
             )
         elif args.instructions:
             print("\ninstructions per call: valgrind is not installed (Debian valgrind); skipped")

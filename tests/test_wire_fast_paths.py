@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from typing import Any
 
 import hpack
 from hypothesis import given, settings
@@ -275,3 +276,38 @@ def test_writes_leave_every_eight_and_at_the_end_of_the_loop_iteration() -> None
     assert EARLY_FLUSH == 8
     assert during == [bytes(range(8)), bytes(range(8, 16))]
     assert written == [*during, bytes(range(16, 20))]
+
+
+def test_connections_on_one_loop_share_one_end_of_iteration_callback() -> None:
+    """Three connections' writes in one iteration leave when it ends, each connection's
+    in one write and in order, from one callback for all (not one per connection: with
+    1,000 connections of one call each, that was a call_soon per call)."""
+
+    async def run() -> tuple[list[list[bytes]], list[list[bytes]], int]:
+        loop = asyncio.get_running_loop()
+        transports = [MemoryTransport() for _ in range(3)]
+        writers = [FrameWriter(loop) for _ in transports]
+        for writer, transport in zip(writers, transports, strict=True):
+            writer.transport = transport  # type: ignore[assignment]
+        scheduled = 0
+        call_soon = loop.call_soon
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            nonlocal scheduled
+            scheduled += 1
+            return call_soon(*args, **kwargs)
+
+        loop.call_soon = counted  # type: ignore[method-assign]
+        try:
+            for number in range(6):
+                writers[number % 3].write(bytes([number]))
+        finally:
+            loop.call_soon = call_soon  # type: ignore[method-assign]
+        during = [list(t.written) for t in transports]
+        await asyncio.sleep(0)
+        return during, [t.written for t in transports], scheduled
+
+    during, written, scheduled = asyncio.run(run())
+    assert during == [[], [], []]
+    assert written == [[bytes([0, 3])], [bytes([1, 4])], [bytes([2, 5])]]
+    assert scheduled == 1

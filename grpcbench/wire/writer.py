@@ -14,6 +14,7 @@ A/B on one day). One early write per loop iteration gave no rate at all.
 from __future__ import annotations
 
 import asyncio
+import weakref
 
 from grpcbench.wire import frames
 
@@ -35,14 +36,53 @@ def prefix(frame_type: int, flags: int, length: int) -> bytes:
     return cached
 
 
+class _Flusher:
+    """The end of a loop iteration, for every connection on that loop that has frames
+    queued: one callback for all of them. With 1,000 connections each carrying one
+    call, a callback per connection was one more ``call_soon`` per call."""
+
+    __slots__ = ("loop", "pending", "scheduled")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.pending: list[FrameWriter] = []
+        self.scheduled = False
+
+    def add(self, writer: FrameWriter) -> None:
+        self.pending.append(writer)
+        if not self.scheduled:
+            self.scheduled = True
+            self.loop.call_soon(self._end_of_iteration)
+
+    def _end_of_iteration(self) -> None:
+        self.scheduled = False
+        pending, self.pending = self.pending, []
+        for writer in pending:
+            writer.scheduled = False
+            writer.flush()
+
+
+# One flusher per loop (a test may run several loops, one after another).
+_FLUSHERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Flusher] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _flusher_of(loop: asyncio.AbstractEventLoop) -> _Flusher:
+    flusher = _FLUSHERS.get(loop)
+    if flusher is None:
+        flusher = _FLUSHERS[loop] = _Flusher(loop)
+    return flusher
+
+
 class FrameWriter:
     """The bytes a connection will write at the end of this loop iteration (or once
     ``EARLY_FLUSH`` writes are queued)."""
 
-    __slots__ = ("loop", "transport", "out", "scheduled")
+    __slots__ = ("flusher", "transport", "out", "scheduled")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+        self.flusher = _flusher_of(loop)
         self.transport: asyncio.Transport | None = None
         self.out: list[bytes] = []
         self.scheduled = False
@@ -54,7 +94,7 @@ class FrameWriter:
             self.flush()  # the flush still scheduled, if any, finds what comes after
         elif not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self._end_of_iteration)
+            self.flusher.add(self)
 
     def write_pieces(self, pieces: list[bytes | memoryview]) -> None:
         """Frames as pieces (headers, and views of a large body), after what is queued:
@@ -63,10 +103,6 @@ class FrameWriter:
         transport = self.transport
         if transport is not None and not transport.is_closing():
             transport.writelines(pieces)
-
-    def _end_of_iteration(self) -> None:
-        self.scheduled = False
-        self.flush()
 
     def flush(self) -> None:
         """Write what is queued now (also before a close, so a GOAWAY leaves)."""
