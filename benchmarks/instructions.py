@@ -57,6 +57,33 @@ def collected(argv: list[str], stdin: str | None = None) -> int:
     return sum(int(count) for count in found)
 
 
+def generator_instructions(run_args: list[str], calls: int, cwd: Path) -> int:
+    """The instructions of the built-in generator's process in ``grpcbench run RUN_ARGS
+    -n CALLS --warmup 0`` (callgrind following the run's children; the coordinator's
+    and the server's are left out): a mix, a flow, any option the run takes."""
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", "--trace-children=yes",
+             f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, "-P", "-m",
+             "grpcbench", "run", *run_args, "-n", str(calls), "--warmup", "0",
+             "--output", f"{folder}/r.json"],
+            capture_output=True, text=True, timeout=3600, check=True, cwd=cwd,
+        )  # fmt: skip
+        total = 0
+        for path in Path(folder).glob("callgrind.*"):
+            text = path.read_text(errors="replace")
+            head = text[:4000]
+            if "grpcbench.load.generator" not in head:
+                continue
+            found = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
+            if found is None:
+                raise SystemExit(f"callgrind wrote no total in {path}")
+            total += int(found.group(1))
+    if not total:
+        raise SystemExit("callgrind saw no generator process")
+    return total
+
+
 def builtin_argv(
     target: str, calls: int, concurrency: int = CONCURRENCY, connections: int = 0
 ) -> tuple[list[str], str]:

@@ -88,6 +88,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--save", help="write every figure as JSON")
+    parser.add_argument(
+        "--no-instructions", dest="instructions", action="store_false",
+        help="skip instructions per call under callgrind (about 10 min)",
+    )  # fmt: skip
     args = parser.parse_args()
     if not (args.route_guide and args.proto):
         parser.error("give --route-guide and --proto (nox -s traffic builds them)")
@@ -137,6 +141,9 @@ def main() -> None:
                 print(f"round {round_number + 1}: " + ", ".join(
                     f"{key} {values[-1]:.1f}" for key, values in samples.items()
                 ), flush=True)  # fmt: skip
+        instructions = (
+            _instructions(address, args.proto, args.concurrency) if args.instructions else {}
+        )
     finally:
         server.terminate()
         server.wait()
@@ -161,7 +168,48 @@ def main() -> None:
         save_record(
             args.save, "traffic", samples=samples, medians=median, ratios=ratios,
             rounds=args.repeat, concurrency=args.concurrency, requests=args.requests,
+            instructions=instructions,
         )  # fmt: skip
+
+
+# Calls of the two runs whose difference gives instructions per call (a flow: per step).
+SMALL, LARGE = 2000, 12000
+
+
+def _instructions(address: str, proto: str, concurrency: int) -> dict[str, float]:
+    """The generator's instructions per call (callgrind: a run of LARGE calls less one of
+    SMALL), which load on the machine cannot move, for the singles, the mixes, the chain
+    and its independent pair; two runs at a time (one per core)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from instructions import generator_instructions
+
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        (directory / "route_flow.py").write_text(FLOW)
+        level = [address, "--insecure", "-c", str(concurrency)]
+        runs: dict[str, tuple[list[str], int]] = {}
+        for name, (method, data) in METHODS.items():
+            runs[name] = ([*level, "--proto", proto, "--call", method, "-d", json.dumps(data)], 1)
+        mixes = {
+            "mix": list(WEIGHTS.items()), "mix of GetFeature x3": [("GetFeature", 1)] * 3,
+            "independent": [("GetFeature", 1), ("ListFeatures", 1)],
+        }  # fmt: skip
+        for name, entries in mixes.items():
+            runs[name] = ([*level, "--scenario", str(_mix_file(directory, proto, entries))], 1)
+        runs["chain"] = ([*level, "--workload", "route_flow:chain", "--proto", proto], 2)
+
+        def per_call(item: tuple[str, tuple[list[str], int]]) -> tuple[str, float]:
+            name, (run_args, steps) = item
+            small, large = (generator_instructions(run_args, calls // steps, directory)
+                            for calls in (SMALL, LARGE))  # fmt: skip
+            return name, (large - small) / (LARGE - SMALL)
+
+        with ThreadPoolExecutor(2) as pool:
+            figures = dict(pool.map(per_call, runs.items()))
+    for name, count in figures.items():
+        print(f"instructions per call, {name}: {count:,.0f}")
+    return figures
 
 
 if __name__ == "__main__":

@@ -255,7 +255,35 @@ def render_traffic(record: dict[str, Any]) -> str:
         f" {parts / medians['single GetFeature cpu']:.2f}x (what the first line would"
         " show for a mix that cost nothing: the stream methods' own cost)"
     )
-    return "\n".join(lines)
+    return "\n".join(lines + _traffic_instructions(record.get("instructions") or {}))
+
+
+def _traffic_instructions(counts: dict[str, float]) -> list[str]:
+    """The generator's instructions per call under callgrind (benchmarks/traffic.py),
+    which load on the machine cannot move: the same goals, judged on them."""
+    if not counts:
+        return []
+    lines = [
+        "",
+        "The generator's instructions per call (callgrind: a run of 12,000 calls less one of"
+        " 2,000; a chain's calls are its steps), which load on the machine cannot move:",
+        "",
+        "| run | instructions per call |",
+        "|---|---|",
+        *(f"| {name} | {count:,.0f} |" for name, count in counts.items()),
+        "",
+    ]
+    parts = sum(counts[name] * weight for name, weight in (
+        ("GetFeature", 8), ("ListFeatures", 1), ("RecordRoute", 1))) / 10  # fmt: skip
+    lines += [
+        f"- mix / its methods one at a time (8:1:1), instructions per call:"
+        f" **{counts['mix'] / parts:.2f}x** (goal ≤ 1.1x)",
+        f"- mix of one method (3 entries) / that method alone, instructions per call:"
+        f" **{counts['mix of GetFeature x3'] / counts['GetFeature']:.2f}x** (goal ≤ 1.1x)",
+        f"- chain / independent, instructions per call:"
+        f" {counts['chain'] / counts['independent']:.2f}x",
+    ]
+    return lines
 
 
 def render_traffic_run(path: Path, server: str = "route_guide") -> str:

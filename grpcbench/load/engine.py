@@ -252,7 +252,7 @@ async def _run_level(
         concurrency=spec.share.concurrency,
         connections=spec.share.connections,
         statuses=dict(measure.statuses),
-        latency=measure.latency.summary(),
+        latency=measure.level_latency().summary(),
         wall_s=wall_s,
         client_cpu_s=cpu_s,
         client_wait_s=wait_s,

@@ -145,6 +145,7 @@ class LevelRecorders:
     checks: CheckRecorders | None = None  # a flow: its checks (client.check)
     # A timed open loop: what its pacer scheduled per half (schedule_count).
     schedule: ScheduleCount | None = None
+    parts_absorbed: bool = False  # a mix's latencies made the level's (level_latency)
 
     @property
     def failed(self) -> int:
@@ -157,11 +158,13 @@ class LevelRecorders:
     ) -> None:  # fmt: skip
         """One finished call; ``part``: which method of a mix (None: the current
         task's, ``rpc.mix.CURRENT_PART``). With ``--interval`` it goes to the interval
-        only, which adds itself to the level's histogram when cut (``open_window``)."""
+        only, which adds itself to the level's histogram when cut (``open_window``); in a
+        mix, to its method's only, which the level's histogram is made of at its end
+        (``level_latency``): one record a call, not two."""
         self.statuses[status] += 1
         if self.window is not None:
             self.window.record(status == "OK", latency_us)
-        else:
+        elif self.parts is None:
             self.latency.record(latency_us)
         if stats is not None:
             self.streams.record(stats)
@@ -184,10 +187,22 @@ class LevelRecorders:
     def record_ok_part(self, latency_us: int, part: int) -> None:
         """``record_call("OK", latency_us, None, part=part)``: a mix's common case on the
         callback loops, with only what it needs."""
-        self.record_ok(latency_us)
+        self.statuses["OK"] += 1
+        if self.window is not None:
+            self.window.record(True, latency_us)
         recorder = self.parts[part]  # type: ignore[index]
-        recorder.latency.record(latency_us)
+        recorder.latency.record(latency_us)  # the level's too (``level_latency``)
         recorder.statuses["OK"] += 1
+
+    def level_latency(self) -> LatencyRecorder:
+        """The level's latencies: recorded as they came, or (a mix without intervals)
+        made of its methods' (``record_call``)."""
+        if self.parts is None or self.window is not None or self.parts_absorbed:
+            return self.latency
+        self.parts_absorbed = True  # once: twice would count every call twice
+        for part in self.parts:
+            self.latency.absorb(part.latency)
+        return self.latency
 
     def record_timing(self, service_us: int, lag_us: int) -> None:
         """An open-loop call's time from its actual send, and its send's lag."""

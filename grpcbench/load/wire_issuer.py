@@ -86,9 +86,11 @@ class CallIssuer:
             else None
         )
         self.next = 0
-        # One fixed request round-robin over the channels (the common case): ``send``
-        # skips the choices it does not need.
-        self.simple = not (calls.per_user or self.least_busy or self.orders) and self.method.fixed
+        # Fixed requests (of one method, or a mix's) round-robin over the channels (the
+        # common case): ``send`` skips the choices it does not need.
+        self.simple = not (calls.per_user or self.least_busy) and all(
+            method.fixed for method in self.methods
+        )
         # Per method of a mix (by a call's ``part``): whether it is unary, whose OK the
         # callback loops record in their short way, streams or not beside it.
         self.unary_parts = tuple(not method.streaming for method in self.methods)
@@ -99,7 +101,12 @@ class CallIssuer:
         if self.simple:
             index = self.next
             self.next = (index + 1) % self.count
-            method = self.method
+            orders = self.orders
+            if orders is None:
+                method = self.method
+            else:  # a mix: this connection's next method
+                part = next(orders[index])
+                method = self.methods[part]
             stream = WireStream(
                 method.blocks[index], method.body, True, self.on_done,
                 started * 1e-9 + method.timeout_s,  # started: perf_counter_ns, as deadlines'
@@ -107,6 +114,8 @@ class CallIssuer:
             stream.tag = user if tag is None else tag
             stream.lane = index
             stream.started = started
+            if orders is not None:
+                stream.part = part
             channel = self.channels[index]
             connection = channel.connection
             if connection is not None and not (connection.draining or connection.closed):
