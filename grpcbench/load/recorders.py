@@ -191,7 +191,7 @@ class LevelRecorders:
         if self.window is not None:
             self.window.record(True, latency_us)
         recorder = self.parts[part]  # type: ignore[index]
-        recorder.latency.record(latency_us)  # the level's too (``level_latency``)
+        recorder.latency.record(latency_us)  # without intervals, the level's (level_latency)
         recorder.statuses["OK"] += 1
 
     def level_latency(self) -> LatencyRecorder:
