@@ -258,6 +258,15 @@ def render_traffic(record: dict[str, Any]) -> str:
     return "\n".join(lines + _traffic_instructions(record.get("instructions") or {}))
 
 
+TRAFFIC_RUNS = {
+    "GetFeature": "GetFeature alone", "ListFeatures": "ListFeatures alone",
+    "RecordRoute": "RecordRoute alone", "mix": "mix GetFeature 8, ListFeatures 1, RecordRoute 1",
+    "mix of GetFeature x3": "mix of GetFeature alone, in 3 entries",
+    "independent": "GetFeature and ListFeatures, independent (a 1:1 mix)",
+    "chain": "chain: GetFeature, then ListFeatures at its location (per step)",
+}  # fmt: skip
+
+
 def _traffic_instructions(counts: dict[str, float]) -> list[str]:
     """The generator's instructions per call under callgrind (benchmarks/traffic.py),
     which load on the machine cannot move: the same goals, judged on them."""
@@ -270,7 +279,7 @@ def _traffic_instructions(counts: dict[str, float]) -> list[str]:
         "",
         "| run | instructions per call |",
         "|---|---|",
-        *(f"| {name} | {count:,.0f} |" for name, count in counts.items()),
+        *(f"| {TRAFFIC_RUNS.get(name, name)} | {count:,.0f} |" for name, count in counts.items()),
         "",
     ]
     parts = sum(counts[name] * weight for name, weight in (
