@@ -11,6 +11,7 @@ step series' results under docs/results/history (the docs' `history` output)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -46,10 +47,14 @@ def test_a_slower_handler_is_found_at_its_run_and_nothing_in_the_same_server_unc
     assert abs(at - series.change_at) <= 1 and change["kind"] == "regression", code_changes
     assert change["after"] > change["before"] + 1000 * series.delay_ms / 2
     assert abs(change["control_change"]) < change["change"] / 2
-    # The unchanged server: against its own canary, nothing the code made.
+    # The unchanged server: against its own canary, nothing the code made. A change at
+    # the newest run rests on that run alone, which a blip of the machine during it
+    # mimics (CI once saw flat's 20th run alone slower, its canary's not): only changes
+    # with runs after them must be absent (docs/history.md says so).
     flat = history_json(url, "flat", control="canary")
     assert len(flat["runs"]) == series.runs
-    assert found_at(flat, ("regression", "improvement")) == [], flat["change_points"]
+    made = [at for at in found_at(flat, ("regression", "improvement")) if at != series.runs]
+    assert made == [], flat["change_points"]
 
     # The dashboard shows it: the change point listed and marked on the chart.
     with dashboard(url) as address, browser_page() as page:
@@ -62,7 +67,7 @@ def test_a_slower_handler_is_found_at_its_run_and_nothing_in_the_same_server_unc
         assert page.locator(".uplot").count() == 1
         page.goto(address + "projects/flat?figure=p50&control=canary")
         listed = page.locator("#changes").inner_text()
-        assert "regression" not in listed and "improvement" not in listed, listed
+        assert not re.search(rf"(regression|improvement) at run (?!{series.runs}\b)", listed)
         shots = Path(os.environ.get(REGENERATE_ENV) or tmp_path)
         for project in ("step", "flat"):  # docs/history.md shows step against flat
             _save_series(url, project, shots / "results" / "history")
