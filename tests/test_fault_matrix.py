@@ -29,7 +29,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -196,16 +196,26 @@ def test_a_signal_while_dask_workers_run_the_level(tmp_path: Path, fault: str) -
     _signal_while_workers_run(tmp_path, fault, "local:2")
 
 
-def _signal_while_workers_run(tmp_path: Path, fault: str, cluster: str) -> None:
+def _wait_for_load(cell: Cell, calls: list[object]) -> None:
+    """Until the level has started and its first calls reached the target."""
+    _wait_for(cell.log, "level started", cell.process)
+    deadline = time.monotonic() + 30
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert calls, "the load never called the target"
+
+
+def _signal_while_workers_run(
+    tmp_path: Path, fault: str, cluster: str, before_signal: Callable[[], None] | None = None
+) -> None:
+    """``before_signal``: a second fault, a moment before the signal."""
     options = ["-c", "2", "--warmup", "0", "-z", "60s", "--cluster", cluster]
     with logging_greeter() as (address, log):
         cell = Cell(address, tmp_path, options)
-        _wait_for(cell.log, "level started", cell.process)
-        deadline = time.monotonic() + 30
-        while not log.calls and time.monotonic() < deadline:  # the workers' load arrived
-            time.sleep(0.05)
-        assert log.calls, "the workers never called the target"
+        _wait_for_load(cell, log.calls)  # the workers' load arrived
         time.sleep(random.Random(fault).uniform(0.2, 1.0))
+        if before_signal is not None:
+            before_signal()
         cell.signal(fault)
         cell.assert_interrupted(fault, False)
         _no_load_after_exit(log.calls)
@@ -382,25 +392,18 @@ def test_a_worker_killed_as_a_signal_arrives_on_a_command_line_cluster(
     worker's task was cancelled too), and the cluster is left running."""
     if DASK is None:
         pytest.skip("the dask command-line tool is not installed")
-    with real_cluster(tmp_path, workers=2) as cluster, logging_greeter() as (address, log):
-        cell = Cell(address, tmp_path, ["-c", "2", "--warmup", "0", "-z", "60s",
-                                        "--cluster", cluster.address])  # fmt: skip
-        _wait_for(cell.log, "level started", cell.process)
-        deadline = time.monotonic() + 30
-        while not log.calls and time.monotonic() < deadline:  # the workers' load arrived
+    with real_cluster(tmp_path, workers=2) as cluster:
+
+        def kill_a_worker() -> None:
+            [_, worker_command] = cluster.processes
+            victim = next(
+                child for child in psutil.Process(worker_command.pid).children(recursive=True)
+                if "spawn_main" in " ".join(child.cmdline())
+            )  # fmt: skip
+            victim.kill()
             time.sleep(0.05)
-        assert log.calls, "the workers never called the target"
-        time.sleep(random.Random(fault).uniform(0.2, 1.0))
-        [_, worker_command] = cluster.processes
-        victim = next(
-            child for child in psutil.Process(worker_command.pid).children(recursive=True)
-            if "spawn_main" in " ".join(child.cmdline())
-        )  # fmt: skip
-        victim.kill()
-        time.sleep(0.05)
-        cell.signal(fault)
-        cell.assert_interrupted(fault, False)
-        _no_load_after_exit(log.calls)
+
+        _signal_while_workers_run(tmp_path, fault, cluster.address, kill_a_worker)
         assert cluster.alive(), "a run's signal stopped the cluster it used"
 
 
@@ -411,10 +414,7 @@ def test_ghz_killed_mid_level_fails_its_level(tmp_path: Path) -> None:
     with logging_greeter() as (address, log):
         cell = Cell(address, tmp_path, ["-c", "2", "-z", "60s", "--warmup", "0",
                                         "--load", "ghz"])  # fmt: skip
-        _wait_for(cell.log, "level started", cell.process)
-        deadline = time.monotonic() + 30
-        while not log.calls and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _wait_for_load(cell, log.calls)
         cell.watch()
         (ghz,) = [p for p in psutil.Process(cell.process.pid).children(True) if p.name() == "ghz"]
         started = time.monotonic()
