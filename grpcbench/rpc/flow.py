@@ -250,9 +250,8 @@ class FlowClient:
         )  # fmt: skip
 
     def _options(self, timeout: float | None, metadata: FlowMetadata) -> dict[str, Any]:
-        sent = tuple(self._workload.metadata) + _pairs(metadata) if metadata else None
-        if sent is None:  # the common step: the level's metadata only
-            sent = self._workload.metadata_pairs
+        level = self._workload.metadata  # a step's own come after the level's
+        sent = level + _pairs(metadata) if metadata else level
         return {"timeout": timeout or self.timeout_s, "metadata": sent or None}
 
     async def _timed(self, name: str, awaitable: Awaitable[Any]) -> Any:
@@ -305,7 +304,6 @@ class FlowWorkload:
         self.life = VirtualUsers(target) if inspect.isclass(target) else None
         self.function = target
         self.metadata = parse_metadata(spec.metadata or "{}")
-        self.metadata_pairs: Metadata = tuple(self.metadata)  # a step's own come after
         self._schemas: dict[str, MethodSchema] = {}
         # Set by the engine while a phase is measured: a step name -> its recorder
         # (a mapping that makes one per new name); None while warming up.
