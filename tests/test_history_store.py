@@ -158,6 +158,49 @@ def test_history_and_fail_on_regression_from_the_command_line(tmp_path: Path) ->
     assert older.newest_regressions() == [c for c in older.change_points if c.index == 19]
 
 
+def test_a_newest_run_alone_is_unconfirmed_and_the_next_run_confirms_or_clears_it(
+    tmp_path: Path,
+) -> None:
+    """CI fails on the run that starts a regression and, re-run, either fails again
+    (confirmed) or passes (a blip: one outlying run is no change)."""
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    runner = CliRunner()
+    history = ["history", "--store", url, "--project", "p"]
+
+    def add(number: int, p50_us: int, project: str = "p") -> None:
+        path = tmp_path / f"{project}{number}.json"
+        path.write_text(json.dumps(results(p50_us, number)))
+        stored = runner.invoke(app, ["store", str(path), "--store", url, "--project", project])
+        assert stored.exit_code == 0, stored.output
+
+    def gate() -> tuple[int, str, list[dict[str, object]]]:
+        gated = runner.invoke(app, [*history, "--fail-on-regression"])
+        data = json.loads(runner.invoke(app, [*history, "--format", "json"]).stdout)
+        return gated.exit_code, gated.output, data["change_points"]
+
+    for number in range(1, 21):
+        add(number, 1000 if number < 20 else 1300)
+    code, said, [change] = gate()
+    assert code == 99 and "started by the newest run, unconfirmed" in said, said
+    assert change["runs_after"] == 1 and change["confirmed"] is False
+    assert "unconfirmed: it rests on one run alone" in runner.invoke(app, history).output
+    add(21, 1300)  # re-run: still slower
+    code, said, [change] = gate()
+    assert code == 99 and "confirmed by the newest" in said, said
+    assert change["index"] == 19 and change["runs_after"] == 2 and change["confirmed"]
+    add(22, 1300)  # reported twice; from now on the history keeps it, CI passes
+    code, said, [change] = gate()
+    assert code == 0 and change["index"] == 19 and change["runs_after"] == 3, said
+    # The other way: the newest run came back, the slower one was a blip.
+    history[-1] = "q"
+    for number in range(1, 21):
+        add(number, 1000 if number < 20 else 1300, "q")
+    assert gate()[0] == 99
+    add(21, 1000, "q")
+    code, said, changes = gate()
+    assert code == 0 and changes == [], changes
+
+
 def test_a_capacity_run_is_kept_as_its_capacities(tmp_path: Path) -> None:
     from grpcbench.model.results_file import load_run
 

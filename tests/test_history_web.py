@@ -20,13 +20,15 @@ pytest.importorskip("otava")
 Client = Any
 
 
-def with_client(store: Store, check: Callable[[Client], Awaitable[None]]) -> None:
+def with_client(
+    store: Store, check: Callable[[Client], Awaitable[None]], controls: dict[str, str] | None = None
+) -> None:
     from aiohttp.test_utils import TestClient, TestServer
 
     from grpcbench.history.web import Dashboard, make_app
 
     async def main() -> None:
-        async with TestClient(TestServer(make_app(Dashboard(store)))) as client:
+        async with TestClient(TestServer(make_app(Dashboard(store, controls)))) as client:
             await check(client)
 
     asyncio.run(main())
@@ -112,6 +114,38 @@ def test_a_token_when_set_is_required(store: Store, monkeypatch: pytest.MonkeyPa
     assert [run.id for run in store.runs("p")] == [1]
 
 
+def test_a_project_read_against_its_control_is_ok_when_the_control_moved_too(
+    store: Store,
+) -> None:
+    """`web --control p=c`: the slowdown both show is the host's, so p's status is OK
+    and its page says so; ``?control=`` reads p alone, where it is a regression."""
+    _series(store, "p")
+    _series(store, "c")
+    _series(store, "alone")
+
+    async def check(client: Client) -> None:
+        home = await (await client.get("/")).text()
+        assert home.count("REGRESSION: p50 (unconfirmed)") == 2, home  # c and alone
+        row = home[home.index('href="/projects/p"') :].split("</tr>")[0]
+        assert ">OK<" in row and "<td>c</td>" in row, row
+        page = await (await client.get("/projects/p?figure=p50")).text()
+        assert "Against the control project c" in page and "host at run 20" in page
+        alone = await (await client.get("/projects/p?figure=p50&control=")).text()
+        assert "regression at run 20" in alone and "Against the control" not in alone
+
+    with_client(store, check, {"p": "c"})
+
+
+@pytest.mark.parametrize("pairs", [["p"], ["p="], ["=c"], ["p=p"], ["p=c", "p=d"], ["p=bad\tname"]])
+def test_a_bad_control_pair_is_one_line(pairs: list[str]) -> None:
+    from grpcbench.base.errors import UsageError
+    from grpcbench.cli.store_commands import parse_controls
+
+    with pytest.raises(UsageError, match="bad --control|project"):
+        parse_controls(pairs)
+    assert parse_controls(["p=c", "q=c"]) == {"p": "c", "q": "c"}
+
+
 def test_the_pages_show_status_history_runs_and_a_comparison(store: Store) -> None:
     _series(store, "steady", regress_at=99)
     _series(store, "<b>odd</b>")
@@ -119,7 +153,10 @@ def test_the_pages_show_status_history_runs_and_a_comparison(store: Store) -> No
     async def check(client: Client) -> None:
         home = await (await client.get("/")).text()
         assert "&lt;b&gt;odd&lt;/b&gt;" in home and "<b>odd" not in home
-        assert home.count("REGRESSION: p50, p99") == 1 and home.count(">OK<") == 1
+        assert (
+            home.count("REGRESSION: p50 (unconfirmed), p99 (unconfirmed)") == 1
+            and home.count(">OK<") == 1
+        )
         page = await (await client.get("/projects/%3Cb%3Eodd%3C%2Fb%3E?figure=p50")).text()
         assert "regression at run 20" in page and "/static/uPlot.iife.min.js" in page
         assert "https://" not in page and "http://" not in page  # offline: nothing fetched

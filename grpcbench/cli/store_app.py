@@ -66,7 +66,10 @@ def history(
         bool,
         typer.Option(
             "--fail-on-regression",
-            help="Exit with 99 when the newest run starts a regression of the server.",
+            help=(
+                "Exit with 99 when the newest run starts a regression of the server"
+                " (unconfirmed: it rests on that run) or confirms one the run before started."
+            ),
         ),
     ] = False,
 ) -> None:
@@ -94,9 +97,18 @@ def web(
         str, typer.Option(help="Listen here (a public address serves every reader there).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8765,
+    control: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=(
+                "PROJECT=CONTROL: read PROJECT's status and history against the control"
+                " project CONTROL, as `history --control` does (repeatable)."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """Serve the store's dashboard: projects, histories with change points, runs, an
     ingest API for CI (pip install 'grpcbench[web]')."""
     from grpcbench.cli import store_commands
 
-    call_command(store_commands.web, store, host, port)
+    call_command(store_commands.web, store, host, port, control or [])

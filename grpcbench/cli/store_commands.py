@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 from grpcbench.base.errors import UsageError
 from grpcbench.cli.consoles import Consoles
+
+if TYPE_CHECKING:
+    from grpcbench.history.change_points import ChangePoint
 
 EXIT_NEW_REGRESSION = 99  # history --fail-on-regression: the newest run starts one
 
@@ -102,15 +106,38 @@ def history(args: HistoryArgs, consoles: Consoles) -> int:
     newest = found.newest_regressions()
     if args.fail_on_regression and newest:
         consoles.err.print(
-            f"[red]regression[/]: the newest run starts {len(newest)} regression(s) of"
-            f" {found.label}: " + "; ".join(escape(c.series) for c in newest),
+            f"[red]regression[/] of {found.label} at the newest run: "
+            + "; ".join(f"{escape(c.series)} ({_standing(c)})" for c in newest),
             highlight=False,
         )
         return EXIT_NEW_REGRESSION
     return 0
 
 
-def web(store: str | None, host: str, port: int, consoles: Consoles) -> int:
+def _standing(change: ChangePoint) -> str:
+    if change.confirmed:
+        return "started by the run before, confirmed by the newest"
+    return "started by the newest run, unconfirmed: run once more to confirm or clear it"
+
+
+def parse_controls(pairs: list[str]) -> dict[str, str]:
+    """``--control PROJECT=CONTROL`` (repeatable) as project -> its control."""
+    from grpcbench.history.store import check_project
+
+    controls: dict[str, str] = {}
+    for pair in pairs:
+        project, equals, control = pair.partition("=")
+        if not equals or not project or not control:
+            raise UsageError(f"bad --control {pair!r}: PROJECT=CONTROL")
+        if project == control:
+            raise UsageError(f"bad --control {pair!r}: a control is another project, run beside it")
+        if project in controls:
+            raise UsageError(f"bad --control {pair!r}: {project!r} already has a control")
+        controls[check_project(project)] = check_project(control)
+    return controls
+
+
+def web(store: str | None, host: str, port: int, controls: list[str], consoles: Consoles) -> int:
     """``grpcbench web``: the store's dashboard until Ctrl-C."""
     from grpcbench.history.database import store_url
     from grpcbench.history.store import Store
@@ -118,6 +145,7 @@ def web(store: str | None, host: str, port: int, consoles: Consoles) -> int:
 
     if not 0 <= port < 65536:
         raise UsageError(f"bad --port {port}: 0 to 65535")
+    against = parse_controls(controls)
     url = store_url(store)
     target = Store(url)
 
@@ -127,5 +155,5 @@ def web(store: str | None, host: str, port: int, consoles: Consoles) -> int:
         consoles.err.print(f"the dashboard of {escape(redact(url))} at {address} (Ctrl-C stops)",
                            highlight=False)  # fmt: skip
 
-    serve(target, host, port, ready)
+    serve(target, host, port, ready, against)
     return 0

@@ -15,6 +15,11 @@ series; ``max_pvalue`` is its significance. Two rules of ours follow it:
   pass a t-test; only a shift well beyond how runs scatter is a change.
 - **Who limited it.** A change in runs whose verdict is generator-bound is the
   client's, not the server's: it is shown, and ``--fail-on-regression`` ignores it.
+
+A change also says how many runs it rests on (``runs_after``). One that the newest
+run starts rests on that run alone, and a run that the machine slowed throughout
+looks the same: it is *unconfirmed* until the next run either stays on its far side
+(confirmed) or comes back, which leaves one outlying run, not a change.
 """
 
 from __future__ import annotations
@@ -58,10 +63,26 @@ class ChangePoint:
     of_server: bool  # False: the generator limited the runs after it
     host: bool = False  # the control project shares it (history.control)
     control_change: float | None = None  # the control's relative shift, when one was given
+    runs_after: int = 2  # the runs from it to the next change Otava found, or the newest
 
     @property
     def change(self) -> float:
         return self.after / self.before - 1 if self.before else math.inf
+
+    @property
+    def confirmed(self) -> bool:
+        """More than one run shows it: a single run can be a blip of the machine."""
+        return self.runs_after > 1
+
+    def qualifiers(self) -> list[str]:
+        """What a reader must know before believing it, as the table and the page say it."""
+        said = [] if self.of_server else ["the generator limited these runs: not the server's"]
+        if self.control_change is not None:
+            said.append(f"the control moved {self.control_change:+.1%}")
+        if not self.confirmed:
+            said.append("unconfirmed: it rests on one run alone, which the next run"
+                        " confirms or clears")  # fmt: skip
+        return said
 
     @property
     def kind(self) -> str:
@@ -75,6 +96,7 @@ class ChangePoint:
             "index": self.index, "before": self.before, "after": self.after,
             "change": self.change, "p_value": self.p_value, "kind": self.kind, "worse": self.worse,
             "of_server": self.of_server, "control_change": self.control_change,
+            "runs_after": self.runs_after, "confirmed": self.confirmed,
         }  # fmt: skip
 
     @classmethod
@@ -84,6 +106,7 @@ class ChangePoint:
             float(data["before"]), float(data["after"]), float(data["p_value"]),
             bool(data.get("worse", data["kind"] == "regression")),
             bool(data["of_server"]), data["kind"] == "host", data.get("control_change"),
+            int(data["runs_after"]),
         )  # fmt: skip
 
 
@@ -146,5 +169,5 @@ def change_points(
         of_server = verdicts.most_common(1)[0][0] != "generator-bound"
         worse = after < before if higher_is_better else after > before
         found.append(ChangePoint(series, figure, points[index].run_id, index, before, after,
-                                 p_value, worse, of_server))  # fmt: skip
+                                 p_value, worse, of_server, runs_after=len(right)))  # fmt: skip
     return found

@@ -35,13 +35,23 @@ class History:
         return HISTORY_FIGURES[self.figure][0]
 
     def newest_regressions(self) -> list[ChangePoint]:
-        """Regressions of the server that the newest run starts (``--fail-on-regression``);
-        not those a control project shares (the host's)."""
+        """Regressions of the server that fail CI (``--fail-on-regression``): the one the
+        newest run starts (unconfirmed: it rests on that run alone) and the one it
+        confirms (started by the run before, the newest on its far side too), so that
+        re-running after a failure either clears it or fails again. Not those a
+        control project shares (the host's)."""
         if not self.runs:
             return []
         newest = self.runs[-1].id
-        return [c for c in self.change_points
-                if c.run_id == newest and c.kind == "regression" and c.of_server]  # fmt: skip
+        found = []
+        for change in self.change_points:
+            if change.kind != "regression" or not change.of_server:
+                continue
+            runs = list(self.values.get(change.series, {}))
+            to_newest = runs[-1:] == [newest] and change.index + change.runs_after == len(runs)
+            if to_newest and change.runs_after <= 2:
+                found.append(change)
+        return found
 
     def groups(self) -> dict[str, list[str]]:
         """scenario · level -> the series (columns) measured there, in order."""
@@ -98,7 +108,8 @@ def load_history(
             by_run.items(), key=lambda item: order[item[0]])}
         for series, by_run in sorted(raw.items())
     }  # fmt: skip
-    settings = f"max_pvalue={max_pvalue!r};min_effect={min_effect!r}"
+    # runs_after: analyses kept before changes said how many runs they rest on are redone
+    settings = f"max_pvalue={max_pvalue!r};min_effect={min_effect!r};runs_after"
     newest = max(order, default=0)  # run ids grow: any run added changes it
     kept = store.analysis(project, figure, settings)
     if kept is not None and kept[0] == newest:

@@ -45,8 +45,9 @@ def page(title: str, body: str, scripts: bool = False) -> str:
     )
 
 
-def projects_page(rows: Sequence[tuple[str, int, str | None, list[str]]]) -> str:
-    """(name, runs, newest start, the figures the newest run regressed) per project."""
+def projects_page(rows: Sequence[tuple[str, int, str | None, list[str], str | None]]) -> str:
+    """(name, runs, newest start, the figures the newest run regressed, its control)
+    per project."""
     if not rows:
         return page("Projects", "<p>No runs stored yet: <code>grpcbench run --store URL"
                                 " --project NAME</code>, or POST a results file.</p>")  # fmt: skip
@@ -55,13 +56,13 @@ def projects_page(rows: Sequence[tuple[str, int, str | None, list[str]]]) -> str
         f"<td>{_e(newest or '-')}</td><td>"
         + (f'<span class="fail">REGRESSION: {_e(", ".join(failed))}</span>' if failed
            else '<span class="ok">OK</span>')
-        + "</td></tr>"
-        for name, runs, newest, failed in rows
+        + f"</td><td>{_e(control or '-')}</td></tr>"
+        for name, runs, newest, failed, control in rows
     )  # fmt: skip
     return page(
         "Projects",
         "<table><tr><th>project</th><th>runs</th><th>newest run</th>"
-        f"<th>newest run's status</th></tr>{body}</table>",
+        f"<th>newest run's status</th><th>against the control</th></tr>{body}</table>",
     )
 
 
@@ -131,8 +132,7 @@ def project_page(history: History, series_filter: str | None, control: str | Non
         f'<li class="{c.kind}">{c.kind} at run {place[c.run_id]} '
         f'(<a href="/runs/{c.run_id}">run {c.run_id}</a>): {_e(c.series)}: {_e(show(c.before))}'
         f" &rarr; {_e(show(c.after))} ({c.change:+.1%}, p = {c.p_value:.2g})"
-        + ("" if c.of_server else "; the generator limited these runs: not the server's")
-        + ("" if c.control_change is None else f"; the control moved {c.control_change:+.1%}")
+        + "".join(f"; {_e(said)}" for said in c.qualifiers())
         + "</li>"
         for c in history.change_points
     ) or f"<li>No change points in {_e(history.label)}.</li>"  # fmt: skip

@@ -61,9 +61,7 @@ def print_history(console: Console, history: History, last: int) -> None:
     if not history.runs:
         console.print("no complete runs in this project yet")
     for change in history.change_points:
-        whose = "" if change.of_server else "; the generator limited these runs: not the server's"
-        if change.control_change is not None:
-            whose += f"; the control moved {change.control_change:+.1%}"
+        whose = "".join(f"; {escape(said)}" for said in change.qualifiers())
         console.print(
             f"[{COLOURS[change.kind]}]{change.kind}[/] at"
             f" {_run_label(history, change.run_id)}: {escape(change.series)}:"

@@ -32,10 +32,13 @@ STATIC = Path(__file__).parent / "static"
 
 
 class Dashboard:
-    """The store behind the pages; histories cached until a run is added."""
+    """The store behind the pages; histories cached until a run is added. ``controls``
+    (``--control PROJECT=CONTROL``): the control project each project's status and
+    page are read against, unless a page asks for another."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, controls: dict[str, str] | None = None) -> None:
         self.store = store
+        self.controls = dict(controls or {})
         self._cache: dict[tuple[str, str, str | None, str | None], tuple[int, History]] = {}
 
     def history(
@@ -52,12 +55,15 @@ class Dashboard:
         return cached[1]
 
     def status(self, project: str) -> list[str]:
-        """The figures whose regression the newest run starts."""
-        return [
-            figure
-            for figure in STATUS_FIGURES
-            if self.history(project, figure).newest_regressions()
-        ]
+        """The figures whose regression the newest run starts (unconfirmed) or confirms."""
+        failed = []
+        control = self.controls.get(project)
+        for figure in STATUS_FIGURES:
+            newest = self.history(project, figure, control=control).newest_regressions()
+            if newest:
+                sure = any(change.confirmed for change in newest)
+                failed.append(figure if sure else f"{figure} (unconfirmed)")
+        return failed
 
 
 def _html(text: str, status: int = 200) -> web.Response:
@@ -82,8 +88,9 @@ def make_app(dashboard: Dashboard) -> web.Application:
 
     @routes.get("/")
     async def projects(request: web.Request) -> web.Response:
-        def rows() -> list[tuple[str, int, str | None, list[str]]]:
-            return [(name, runs, newest, dashboard.status(name) if runs else [])
+        def rows() -> list[tuple[str, int, str | None, list[str], str | None]]:
+            return [(name, runs, newest, dashboard.status(name) if runs else [],
+                     dashboard.controls.get(name))
                     for name, runs, newest in dashboard.store.projects()]  # fmt: skip
 
         return _html(pages.projects_page(await in_thread(rows)))
@@ -92,12 +99,11 @@ def make_app(dashboard: Dashboard) -> web.Application:
     async def project(request: web.Request) -> web.Response:
         figure = request.query.get("figure", "p50")
         series = request.query.get("series") or None
-        control = request.query.get("control") or None
+        name = request.match_info["name"]
+        control = request.query.get("control", dashboard.controls.get(name)) or None
         try:
             check_figure(figure)
-            found = await in_thread(
-                dashboard.history, request.match_info["name"], figure, series, control
-            )
+            found = await in_thread(dashboard.history, name, figure, series, control)
         except UsageError as error:
             return _html(pages.page("Not found", f"<p>{pages._e(error)}</p>"), 404)
         return _html(pages.project_page(found, series, control))
@@ -175,7 +181,9 @@ def make_app(dashboard: Dashboard) -> web.Application:
     return app
 
 
-def serve(store: Store, host: str, port: int, ready: Any) -> None:
+def serve(
+    store: Store, host: str, port: int, ready: Any, controls: dict[str, str] | None = None
+) -> None:
     """Serve until Ctrl-C; ``ready(url)`` is told where, once listening."""
     try:
         from aiohttp import web
@@ -183,7 +191,7 @@ def serve(store: Store, host: str, port: int, ready: Any) -> None:
         raise UsageError(f"grpcbench web needs aiohttp: {EXTRA_HINT}") from None
 
     async def main() -> None:
-        runner = web.AppRunner(make_app(Dashboard(store)), access_log=None)
+        runner = web.AppRunner(make_app(Dashboard(store, controls)), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, host, port)
         try:
