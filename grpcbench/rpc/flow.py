@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import inspect
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -90,17 +91,22 @@ class PlannedFlow:
     function: str  # package.module:function
     descriptor_set_b64: str
     metadata: str = "{}"  # JSON object sent with every step; may hold credentials
+    # What the module's setup() returned for this server, as JSON (rpc.setup_teardown);
+    # may hold credentials too: never printed or saved.
+    setup_data: str = "null"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "function": self.function,
             "descriptor_set_b64": self.descriptor_set_b64,
             "metadata": self.metadata,
+            "setup_data": self.setup_data,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PlannedFlow:
-        return cls(str(data["function"]), str(data["descriptor_set_b64"]), str(data["metadata"]))
+        return cls(str(data["function"]), str(data["descriptor_set_b64"]), str(data["metadata"]),
+                   str(data.get("setup_data", "null")))  # fmt: skip
 
     @cached_property
     def descriptor_set(self) -> bytes:
@@ -170,6 +176,12 @@ class FlowClient:
         self._steps = steps  # method -> its callable on the channel
         self.calls = 0  # steps this run made
         self.timeout_s = timeout_s  # the level's --timeout, per step
+
+    @property
+    def setup_data(self) -> Any:
+        """What the module's ``setup(client)`` returned for this server (None without
+        one): k6's ``data`` (rpc.setup_teardown)."""
+        return self._workload.setup_data
 
     def _step(self, method: str, method_type: str) -> _Step:
         step = self._steps.get(method)
@@ -304,6 +316,7 @@ class FlowWorkload:
         self.life = VirtualUsers(target) if inspect.isclass(target) else None
         self.function = target
         self.metadata = parse_metadata(spec.metadata or "{}")
+        self.setup_data = json.loads(spec.setup_data)
         self._schemas: dict[str, MethodSchema] = {}
         # Set by the engine while a phase is measured: a step name -> its recorder
         # (a mapping that makes one per new name); None while warming up.

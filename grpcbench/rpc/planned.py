@@ -170,6 +170,7 @@ def plan_flow(reference: str, settings: CallSettings) -> PlannedFlow:
     """``--workload module:function``: the flow loaded now (a module that fails to
     import is one line before anything starts), its schema from --proto/--protoset."""
     from grpcbench.rpc.flow import PlannedFlow, load_flow
+    from grpcbench.rpc.setup_teardown import hooks_of
 
     settings.security.check()
     if settings.method:
@@ -186,6 +187,7 @@ def plan_flow(reference: str, settings: CallSettings) -> PlannedFlow:
             "--workload needs the schema of the methods it calls: --proto or --protoset"
         )
     load_flow(reference)
+    hooks_of(reference)  # a setup or teardown that is not async: one line now
     return PlannedFlow(
         reference, base64.b64encode(descriptor_set).decode(), settings.metadata or "{}"
     )

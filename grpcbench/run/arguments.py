@@ -266,9 +266,9 @@ class RunArgs(DeclaredArgs):
     workload: str | None = option(
         None,
         help=(
-            "Your own flow instead of one call: package.module:function, an async function "
-            "of a client whose calls (unary, server_stream, client_stream, bidi) are timed "
-            "as steps. Needs --proto or --protoset."
+            "Your own calls: module:function, an async flow(client) whose calls are timed as"
+            " steps, or a class of users (on_start, flow, on_stop); the module's async setup"
+            "(client) and teardown(client, data) run once per server. Needs --proto/--protoset."
         ),
         panel=panels.CALL,
     )

@@ -24,6 +24,7 @@ from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelResult, now_iso
 from grpcbench.report.exporters import Exports
 from grpcbench.rpc.call import MethodCall
+from grpcbench.rpc.flow import PlannedFlow
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.run.measure import LevelInterrupted, cell_recorders, generator_job, run_monitored
 from grpcbench.run.options import RunOptions
@@ -68,15 +69,17 @@ class RunContext:
         repeat: int = 0,
         call: MethodCall | None = None,
         security: ChannelSecurity | None = None,
+        flow: PlannedFlow | None = None,
     ) -> LevelResult:
         """One level of this run, as every caller measures it: the run's load settings,
         the level's workload params, the backing services' usage, progress as events.
-        ``call`` and ``security`` are the --call and TLS resolved for ``target``; the
+        ``call`` and ``security`` are the --call and TLS resolved for ``target``, ``flow``
+        the --workload with its setup()'s data for it (default: the options'); the
         server is measured over the measured phase only (``measure.run_monitored``)."""
         options, settings = self.options, self.options.settings
         spec = generator_job(
             settings, plan, target.address, options.scenario.service,
-            self.workload_params(plan), call, security, options.flow,
+            self.workload_params(plan), call, security, flow or options.flow,
         )  # fmt: skip
         started_at = now_iso()
         monitored = await run_monitored(

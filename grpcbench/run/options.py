@@ -265,6 +265,12 @@ def _client_processes(args: RunArgs, load: LoadSettings, placement: Placement) -
     return resolve_client_processes(given, placement)
 
 
+def _has_setup(flow: PlannedFlow) -> bool:
+    from grpcbench.rpc.setup_teardown import hooks_of
+
+    return "setup" in hooks_of(flow.function)
+
+
 def _secrets_sent(options: RunOptions) -> list[str]:
     """What a cluster's workers would be sent that may be a secret, in words."""
     call, flow = options.call, options.flow
@@ -272,6 +278,7 @@ def _secrets_sent(options: RunOptions) -> list[str]:
     given = [
         *(("the metadata (-m/-M)", json.loads(part.metadata or "{}")) for part in calls),
         ("the metadata (-m/-M)", flow is not None and json.loads(flow.metadata or "{}")),
+        ("what the workload's setup() returns", flow is not None and _has_setup(flow)),
         ("--reflect-metadata", call is not None and json.loads(call.reflect_metadata or "{}")),
         ("the client key (--key)", options.security.key),
     ]

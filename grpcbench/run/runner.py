@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from contextlib import AbstractAsyncContextManager, ExitStack
+from collections.abc import AsyncIterator
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +36,7 @@ from grpcbench.rpc.planned import resolve_call
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.run.arguments import secret_options
 from grpcbench.run.context import RunContext
+from grpcbench.run.flow_life import FlowLife
 from grpcbench.run.measure import LevelInterrupted, generator_job
 from grpcbench.run.options import RunOptions
 from grpcbench.run.preflight_call import bounded, preflight_here
@@ -100,6 +102,8 @@ class Runner:
         # Per target (see _preflight): how it is reached, and the --call resolved for it.
         self.security: ChannelSecurity = options.security
         self.method_call: MethodCall | None = None
+        # The flow's setup() and teardown() around each target (with setup()'s data).
+        self.life = FlowLife(options.flow, options.settings, self.events.warning)
         # Where target checks run: a remote cluster's worker, else here (targets.check_site).
         sites = [getattr(driver, "check_site", None) for driver in self.drivers]
         self.check_site: CheckSite = next((site for site in sites if site is not None), HERE)
@@ -207,10 +211,21 @@ class Runner:
         else:
             await self._run_every_level(plan, context, repeat)
 
-    def open(self, plan: TargetPlan, context: TargetContext) -> AbstractAsyncContextManager[Target]:
-        """Open ``plan``'s target (start its server), said as events."""
+    @asynccontextmanager
+    async def open(self, plan: TargetPlan, context: TargetContext) -> AsyncIterator[Target]:
+        """Open ``plan``'s target (start its server), said as events; the flow's
+        ``teardown`` runs before it closes, unless Ctrl-C stopped the run."""
         self.events.server_starting(plan.label, starts=plan.server_kind is not None)
-        return plan.open(context)
+        async with plan.open(context) as target:
+            interrupted = False
+            try:
+                yield target
+            except asyncio.CancelledError:
+                interrupted = True
+                raise
+            finally:
+                if not interrupted:
+                    await self.life.tear_down(target, self.security, self.check_site)
 
     async def _run_every_level(self, plan: TargetPlan, context: TargetContext, repeat: int) -> None:
         """One column; a server that cannot start is an error of that column only.
@@ -254,6 +269,8 @@ class Runner:
                 resolve_call, options.call, target.address, self.security
             )
             self.method_call = MethodCall.from_json(resolved)
+        # before the pre-flight call, whose flow may need setup()'s data
+        await self.life.set_up(target, self.security, self.check_site)
         own_calls = options.call is not None or options.flow is not None
         if not (external or own_calls) or not options.preflight:
             return
@@ -261,7 +278,7 @@ class Runner:
         spec = generator_job(
             options.settings, first, target.address, options.scenario.service,
             self.context.workload_params(first),
-            self.method_call, self.security, options.flow,
+            self.method_call, self.security, self.life.flow,
         )  # fmt: skip
         what = (
             options.call.method if options.call
@@ -359,7 +376,13 @@ class Runner:
         )
         try:
             level = await self.context.measure_level(
-                driver, target, plan, repeat=repeat, call=self.method_call, security=self.security
+                driver,
+                target,
+                plan,
+                repeat=repeat,
+                call=self.method_call,
+                security=self.security,
+                flow=self.life.flow,
             )
         except LevelInterrupted as interrupted:  # measured, then Ctrl-C: keep it, then stop
             self._keep(interrupted.level)
