@@ -12,7 +12,9 @@ runs without telemetry:
 - the generator's CPU per call (the results file's ``client_cpu_s`` over its calls);
 - the coordinator's own CPU (its children's not counted), as a share of a core over
   the run's wall time, sampled every 0.1 s with psutil (issue 52's goal: at most 5%
-  with both exporters on at 20,000 calls/s).
+  with both exporters on at 20,000 calls/s);
+- how late the live intervals reached the coordinator, the worst of the run (the
+  results file's ``interval_late_s``; issue 52's goal: never more than one interval).
 
 ``--save`` writes every run for scripts/render_results.py. Numbers to track, not
 assertions.
@@ -89,6 +91,7 @@ def one_run(target: str, rate: float, seconds: float, mode: str, otlp: str) -> d
         "generator_us_per_call": load["client_cpu_s"] * 1e6 / calls,
         "coordinator_cpu_s": cpu_s, "wall_s": wall_s,
         "coordinator_share": cpu_s / wall_s,
+        "interval_late_s": load.get("interval_late_s"),  # None without --interval
     }  # fmt: skip
 
 
@@ -121,7 +124,9 @@ def main() -> None:
                     f" {run['generator_us_per_call']:.2f} us/call, {run['rate']:,.0f}/s;"
                     f" coordinator {run['coordinator_cpu_s']:.2f} s CPU in {run['wall_s']:.1f} s"
                     f" ({run['coordinator_share']:.1%} of a core)"
-                )
+                    + (f"; intervals up to {late:.3f} s late"
+                       if (late := run["interval_late_s"]) is not None else "")
+                )  # fmt: skip
     finally:
         greeter.terminate()
         greeter.wait()
@@ -130,15 +135,21 @@ def main() -> None:
     def median(mode: str, figure: str) -> float:
         return statistics.median(float(r[figure]) for r in runs if r["mode"] == mode)  # type: ignore[arg-type]
 
-    print("\n| telemetry | generator us/call | vs off | coordinator, share of a core | vs off |")
-    print("|---|---|---|---|---|")
+    print(
+        "\n| telemetry | generator us/call | vs off | coordinator, share of a core | vs off"
+        " | intervals late, worst |"
+    )
+    print("|---|---|---|---|---|---|")
     base_generator = median("off", "generator_us_per_call")
     base_share = median("off", "coordinator_share")
     for mode in args.modes:
         generator, share = median(mode, "generator_us_per_call"), median(mode, "coordinator_share")
+        lates = [float(r["interval_late_s"]) for r in runs  # type: ignore[arg-type]
+                 if r["mode"] == mode and r["interval_late_s"] is not None]  # fmt: skip
         print(
             f"| {mode} | {generator:.2f} | {generator / base_generator:.2f}x"
-            f" | {share:.1%} | {share / base_share:.2f}x |"
+            f" | {share:.1%} | {share / base_share:.2f}x"
+            f" | {f'{max(lates):.3f} s' if lates else '-'} |"
         )
     if args.save:
         save_record(args.save, "telemetry-overhead", rounds=args.repeat, rate=args.rate,

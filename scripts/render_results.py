@@ -909,17 +909,21 @@ def render_telemetry_overhead(record: dict[str, Any]) -> str:
         f" wall time, start-up included. {_machine(record)}.",
         "",
         "| telemetry | generator CPU per call | vs none | coordinator, share of a core"
-        " | more than none |",
-        "|---|---|---|---|---|",
+        " | more than none | intervals late, worst of the rounds |",
+        "|---|---|---|---|---|---|",
     ]
     names = {"off": "none", "prometheus": "`--prometheus`", "otlp": "`--otlp`",
              "both": "`--prometheus` and `--otlp`"}  # fmt: skip
     for mode in modes:
         generator = _median(cells[mode], "generator_us_per_call")
         share = _median(cells[mode], "coordinator_share")
+        # Files from before the coordinator measured it have none; none without --interval.
+        lates = [run["interval_late_s"] for run in cells[mode]
+                 if run.get("interval_late_s") is not None]  # fmt: skip
         lines.append(
             f"| {names.get(mode, mode)} | {generator:.2f} us | {generator / off_generator:.2f}x"
             f" | {share:.1%} | **{share - off_share:+.1%}** |"
+            f" {f'{max(lates):.2f} s' if lates else '-'} |"
         )
     return "\n".join(lines)
 

@@ -6,6 +6,7 @@ import itertools
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -205,8 +206,11 @@ def test_a_ramp_runs_on_its_pacer_and_shows_over_time(tmp_path: Path) -> None:
     for interval in intervals:  # a server far from its limit keeps up with every step
         assert interval["rate"] == pytest.approx(interval["offered"], rel=0.15), intervals
     assert level["load"]["statuses"]["OK"] == pytest.approx(600, abs=10)
-    # Live: one line per interval, both generator processes merged into it.
+    # Live: one line per interval, both generator processes merged into it, each
+    # within one interval of its end (lateness measured as each arrived).
     assert done.stderr.count(" req/s of ") == 6
+    assert 0 <= level["load"]["interval_late_s"] < 0.5, level["load"]["interval_late_s"]
+    assert "live intervals reached grpcbench" not in done.stderr
     # The last interval's line: its offered rate exactly, its achieved one as above (a
     # reply late by a moment on a loaded machine is counted in the interval it came in).
     last = re.search(r"2\.5-3\.0 s: (\d+) req/s of 300/s offered", done.stderr)
@@ -214,6 +218,21 @@ def test_a_ramp_runs_on_its_pacer_and_shows_over_time(tmp_path: Path) -> None:
     assert int(last.group(1)) == pytest.approx(300, rel=0.15), done.stderr
     # The chart over time is in the report, beside the CPU/RSS timeline.
     assert "Rate and latency over time" in (tmp_path / "r.html").read_text()
+
+
+def test_an_interval_s_lateness_is_from_its_end_to_its_arrival_and_the_worst_is_kept() -> None:
+    from grpcbench.run.measure import IntervalLateness
+
+    lateness, seen = IntervalLateness(), []
+    deliver = lateness.watching(seen.append)
+    early = IntervalFigures(0, 0.0, 0.0, 1, 0, LatencySummary())
+    deliver(early)  # before the phase started: delivered, not timed
+    assert lateness.worst is None and seen == [early]
+    lateness.phase_started()
+    time.sleep(0.2)
+    deliver(IntervalFigures(1, 0.0, 0.1, 1, 0, LatencySummary()))  # ~0.1 s late
+    deliver(IntervalFigures(2, 0.1, 5.0, 1, 0, LatencySummary()))  # not yet due: 0
+    assert lateness.worst is not None and 0.09 < lateness.worst < 0.5 and len(seen) == 3
 
 
 def test_every_pacer_paces_an_open_loop_the_same_way() -> None:

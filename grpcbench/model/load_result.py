@@ -165,6 +165,9 @@ class LoadResult:
     errors: dict[str, int] = field(default_factory=dict)
     # --interval: the measured phase as a time series (merged interval by interval).
     intervals: tuple[IntervalFigures, ...] = ()
+    # --interval: the most any interval reached the coordinator (its live view and
+    # exporters) after it closed, in seconds (run.measure.IntervalLateness).
+    interval_late_s: float | None = None
     # A timed open loop: calls finished by the middle and by the end of its pacer
     # (summed over processes), so the rate the server completed is measured in the
     # second half of the window, whatever the latency (capacity.probe.achieved_rate);
@@ -259,6 +262,7 @@ class LoadResult:
             ),
             errors=dict(Counter(self.errors) + Counter(other.errors)),
             intervals=merge_intervals(self.intervals, other.intervals),
+            interval_late_s=merge_optional(self.interval_late_s, other.interval_late_s, max),
             window_calls=(
                 tuple(a + b for a, b in zip(self.window_calls, other.window_calls, strict=True))
                 if self.window_calls and other.window_calls

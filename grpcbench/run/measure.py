@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psutil
@@ -83,6 +84,34 @@ class LevelInterrupted(Exception):
         self.level = level
 
 
+OnInterval = Callable[[IntervalFigures], None]
+
+
+class IntervalLateness:
+    """How long after it closed each ``--interval`` reached this process (the live view,
+    ``--prometheus``, ``--otlp``): its end on the phase's clock, from when the
+    coordinator learned the measured phase started (which, told over a pipe or the
+    network, makes the figure a little low, never high), to its arrival merged."""
+
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.worst: float | None = None
+
+    def phase_started(self) -> None:
+        self.started = time.monotonic()
+
+    def watching(
+        self, deliver: Callable[[IntervalFigures], None]
+    ) -> Callable[[IntervalFigures], None]:
+        def arrived(figures: IntervalFigures) -> None:
+            if self.started is not None:
+                late = max(0.0, time.monotonic() - (self.started + figures.end_s))
+                self.worst = late if self.worst is None else max(self.worst, late)
+            deliver(figures)
+
+        return arrived
+
+
 async def run_monitored(
     driver: LoadDriver,
     spec: GeneratorJob,
@@ -119,11 +148,13 @@ async def run_monitored(
     generator_recorder: Recorder | None = None
     starting: list[asyncio.Task[None]] = []
     ticking: list[asyncio.Task[None]] = []
+    lateness = IntervalLateness()
 
     def progress(done: int, errors: int) -> None:
         nonlocal measuring, generator_recorder
         if done == MEASUREMENT_STARTED:
             measuring = True
+            lateness.phase_started()
             for watched in (monitor, *others.values()):
                 if watched:
                     watched.start()
@@ -141,7 +172,8 @@ async def run_monitored(
 
     try:
         if on_interval is not None and getattr(driver, "live_intervals", False):
-            running = driver.run(spec, progress, on_interval=on_interval)  # type: ignore[call-arg]
+            live = lateness.watching(on_interval)
+            running = driver.run(spec, progress, on_interval=live)  # type: ignore[call-arg]
         else:
             running = driver.run(spec, progress)
         load = await unless_server_dies(running, server_pid)
@@ -156,6 +188,12 @@ async def run_monitored(
                 if recorder.failure:
                     on_warning(f"--profile: py-spy wrote no samples to {recorder.path.name}:"
                                f" {recorder.failure}")  # fmt: skip
+    if lateness.worst is not None:
+        load = replace(load, interval_late_s=round(lateness.worst, 3))
+        if lateness.worst > spec.settings.interval_s:
+            on_warning(f"live intervals reached grpcbench up to {lateness.worst:.1f} s after they"
+                       f" closed, more than one --interval ({spec.settings.interval_s:g} s):"
+                       " the coordinator fell behind the level")  # fmt: skip
     if not measuring:
         return Monitored(load)
     usages = {name: watched.stop() for name, watched in others.items()}
