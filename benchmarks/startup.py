@@ -3,8 +3,10 @@
 A ghz user feels a tool's start-up on every run: the same 200-call line (ghz's
 default -n, -c 50) against the Go greeter (benchmarks/greeter_go, built by the
 session), given to ghz and, with the binary's name swapped, to `grpcbench run`.
-Beside them: `grpcbench --version` and `--help`, and the floors they stand on (the
-bare interpreter, and a one-command Typer app's `--help`: Typer and rich's own
+Beside them: the floor of any Python client for that line (a grpc.aio script that
+makes the same 200 calls, 50 at a time, and nothing else: the interpreter, grpc's
+import, a channel), `grpcbench --version` and `--help` and the floors they stand on
+(the bare interpreter, and a one-command Typer app's `--help`: Typer and rich's own
 import and rendering, which any Typer CLI pays), and a 200-call run against a server
 grpcbench starts itself (grpclib), where the generator's start overlaps the
 server's. Every command runs once a round, rounds interleaved; medians and ratios
@@ -39,6 +41,31 @@ def show() -> None: ...
 app()
 """
 
+# The floor of a Python client for ghz's 200-call line: grpc.aio, the same calls.
+GRPC_AIO_FLOOR = """import asyncio
+import sys
+
+import grpc
+
+from grpcbench.proto import helloworld_pb2, helloworld_pb2_grpc
+
+
+async def main() -> None:
+    async with grpc.aio.insecure_channel(sys.argv[1]) as channel:
+        stub = helloworld_pb2_grpc.GreeterStub(channel)
+        request = helloworld_pb2.HelloRequest(name="Joe")
+        calls = iter(range(200))
+
+        async def worker() -> None:
+            for _ in calls:
+                await stub.SayHello(request)
+
+        await asyncio.gather(*(worker() for _ in range(50)))
+
+
+asyncio.run(main())
+"""
+
 
 def _timed(argv: list[str]) -> float:
     started = time.perf_counter()
@@ -63,6 +90,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         bare_app = Path(directory) / "bare_typer_app.py"
         bare_app.write_text(BARE_TYPER_APP)
+        floor = Path(directory) / "grpc_aio_floor.py"
+        floor.write_text(GRPC_AIO_FLOOR)
         try:
             assert server.stdout is not None
             address = f"127.0.0.1:{parse_ready_line(server.stdout.readline())}"
@@ -71,6 +100,7 @@ def main() -> None:
             commands = {
                 "ghz, 200 calls": [ghz, *line],
                 "grpcbench run, 200 calls": [*grpcbench, "run", *line],
+                "a grpc.aio script, 200 calls": [sys.executable, "-P", str(floor), address],
                 "grpcbench run -s grpclib -n 200": [
                     *grpcbench,
                     "run",
@@ -102,6 +132,12 @@ def main() -> None:
     ratios = {
         "grpcbench run / ghz, 200 calls": (
             medians["grpcbench run, 200 calls"] / medians["ghz, 200 calls"]
+        ),
+        "grpcbench run / a grpc.aio script, 200 calls": (
+            medians["grpcbench run, 200 calls"] / medians["a grpc.aio script, 200 calls"]
+        ),
+        "a grpc.aio script / ghz, 200 calls": (
+            medians["a grpc.aio script, 200 calls"] / medians["ghz, 200 calls"]
         ),
         "grpcbench --help / a one-command Typer app's --help": (
             medians["grpcbench --help"] / medians["a one-command Typer app's --help"]
