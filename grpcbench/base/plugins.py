@@ -19,8 +19,10 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Iterable, Iterator, MutableMapping
-from importlib.metadata import EntryPoints, entry_points
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoints
 
 Info = TypeVar("Info")
 
@@ -29,11 +31,13 @@ def installed_entry_points(group: str) -> EntryPoints:
     """The installed packages' entry points in ``group``, from one read per process:
     each read walks every distribution's metadata (about 10 ms here), and a command
     reads five groups."""
-    return cast(EntryPoints, _every_entry_point().select(group=group))
+    return cast("EntryPoints", _every_entry_point().select(group=group))
 
 
 @functools.cache
 def _every_entry_point() -> Any:  # by group on Python 3.11, one EntryPoints later: both select
+    from importlib.metadata import entry_points  # on the first read: not every command reads one
+
     return entry_points()
 
 

@@ -7,7 +7,6 @@ import platform
 import subprocess
 import sys
 from collections.abc import Collection
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from grpcbench import __version__
@@ -17,6 +16,8 @@ PACKAGES = ("grpcio", "grpclib", "uvloop", "protobuf", "hdrhistogram", "psutil",
 
 
 def package_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version  # on the first use, not at import
+
     try:
         return version(name)
     except PackageNotFoundError:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import socket
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,8 @@ from grpcbench.base.parsing import parse_host_port
 from grpcbench.rpc.client_options import DEFAULT, ClientOptions
 
 if TYPE_CHECKING:  # grpc is imported where channels are made: scenario files read this
+    import ssl
+
     import grpc
 
 # Its own subchannel pool per channel: grpcio would otherwise share one TCP
@@ -192,6 +193,8 @@ def _read(path: str | None, option: str) -> str | None:
 def _tls_context(root_pem: str | None = None) -> ssl.SSLContext:
     """A client context for probes: no hostname check; the certificate checked
     against ``root_pem`` when given (a leaf may be the trust anchor), else not at all."""
+    import ssl  # here: a probe needs it, `grpcbench --help` does not
+
     context = (
         ssl.create_default_context(cadata=root_pem) if root_pem else ssl.create_default_context()
     )
@@ -219,6 +222,8 @@ def server_certificate(address: str) -> tuple[str, str | None]:
 
     Python decodes a certificate only once it verified it, so the second handshake
     trusts the certificate the first one fetched."""
+    import ssl
+
     try:
         with _handshake(address, _tls_context()) as tls:
             der = tls.getpeercert(binary_form=True)
@@ -250,6 +255,8 @@ def _certificate_name(decoded: dict[str, Any]) -> str | None:
 def speaks_tls(address: str) -> bool | None:
     """Whether the target completes a TLS handshake (certificate not checked);
     None when it cannot be told (nothing listening)."""
+    import ssl
+
     try:
         with _handshake(address, _tls_context()):
             return True

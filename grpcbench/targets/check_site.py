@@ -11,11 +11,13 @@ runs one plain, picklable function there and returns its result or raises its er
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class CheckSite(Protocol):
@@ -33,6 +35,8 @@ class HereSite:
     where = "here"
 
     async def __call__(self, function: Callable[..., Any], *args: Any) -> Any:
+        import asyncio  # here, not at import: `grpcbench --help` has no loop to pay for
+
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
 
