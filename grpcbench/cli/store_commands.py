@@ -94,8 +94,8 @@ def history(args: HistoryArgs, consoles: Consoles) -> int:
         raise UsageError(f"bad --last {args.last}: a positive number of runs")
     check_figure(args.figure)
     name = project_name(args.project)
-    if args.control == name:
-        raise UsageError(f"bad --control {name!r}: a control is another project, run beside it")
+    if args.control is not None:
+        check_control(name, args.control, args.control)
     found = load_history(Store(store_url(args.store)), name, args.figure, args.series,
                          args.max_pvalue, args.min_effect, args.control)  # fmt: skip
     if args.output_format == "json":
@@ -120,6 +120,13 @@ def _standing(change: ChangePoint) -> str:
     return "started by the newest run, unconfirmed: run once more to confirm or clear it"
 
 
+def check_control(project: str, control: str, given: str) -> None:
+    """A project's control (``history --control`` and ``web --control``, as ``given``)
+    is another project."""
+    if project == control:
+        raise UsageError(f"bad --control {given!r}: a control is another project, run beside it")
+
+
 def parse_controls(pairs: list[str]) -> dict[str, str]:
     """``--control PROJECT=CONTROL`` (repeatable) as project -> its control."""
     from grpcbench.history.store import check_project
@@ -129,8 +136,7 @@ def parse_controls(pairs: list[str]) -> dict[str, str]:
         project, equals, control = pair.partition("=")
         if not equals or not project or not control:
             raise UsageError(f"bad --control {pair!r}: PROJECT=CONTROL")
-        if project == control:
-            raise UsageError(f"bad --control {pair!r}: a control is another project, run beside it")
+        check_control(project, control, pair)
         if project in controls:
             raise UsageError(f"bad --control {pair!r}: {project!r} already has a control")
         controls[check_project(project)] = check_project(control)

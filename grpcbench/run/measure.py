@@ -100,9 +100,7 @@ class IntervalLateness:
     def phase_started(self) -> None:
         self.started = time.monotonic()
 
-    def watching(
-        self, deliver: Callable[[IntervalFigures], None]
-    ) -> Callable[[IntervalFigures], None]:
+    def watching(self, deliver: OnInterval) -> OnInterval:
         def arrived(figures: IntervalFigures) -> None:
             if self.started is not None:
                 late = max(0.0, time.monotonic() - (self.started + figures.end_s))
