@@ -2,6 +2,7 @@
 
 With ``processes > 1`` the level's concurrency, request budget and rate are
 split across processes and their results merged (histograms merge exactly).
+Several scenarios at once (the job's ``parts``) each get ``processes`` of their own.
 Each generator reports over a pipe of its own (``load.generator``), and is kept
 for the run's next level (``load.generator_process``).
 """
@@ -62,6 +63,23 @@ def cap_cpu_budget(result: LoadResult, cpus: tuple[int, ...]) -> LoadResult:
     return result
 
 
+def by_scenario(
+    jobs: tuple[GeneratorJob, ...], split: list[list[GeneratorJob]], results: list[LoadResult]
+) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], tuple[LoadResult, ...]]:
+    """Each scenario's name, executor and expected statuses, and its processes' results
+    merged (``results`` are in the order of ``split``'s parts)."""
+    merged, start = [], 0
+    for job_parts in split:
+        merged.append(reduce(LoadResult.merge, results[start : start + len(job_parts)]))
+        start += len(job_parts)
+    named = tuple(
+        (str((job.call or {}).get("label", "")), job.plan.describe(),
+         tuple((job.call or {}).get("expected") or ()))
+        for job in jobs
+    )  # fmt: skip
+    return named, tuple(merged)
+
+
 class BuiltinDriver:
     name = "builtin"
     live_intervals = True  # run() takes on_interval: --interval's live view
@@ -96,7 +114,10 @@ class BuiltinDriver:
         progress: ProgressCallback,
         on_interval: Callable[[IntervalFigures], None] | None = None,
     ) -> LoadResult:
-        parts = split_spec(spec, self.processes)
+        # Several scenarios at once: each one's job split in turn, all side by side.
+        jobs = spec.parts or (spec,)
+        split = [split_spec(job, self.processes) for job in jobs]
+        parts = [part for job_parts in split for part in job_parts]
         done = [0] * len(parts)
         errors = [0] * len(parts)
         measuring = [False] * len(parts)
@@ -143,6 +164,8 @@ class BuiltinDriver:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
+        if spec.parts:
+            merged = merged.of_scenarios(*by_scenario(spec.parts, split, results))
         others, steal = neighbours.taken(merged.cpu_cores, merged.client_cpu_s)
         return replace(merged, client_others_s=others, client_steal_share=steal)
 

@@ -33,6 +33,7 @@ FEATURES: dict[str, str] = {
     "stream_round_trip": "--stream-round-trip",
     "worker_schedule": "--worker-schedule (ghz's --concurrency-schedule)",
     "think_time": "--think-time (a virtual user's pause between calls)",
+    "scenarios": "several scenarios at once ([[scenarios]])",
 }
 
 
@@ -95,8 +96,9 @@ DRIVERS: Registry[DriverInfo] = Registry(
             name="dask",
             description="the built-in engine on Dask distributed workers (--cluster), merged",
             factory="grpcbench.load.cluster:create",
-            # A worker schedule numbers one process's workers over time.
-            features=ENGINE_FEATURES - {"worker_schedule"},
+            # A worker schedule numbers one process's workers over time; several
+            # scenarios run on this machine's generator processes only.
+            features=ENGINE_FEATURES - {"worker_schedule", "scenarios"},
             uses_client_stack=True,
             note="dask columns: the built-in engine on several Dask workers (--cluster) that"
             " warmed up, then measured from one common start; counts add and histograms"
@@ -106,7 +108,7 @@ DRIVERS: Registry[DriverInfo] = Registry(
             name="fake",
             description="synthetic, seeded results without network traffic (for tests)",
             factory="grpcbench.load.fake:create",
-            features=ENGINE_FEATURES,
+            features=ENGINE_FEATURES - {"scenarios"},
             note="fake columns: synthetic figures from the fake driver, not measurements.",
             synthetic=True,
         ),

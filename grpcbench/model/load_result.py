@@ -8,7 +8,7 @@ merges exactly with results of other processes running the same spec.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from grpcbench.base.merging import merge_optional
@@ -73,6 +73,9 @@ class GeneratorJob:
     security: dict[str, Any] | None = None  # rpc.security.ChannelSecurity as JSON; None = plaintext
     # --workload: the user's flow (rpc.flow.PlannedFlow as JSON); may carry credentials.
     flow: dict[str, Any] | None = None
+    # Several scenarios at once (model.level_scenarios): each one's own job, run side by
+    # side by a driver that declares "scenarios"; this job's settings are theirs.
+    parts: tuple[GeneratorJob, ...] = ()
 
     @classmethod
     def for_level(
@@ -102,6 +105,7 @@ class GeneratorJob:
             "call": self.call,
             "security": self.security,
             "flow": self.flow,
+            **({"parts": [part.to_json() for part in self.parts]} if self.parts else {}),
         }
 
     @classmethod
@@ -116,6 +120,7 @@ class GeneratorJob:
             call=data.get("call"),
             security=data.get("security"),
             flow=data.get("flow"),
+            parts=tuple(cls.from_json(part) for part in data.get("parts") or ()),
         )
 
 
@@ -183,6 +188,8 @@ class LoadResult:
     steps: tuple[MethodFigures, ...] = ()
     # A flow's checks (client.check), by name: how often each held.
     checks: tuple[CheckFigures, ...] = ()
+    # Several scenarios at once: each one's own figures (the fields above: all of them).
+    scenarios: tuple[ScenarioFigures, ...] = ()
 
     @property
     def count(self) -> int:
@@ -272,6 +279,7 @@ class LoadResult:
             methods=_merge_methods(self.methods, other.methods),
             steps=_merge_methods(self.steps, other.steps, union=True),
             checks=merge_checks(self.checks, other.checks),
+            scenarios=_merge_scenarios(self.scenarios, other.scenarios),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -288,6 +296,7 @@ class LoadResult:
         data["methods"] = [figures.to_json() for figures in self.methods]
         data["steps"] = [figures.to_json() for figures in self.steps]
         data["checks"] = [asdict(check) for check in self.checks]
+        data["scenarios"] = [scenario.to_json() for scenario in self.scenarios]
         return data
 
     @classmethod
@@ -311,7 +320,58 @@ class LoadResult:
         data["methods"] = tuple(MethodFigures.from_json(m) for m in data.get("methods") or ())
         data["steps"] = tuple(MethodFigures.from_json(m) for m in data.get("steps") or ())
         data["checks"] = tuple(CheckFigures.from_json(c) for c in data.get("checks") or ())
+        data["scenarios"] = tuple(ScenarioFigures.from_json(s) for s in data.get("scenarios") or ())
         return cls(**data)
+
+    def of_scenarios(self, named: tuple[tuple[str, str, tuple[str, ...]], ...],
+                     results: tuple[LoadResult, ...]) -> LoadResult:  # fmt: skip
+        """This result (all of them merged) with each scenario's own: ``named`` gives
+        each one's name, executor and own expected statuses, in ``results``' order."""
+        return replace(self, scenarios=tuple(
+            ScenarioFigures(name, executor, expected, result)
+            for (name, executor, expected), result in zip(named, results, strict=True)
+        ))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ScenarioFigures:
+    """One of several scenarios run at once (``model.level_scenarios``): its executor
+    and everything it measured, as a level's own figures."""
+
+    name: str
+    executor: str  # "concurrency 5", "rate 200/s"
+    expected: tuple[str, ...]  # its own successful statuses (() = the level's)
+    load: LoadResult
+
+    def merge(self, other: ScenarioFigures) -> ScenarioFigures:
+        return replace(self, load=self.load.merge(other.load))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "executor": self.executor,
+            "expected": list(self.expected),
+            "load": self.load.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScenarioFigures:
+        return cls(
+            str(data["name"]),
+            str(data["executor"]),
+            tuple(str(s) for s in data.get("expected") or ()),
+            LoadResult.from_json(data["load"]),
+        )
+
+
+def _merge_scenarios(
+    ours: tuple[ScenarioFigures, ...], theirs: tuple[ScenarioFigures, ...]
+) -> tuple[ScenarioFigures, ...]:
+    """Each scenario with its namesake (processes that ran the same scenarios)."""
+    if not (ours and theirs):
+        return ours or theirs
+    by_name = {scenario.name: scenario for scenario in theirs}
+    return tuple(s.merge(by_name[s.name]) if s.name in by_name else s for s in ours)
 
 
 def _merge_methods(

@@ -57,6 +57,9 @@ class LevelPlan:
     variant: str = ""  # the scenario's workload variant ("" when it has none)
     connection: str = ""  # the connection strategy's label (auto, shared, pool:N, ...)
     schedule: str = ""  # --rate-schedule as given: the rate ramps (``rate`` is its peak)
+    # Several scenarios at once (``model.level_scenarios``): their names; each runs its
+    # own plan, side by side.
+    scenarios: tuple[str, ...] = ()
 
     def pacer(self) -> Pacer | None:
         """An open loop's pace (its rate, or its schedule); None for a closed loop."""
@@ -66,6 +69,8 @@ class LevelPlan:
 
     def describe(self) -> str:
         """The name of a level in tables and messages: "concurrency 10", "rate 500/s", ..."""
+        if self.scenarios:
+            return "scenarios " + " + ".join(self.scenarios)
         pacer = self.pacer()
         text = pacer.describe() if pacer else f"concurrency {self.concurrency}"
         text += f", channels {self.channels}" if self.channels else ""
@@ -79,6 +84,7 @@ class LevelPlan:
             "variant": self.variant,
             "connection": self.connection,
             **({"schedule": self.schedule} if self.schedule else {}),
+            **({"scenarios": list(self.scenarios)} if self.scenarios else {}),
         }
 
     @classmethod
@@ -90,6 +96,7 @@ class LevelPlan:
             variant=str(data.get("variant", "")),
             connection=str(data.get("connection", "")),
             schedule=str(data.get("schedule", "")),
+            scenarios=tuple(str(name) for name in data.get("scenarios") or ()),
         )
 
 

@@ -18,6 +18,7 @@ from typing import Any, Literal, get_args
 from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact, redact_all
 from grpcbench.model.allocations import ClientAllocations
+from grpcbench.model.level_scenarios import describe_parts
 from grpcbench.model.load_result import LoadResult
 from grpcbench.model.placement import Placement
 from grpcbench.model.plan import LevelPlan, LoadSettings
@@ -64,17 +65,19 @@ class LevelResult:
 
     @property
     def unexpected(self) -> int:
-        """Calls that ended with a status not in ``expected``: the level's failures. In a
-        mix, each method's calls against its own expected statuses (when it has them);
-        calls no method recorded (ended by the level's watchdog) against the level's."""
-        methods = self.measured.methods
-        if not methods:
+        """Calls that ended with a status not in ``expected``: the level's failures. Each
+        method of a mix (or scenario) against its own if it has them; calls none recorded
+        (ended by the level's watchdog) against the level's."""
+        parts = [(m.statuses, m.expected) for m in self.measured.methods] or [
+            (s.load.statuses, s.expected) for s in self.measured.scenarios
+        ]
+        if not parts:
             return unexpected_calls(self.measured.statuses, self.expected)
         unattributed = Counter(self.measured.statuses)
         failed = 0
-        for method in methods:
-            failed += unexpected_calls(method.statuses, method.expected or self.expected)
-            unattributed.subtract(method.statuses)
+        for statuses, expected in parts:
+            failed += unexpected_calls(statuses, expected or self.expected)
+            unattributed.subtract(statuses)
         return failed + unexpected_calls(+unattributed, self.expected)
 
     @property
@@ -107,8 +110,7 @@ class LevelResult:
 
     @property
     def offered_rate(self) -> float:
-        """Calls/s an open loop's pacer offered, on average over a rate schedule
-        (0: a closed loop)."""
+        """Calls/s an open loop's pacer offered, averaged over a schedule (0: closed loop)."""
         pacer = self.plan.pacer()
         return mean_rate(pacer) if pacer and pacer.duration_s else self.measured.rate
 
@@ -262,8 +264,7 @@ class RecordedOptions:
         if self.call.get("workload"):
             parts.append(f"workload {self.call['workload']} (your flow)")
         elif mix:
-            methods = ", ".join(f"{part['name']} x{part['weight']}" for part in mix)
-            parts.append(f"mix of {methods} (schema from {self.call.get('schema')})")
+            parts.append(f"{describe_parts(mix)} (schema from {self.call.get('schema')})")
         elif call:
             data = str(self.call.get("data", ""))
             data = data if len(data) <= 80 else data[:79] + "…"

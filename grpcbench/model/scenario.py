@@ -20,6 +20,7 @@ from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.input_files import read_input_text
 from grpcbench.base.parsing import parse_duration, parse_warmup
 from grpcbench.base.resources import data_dirs
+from grpcbench.model.level_scenarios import LevelScenario, check_names, split_executor
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.rpc.settings import CallSettings, MixEntry
 from grpcbench.rpc.status_names import parse_statuses
@@ -54,11 +55,14 @@ class Scenario:
     call: CallSettings = field(default_factory=CallSettings)
     # The variants a run without --variants runs (empty: all of them).
     default_variants: tuple[str, ...] = ()
+    # [[scenarios]]: several at once, each its own executor (``call.mix`` holds their
+    # methods, in the same order).
+    level_scenarios: tuple[LevelScenario, ...] = ()
 
 
 TOP_LEVEL_KEYS = (
     "name", "description", "service", "defaults", "workload", "server", "variants", "call", "tls",
-    "mix",
+    "mix", "scenarios",
 )  # fmt: skip
 MIX_KEYS = ("method", "weight", "data", "metadata", "timeout", "name", "expect_status")
 CALL_KEYS = (
@@ -146,7 +150,7 @@ def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
     _check_keys(data, TOP_LEVEL_KEYS, "the scenario")
     table = _table(data, "defaults")
     _check_keys(table, DEFAULTS_KEYS, "[defaults]")
-    call = _call_settings(data, path.parent)
+    call, level_scenarios = _call_settings(data, path.parent)
     service = data.get("service", "" if call.method else None)
     if not isinstance(service, str) or not (service or call.method):
         raise UsageError(
@@ -177,11 +181,15 @@ def parse_scenario(data: dict[str, Any], path: Path) -> Scenario:
         server_per_level=_boolean(table.get("server_per_level", False), "server_per_level"),
         call=call,
         default_variants=_default_variants(table, variants),
+        level_scenarios=level_scenarios,
     )
 
 
-def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
-    """[call] and [tls]: ghz's options as keys; paths relative to the scenario file."""
+def _call_settings(
+    data: dict[str, Any], directory: Path
+) -> tuple[CallSettings, tuple[LevelScenario, ...]]:
+    """[call] and [tls]: ghz's options as keys; paths relative to the scenario file.
+    [[scenarios]] are a mix whose methods each run their own executor."""
     call = _table(data, "call")
     _check_keys(call, CALL_KEYS, "[call]")
     tls = _table(data, "tls")
@@ -207,6 +215,7 @@ def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
     mix = _mix_entries(data.get("mix"))
     if mix and method is not None:
         raise UsageError("give [call] method or [[mix]] entries, not both")
+    level_scenarios, mix = _level_scenarios(data.get("scenarios"), method, mix)
     if mix:
         method = mix[0].method
     mix_order = call.get("mix_order")
@@ -214,7 +223,7 @@ def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
         raise UsageError(f"[call] mix_order is cycle or random, not {mix_order!r}")
     imports = call.get("import_paths", [])
     stream_messages = call.get("stream_messages")
-    return CallSettings(
+    settings = CallSettings(
         method=method,
         mix_order=mix_order,
         proto=path(call, "proto", "[call]"),
@@ -238,6 +247,33 @@ def _call_settings(data: dict[str, Any], directory: Path) -> CallSettings:
             skip_tls=_boolean(tls.get("skip_tls", False), "[tls] skip_tls"),
         ),
     )
+    return settings, level_scenarios
+
+
+def _level_scenarios(
+    value: Any, method: str | None, mix: tuple[MixEntry, ...]
+) -> tuple[tuple[LevelScenario, ...], tuple[MixEntry, ...]]:
+    """[[scenarios]]: each a method as a [[mix]] entry has it (weightless; [call]'s
+    method where it names none), with its executor; returned as a mix of them."""
+    if value is None:
+        return (), mix
+    if mix:
+        raise UsageError("give [[mix]] or [[scenarios]], not both (a scenario runs one method)")
+    if not isinstance(value, list) or not value or not all(isinstance(e, dict) for e in value):
+        raise UsageError("[[scenarios]] must be one or more tables, each with a name")
+    executors, entries = [], []
+    for number, table in enumerate(value, 1):
+        where = f"[[scenarios]] entry {number}"
+        if "weight" in table:
+            raise UsageError(f"{where}: a scenario has no weight; its executor sets its load")
+        executor, call = split_executor(table, where)
+        if method is not None and "method" not in call:
+            call["method"] = method
+        executors.append(executor)
+        entries.append(_mix_entry(call, where))
+    scenarios = tuple(executors)
+    check_names(scenarios)
+    return scenarios, tuple(entries)
 
 
 def _mix_entries(value: Any) -> tuple[MixEntry, ...]:
@@ -247,41 +283,41 @@ def _mix_entries(value: Any) -> tuple[MixEntry, ...]:
         return ()
     if not isinstance(value, list) or not value or not all(isinstance(e, dict) for e in value):
         raise UsageError("[[mix]] must be one or more tables, each with a method")
-    entries = []
-    for number, entry in enumerate(value, 1):
-        where = f"[[mix]] entry {number}"
-        _check_keys(entry, MIX_KEYS, where)
-        method = entry.get("method")
-        if not isinstance(method, str) or not method:
-            raise UsageError(f"{where}: method must be package.Service/Method, not {method!r}")
-        weight = entry.get("weight", 1)
-        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
-            raise UsageError(f"{where}: weight must be a positive integer, not {weight!r}")
-        name = entry.get("name", "")
-        if not isinstance(name, str):
-            raise UsageError(f"{where}: name must be text, not {name!r}")
-        timeout = entry.get("timeout")
-        expect = entry.get("expect_status", [])
-        expect = [expect] if isinstance(expect, str) else expect
-        expected = (
-            parse_statuses(
-                ",".join(_strings(expect, f"{where} expect_status")), f"{where} expect_status"
-            )
-            if expect
-            else ()
+    return tuple(_mix_entry(entry, f"[[mix]] entry {n}") for n, entry in enumerate(value, 1))
+
+
+def _mix_entry(entry: dict[str, Any], where: str) -> MixEntry:
+    """One method of a mix, or of a scenario: its weight and own data, metadata,
+    timeout, name and expected statuses."""
+    _check_keys(entry, MIX_KEYS, where)
+    method = entry.get("method")
+    if not isinstance(method, str) or not method:
+        raise UsageError(f"{where}: method must be package.Service/Method, not {method!r}")
+    weight = entry.get("weight", 1)
+    if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+        raise UsageError(f"{where}: weight must be a positive integer, not {weight!r}")
+    name = entry.get("name", "")
+    if not isinstance(name, str):
+        raise UsageError(f"{where}: name must be text, not {name!r}")
+    timeout = entry.get("timeout")
+    expect = entry.get("expect_status", [])
+    expect = [expect] if isinstance(expect, str) else expect
+    expected = (
+        parse_statuses(
+            ",".join(_strings(expect, f"{where} expect_status")), f"{where} expect_status"
         )
-        entries.append(
-            MixEntry(
-                method=method,
-                weight=weight,
-                data=_json_text(entry.get("data")),
-                metadata=_json_text(entry.get("metadata")),
-                timeout_s=parse_duration(str(timeout), f"{where} timeout") if timeout else 0.0,
-                name=name,
-                expected=expected,
-            )
-        )
-    return tuple(entries)
+        if expect
+        else ()
+    )
+    return MixEntry(
+        method=method,
+        weight=weight,
+        data=_json_text(entry.get("data")),
+        metadata=_json_text(entry.get("metadata")),
+        timeout_s=parse_duration(str(timeout), f"{where} timeout") if timeout else 0.0,
+        name=name,
+        expected=expected,
+    )
 
 
 def _json_text(value: Any) -> str | None:

@@ -22,6 +22,7 @@ from grpcbench.observe.monitor import ProcessUsage
 from grpcbench.report.check_rows import check_rows
 from grpcbench.report.figures import FIGURES, PERCENTILES
 from grpcbench.report.figures import mean as _mean
+from grpcbench.report.scenario_rows import scenario_rows
 from grpcbench.report.table_base import WARNING, Column, Row, count_cell, micros
 from grpcbench.stats.histogram import LatencySummary
 
@@ -133,16 +134,18 @@ def _optional_rows(columns: list[Column]) -> list[Row]:
             sent=any(s.sent for s in streams), items=any(s.items for s in streams), timed=timed
         )
     if any(lv.measured.rate for lv in levels):
+        # Several scenarios at once: these are their open loops' (rate = R) together.
+        of = " (rate scenarios)" if any(lv.plan.scenarios for lv in levels) else ""
         rows += [
             Row(
-                "Target rate" + (" (mean)" if any(lv.plan.schedule for lv in levels) else ""),
+                "Target rate" + (" (mean)" if any(lv.plan.schedule for lv in levels) else "") + of,
                 lambda lv: lv.offered_rate or None,
                 lambda v: f"{v:.2f}",
             ),
-            _summary_row("Service p50", lambda lv: lv.measured.service_latency, 50.0),
-            _summary_row("Service p99", lambda lv: lv.measured.service_latency, 99.0),
-            _summary_row("Send lag p99", lambda lv: lv.measured.schedule_lag, 99.0),
-            _summary_row("Send lag max", lambda lv: lv.measured.schedule_lag, 100.0),
+            _summary_row("Service p50" + of, lambda lv: lv.measured.service_latency, 50.0),
+            _summary_row("Service p99" + of, lambda lv: lv.measured.service_latency, 99.0),
+            _summary_row("Send lag p99" + of, lambda lv: lv.measured.schedule_lag, 99.0),
+            _summary_row("Send lag max" + of, lambda lv: lv.measured.schedule_lag, 100.0),
         ]
     return rows
 
@@ -297,6 +300,7 @@ def table_rows(columns: list[Column]) -> list[Row]:
         _figure_row("avg"),
         *(_figure_row(name) for name, _ in PERCENTILES),
         _figure_row("rps"),
+        *scenario_rows(columns),
         *_method_rows(columns, lambda lv: lv.measured.methods),
         *_method_rows(columns, lambda lv: lv.measured.steps),
         *check_rows(columns),

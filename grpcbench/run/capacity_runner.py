@@ -84,6 +84,11 @@ def check_capacity_options(options: RunOptions) -> None:
         raise UsageError("capacity does not sweep --channels: give --connections pool:N")
     if options.settings.rate_schedule is not None:
         raise UsageError("capacity chooses its probes' rates: drop --rate-schedule")
+    if options.scenario.level_scenarios:
+        raise UsageError(
+            "capacity searches one rate; the scenario file's [[scenarios]] set their own: run"
+            " them with grpcbench run"
+        )
 
 
 class CapacitySearch:

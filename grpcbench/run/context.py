@@ -80,6 +80,7 @@ class RunContext:
         spec = generator_job(
             settings, plan, target.address, options.scenario.service,
             self.workload_params(plan), call, security, flow or options.flow,
+            options.scenario.level_scenarios,
         )  # fmt: skip
         started_at = now_iso()
         monitored = await run_monitored(

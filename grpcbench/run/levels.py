@@ -9,6 +9,7 @@ from typing import Any
 from grpcbench.base import defaults
 from grpcbench.base.declarations import parse_values
 from grpcbench.base.errors import UsageError
+from grpcbench.model.level_scenarios import level_plan
 from grpcbench.model.plan import NO_TIMEOUT, LevelPlan, LoadSettings
 from grpcbench.model.scenario import Scenario
 from grpcbench.run.arguments import RunArgs
@@ -64,6 +65,8 @@ def _level_runs_its_duration(values: dict[str, Any], limit_given: bool, schedule
 
 def level_plans(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[LevelPlan, ...]:
     """Every level of a column: loads x swept channel counts x variants."""
+    if scenario.level_scenarios:
+        return (_scenarios_level(args, scenario, load),)
     channel_counts = args.value("channels") if args.channels else ()
     if channel_counts and load.connections.mode != "auto":
         raise UsageError("--channels sweeps pool sizes; do not combine it with --connections")
@@ -113,3 +116,37 @@ def level_plans(args: RunArgs, scenario: Scenario, load: LoadSettings) -> tuple[
         for channels in channel_counts or (0,)
         for variant in variants
     )
+
+
+def _scenarios_level(args: RunArgs, scenario: Scenario, load: LoadSettings) -> LevelPlan:
+    """[[scenarios]] make one level: each sets its own load, so nothing else may."""
+    given = [
+        option
+        for option, asked in (
+            ("--concurrency", args.concurrency is not None),
+            ("--rate", bool(args.rate)),
+            ("--rate-schedule", load.rate_schedule is not None),
+            ("--channels", bool(args.channels)),
+            ("--worker-schedule", load.worker_schedule is not None),
+        )
+        if asked
+    ]
+    if given:
+        raise UsageError(
+            f"the scenario file's [[scenarios]] each set their own load (concurrency or rate):"
+            f" drop {given[0]}"
+        )
+    if scenario.variants:
+        raise UsageError("[[scenarios]] and [[variants]] do not mix: one level runs the scenarios")
+    open_loops = [s.name for s in scenario.level_scenarios if s.rate]
+    if open_loops and load.think_time is not None:
+        raise UsageError(
+            f"--think-time is a closed loop's users' pause: scenario {open_loops[0]!r} sends at"
+            " its rate, after no user"
+        )
+    if open_loops and load.connections.mode == "per-user":
+        raise UsageError(
+            f"--connections per-user gives each virtual user a connection: scenario"
+            f" {open_loops[0]!r} is an open loop, with no users"
+        )
+    return level_plan(scenario.level_scenarios, load.connection_label(0))

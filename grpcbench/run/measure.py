@@ -21,7 +21,8 @@ import psutil
 from grpcbench.base.preparation import BackingProcess
 from grpcbench.load.driver import MEASUREMENT_STARTED, LoadDriver
 from grpcbench.model.intervals import IntervalFigures, LiveUsage
-from grpcbench.model.load_result import GeneratorJob, LoadResult
+from grpcbench.model.level_scenarios import LevelScenario
+from grpcbench.model.load_result import GeneratorJob, LoadResult, Share
 from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.model.results import LevelResult
 from grpcbench.observe.monitor import CpuMeter, ProcessMonitor, ProcessUsage
@@ -43,8 +44,11 @@ def generator_job(
     call: MethodCall | None = None,
     security: ChannelSecurity | None = None,
     flow: PlannedFlow | None = None,
+    scenarios: tuple[LevelScenario, ...] = (),
 ) -> GeneratorJob:
-    return GeneratorJob.for_level(
+    """The level's job; with ``scenarios``, one part each: the call's ``mix[i]`` (its
+    methods, in the scenarios' order) on scenario i's own executor."""
+    job = GeneratorJob.for_level(
         address,
         service,
         plan,
@@ -54,6 +58,20 @@ def generator_job(
         security=security.to_json() if security and security.tls else None,
         flow=flow.to_json() if flow else None,
     )
+    if not (scenarios and plan.scenarios and call is not None):
+        return job
+    parts = tuple(
+        replace(
+            job,
+            plan=scenario.plan(plan, settings.max_in_flight),
+            share=Share.whole(scenario.plan(plan, settings.max_in_flight), settings),
+            call=replace(method, label=scenario.name).to_json(),
+            # Its own deadline ([[scenarios]] timeout), else the level's.
+            settings=replace(settings, timeout_s=method.timeout_s or settings.timeout_s),
+        )
+        for scenario, method in zip(scenarios, call.mix, strict=True)
+    )
+    return replace(job, parts=parts)
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,11 @@ def build_run_options(args: RunArgs) -> RunOptions:
     if call is not None and not scenario.call.method:
         # The tables are about the method called, not the scenario it replaced.
         scenario = replace(scenario, name=describe_mix(call) if call.mix else call.method)
+    if scenario.level_scenarios and (
+        call is None or len(call.mix) != len(scenario.level_scenarios)
+    ):
+        given = "--workload" if flow else "--call"
+        raise UsageError(f"the scenario file's [[scenarios]] each name their method: drop {given}")
     max_error_rate = args.value("max_error_rate")
     load = load_settings(args, scenario)
     cluster = args.value("cluster")
@@ -168,11 +173,17 @@ def build_run_options(args: RunArgs) -> RunOptions:
     check_features(
         drivers,
         {
-            **load_model_features(bool(args.rate or load.rate_schedule), load.connections),
+            **load_model_features(
+                bool(
+                    args.rate or load.rate_schedule or any(s.rate for s in scenario.level_scenarios)
+                ),
+                load.connections,
+            ),
             "feeder": call is not None and bool(call.feed_path),
             "flow": flow is not None,
             "stream_round_trip": call is not None and call.stream_round_trip,
-            "mix": call is not None and bool(call.mix),
+            "mix": call is not None and bool(call.mix) and not scenario.level_scenarios,
+            "scenarios": bool(scenario.level_scenarios),
             "worker_schedule": load.worker_schedule is not None,
             "think_time": load.think_time is not None,
         },

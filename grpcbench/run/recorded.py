@@ -70,8 +70,12 @@ def _recorded_call(options: RunOptions) -> dict[str, Any]:
                 **_recorded_data(part.data, part.data_path),
                 "metadata_keys": _metadata_keys(part.metadata),
                 "timeout_s": part.timeout_s,
+                # [[scenarios]]: each runs its own executor (its weight means nothing).
+                **({"executor": scenario.describe()} if scenario else {}),
             }
-            for part in call.mix
+            for part, scenario in zip(
+                call.mix, options.scenario.level_scenarios or (None,) * len(call.mix), strict=True
+            )
         ]
     return recorded
 
