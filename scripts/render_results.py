@@ -999,6 +999,7 @@ RUN_RENDERERS: dict[str, Callable[[Path], str]] = {
     "route-guide-mix": render_traffic_run,
     "route-guide-feed": render_traffic_run,
     "route-guide-chain": render_traffic_run,
+    "route-guide-scenarios": render_traffic_run,
     "watch-messages": lambda path: render_traffic_run(path, "each server"),
 }
 # Blocks rendered from grpcbench's code, not from saved results.
