@@ -84,7 +84,7 @@ def test_names_repeat_or_a_mix_beside_them_is_refused(tmp_path: Path) -> None:
         (["--call", SAY], "each name their method: drop --call"),
         (["--think-time", "1s"], "scenario 'readers' sends at its rate"),
         (["--load", "ghz"], "--load ghz cannot run"),
-        (["--cluster", "local:2"], "cannot run several scenarios at once"),
+        (["--load", "fake"], "cannot run several scenarios at once"),
     ],
 )
 def test_what_would_override_the_scenarios_is_one_line(
@@ -166,3 +166,43 @@ def test_scenarios_share_a_duration_and_each_is_judged_by_its_own_statuses(
     assert scenarios["missing"]["expected"] == ["NotFound"]
     assert "scenario missing (concurrency 1) · failed" in table
     assert result["level_errors"] == [] and result["status"] == "complete"
+
+
+@pytest.mark.integration
+def test_on_dask_each_scenario_runs_on_workers_of_its_own(tmp_path: Path) -> None:
+    """--cluster local:3: the readers on two workers, the writers on one; each worker's
+    figures are its scenario's, and the scenarios merge over their workers exactly."""
+    pytest.importorskip("distributed")
+    with logging_echo() as (address, log):
+        result, table = _run(
+            address, tmp_path, _file(tmp_path, READERS, WRITERS), "-n", "200",
+            "--cluster", "local:3",
+        )  # fmt: skip
+        said, expanded = log.requests("Say"), log.requests("Expand")
+    assert said == {b"\n\x01r": 200 + 1} and expanded == {b"\n\x01w": 200 + 1}
+    (level,) = result["levels"]
+    load = level["load"]
+    assert load["driver"] == "dask" and len(load["workers"]) == 3
+    scenarios = {s["name"]: s["load"] for s in load["scenarios"]}
+    assert len(scenarios["readers"]["workers"]) == 2 and len(scenarios["writers"]["workers"]) == 1
+    assert scenarios["readers"]["statuses"] == {"OK": 200} == scenarios["writers"]["statuses"]
+    assert 1.9 <= scenarios["readers"]["wall_s"] <= 2.3  # 100/s over its own workers
+    assert "scenario writers (concurrency 3) · calls" in table
+
+
+def test_on_dask_fewer_workers_than_scenarios_is_the_level_s_one_error() -> None:
+    from grpcbench.base.errors import DriverError
+    from grpcbench.load.cluster_split import split_over_workers
+    from grpcbench.model.load_result import GeneratorJob, Share
+    from grpcbench.model.plan import LevelPlan, LoadSettings
+
+    plan = LevelPlan(4)
+    job = GeneratorJob("127.0.0.1:1", "", plan, LoadSettings(), Share(4, 100, 0, 1))
+    level = GeneratorJob("127.0.0.1:1", "", plan, LoadSettings(), Share(8, 100, 0, 1),
+                         parts=(job, job, job))  # fmt: skip
+    with pytest.raises(DriverError, match="3 scenarios, 2 worker"):
+        split_over_workers(level, 2)
+    parts, grouped = split_over_workers(level, 4)
+    assert [len(group) for group in grouped] == [2, 1, 1]
+    assert [part.share.index for part in parts] == [0, 1, 2, 3]
+    assert {part.share.of for part in parts} == {4}

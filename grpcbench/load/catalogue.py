@@ -96,9 +96,8 @@ DRIVERS: Registry[DriverInfo] = Registry(
             name="dask",
             description="the built-in engine on Dask distributed workers (--cluster), merged",
             factory="grpcbench.load.cluster:create",
-            # A worker schedule numbers one process's workers over time; several
-            # scenarios run on this machine's generator processes only.
-            features=ENGINE_FEATURES - {"worker_schedule", "scenarios"},
+            # A worker schedule numbers one process's workers over time.
+            features=ENGINE_FEATURES - {"worker_schedule"},
             uses_client_stack=True,
             note="dask columns: the built-in engine on several Dask workers (--cluster) that"
             " warmed up, then measured from one common start; counts add and histograms"

@@ -36,7 +36,7 @@ from typing import Any
 
 from grpcbench import __version__
 from grpcbench.base.errors import DriverError, OneLineError, UsageError
-from grpcbench.load.builtin import cap_cpu_budget, split_spec
+from grpcbench.load.builtin import by_scenario, cap_cpu_budget
 from grpcbench.load.cluster_hosts import (
     WorkerSite,
     all_workers,
@@ -47,8 +47,9 @@ from grpcbench.load.cluster_hosts import (
     spread_over_hosts,
     worker_version,
 )
+from grpcbench.load.cluster_split import worker_jobs
 from grpcbench.load.cluster_watchdog import held_message
-from grpcbench.load.cluster_worker import LEASE_S, POLL_S, pooled, renew_lease, run_on_worker
+from grpcbench.load.cluster_worker import LEASE_S, POLL_S, renew_lease, run_on_worker
 from grpcbench.load.dask_logs import quiet_dask
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.interval_merger import IntervalMerger
@@ -213,11 +214,12 @@ class ClusterDriver:
         except OneLineError as error:  # too few workers now: this level's error, not the run's
             raise DriverError(str(error)) from None
         neighbours = NeighbourMeter(spec.settings.client_cpus)
-        parts = split_spec(spec, len(self.addresses))
-        addresses = self.addresses[: len(parts)]
         run_id = f"grpcbench-{uuid.uuid4().hex}"
+        parts, by_scenario_parts, queue, pool = await asyncio.to_thread(
+            worker_jobs, spec, len(self.addresses), self.client, run_id
+        )
+        addresses = self.addresses[: len(parts)]
         limit_s = spec.settings.max_level_s + spec.settings.timeout_s + GRACE_S
-        parts, queue, pool = await asyncio.to_thread(pooled, parts, self.client, run_id)
         lease = Variable(f"{run_id}-lease", self.client)
         await asyncio.to_thread(lease.set, 0)
         renewing = asyncio.ensure_future(renew_lease(lease))
@@ -275,6 +277,8 @@ class ClusterDriver:
                 self._live = None
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
+        if spec.parts:
+            merged = merged.of_scenarios(*by_scenario(spec.parts, by_scenario_parts, results))
         if self.local is not None:  # this machine's CPUs: its neighbours are measured here
             others, steal = neighbours.taken(merged.cpu_cores, merged.client_cpu_s)
             merged = replace(merged, client_others_s=others, client_steal_share=steal)
