@@ -85,6 +85,11 @@ def test_names_repeat_or_a_mix_beside_them_is_refused(tmp_path: Path) -> None:
         (["--think-time", "1s"], "scenario 'readers' sends at its rate"),
         (["--load", "ghz"], "--load ghz cannot run"),
         (["--load", "fake"], "cannot run several scenarios at once"),
+        (
+            ["--threshold", "p99{scenario:nope}<1s"],
+            "no scenario 'nope' (scenarios: readers, writers)",
+        ),
+        (["--threshold", "checks{scenario:readers}>=1%"], "tags a --threshold's latency, rps or"),
     ],
 )
 def test_what_would_override_the_scenarios_is_one_line(
@@ -98,13 +103,15 @@ def test_what_would_override_the_scenarios_is_one_line(
     assert "Traceback" not in done.stderr
 
 
-def _run(address: str, tmp_path: Path, path: Path, *args: str) -> tuple[dict, str]:
+def _run(
+    address: str, tmp_path: Path, path: Path, *args: str, exit_code: int = 0
+) -> tuple[dict, str]:
     out = tmp_path / "r.json"
     done = run_grpcbench(
         "run", "--target", address, "--insecure", "--scenario", str(path), "--output", str(out),
         *args,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == exit_code, done.stderr
     return json.loads(out.read_text()), done.stdout
 
 
@@ -147,7 +154,7 @@ def test_each_scenario_runs_its_own_executor_and_has_its_own_rows(
 
 
 @pytest.mark.integration
-def test_scenarios_share_a_duration_and_each_is_judged_by_its_own_statuses(
+def test_scenarios_share_a_duration_and_each_is_judged_by_its_own_statuses_and_thresholds(
     tmp_path: Path,
 ) -> None:
     missing = (
@@ -155,7 +162,12 @@ def test_scenarios_share_a_duration_and_each_is_judged_by_its_own_statuses(
         'data = { message = "fail" }\nexpect_status = ["NotFound"]\n'
     )
     with logging_echo() as (address, log):
-        result, table = _run(address, tmp_path, _file(tmp_path, READERS, missing), "-z", "2s")
+        result, table = _run(
+            address, tmp_path, _file(tmp_path, READERS, missing), "-z", "2s",
+            "--threshold", "rps{scenario:readers}>=90",
+            "--threshold", "errors{scenario:missing}<1%", "--threshold", "errors<1%",
+            "--threshold", "p50{scenario:readers}<1us", exit_code=99,
+        )  # fmt: skip
         said = log.requests("Say")
     (level,) = result["levels"]
     scenarios = {s["name"]: s for s in level["load"]["scenarios"]}
@@ -166,6 +178,9 @@ def test_scenarios_share_a_duration_and_each_is_judged_by_its_own_statuses(
     assert scenarios["missing"]["expected"] == ["NotFound"]
     assert "scenario missing (concurrency 1) · failed" in table
     assert result["level_errors"] == [] and result["status"] == "complete"
+    # k6's thresholds on one scenario: each judged on its own figures (exit 99: one breached)
+    breached = [line for line in table.splitlines() if "breached" in line]
+    assert breached and all("p50{scenario:readers}<1us" in line for line in breached), table
 
 
 @pytest.mark.integration

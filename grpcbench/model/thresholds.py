@@ -1,7 +1,8 @@
 """Pass/fail thresholds on every level of a run (k6's convention): ``--threshold``.
 
 ``p99<20ms``, ``p50<=5ms``, ``avg<10ms``, ``max<1s``, ``rps>=5000``,
-``errors<0.1%``, ``checks>=99%``, ``checks{NAME}>=99%`` (the grammar is
+``errors<0.1%``, ``checks>=99%``, ``checks{NAME}>=99%``, ``p99{scenario:NAME}<10ms``
+(one of several scenarios at once; the grammar is
 ``stats.bounds``', --slo's too). A checks threshold on a level where no such check
 ran is breached: a gate that no check reached would otherwise always pass. Each is checked
 on every measured level of every server; a breach is named under the level's
@@ -38,6 +39,8 @@ class Threshold:
 
     def measured(self, level: LevelResult) -> float:
         load, statistic = level.measured, self.bound.statistic
+        if self.bound.scenario is not None:
+            return _of_scenario(level, self.bound.scenario, statistic)
         if statistic == "rps":
             return load.rps
         if statistic == "errors":
@@ -55,6 +58,8 @@ class Threshold:
     def show(self, value: float) -> str:
         if self.bound.statistic == "rps":
             return f"{value:,.0f} req/s"
+        if math.isnan(value) and self.bound.scenario is not None:
+            return "no such scenario ran"
         if math.isnan(value):
             return "no such check ran" if self.bound.name is not None else "no check ran"
         if self.bound.statistic in SHARES:
@@ -75,8 +80,24 @@ class Breach:
         )
 
 
+def _of_scenario(level: LevelResult, name: str, statistic: str) -> float:
+    """One of several scenarios' figure (nan where it did not run: breached)."""
+    from grpcbench.model.results import unexpected_calls
+
+    found = next((s for s in level.measured.scenarios if s.name == name), None)
+    if found is None:
+        return math.nan
+    load = found.load
+    if statistic == "rps":
+        return load.rps
+    if statistic == "errors":
+        failed = unexpected_calls(load.statuses, found.expected or level.expected)
+        return failed / load.count if load.count else 1.0
+    return latency_us(statistic, load.latency)
+
+
 def parse_threshold(text: str) -> Threshold:
-    return Threshold(parse_bound(text, "--threshold"))
+    return Threshold(parse_bound(text, "--threshold", scenario_tags=True))
 
 
 def breaches(levels: Iterable[LevelResult], thresholds: Iterable[Threshold]) -> list[Breach]:

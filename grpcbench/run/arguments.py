@@ -133,15 +133,15 @@ class RunArgs(DeclaredArgs):
         False, help=("--profile: C frames too (grpcio's core)."), panel=panels.OUTPUT
     )
     profile_idle: bool = option(
-        False, help=("--profile: idle threads' samples too."), panel=panels.OUTPUT
+        False, help="--profile: idle threads' samples too.", panel=panels.OUTPUT
     )
     thresholds: tuple[str, ...] = option(
         (),
         "--threshold",
         help=(
-            "Pass/fail on every level, k6's way: p99<20ms, rps>=5000, errors<0.1%, checks>=99%"
-            " or checks{NAME}>=99% (a flow's client.check; none run is a breach) (repeatable)."
-            " A breach is named under its table and the run exits 99 after saving everything."
+            "Pass/fail on every level, k6's way: p99<20ms, rps>=5000, errors<0.1%, checks>=99%,"
+            " checks{NAME}>=99% (a flow's client.check; none run: breached), p99{scenario:NAME}"
+            "<10ms (repeatable). A breach is named under its table; the run exits 99 after saving."
         ),
         panel=panels.WHAT_TO_RUN,
         parse=lambda text, option: parse_threshold(text),

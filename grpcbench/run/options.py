@@ -246,6 +246,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         ) if args.profile else None,
     )  # fmt: skip
     _check_service(options, service)
+    _check_threshold_scenarios(options)
     if options.profile and options.profile.generator:
         check_generator_here(
             drivers, "--profile generator", "samples the built-in generator's processes"
@@ -294,6 +295,18 @@ def _secrets_sent(options: RunOptions) -> list[str]:
         ("the client key (--key)", options.security.key),
     ]
     return list(dict.fromkeys(words for words, present in given if present))
+
+
+def _check_threshold_scenarios(options: RunOptions) -> None:
+    """A threshold on one scenario (``p99{scenario:NAME}<10ms``) names one that runs."""
+    names = [scenario.name for scenario in options.scenario.level_scenarios]
+    for threshold in options.thresholds:
+        wanted = threshold.bound.scenario
+        if wanted is not None and wanted not in names:
+            known = ", ".join(names) or "none: this run has no [[scenarios]]"
+            raise UsageError(
+                f"--threshold {threshold.text}: no scenario {wanted!r} (scenarios: {known})"
+            )
 
 
 def _check_service(options: RunOptions, service: ServiceDefinition) -> None:

@@ -2,8 +2,9 @@
 
 ``p99<20ms``, ``avg<=5ms``, ``max<1s``, ``rps>=5000``, ``errors<0.1%``, and a flow's
 checks as k6 writes them: ``checks>=99%`` (the share of every check that held) or
-``checks{NAME}>=99%`` (one check's). `run --threshold` takes every statistic and
-operator; `capacity --slo` takes the latency statistics with ``<=`` or ``<`` (an
+``checks{NAME}>=99%`` (one check's), and any but checks of one of several scenarios
+at once, with k6's tag: ``p99{scenario:readers}<10ms``. `run --threshold` takes every
+statistic, operator and tag; `capacity --slo` takes the latency statistics with ``<=`` or ``<`` (an
 objective is an upper bound).
 Durations are Go's (``200us``, ``1m30s``), as ghz writes them. Parsed once, here,
 so the two options cannot drift apart. (`compare --fail-on`'s ``rps:-5%`` is
@@ -49,10 +50,12 @@ class Bound:
     limit: float
     typed: str = ""  # as the user wrote it, which messages and results repeat
     name: str | None = None  # checks{NAME}
+    scenario: str | None = None  # STATISTIC{scenario:NAME}: one scenario's (k6's tag)
 
     @property
     def text(self) -> str:
         named = "" if self.name is None else f"{{{self.name}}}"
+        named += "" if self.scenario is None else f"{{scenario:{self.scenario}}}"
         shown = show_limit(self.statistic, self.limit)
         return self.typed or f"{self.statistic}{named}{self.op}{shown}"
 
@@ -74,10 +77,20 @@ def parse_bound(
     option: str,
     statistics: Collection[str] = STATISTICS,
     operators: Collection[str] = tuple(OPERATORS),
+    scenario_tags: bool = False,
 ) -> Bound:
-    """One bound, or one clear line naming ``option`` and what it takes."""
+    """One bound, or one clear line naming ``option`` and what it takes (``scenario_tags``:
+    whether it takes ``{scenario:NAME}``)."""
     match = _BOUND.match(text)
     statistic, name, op, value = match.groups() if match else ("", None, "", "")
+    scenario = None
+    if name is not None and name.startswith("scenario:"):
+        scenario, name = name.removeprefix("scenario:").strip(), None
+        if not scenario_tags or statistic == "checks" or not scenario:
+            raise UsageError(
+                f"bad {option} {text!r}: {{scenario:NAME}} tags a --threshold's latency, rps or"
+                " errors, e.g. p99{scenario:readers}<10ms"
+            )
     if statistic not in statistics or op not in operators:
         example = "p99<=10ms" if set(operators) <= set(UPPER) else "p99<20ms, rps>=5000"
         raise UsageError(
@@ -103,7 +116,7 @@ def parse_bound(
         limit = max(1.0, round(parse_duration(value, f"{option} {text!r}: its limit") * 1e6))
     if not math.isfinite(limit) or limit < 0:  # nan would always breach, inf never
         raise UsageError(f"bad {option} {text!r}: the limit must be a finite number, not below 0")
-    return Bound(statistic, op, limit, text.strip(), name)
+    return Bound(statistic, op, limit, text.strip(), name, scenario)
 
 
 def show_limit(statistic: str, limit: float) -> str:
