@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from grpcbench.base.errors import UsageError
+from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.model.level_scenarios import LevelScenario
-from grpcbench.model.scenario import load_scenario
+from grpcbench.model.scenario import load_scenario, parse_scenario
 from tests.conftest import REPO, run_grpcbench
 from tests.support.logging_echo import logging_echo
 
@@ -67,6 +69,34 @@ def test_a_bad_scenario_entry_is_one_error(tmp_path: Path, entry: str, fragment:
     assert fragment in str(raised.value)
 
 
+# What a TOML file can hold where a scenario's key is: every type, and the edges.
+TOML_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+    st.sampled_from(["", " ", "\x1b[31m", SAY, "echo.Echo/", "1s", "-1s", "NotFound"]),
+    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
+                                                          max_size=2),
+)  # fmt: skip
+KEYS = ["name", "method", "rate", "concurrency", "max_in_flight", "data", "metadata",
+        "timeout", "expect_status", "weight", "speed"]  # fmt: skip
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(KEYS), TOML_VALUES, max_size=6), max_size=4))
+def test_any_scenarios_tables_are_taken_or_one_error(tables: list[dict]) -> None:
+    """Whatever [[scenarios]] holds: a scenario whose executors make sense, or one
+    UsageError, never another exception."""
+    data = {"name": "x", "call": {"proto": "p.proto"}, "scenarios": tables}
+    try:
+        scenario = parse_scenario(data, Path("s.toml"))
+    except OneLineError as error:
+        assert "\n" not in str(error)
+        return
+    assert len(scenario.level_scenarios) == len(scenario.call.mix) == len(tables)
+    for executor in scenario.level_scenarios:
+        assert (executor.users > 0) != (executor.rate > 0) and executor.name.strip()
+        assert executor.rate == 0 or 0 < executor.rate < float("inf")
+
+
 def test_names_repeat_or_a_mix_beside_them_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="names repeat: 'readers'"):
         load_scenario(str(_file(tmp_path, READERS, READERS)))
@@ -116,16 +146,16 @@ def _run(
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("processes", ["1", "2"])
+@pytest.mark.parametrize(("processes", "stack"), [("1", "wire"), ("2", "wire"), ("1", "grpcio")])
 def test_each_scenario_runs_its_own_executor_and_has_its_own_rows(
-    tmp_path: Path, processes: str
+    tmp_path: Path, processes: str, stack: str
 ) -> None:
     """200 calls each: the readers at 100/s (an open loop: 2 s), the writers as 3 users
     as fast as they can; the server saw exactly each one's calls, each with its data."""
     with logging_echo() as (address, log):
         result, table = _run(
             address, tmp_path, _file(tmp_path, READERS, WRITERS), "-n", "200",
-            "--client-processes", processes, "--interval", "0.5s",
+            "--client-processes", processes, "--interval", "0.5s", "--client-stack", stack,
         )  # fmt: skip
         said, expanded = log.requests("Say"), log.requests("Expand")
         arrivals = [t for (method, _), t in zip(log.calls, log.arrivals, strict=True)
