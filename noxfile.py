@@ -191,6 +191,14 @@ def startup(session: nox.Session) -> None:
 
 
 @nox.session
+def run_overhead(session: nox.Session) -> None:
+    """Where a default `grpcbench run`'s time goes: measured phases, warm-ups, server
+    starts and the run's own start and end (benchmarks/run_overhead.py)."""
+    session.install(".[test]")
+    session.run("python", "benchmarks/run_overhead.py", *session.posargs)
+
+
+@nox.session
 def history(session: nox.Session) -> None:
     """Change points in real runs: an injected change found at its run, none where there
     is none, over several rounds (benchmarks/change_detection.py); then the store at

@@ -944,8 +944,44 @@ def render_startup(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+RUN_PARTS = {
+    "measured_s": "measured phases",
+    "around_measured_s": "around them: warm-up calls, connections, results",
+    "between_levels_s": "between levels: mostly server kinds stopping and starting",
+    "before_first_s": "before the first level: imports, options, the first server",
+    "after_last_s": "after the last level: tables, files, exit",
+}
+
+
+def render_run_overhead(record: dict[str, Any]) -> str:
+    """benchmarks/run_overhead.py: a default run's wall time by part, with and without
+    its warm-up calls, medians side by side."""
+    medians = record["medians"]
+    names = list(medians)
+    lines = [
+        f"`grpcbench run` on its defaults ({medians[names[0]]['levels']:.0f} levels);"
+        f" {record['rounds']} interleaved rounds, medians. {_machine(record)}.",
+        "",
+        "| | " + " | ".join(f"`{name}`" if name.startswith("-") else name for name in names) + " |",
+        "|---|" + "---|" * len(names),
+        "| whole run | " + " | ".join(f"{medians[n]['whole_s']:.1f} s" for n in names) + " |",
+        *(
+            f"| {label} | " + " | ".join(f"{medians[n][key]:.2f} s" for n in names) + " |"
+            for key, label in RUN_PARTS.items()
+        ),
+        "",
+        *(
+            f"- {name}: **{medians[name]['outside_share']:.1%}** of the run outside its measured"
+            " phases (goal ≤ 10%)"
+            for name in names
+        ),
+    ]
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
     "large-messages": render_large_messages,
+    "run-overhead": render_run_overhead,
     "startup": render_startup,
     "profile-overhead": render_profile_overhead,
     "seed-000": render_seed_000,
