@@ -30,6 +30,7 @@ from grpcbench.cli.argv import (
 )
 from grpcbench.cli.calling import ClickException, stderr, stdout
 from grpcbench.cli.calling import call_command as _call
+from grpcbench.cli.command_summaries import APP_HELP, HELP_OPTIONS, VERSION_HELP, first_sentence
 from grpcbench.cli.declared_options import arguments_options, settings_options
 from grpcbench.cli.version_flag import version_spelled
 from grpcbench.model.metadata import versions_line
@@ -40,9 +41,9 @@ from grpcbench.run.arguments import RunArgs
 app = typer.Typer(
     add_completion=True,
     no_args_is_help=False,
-    context_settings={"help_option_names": ["-h", "--help", "--help-long"]},  # ghz's too
+    context_settings={"help_option_names": HELP_OPTIONS},
     pretty_exceptions_enable=False,
-    help="Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by side.",
+    help=APP_HELP,
 )
 
 RUN_DEFAULTS = RunArgs()  # what `run` takes is declared on RunArgs (run.arguments)
@@ -67,7 +68,7 @@ def main_options(
             "--version",
             callback=_version,
             is_eager=True,
-            help="Print the versions of grpcbench, Python, grpcio, grpclib, protobuf, uvloop.",
+            help=VERSION_HELP,
         ),
     ] = False,
 ) -> None:
@@ -335,11 +336,11 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
 
 def _whole_summaries() -> None:
     """Each command's summary in `grpcbench --help` and the CLI page is its docstring's
-    first sentence, whole: click cuts a summary at 45 characters, mid-sentence."""
+    first sentence, whole: click cuts a summary at 45 characters, mid-sentence. Shown as
+    written: a [bracket] in it is text, not rich's markup."""
     for command in app.registered_commands:
         if command.short_help is None and command.callback is not None:
-            doc = " ".join((command.callback.__doc__ or "").split())
-            command.short_help = doc.split(". ")[0].rstrip(".") + "."
+            command.short_help = escape(first_sentence(command.callback.__doc__ or ""))
 
 
 _whole_summaries()

@@ -1,4 +1,5 @@
-"""The ``grpcbench`` command: ``--version`` answered before the command line is built.
+"""The ``grpcbench`` command: ``--version`` and ``--help`` answered before the command
+line is built.
 
 Building the command line imports every option's declaration and what they name
 (0.5 s of imports); a version line needs none of it, and is what scripts and bug
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
+from grpcbench.cli.command_summaries import asks_for_help, print_help
 from grpcbench.cli.version_flag import version_spelled
 
 
@@ -22,6 +24,9 @@ def main() -> None:
         from grpcbench.model.metadata import versions_line
 
         print(versions_line())
+        return
+    if asks_for_help(sys.argv):  # the commands' list: no option needs building for it
+        print_help()
         return
     from grpcbench.base.child_setup import adopt_orphans
     from grpcbench.cli.app import main as command_line
