@@ -16,6 +16,11 @@ FULL_APP_HELP = (
 )
 
 
+def first_sentence(doc: str) -> str:
+    text = " ".join(doc.split())
+    return text.split(". ")[0].rstrip(".") + "."
+
+
 def test_the_summaries_are_the_commands_in_their_order() -> None:
     import typer
 
@@ -23,6 +28,9 @@ def test_the_summaries_are_the_commands_in_their_order() -> None:
 
     group = typer.main.get_command(app)
     assert list(SUMMARIES) == list(group.commands)  # type: ignore[attr-defined]
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        # A command's own help (`grpcbench run --help`) starts with its summary.
+        assert first_sentence(command.help or "") == SUMMARIES[name], name
 
 
 @pytest.mark.parametrize("columns", ["80", "132"])

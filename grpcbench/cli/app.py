@@ -30,7 +30,7 @@ from grpcbench.cli.argv import (
 )
 from grpcbench.cli.calling import ClickException, stderr, stdout
 from grpcbench.cli.calling import call_command as _call
-from grpcbench.cli.command_summaries import APP_HELP, HELP_OPTIONS, VERSION_HELP, first_sentence
+from grpcbench.cli.command_summaries import APP_HELP, HELP_OPTIONS, SUMMARIES, VERSION_HELP
 from grpcbench.cli.declared_options import arguments_options, settings_options
 from grpcbench.cli.version_flag import version_spelled
 from grpcbench.model.metadata import versions_line
@@ -335,12 +335,14 @@ def list_scenarios(as_json: Annotated[bool, typer.Option("--json")] = False) -> 
 
 
 def _whole_summaries() -> None:
-    """Each command's summary in `grpcbench --help` and the CLI page is its docstring's
-    first sentence, whole: click cuts a summary at 45 characters, mid-sentence. Shown as
-    written: a [bracket] in it is text, not rich's markup."""
+    """Each command's summary in `grpcbench --help` and the CLI page, from
+    ``command_summaries`` (which `--help` reads without building the command line):
+    whole, where click cuts a summary at 45 characters, and as written, a [bracket]
+    in it text, not rich's markup."""
     for command in app.registered_commands:
-        if command.short_help is None and command.callback is not None:
-            command.short_help = escape(first_sentence(command.callback.__doc__ or ""))
+        if command.callback is not None:
+            name = command.name or command.callback.__name__.replace("_", "-")
+            command.short_help = escape(SUMMARIES[name])
 
 
 _whole_summaries()

@@ -1,6 +1,6 @@
 """``grpcbench --help`` without building the command line: the commands and their
-one-line summaries, declared here once (``cli.app`` registers its commands with
-these summaries, and a test holds the two helps equal).
+one-line summaries, declared here once (``cli.app`` gives its commands these
+summaries, and a test holds the two helps equal).
 
 Building the whole command line imports every option's declaration and what they
 name; the list of commands needs none of it (issue 52: ``--help`` in at most 0.2 s).
@@ -12,7 +12,8 @@ APP_HELP = "Benchmark Python gRPC servers (grpcio, grpclib, grpc.aio) side by si
 VERSION_HELP = "Print the versions of grpcbench, Python, grpcio, grpclib, protobuf, uvloop."
 HELP_OPTIONS = ["-h", "--help", "--help-long"]  # ghz's -h too
 
-# Each command, in the order `--help` lists them, with its docstring's first sentence.
+# Each command, in the order `--help` lists them, with its docstring's first sentence
+# (whole: click would cut a summary at 45 characters).
 SUMMARIES: dict[str, str] = {
     "run": "Run a scenario on every server kind at every concurrency level and print the tables.",
     "capacity": "Search the highest open-loop rate each server kind serves within an SLO.",
@@ -29,12 +30,6 @@ SUMMARIES: dict[str, str] = {
     "describe": "Show a service, method, message or enum as .proto text (grpcurl's describe).",
     "scenarios": "List the scenarios (bundled .toml files).",
 }
-
-
-def first_sentence(doc: str) -> str:
-    """A docstring's first sentence, whole (click cuts a summary at 45 characters)."""
-    text = " ".join(doc.split())
-    return text.split(". ")[0].rstrip(".") + "."
 
 
 def asks_for_help(argv: list[str]) -> bool:
