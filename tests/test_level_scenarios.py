@@ -251,3 +251,27 @@ def test_on_dask_fewer_workers_than_scenarios_is_the_level_s_one_error() -> None
     assert [len(group) for group in grouped] == [2, 1, 1]
     assert [part.share.index for part in parts] == [0, 1, 2, 3]
     assert {part.share.of for part in parts} == {4}
+
+
+def test_each_scenario_s_job_is_its_method_on_its_executor_with_its_deadline() -> None:
+    from grpcbench.model.level_scenarios import level_plan
+    from grpcbench.model.load_result import GeneratorJob
+    from grpcbench.model.plan import LoadSettings
+    from grpcbench.rpc.call import MethodCall
+    from grpcbench.run.measure import generator_job
+
+    scenarios = (LevelScenario("readers", rate=50.0, max_in_flight=7), LevelScenario("w", users=3))
+    say = MethodCall(SAY, "", '{"message": "r"}', label="readers", timeout_s=0.25)
+    expand = MethodCall(EXPAND, "", '{"message": "w"}', label="w")
+    call = MethodCall(SAY, "", mix=(say, expand))
+    settings = LoadSettings(timeout_s=20.0)
+    plan = level_plan(scenarios, "auto")
+    job = generator_job(settings, plan, "127.0.0.1:1", "", {}, call, scenarios=scenarios)
+    readers, writers = job.parts
+    assert (readers.plan.rate, readers.share.concurrency, readers.share.rate) == (50.0, 7, 50.0)
+    assert (writers.plan.rate, writers.share.concurrency) == (0.0, 3)
+    assert readers.call is not None and readers.call["call"] == SAY and not readers.call["mix"]
+    assert writers.call is not None and writers.call["call"] == EXPAND
+    assert readers.settings.timeout_s == 0.25 and writers.settings.timeout_s == 20.0
+    assert plan.describe() == "scenarios readers + w" and plan.concurrency == 10
+    assert GeneratorJob.from_json(job.to_json()) == job  # its parts cross a pipe whole
