@@ -20,7 +20,12 @@ from grpcbench.base.errors import OneLineError, UsageError
 from grpcbench.base.input_files import read_input_text
 from grpcbench.base.parsing import parse_duration, parse_warmup
 from grpcbench.base.resources import data_dirs
-from grpcbench.model.level_scenarios import LevelScenario, check_names, split_executor
+from grpcbench.model.level_scenarios import (
+    EXECUTOR_KEYS,
+    LevelScenario,
+    check_names,
+    split_executor,
+)
 from grpcbench.rpc.security import ChannelSecurity
 from grpcbench.rpc.settings import CallSettings, MixEntry
 from grpcbench.rpc.status_names import parse_statuses
@@ -65,6 +70,9 @@ TOP_LEVEL_KEYS = (
     "mix", "scenarios",
 )  # fmt: skip
 MIX_KEYS = ("method", "weight", "data", "metadata", "timeout", "name", "expect_status")
+SCENARIO_KEYS = (
+    "name", "method", "data", "metadata", "timeout", "expect_status", *EXECUTOR_KEYS,
+)  # fmt: skip
 CALL_KEYS = (
     "method", "proto", "import_paths", "protoset", "data", "metadata", "stream_messages",
     "mix_order",
@@ -266,6 +274,7 @@ def _level_scenarios(
         where = f"[[scenarios]] entry {number}"
         if "weight" in table:
             raise UsageError(f"{where}: a scenario has no weight; its executor sets its load")
+        _check_keys(table, SCENARIO_KEYS, where)
         executor, call = split_executor(table, where)
         if method is not None and "method" not in call:
             call["method"] = method
