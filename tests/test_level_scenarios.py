@@ -112,6 +112,7 @@ def test_names_repeat_or_a_mix_beside_them_is_refused(tmp_path: Path) -> None:
         (["--rate", "50"], "drop --rate"),
         (["--rate-schedule", "step:start=10,step=10,every=1s,end=30"], "drop --rate-schedule"),
         (["--call", SAY], "each name their method: drop --call"),
+        (["--call", f"{SAY}:1", "--call", f"{EXPAND}:1"], "each name their method: drop --call"),
         (["--think-time", "1s"], "scenario 'readers' sends at its rate"),
         (["--load", "ghz"], "--load ghz cannot run"),
         (["--load", "fake"], "cannot run several scenarios at once"),

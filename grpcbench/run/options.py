@@ -157,7 +157,7 @@ def build_run_options(args: RunArgs) -> RunOptions:
         # The tables are about the method called, not the scenario it replaced.
         scenario = replace(scenario, name=describe_mix(call) if call.mix else call.method)
     if scenario.level_scenarios and (
-        call is None or len(call.mix) != len(scenario.level_scenarios)
+        args.call.call or call is None or len(call.mix) != len(scenario.level_scenarios)
     ):
         given = "--workload" if flow else "--call"
         raise UsageError(f"the scenario file's [[scenarios]] each name their method: drop {given}")
