@@ -49,8 +49,8 @@ def worker_jobs(
     spec: GeneratorJob, workers: int, client: Any, run_id: str
 ) -> tuple[list[GeneratorJob], list[list[GeneratorJob]], Any, tuple[str, int] | None]:
     """Each worker's job, grouped by scenario, and the level's pool of calls (a queue,
-    and its name and chunk, or None: ``cluster_worker.pooled``). Each scenario keeps
-    its own share: a pool is one scenario's."""
+    and its name and chunk, or None: ``cluster_worker.pooled``). Several scenarios have
+    no pool: each worker keeps its scenario's share, as a pool would mix them."""
     parts, grouped = split_over_workers(spec, workers)
     if spec.parts:
         return parts, grouped, None, None
