@@ -43,7 +43,13 @@ def test_a_slower_handler_is_found_at_its_run_and_nothing_in_the_same_server_unc
         for at, change in zip(found_at(step), step["change_points"], strict=True)
         if change["kind"] != "host"
     ]
-    assert all(at == series.runs for at, c in code_changes if not c["confirmed"]), code_changes
+    # One that a single run shows is at the newest run, or beside the step: a run at
+    # the step's boundary, between its levels, can be found as a change of its own.
+    assert all(
+        at == series.runs or abs(at - series.change_at) <= 1
+        for at, c in code_changes
+        if not c["confirmed"]
+    ), code_changes
     code_changes = [(at, change) for at, change in code_changes if change["confirmed"]]
     [(at, change)] = code_changes
     assert abs(at - series.change_at) <= 1 and change["kind"] == "regression", code_changes

@@ -165,9 +165,14 @@ def run_to_end(
     traceback to a file)."""
     error: OneLineError | None = None
     interrupted = False
+    writing = ExitStack()
+    held: interrupts.HeldSignal | None = None
     try:
         with events:
             interrupts.run_until_interrupted(runner.run())
+            # Measured: from here a stop signal is held, the end of the live view and of
+            # the --debug log included, until everything is written.
+            held = writing.enter_context(interrupts.held_while_writing())
     except KeyboardInterrupt:
         interrupted = True
     except OneLineError as caught:
@@ -175,7 +180,9 @@ def run_to_end(
     except Exception as bug:  # keep the tables and the results; the traceback goes to a file
         error = internal_error(bug)
     stdout_failure: OSError | None = None
-    with interrupts.held_while_writing() as held:
+    with writing:
+        if held is None:
+            held = writing.enter_context(interrupts.held_while_writing())
         try:
             print_results()
         except OSError as failure:  # the tables could not be printed: the files still are

@@ -19,7 +19,9 @@ series; ``max_pvalue`` is its significance. Two rules of ours follow it:
 A change also says how many runs it rests on (``runs_after``). One that the newest
 run starts rests on that run alone, and a run that the machine slowed throughout
 looks the same: it is *unconfirmed* until the next run either stays on its far side
-(confirmed) or comes back, which leaves one outlying run, not a change.
+(confirmed) or comes back, which leaves one outlying run, not a change. A change
+followed at once by another (a step whose boundary run sits between its levels) rests
+on one run too, and says so.
 """
 
 from __future__ import annotations
@@ -80,8 +82,10 @@ class ChangePoint:
         if self.control_change is not None:
             said.append(f"the control moved {self.control_change:+.1%}")
         if not self.confirmed:
-            said.append("unconfirmed: it rests on one run alone, which the next run"
-                        " confirms or clears")  # fmt: skip
+            said.append(
+                "unconfirmed: it rests on one run alone, as a blip of the machine would (at"
+                " the newest run, the next run confirms or clears it)"
+            )
         return said
 
     @property
