@@ -18,7 +18,7 @@ from typing import Any
 from grpcbench.load.driver import MEASUREMENT_STARTED, DriverSettings, ProgressCallback
 from grpcbench.load.generator_process import GeneratorProcess
 from grpcbench.model.intervals import IntervalFigures
-from grpcbench.model.load_result import GeneratorJob, LoadResult, Share
+from grpcbench.model.load_result import GeneratorJob, LoadResult, ScenarioFigures, Share
 from grpcbench.observe.cpu_share import NeighbourMeter
 
 
@@ -63,21 +63,20 @@ def cap_cpu_budget(result: LoadResult, cpus: tuple[int, ...]) -> LoadResult:
     return result
 
 
-def by_scenario(
+def scenario_figures(
     jobs: tuple[GeneratorJob, ...], split: list[list[GeneratorJob]], results: list[LoadResult]
-) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], tuple[LoadResult, ...]]:
-    """Each scenario's name, executor and expected statuses, and its processes' results
-    merged (``results`` are in the order of ``split``'s parts)."""
-    merged, start = [], 0
-    for job_parts in split:
-        merged.append(reduce(LoadResult.merge, results[start : start + len(job_parts)]))
+) -> tuple[ScenarioFigures, ...]:
+    """Each scenario's figures: its processes' results merged (``results`` are in the
+    order of ``split``'s parts), named, described and judged as its job says."""
+    figures, start = [], 0
+    for job, job_parts in zip(jobs, split, strict=True):
+        call = job.call or {}
+        merged = reduce(LoadResult.merge, results[start : start + len(job_parts)])
         start += len(job_parts)
-    named = tuple(
-        (str((job.call or {}).get("label", "")), job.plan.describe(),
-         tuple((job.call or {}).get("expected") or ()))
-        for job in jobs
-    )  # fmt: skip
-    return named, tuple(merged)
+        expected = tuple(call.get("expected") or ())
+        figures.append(ScenarioFigures(str(call.get("label", "")), job.plan.describe(), expected,
+                                       merged))  # fmt: skip
+    return tuple(figures)
 
 
 class BuiltinDriver:
@@ -165,7 +164,7 @@ class BuiltinDriver:
             raise
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         if spec.parts:
-            merged = merged.of_scenarios(*by_scenario(spec.parts, split, results))
+            merged = replace(merged, scenarios=scenario_figures(spec.parts, split, results))
         others, steal = neighbours.taken(merged.cpu_cores, merged.client_cpu_s)
         return replace(merged, client_others_s=others, client_steal_share=steal)
 

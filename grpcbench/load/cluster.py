@@ -36,7 +36,7 @@ from typing import Any
 
 from grpcbench import __version__
 from grpcbench.base.errors import DriverError, OneLineError, UsageError
-from grpcbench.load.builtin import by_scenario, cap_cpu_budget
+from grpcbench.load.builtin import cap_cpu_budget, scenario_figures
 from grpcbench.load.cluster_hosts import (
     WorkerSite,
     all_workers,
@@ -215,7 +215,7 @@ class ClusterDriver:
             raise DriverError(str(error)) from None
         neighbours = NeighbourMeter(spec.settings.client_cpus)
         run_id = f"grpcbench-{uuid.uuid4().hex}"
-        parts, by_scenario_parts, queue, pool = await asyncio.to_thread(
+        parts, grouped, queue, pool = await asyncio.to_thread(
             worker_jobs, spec, len(self.addresses), self.client, run_id
         )
         addresses = self.addresses[: len(parts)]
@@ -278,7 +278,7 @@ class ClusterDriver:
         # A LocalCluster's workers share the client CPUs: their budget is those CPUs.
         merged = cap_cpu_budget(reduce(LoadResult.merge, results), spec.settings.client_cpus)
         if spec.parts:
-            merged = merged.of_scenarios(*by_scenario(spec.parts, by_scenario_parts, results))
+            merged = replace(merged, scenarios=scenario_figures(spec.parts, grouped, results))
         if self.local is not None:  # this machine's CPUs: its neighbours are measured here
             others, steal = neighbours.taken(merged.cpu_cores, merged.client_cpu_s)
             merged = replace(merged, client_others_s=others, client_steal_share=steal)

@@ -32,8 +32,8 @@ class LevelScenario:
     max_in_flight: int = 0
 
     def describe(self) -> str:
-        """What it runs, as a level is named: "concurrency 5", "rate 200/s"."""
-        return f"rate {self.rate:g}/s" if self.rate else f"concurrency {self.users}"
+        """What it runs, as its own level is named: "concurrency 5", "rate 200/s"."""
+        return self.plan(LevelPlan(1), self.max_in_flight).describe()
 
     def plan(self, level: LevelPlan, max_in_flight: int) -> LevelPlan:
         """Its own level: the level's connection strategy, its own executor."""

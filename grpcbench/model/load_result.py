@@ -323,15 +323,6 @@ class LoadResult:
         data["scenarios"] = tuple(ScenarioFigures.from_json(s) for s in data.get("scenarios") or ())
         return cls(**data)
 
-    def of_scenarios(self, named: tuple[tuple[str, str, tuple[str, ...]], ...],
-                     results: tuple[LoadResult, ...]) -> LoadResult:  # fmt: skip
-        """This result (all of them merged) with each scenario's own: ``named`` gives
-        each one's name, executor and own expected statuses, in ``results``' order."""
-        return replace(self, scenarios=tuple(
-            ScenarioFigures(name, executor, expected, result)
-            for (name, executor, expected), result in zip(named, results, strict=True)
-        ))  # fmt: skip
-
 
 @dataclass(frozen=True)
 class ScenarioFigures:

@@ -60,18 +60,16 @@ def generator_job(
     )
     if not (scenarios and plan.scenarios and call is not None):
         return job
-    parts = tuple(
-        replace(
-            job,
-            plan=scenario.plan(plan, settings.max_in_flight),
-            share=Share.whole(scenario.plan(plan, settings.max_in_flight), settings),
+    parts = []
+    for scenario, method in zip(scenarios, call.mix, strict=True):
+        own = scenario.plan(plan, settings.max_in_flight)
+        parts.append(replace(
+            job, plan=own, share=Share.whole(own, settings),
             call=replace(method, label=scenario.name).to_json(),
             # Its own deadline ([[scenarios]] timeout), else the level's.
             settings=replace(settings, timeout_s=method.timeout_s or settings.timeout_s),
-        )
-        for scenario, method in zip(scenarios, call.mix, strict=True)
-    )
-    return replace(job, parts=parts)
+        ))  # fmt: skip
+    return replace(job, parts=tuple(parts))
 
 
 @dataclass(frozen=True)
