@@ -199,6 +199,15 @@ def run_overhead(session: nox.Session) -> None:
 
 
 @nox.session
+def warmup(session: nox.Session) -> None:
+    """What a level's warm-up buys: a fresh server's first calls after 0, 20 and 500
+    warm-up calls; a later level on the same server (each user's first 2 calls) beside
+    that level alone on a fresh one (benchmarks/warmup_effect.py)."""
+    session.install(".[test]")
+    session.run("python", "benchmarks/warmup_effect.py", *session.posargs)
+
+
+@nox.session
 def history(session: nox.Session) -> None:
     """Change points in real runs: an injected change found at its run, none where there
     is none, over several rounds (benchmarks/change_detection.py); then the store at

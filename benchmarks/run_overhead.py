@@ -5,7 +5,8 @@ a newcomer runs first. Its wall time, from the process's start to its exit, is s
 with the saved results' own timestamps into:
 
 - the measured phases (each level's ``wall_s``);
-- each level's time around its measured phase: its warm-up calls (500 by default),
+- each level's time around its measured phase: its warm-up calls (500 by default on
+  a server's first level, each user's first 2 on its later ones: ``model.warmup``),
   its generator's connections and its result's way back;
 - between levels: a server kind stopping and the next starting;
 - before the first level (imports, options, the first server's start) and after the

@@ -314,6 +314,7 @@ def render_run(record: dict[str, Any], path: Path) -> str:
     (the front door shows one table), through grpcbench's own Markdown exporter; a
     ``grpcbench capacity`` file: its capacity tables and command."""
     from grpcbench.model.results_file import load_run
+    from grpcbench.model.warmup import Warmup, describe_warmups
     from grpcbench.report.capacity import capacity_tables
     from grpcbench.report.markdown import table_to_markdown
     from grpcbench.report.table import build_tables
@@ -332,9 +333,10 @@ def render_run(record: dict[str, Any], path: Path) -> str:
         return intro + "\n\n" + "\n".join(table_to_markdown(t) for t in capacity).rstrip()
     tables = build_tables(run.levels, run.unavailable)
     shown = tables[-1:]
+    warmups = describe_warmups(Warmup.asked(load), (level.warmup for level in run.levels))
     intro = (
         f"`grpcbench run` on its defaults ({run.started_at[:10]}): {machine}; {load.describe()}"
-        f" per level after {load.warmup_requests} warm-up calls; client stack"
+        f" per level after {warmups}; client stack"
         f" {load.client_stack}. Shown: the last of its {len(tables)} levels; `grpcbench show"
         f" {path.relative_to(ROOT)}` prints them all."
     )
@@ -979,7 +981,75 @@ def render_run_overhead(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_warmup(record: dict[str, Any]) -> str:
+    """benchmarks/warmup_effect.py: a fresh server's first calls after each warm-up, and
+    a later level on the same server beside that level alone on a fresh one."""
+    medians: dict[str, dict[str, dict[str, float]]] = record["medians"]
+    fresh = [arm for arm in medians if arm.startswith("fresh")]
+    servers = list(medians[fresh[0]])
+    ms = "{:.3f}".format
+    lines = [
+        f"{record['rounds']} interleaved rounds, medians. {_machine(record)}.",
+        "",
+        "A fresh server's first 300 calls at concurrency 2, after a warm-up of N calls"
+        " (p50 / p99, ms):",
+        "",
+        "| server | " + " | ".join(arm.removeprefix("fresh, ") for arm in fresh) + " |",
+        "|---|" + "---|" * len(fresh),
+        *(
+            f"| {server} | "
+            + " | ".join(
+                f"{ms(medians[arm][server]['p50_ms'])} / {ms(medians[arm][server]['p99_ms'])}"
+                for arm in fresh
+            )
+            + " |"
+            for server in servers
+        ),
+        "",
+        "A later level on the same server (after its users' first 2 calls each) over that"
+        " level alone on a fresh server (after 500 calls):",
+        "",
+        "| server | level | warm-up calls | p50 ratio | p99 ratio | req/s ratio |",
+        "|---|---|---|---|---|---|",
+    ]
+    later = [arm for arm in medians if "same server" in arm]
+    for arm in later:
+        level = arm.split(" ")[0]
+        alone = medians[f"{level} alone, fresh server"]
+        for server, figures in medians[arm].items():
+            base = alone[server]
+            lines.append(
+                f"| {server} | {level} | {figures['warmup_requests']:.0f} |"
+                f" {figures['p50_ms'] / base['p50_ms']:.2f}x |"
+                f" {figures['p99_ms'] / base['p99_ms']:.2f}x |"
+                f" {figures['rps'] / base['rps']:.2f}x |"
+            )
+    spreads = _round_spreads(record["samples"], "alone, fresh server")
+    lines += [
+        "",
+        f"The same level alone on a fresh server, run {record['rounds']} times: its slowest"
+        f" round over its fastest is {statistics.median(spreads['p50_ms']):.2f}x in p50 and"
+        f" {statistics.median(spreads['p99_ms']):.2f}x in p99 (medians over servers and"
+        f" levels; at most {max(spreads['p50_ms']):.2f}x and {max(spreads['p99_ms']):.2f}x).",
+    ]
+    return "\n".join(lines)
+
+
+def _round_spreads(samples: list[dict[str, Any]], arm_suffix: str) -> dict[str, list[float]]:
+    """For each (arm, server) ending in ``arm_suffix``: the largest figure over the
+    rounds divided by the smallest, per figure."""
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in samples:
+        if str(row["arm"]).endswith(arm_suffix):
+            grouped.setdefault((row["arm"], row["server"]), []).append(row)
+    return {
+        key: [max(r[key] for r in rows) / min(r[key] for r in rows) for rows in grouped.values()]
+        for key in ("p50_ms", "p99_ms")
+    }
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "warmup": render_warmup,
     "large-messages": render_large_messages,
     "run-overhead": render_run_overhead,
     "startup": render_startup,

@@ -21,7 +21,9 @@ SERVERS: tuple[str, ...] = (
 )
 CONCURRENCY: tuple[int, ...] = (2, 10, 25, 50)
 REQUESTS = 5000  # measured calls per level (a scenario file may set its own)
-WARMUP = "500"  # discarded calls (or a time, "2s") before each level
+# Discarded calls (or a time, "2s") before a server's first level; later levels on the
+# same server discard each user's first calls only (model.warmup).
+WARMUP = "500"
 TIMEOUT = "20s"  # per-call deadline
 MAX_LEVEL = "300s"  # hard limit of one level's measured phase
 LOAD = "builtin"  # load driver(s)

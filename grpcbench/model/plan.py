@@ -103,7 +103,6 @@ class LevelPlan:
 _DEFAULT_WARMUP = parse_warmup(defaults.WARMUP)
 MIN_INTERVAL_S = 0.1  # --interval: each interval holds an HDR histogram (~200 KiB)
 
-
 NO_TIMEOUT = 0.0  # -t 0, ghz's "no timeout": replaced by the level's time limit
 
 
@@ -175,8 +174,9 @@ class LoadSettings:
         _DEFAULT_WARMUP[0], option="--warmup", metavar="N|DURATION", panel=WHAT_TO_RUN,
         json="warmup_requests", before=0, load=int, check=at_least(0),
         parse=parse_warmup, sets=("warmup_requests", "warmup_s"), default_text=defaults.WARMUP,
-        help="Discarded warm-up per level: a call count (such as 200) or a time (such as"
-        " 2s). Default: the scenario's ({default} unless it says otherwise).",
+        help="Discarded warm-up before a server's first level: calls (200) or a time (2s); later"
+        " levels on it: at most 2 calls per user. Default: the scenario's ({default} unless"
+        " it says otherwise).",
     )  # fmt: skip
     warmup_s: float = setting(
         _DEFAULT_WARMUP[1], option="--warmup", cli=False, json="warmup_s", before=0.0,

@@ -9,8 +9,6 @@ chain that lets every older file load as the current one.
 from __future__ import annotations
 
 import os
-from collections import Counter
-from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
@@ -18,6 +16,7 @@ from typing import Any, Literal, get_args
 from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact, redact_all
 from grpcbench.model.allocations import ClientAllocations
+from grpcbench.model.failures import level_failures
 from grpcbench.model.level_scenarios import describe_parts
 from grpcbench.model.load_result import LoadResult
 from grpcbench.model.placement import Placement
@@ -25,6 +24,7 @@ from grpcbench.model.plan import LevelPlan, LoadSettings
 from grpcbench.model.results_format import FORMAT_VERSION
 from grpcbench.model.schedule import mean_rate
 from grpcbench.model.verdict import Verdict, judge
+from grpcbench.model.warmup import Warmup
 from grpcbench.observe.monitor import ProcessUsage
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
@@ -32,11 +32,6 @@ RunStatus = Literal["running", "complete", "interrupted", "failed"]
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def unexpected_calls(statuses: Mapping[str, int], expected: Collection[str]) -> int:
-    """Calls that ended with a status not in ``expected`` (a level's failures)."""
-    return sum(statuses.values()) - sum(statuses.get(status, 0) for status in expected)
 
 
 @dataclass(frozen=True)
@@ -62,23 +57,14 @@ class LevelResult:
     generator_profile: dict[str, Any] | None = None
     # --client-allocations: the client's bytes and allocations per call (untimed pass).
     client_allocations: ClientAllocations | None = None
+    # The warm-up this level had (``model.warmup``); None in files from before it was
+    # saved per level (then the run's --warmup, on every level).
+    warmup: Warmup | None = None
 
     @property
     def unexpected(self) -> int:
-        """Calls that ended with a status not in ``expected``: the level's failures. Each
-        method of a mix (or scenario) against its own if it has them; calls none recorded
-        (ended by the level's watchdog) against the level's."""
-        parts = [(m.statuses, m.expected) for m in self.measured.methods] or [
-            (s.load.statuses, s.expected) for s in self.measured.scenarios
-        ]
-        if not parts:
-            return unexpected_calls(self.measured.statuses, self.expected)
-        unattributed = Counter(self.measured.statuses)
-        failed = 0
-        for statuses, expected in parts:
-            failed += unexpected_calls(statuses, expected or self.expected)
-            unattributed.subtract(statuses)
-        return failed + unexpected_calls(+unattributed, self.expected)
+        """Calls that ended with a status not in ``expected``: the level's failures."""
+        return level_failures(self.measured, self.expected)
 
     @property
     def driver(self) -> str:
@@ -144,6 +130,7 @@ class LevelResult:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "expected_statuses": list(self.expected),
+            **({"warmup": self.warmup.to_json()} if self.warmup else {}),
             **({"profile": self.profile} if self.profile else {}),
             **({"generator_profile": self.generator_profile} if self.generator_profile else {}),
             **(
@@ -172,6 +159,7 @@ class LevelResult:
             expected=tuple(str(s) for s in data.get("expected_statuses") or ("OK",)),
             profile=data.get("profile"),
             generator_profile=data.get("generator_profile"),
+            warmup=Warmup.from_json(data["warmup"]) if data.get("warmup") else None,
             client_allocations=(
                 ClientAllocations.from_json(data["client_allocations"])
                 if data.get("client_allocations")

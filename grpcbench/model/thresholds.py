@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grpcbench.base.units import format_latency_us
+from grpcbench.model.failures import unexpected_calls
 from grpcbench.stats.bounds import SHARES, Bound, latency_us, parse_bound
 
 if TYPE_CHECKING:  # thresholds are parsed with the options, before any result exists
@@ -82,8 +83,6 @@ class Breach:
 
 def _of_scenario(level: LevelResult, name: str, statistic: str) -> float:
     """One of several scenarios' figure (nan where it did not run: breached)."""
-    from grpcbench.model.results import unexpected_calls
-
     found = next((s for s in level.measured.scenarios if s.name == name), None)
     if found is None:
         return math.nan

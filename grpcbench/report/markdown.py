@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from grpcbench.base.text import printable
 from grpcbench.model.results import RunRecord
+from grpcbench.model.warmup import Warmup, describe_warmups
 from grpcbench.report.capacity import record_tables
 from grpcbench.report.summary import summary_lines
 from grpcbench.report.table import ComparisonTable
@@ -20,14 +21,15 @@ def table_to_markdown(table: ComparisonTable) -> str:
 def run_to_markdown(record: RunRecord) -> str:
     meta, load = record.metadata, record.options.settings
     named = record.options.describe_run()
+    warmups = describe_warmups(Warmup.asked(load), (level.warmup for level in record.levels))
     lines = [
         f"# grpcbench results{': ' + named if named else ''} ({record.status})",
         "",
         f"- started {record.started_at}, python {meta.get('python')}, "
         f"{meta.get('cpu_count')} CPUs ({meta.get('cpu_model')})",
         f"- packages: {', '.join(f'{k} {v}' for k, v in meta.get('packages', {}).items() if v)}",
-        f"- {load.describe()} per level after a warm-up of {load.warmup_requests} calls"
-        f" / {load.warmup_s:g} s, deadline {load.timeout_s:g} s; built-in client stack"
+        f"- {load.describe()} per level after {warmups}, deadline {load.timeout_s:g} s;"
+        " built-in client stack"
         f" {load.client_stack};"
         f" {record.options.placement.describe()}",
         f"- scenario {record.options.scenario}, parameters: {record.options.describe_params()}",

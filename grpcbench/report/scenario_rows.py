@@ -5,8 +5,9 @@ rows, which are all of them together."""
 from __future__ import annotations
 
 from grpcbench.base.units import format_latency_us
+from grpcbench.model.failures import unexpected_calls
 from grpcbench.model.load_result import ScenarioFigures
-from grpcbench.model.results import LevelResult, unexpected_calls
+from grpcbench.model.results import LevelResult
 from grpcbench.report.table_base import Column, Row, count_cell
 
 

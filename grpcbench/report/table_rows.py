@@ -15,8 +15,9 @@ from grpcbench.base.units import (
     format_percent,
     format_seconds,
 )
+from grpcbench.model.failures import unexpected_calls
 from grpcbench.model.level_parts import MethodFigures, StreamSummary
-from grpcbench.model.results import LevelResult, unexpected_calls
+from grpcbench.model.results import LevelResult
 from grpcbench.model.verdict import judge
 from grpcbench.observe.monitor import ProcessUsage
 from grpcbench.report.check_rows import check_rows

@@ -22,6 +22,7 @@ from grpcbench.model.events import NullEvents, RunEvents
 from grpcbench.model.placement import Placement
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelResult, now_iso
+from grpcbench.model.warmup import Warmup
 from grpcbench.report.exporters import Exports
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.flow import PlannedFlow
@@ -70,15 +71,18 @@ class RunContext:
         call: MethodCall | None = None,
         security: ChannelSecurity | None = None,
         flow: PlannedFlow | None = None,
+        warmup: Warmup | None = None,
     ) -> LevelResult:
         """One level of this run, as every caller measures it: the run's load settings,
         the level's workload params, the backing services' usage, progress as events.
         ``call`` and ``security`` are the --call and TLS resolved for ``target``, ``flow``
         the --workload with its setup()'s data for it (default: the options'); the
-        server is measured over the measured phase only (``measure.run_monitored``)."""
+        server is measured over the measured phase only (``measure.run_monitored``).
+        ``warmup``: the level's (``model.warmup``; default: the run's --warmup)."""
         options, settings = self.options, self.options.settings
+        warmup = warmup or Warmup.asked(settings)
         spec = generator_job(
-            settings, plan, target.address, options.scenario.service,
+            warmup.applied_to(settings), plan, target.address, options.scenario.service,
             self.workload_params(plan), call, security, flow or options.flow,
             options.scenario.level_scenarios,
         )  # fmt: skip
@@ -115,6 +119,7 @@ class RunContext:
                 monitored.generator_profile.to_json() if monitored.generator_profile else None
             ),
             client_allocations=allocations,
+            warmup=warmup,
         )
         if interrupted:
             raise LevelInterrupted(level)

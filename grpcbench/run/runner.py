@@ -30,6 +30,7 @@ from grpcbench.model.events import RunEvents
 from grpcbench.model.metadata import collect_metadata
 from grpcbench.model.plan import LevelPlan
 from grpcbench.model.results import LevelError, LevelResult, RunRecord, RunStatus
+from grpcbench.model.warmup import Warmup
 from grpcbench.rpc.call import MethodCall
 from grpcbench.rpc.client_options import ClientOptions
 from grpcbench.rpc.planned import resolve_call
@@ -298,20 +299,25 @@ class Runner:
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None
     ) -> bool:
-        """False when the target died (its other levels are skipped)."""
+        """False when the target died (its other levels are skipped). A level after one
+        of its variant on the same server warms up less (``model.warmup``)."""
+        served: set[str] = set()  # the variants this server has served a level of
         for plan in levels:
             if self._unavailable(target.label, plan, kind, repeat):
                 continue
             for driver in self.drivers:
+                warmup = Warmup.asked(self.options.settings)
+                if plan.variant in served:
+                    warmup = warmup.on_warm_server(plan)
                 try:
-                    level = await self._run_level(target, driver, plan, repeat)
+                    level = await self.measure(target, driver, plan, repeat, warmup=warmup)
                 except DriverError as error:
                     # Often the server dying (a refused connect): then say that.
                     death = await death_of(target)
                     if death:
                         self._target_died(target, driver.name, plan, death)
                         return False
-                    self._level_failed(target, driver.name, plan, str(error))
+                    self.column_failed(target.label, driver.name, plan, str(error))
                     continue
                 # The server died: that is the level's failure (its failed calls
                 # only follow from it), and its other levels cannot run.
@@ -319,10 +325,12 @@ class Runner:
                 if death:
                     self._target_died(target, driver.name, plan, death)
                     return False
-                # Measured, but (nearly) nothing worked: not a success.
+                # Measured, but (nearly) nothing worked: not a success (nor a warm server).
                 failed = self.options.level_failure(level)
                 if failed:
-                    self._level_failed(target, driver.name, plan, failed)
+                    self.column_failed(target.label, driver.name, plan, failed)
+                else:
+                    served.add(plan.variant)
         return True
 
     def _reason_unavailable(self, plan: LevelPlan, kind: str | None) -> str | None:
@@ -347,10 +355,7 @@ class Runner:
 
     def _target_died(self, target: Target, driver: str, plan: LevelPlan, death: str) -> None:
         skipped = "" if self.options.server_per_level else "; its other levels were skipped"
-        self._level_failed(target, driver, plan, death + skipped)
-
-    def _level_failed(self, target: Target, driver: str, plan: LevelPlan, message: str) -> None:
-        self.column_failed(target.label, driver, plan, message)
+        self.column_failed(target.label, driver, plan, death + skipped)
 
     def column_failed(self, label: str, driver: str, plan: LevelPlan | None, message: str) -> None:
         """A level (or, ``plan`` None, a whole column) that failed: recorded, said."""
@@ -359,16 +364,13 @@ class Runner:
         self.export()
         self.events.warning(error.describe())
 
-    async def _run_level(
-        self, target: Target, driver: LoadDriver, plan: LevelPlan, repeat: int
-    ) -> LevelResult:
-        return await self.measure(target, driver, plan, repeat)
-
     async def measure(
-        self, target: Target, driver: LoadDriver, plan: LevelPlan, repeat: int = 0, label: str = ""
-    ) -> LevelResult:
+        self, target: Target, driver: LoadDriver, plan: LevelPlan, repeat: int = 0,
+        label: str = "", warmup: Warmup | None = None,
+    ) -> LevelResult:  # fmt: skip
         """Measure one level on ``target`` and add it to the record (written at once):
-        ``label`` names it in progress (default: the plan's name)."""
+        ``label`` names it in progress (default: the plan's name); ``warmup``: its own
+        (default: the run's --warmup)."""
         options = self.options
         # total is 0 for time-based levels: the progress bar is then indeterminate.
         self.events.level_started(
@@ -383,6 +385,7 @@ class Runner:
                 call=self.method_call,
                 security=self.security,
                 flow=self.life.flow,
+                warmup=warmup,
             )
         except LevelInterrupted as interrupted:  # measured, then Ctrl-C: keep it, then stop
             self._keep(interrupted.level)
