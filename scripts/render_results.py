@@ -872,8 +872,9 @@ def render_large_messages(record: dict[str, Any]) -> str:
         f" and requests, and streams of {record['stream_messages']} messages of each size"
         f" (`StreamingOutputCall` replies, `StreamingInputCall` requests); each plain and"
         f" with `--max-send-message-size`. {record['rounds']} interleaved rounds (a fresh"
-        f" server each run), medians; page faults per call are the run's less a one-call"
-        f" run's (noise below zero shows as 0). {_machine(record)}.",
+        f" server each run), medians; page faults per call are the run's less those of a"
+        f" run of one measured call after the same warm-up, over the difference of calls"
+        f" (noise below zero shows as 0). {_machine(record)}.",
         "",
         "| message | size | flag | wire: client CPU per MB | grpc.aio: client CPU per MB"
         " | wire / grpc.aio | page faults per call: wire, grpc.aio |",

@@ -45,32 +45,43 @@ class SendFlow:
     def send(self, stream: WireStream) -> None:
         """What the windows allow of ``stream.unsent``, frame by frame. Each frame is
         its 9-byte header and a view of the body, written together (``write_pieces``):
-        the body is never copied in Python (a 3 MB request once was, four times)."""
+        the body is never copied in Python (a 3 MB request once was, four times). What
+        the windows allow is taken at once; every frame of it but the last is a whole
+        MAX_FRAME_SIZE with no flags, so they share one header (a 16 MB request is a
+        thousand frames at grpc-go's 16 KB)."""
         sid = stream.id
         out: list[bytes | memoryview] = []
         unsent = stream.unsent
-        body = memoryview(unsent)
         at = stream.unsent_at
         left = len(unsent) - at
-        header = frames.FRAME_HEADER.pack
-        while left:
-            size = min(left, stream.send_window, self.window, self.max_frame)
-            if size <= 0:
-                if stream not in self.blocked:
-                    self.blocked.append(stream)
-                break
-            left -= size
-            stream.send_window -= size
-            self.window -= size
+        room = min(left, stream.send_window, self.window)
+        if room > 0:
+            body = memoryview(unsent)
+            left -= room
+            stream.send_window -= room
+            self.window -= room
+            end = at + room
+            full = self.max_frame
+            if room > full:
+                header = frames.FRAME_HEADER.pack(full >> 16, full & 0xFFFF, frames.DATA, 0, sid)
+                last_at = end - (room - 1) % full - 1  # where the last (maybe short) frame starts
+                append = out.append
+                while at < last_at:
+                    append(header)
+                    append(body[at : at + full])
+                    at += full
+            size = end - at
             last = not left and stream.unsent_end
             flags = frames.END_STREAM if last else 0
-            out.append(header(size >> 16, size & 0xFFFF, frames.DATA, flags, sid))
-            out.append(body[at : at + size])
-            at += size
+            out.append(frames.FRAME_HEADER.pack(size >> 16, size & 0xFFFF, frames.DATA, flags, sid))
+            out.append(body[at:end])
+            at = end
             if last:
                 end_sent(stream)
-        if left:
+        if left:  # the windows are spent: the rest waits for a WINDOW_UPDATE
             stream.unsent_at = at
+            if stream not in self.blocked:
+                self.blocked.append(stream)
         else:
             stream.unsent, stream.unsent_at = b"", 0
             if stream.unsent_end and stream.state == OPEN:  # an empty END_STREAM
