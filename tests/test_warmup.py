@@ -89,3 +89,16 @@ def test_a_fresh_server_per_level_has_the_whole_warm_up_every_level(tmp_path: Pa
         {"requests": 0, "seconds": 0.2},
         {"requests": 20, "seconds": 0.2},  # each user's first 2 calls, in 0.2 s at most
     ]
+
+
+@pytest.mark.integration
+def test_every_driver_of_a_level_has_the_level_s_warm_up(tmp_path: Path) -> None:
+    """Two drivers at each level: the second runs on a server the first just warmed, but
+    the level's warm-up is the level's, so they compare alike."""
+    levels = _run(
+        tmp_path, "-s", "grpclib", "-c", "2,10", "-n", "100", "--warmup", "50",
+        "--load", "builtin,fake",
+    )  # fmt: skip
+    assert [(level["load"]["driver"], level["warmup"]["requests"]) for level in levels] == [
+        ("builtin", 50), ("fake", 50), ("builtin", 20), ("fake", 20),
+    ]  # fmt: skip

@@ -299,16 +299,16 @@ class Runner:
     async def _run_levels(
         self, target: Target, levels: tuple[LevelPlan, ...], repeat: int, kind: str | None
     ) -> bool:
-        """False when the target died (its other levels are skipped). A level after one
-        of its variant on the same server warms up less (``model.warmup``)."""
-        served: set[str] = set()  # the variants this server has served a level of
+        """False when the target died (its other levels are skipped). A later level of a
+        variant on the same server warms up less, alike for each driver (``model.warmup``)."""
+        asked = Warmup.asked(self.options.settings)
+        warmed: set[str] = set()  # the variants this server has served a level of
         for plan in levels:
             if self._unavailable(target.label, plan, kind, repeat):
                 continue
+            warmup = asked.on_warm_server(plan) if plan.variant in warmed else asked
+            served = False
             for driver in self.drivers:
-                warmup = Warmup.asked(self.options.settings)
-                if plan.variant in served:
-                    warmup = warmup.on_warm_server(plan)
                 try:
                     level = await self.measure(target, driver, plan, repeat, warmup=warmup)
                 except DriverError as error:
@@ -329,8 +329,9 @@ class Runner:
                 failed = self.options.level_failure(level)
                 if failed:
                     self.column_failed(target.label, driver.name, plan, failed)
-                else:
-                    served.add(plan.variant)
+                served = served or not failed
+            if served:
+                warmed.add(plan.variant)
         return True
 
     def _reason_unavailable(self, plan: LevelPlan, kind: str | None) -> str | None:
