@@ -22,8 +22,9 @@ SERVERS: tuple[str, ...] = (
 CONCURRENCY: tuple[int, ...] = (2, 10, 25, 50)
 REQUESTS = 5000  # measured calls per level (a scenario file may set its own)
 # Discarded calls (or a time, "2s") before a server's first level; later levels on the
-# same server discard each user's first calls only (model.warmup).
+# same server discard at most WARM_SERVER_CALLS_PER_USER calls per user (model.warmup).
 WARMUP = "500"
+WARM_SERVER_CALLS_PER_USER = 2
 TIMEOUT = "20s"  # per-call deadline
 MAX_LEVEL = "300s"  # hard limit of one level's measured phase
 LOAD = "builtin"  # load driver(s)

@@ -14,6 +14,12 @@ def unexpected_calls(statuses: Mapping[str, int], expected: Collection[str]) -> 
     return sum(statuses.values()) - sum(statuses.get(status, 0) for status in expected)
 
 
+def part_failures(statuses: Mapping[str, int], own: Collection[str], level: Collection[str]) -> int:
+    """A part's (a mix's method, a scenario's) failed calls: against its own expected
+    statuses where it declares them, else the level's ``--expect-status``."""
+    return unexpected_calls(statuses, own or level)
+
+
 def level_failures(measured: LoadResult, expected: Collection[str]) -> int:
     """A level's failed calls: each method of a mix (or scenario) against its own
     expected statuses if it has them; calls none recorded (ended by the level's
@@ -26,6 +32,6 @@ def level_failures(measured: LoadResult, expected: Collection[str]) -> int:
     unattributed = Counter(measured.statuses)
     failed = 0
     for statuses, own in parts:
-        failed += unexpected_calls(statuses, own or expected)
+        failed += part_failures(statuses, own, expected)
         unattributed.subtract(statuses)
     return failed + unexpected_calls(+unattributed, expected)

@@ -175,8 +175,8 @@ class LoadSettings:
         json="warmup_requests", before=0, load=int, check=at_least(0),
         parse=parse_warmup, sets=("warmup_requests", "warmup_s"), default_text=defaults.WARMUP,
         help="Discarded warm-up before a server's first level: calls (200) or a time (2s); later"
-        " levels on it: at most 2 calls per user. Default: the scenario's ({default} unless"
-        " it says otherwise).",
+        f" levels on it: at most {defaults.WARM_SERVER_CALLS_PER_USER} calls per user. Default:"
+        " the scenario's ({default} unless it says otherwise).",
     )  # fmt: skip
     warmup_s: float = setting(
         _DEFAULT_WARMUP[1], option="--warmup", cli=False, json="warmup_s", before=0.0,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grpcbench.base.units import format_latency_us
-from grpcbench.model.failures import unexpected_calls
+from grpcbench.model.failures import part_failures
 from grpcbench.stats.bounds import SHARES, Bound, latency_us, parse_bound
 
 if TYPE_CHECKING:  # thresholds are parsed with the options, before any result exists
@@ -90,7 +90,7 @@ def _of_scenario(level: LevelResult, name: str, statistic: str) -> float:
     if statistic == "rps":
         return load.rps
     if statistic == "errors":
-        failed = unexpected_calls(load.statuses, found.expected or level.expected)
+        failed = part_failures(load.statuses, found.expected, level.expected)
         return failed / load.count if load.count else 1.0
     return latency_us(statistic, load.latency)
 

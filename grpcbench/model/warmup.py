@@ -18,9 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from grpcbench.base.defaults import WARM_SERVER_CALLS_PER_USER
 from grpcbench.model.plan import LevelPlan, LoadSettings
 
-WARM_SERVER_CALLS_PER_USER = 2
+__all__ = ["WARM_SERVER_CALLS_PER_USER", "Warmup", "describe_warmups"]
 
 
 @dataclass(frozen=True)

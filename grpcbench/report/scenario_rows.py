@@ -5,7 +5,7 @@ rows, which are all of them together."""
 from __future__ import annotations
 
 from grpcbench.base.units import format_latency_us
-from grpcbench.model.failures import unexpected_calls
+from grpcbench.model.failures import part_failures
 from grpcbench.model.load_result import ScenarioFigures
 from grpcbench.model.results import LevelResult
 from grpcbench.report.table_base import Column, Row, count_cell
@@ -35,7 +35,7 @@ def _rows_of(name: str, executor: str) -> list[Row]:
         found = figures(lv)
         if found is None:
             return None
-        return float(unexpected_calls(found.load.statuses, found.expected or lv.expected))
+        return float(part_failures(found.load.statuses, found.expected, lv.expected))
 
     def p50(lv: LevelResult) -> float | None:
         return percentile(figures(lv), 50.0)

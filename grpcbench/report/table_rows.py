@@ -15,7 +15,7 @@ from grpcbench.base.units import (
     format_percent,
     format_seconds,
 )
-from grpcbench.model.failures import unexpected_calls
+from grpcbench.model.failures import part_failures
 from grpcbench.model.level_parts import MethodFigures, StreamSummary
 from grpcbench.model.results import LevelResult
 from grpcbench.model.verdict import judge
@@ -177,7 +177,7 @@ def _method_rows(
             found = figures(lv, name)
             if found is None:
                 return None
-            return float(unexpected_calls(found.statuses, found.expected or lv.expected))
+            return float(part_failures(found.statuses, found.expected, lv.expected))
 
         def rate(lv: LevelResult, name: str = name) -> float | None:
             found = figures(lv, name)
