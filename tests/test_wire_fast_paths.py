@@ -3,9 +3,12 @@
 - ``data_received`` cuts frames inline (as ``frames.FrameSplitter`` does): calls end
   alike however the socket cuts the bytes, with padded DATA, flags HTTP/2 does not
   define, and streams' DATA frames interleaved;
+- a unary reply read whole (its DATA frame and trailers at once: ``unary_replies``)
+  ends its call as the same bytes one frame a read do;
 - a unary request sent again on a connection is its first frames with a new stream
   id (``headers.RequestFrames``), the block the encoder would give; another body
-  is framed anew, and the peer's new settings drop what was kept;
+  is framed anew (and a request still open never), and the peer's new settings drop
+  what was kept;
 - writes leave once 8 are queued, and the rest when the loop iteration ends.
 """
 
@@ -16,14 +19,14 @@ import math
 from typing import Any
 
 import hpack
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from grpcbench.wire import frames, status
 from grpcbench.wire.connection import Connection
 from grpcbench.wire.flow_control import CONNECTION_WINDOW, CREDIT_AT, STREAM_CREDIT_AT
 from grpcbench.wire.headers import request_fields
-from grpcbench.wire.stream import WireStream
+from grpcbench.wire.stream import OPEN, WireStream
 from grpcbench.wire.writer import EARLY_FLUSH, FrameWriter
 from tests.support.memory_transport import MemoryTransport
 
@@ -311,3 +314,142 @@ def test_connections_on_one_loop_share_one_end_of_iteration_callback() -> None:
     assert during == [[], [], []]
     assert written == [[bytes([0, 3])], [bytes([1, 4])], [bytes([2, 5])]]
     assert scheduled == 1
+
+
+reply_values = st.tuples(
+    st.sampled_from([status.OK, status.OK, status.OK, status.NOT_FOUND]),
+    st.lists(st.binary(max_size=40), min_size=0, max_size=2),
+    st.booleans(),  # the messages' compressed flag
+    st.sampled_from(["", "", "done"]),  # grpc-message in the trailers
+    st.booleans(),  # the request still open (a client stream's)
+    st.booleans(),  # the stream's window nearly due for credit
+)
+Reply = tuple[int, list[bytes], bool, str, bool, bool]
+
+
+def _unary_wire(calls: list[Reply]) -> bytes:
+    """Each call's reply on stream 1, 3, ...: headers, one DATA frame per message, and
+    trailers, encoded in order (one hpack table), as a server writes them together."""
+    encoder = hpack.Encoder()
+    out = []
+    for number, (code, bodies, compressed, text, _, _) in enumerate(calls):
+        sid = 2 * number + 1
+        block = encoder.encode([(":status", "200"), ("content-type", "application/grpc")])
+        out.append(frames.frame(frames.HEADERS, frames.END_HEADERS, sid, block))
+        for body in bodies:
+            prefix = (b"\x01" if compressed else b"\x00") + len(body).to_bytes(4, "big")
+            out.append(frames.frame(frames.DATA, 0, sid, prefix + body))
+        # (a long message never indexed, so its block leaves the table alone and is
+        # cached: trailers over grpc's metadata limit, not plain, come to the fast paths)
+        message = hpack.NeverIndexedHeaderTuple("grpc-message", text) if text else None
+        fields = [("grpc-status", str(code))] + ([message] if message else [])
+        flags = frames.END_HEADERS | frames.END_STREAM
+        out.append(frames.frame(frames.HEADERS, flags, sid, encoder.encode(fields)))
+    return b"".join(out)
+
+
+def _unary_ends(
+    calls: list[Reply], limit: int, connection_credit: bool, byte_by_byte: bool
+) -> list[tuple[Any, ...]]:
+    """What every call ended with, and the connection's window use, after the replies
+    came in one read or one byte a read (then each frame comes alone)."""
+
+    async def run() -> list[tuple[Any, ...]]:
+        connection, transport = _connection()
+        connection.max_recv = limit
+        ended: list[WireStream] = []
+        for _, bodies, _, _, open_request, near_credit in calls:
+            stream = WireStream(FIELDS, b"\x00" * 5, not open_request, ended.append, math.inf)
+            connection.start(stream)
+            # (a run of DATA frames in one read settles its credit once, after the run:
+            # the test above; so credit comes due only on calls of one message here)
+            stream.recv_used = STREAM_CREDIT_AT - 20 if near_credit and len(bodies) < 2 else 0
+        connection.recv_used = CREDIT_AT - 200 if connection_credit else 0
+        wire = _unary_wire(calls)
+        if byte_by_byte:
+            for at in range(len(wire)):
+                connection.data_received(wire[at : at + 1])
+        else:
+            connection.data_received(wire)
+        connection.deadlines.cancel()
+        ends = [
+            (s.id, s.state, s.status, s.message, s.messages, s.bytes, s.recv_used,
+             # (messages after a call's first came together only where one read held them)
+             (s.together, s.first_at == s.last_at) if s.messages < 2 else None,
+             s.headers_seen, s.http_status,
+             s.trailing_metadata.grpc_status if s.trailing_metadata else None)
+            for s in ended
+        ]  # fmt: skip
+        connection.writer.flush()
+        wrote = frames.FrameSplitter().split(b"".join(transport.written)[len(frames.PREFACE) :])
+        replies = [f for f in wrote if f[0] in (frames.RST_STREAM, frames.WINDOW_UPDATE)]
+        return [*ends, (connection.recv_used, len(connection.streams), connection.closed), replies]
+
+    return asyncio.run(run())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(reply_values, max_size=8), st.sampled_from([0, 0, 20]), st.booleans())
+@example([(status.OK, [b"x" * 30], False, "", False, False)], 20, False)  # over the limit
+@example([(status.OK, [b"x"], False, "", True, False)], 0, False)  # the request open
+@example([(status.OK, [b"x" * 30], False, "", False, True)], 0, False)  # stream credit due
+@example([(status.OK, [b"x" * 30], False, "", False, False)] * 9, 0, True)  # connection's
+@example([(status.OK, [b"x"], True, "", False, False)], 0, False)  # compressed
+@example([(status.NOT_FOUND, [b"x"], False, "", False, False)] * 4, 0, False)  # not OK, cached
+@example([(status.OK, [b"x"], False, "x" * 16300, False, False)] * 4, 0, False)  # not plain
+def test_a_unary_reply_read_whole_ends_its_call_as_its_frames_one_by_one(
+    calls: list[Reply], limit: int, connection_credit: bool
+) -> None:
+    """``unary_replies`` reads a reply's DATA frame and trailers at once when the whole
+        reply is in one read; one byte a read, the frame loop reads them one by one. Every
+        call ends alike (status, message, counts, windows, state, what the connection wrote
+    back: RST_STREAM, WINDOW_UPDATE), over replies of any
+        size, compressed, with 0 or 2 messages, other statuses, a size limit, a request still
+    open and either window's credit due. The first
+        three replies are alike, so the trailers' block is cached by the third and the
+        whole read takes ``unary_replies`` at least once (counted, so this cannot pass
+        with it never taken)."""
+    from grpcbench.wire import connection as connection_module
+    from grpcbench.wire import unary_replies
+
+    warm: list[Reply] = [(status.OK, [b"hello"], False, "", False, False)] * 3
+    if connection_credit:  # as for a stream's credit (``_unary_ends``)
+        calls = [call for call in calls if len(call[1]) < 2]
+    taken = []
+
+    def counted(*args: Any) -> int:
+        end = unary_replies.take_unary_reply(*args)
+        taken.append(end >= 0)
+        return end
+
+    original = connection_module.take_unary_reply
+    connection_module.take_unary_reply = counted  # type: ignore[assignment]
+    try:
+        whole = _unary_ends(warm + calls, limit, connection_credit, byte_by_byte=False)
+    finally:
+        connection_module.take_unary_reply = original  # type: ignore[assignment]
+    assert any(taken)
+    assert whole == _unary_ends(warm + calls, limit, connection_credit, byte_by_byte=True)
+
+
+def test_a_request_still_open_is_never_sent_as_a_kept_unary_request() -> None:
+    """Kept unary frames end the request (END_STREAM): a call of the same fields whose
+    request stays open (a client stream's first message equal to a unary body) is
+    framed anew, without END_STREAM, and stays OPEN."""
+
+    async def run() -> tuple[list[tuple[int, int, int, bytes]], WireStream]:
+        connection, transport = _connection()
+        body = b"\x00\x00\x00\x00\x01a"
+        for _ in range(2):  # the second keeps the frames (the steady block)
+            connection.start(WireStream(FIELDS, body, True, lambda s: None, math.inf))
+        still_open = WireStream(FIELDS, body, False, lambda s: None, math.inf)
+        connection.start(still_open)
+        connection.writer.flush()
+        connection.deadlines.cancel()
+        return _sent(transport), still_open
+
+    sent, still_open = asyncio.run(run())
+    data = [f for f in sent if f[0] == frames.DATA]
+    assert [f[2] for f in data] == [1, 3, 5]
+    assert [f[1] & frames.END_STREAM for f in data] == [frames.END_STREAM] * 2 + [0]
+    assert still_open.state == OPEN

@@ -5,7 +5,8 @@ the Python servers it measures, so the instrument would describe itself. This
 transport caches each connection's request header blocks (HPACK with the
 dynamic table, as grpc's clients send them) and a repeated unary request's whole
 frames, parses replies with one ``struct`` call per frame in one loop per socket
-read (the common frames handled in that loop) and caches decoded header blocks,
+read (the common frames handled in that loop, a unary reply's DATA frame and
+trailers at once: ``unary_replies``) and caches decoded header blocks,
 for a few us per call (``nox -s wire_replay`` measures it without a server).
 
 - ``frames``: frame layout, the splitter and frame builders (pure, fuzzed);
@@ -16,8 +17,9 @@ for a few us per call (``nox -s wire_replay`` measures it without a server).
   class put together from ``calls_out``, ``replies_in`` and ``control_in`` over the
   state in ``connection_core``; its other concerns one module each: ``control``
   (control frames' checks), ``flow_control`` (windows), ``deadlines``,
-  ``keepalive``, ``messages`` (reply messages), ``header_blocks`` (CONTINUATION)
-  and ``writer`` (batched writes);
+  ``keepalive``, ``messages`` (reply messages), ``header_blocks`` (CONTINUATION),
+  ``unary_replies`` (the rest of a unary reply in one read) and ``writer``
+  (batched writes);
 - ``channel``: connections to one target, plus the grpc.aio-shaped API that
   every workload binds to (``unary_unary`` ... ``stream_stream``).
 

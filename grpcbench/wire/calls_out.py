@@ -94,6 +94,7 @@ class CallsOut(ConnectionCore):
         body = stream.body
         if (
             unary is not None
+            and stream.end  # kept frames end the request: not for one still open
             and (unary.body is body or unary.body == body)
             and unary.length <= flow.window
         ):

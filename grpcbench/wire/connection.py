@@ -6,9 +6,11 @@ once, with ``status`` and ``message`` set, when the call ends for any reason
 task or timer exists per call, which is what makes the transport cheap.
 
 The common frames (plain reply headers, OK trailers that end a whole call, a DATA
-frame of one whole counted message) are handled inline in ``data_received``'s loop;
-every other case takes the general path (``replies_in``, ``control_in``), and
-tests/test_wire_fast_paths.py holds the two to the same outcomes. A unary request
+frame of one whole counted message) are handled inline in ``data_received``'s loop,
+and after a unary reply's headers its DATA frame and trailers are read at once when
+the read holds them (``unary_replies``); every other case takes the general path
+(``replies_in``, ``control_in``), and tests/test_wire_fast_paths.py holds them all to
+the same outcomes. A unary request
 sent again on a connection is its kept frames with a new stream id
 (``headers.RequestFrames``).
 
@@ -60,6 +62,7 @@ from grpcbench.wire.stream import (
     HALF_CLOSED_LOCAL,
     finish,
 )
+from grpcbench.wire.unary_replies import take_unary_reply
 
 __all__ = ["CONNECTION_WINDOW", "STREAM_WINDOW", "Connection", "http_error"]
 
@@ -229,6 +232,7 @@ class Connection(CallsOut, RepliesIn, ControlIn):
                     # headers, and its OK trailers once its request and reply are whole.
                     block = data[start:position]
                     headers = cache.get(block)
+                    ended = None  # OK trailers that end the call
                     if headers is None or not headers.plain:
                         self._header_block(stream_id, flags, block)
                     elif not flags & frames.END_STREAM:
@@ -239,23 +243,32 @@ class Connection(CallsOut, RepliesIn, ControlIn):
                             stream.http_status = headers.http_status
                             stream.encoding = headers.encoding
                             stream.initial_metadata = headers
-                            continue  # nothing ran that could close the connection
+                            # the rest of a unary reply at once, if it is all here
+                            end = take_unary_reply(
+                                self, stream, stream_id, data, position, size, now
+                            )
+                            if end < 0:
+                                continue  # nothing ran that could close the connection
+                            position = end
+                            ended = stream.trailing_metadata  # its trailers, taken there
                     elif (
                         headers.grpc_status == status.OK
                         and stream.headers_seen
                         and stream.state == HALF_CLOSED_LOCAL
                         and not (stream.have or self.blocked)
                     ):
+                        ended = headers
+                    else:
+                        self._header_block(stream_id, flags, block)
+                    if ended is not None:
                         del streams[stream_id]
-                        stream.trailing_metadata = headers
+                        stream.trailing_metadata = ended
                         stream.state = CLOSED  # transition: finish from HALF_CLOSED_LOCAL
                         stream.status = status.OK
-                        stream.message = headers.grpc_message
+                        stream.message = ended.grpc_message
                         stream.on_done(stream)
                         if self.pending or self.draining:
                             self._after_close()
-                    else:
-                        self._header_block(stream_id, flags, block)
                 if self.closed:
                     return
         except ConnectionError_ as error:

@@ -32,6 +32,7 @@ from grpcbench.wire.stream import (
     StreamOwner,
     WireStream,
 )
+from grpcbench.wire.unary_replies import ReplyTail
 from grpcbench.wire.writer import FrameWriter
 
 
@@ -66,6 +67,8 @@ class ConnectionCore(asyncio.Protocol):
         self.closed = False
         self.close_reason = ""
         self.continued: ContinuedBlock | None = None
+        # the layout of the last unary reply's DATA frame and trailers (``unary_replies``)
+        self.reply_tail: ReplyTail | None = None
         self.deadlines = Deadlines(
             self.loop,
             lambda: (self.streams.values(), self.pending),
