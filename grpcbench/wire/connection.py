@@ -245,7 +245,7 @@ class Connection(CallsOut, RepliesIn, ControlIn):
                             stream.initial_metadata = headers
                             # the rest of a unary reply at once, if it is all here
                             end = take_unary_reply(
-                                self, stream, stream_id, data, position, size, now
+                                self, stream, stream_id, data, position, size, now, largest
                             )
                             if end < 0:
                                 continue  # nothing ran that could close the connection

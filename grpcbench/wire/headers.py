@@ -25,7 +25,7 @@ from collections.abc import Hashable, Iterable, Sequence
 import hpack
 
 from grpcbench.wire import frames
-from grpcbench.wire.status import decode_message, encode_timeout, parse_status
+from grpcbench.wire.status import OK, decode_message, encode_timeout, parse_status
 
 USER_AGENT = "grpcbench-wire/1"
 # Our SETTINGS_MAX_HEADER_LIST_SIZE: the most decoded header bytes a reply may carry.
@@ -177,6 +177,7 @@ class HeaderInfo:
 
     __slots__ = (
         "headers", "grpc_status", "grpc_message", "http_status", "encoding", "size", "plain",
+        "plain_ok",
     )  # fmt: skip
 
     def __init__(self, headers: HeaderList) -> None:
@@ -198,6 +199,7 @@ class HeaderInfo:
                 self.encoding = value
         # Nothing here to check further: HTTP 200 (or none) and under grpc's soft limit.
         self.plain = self.http_status in (0, 200) and self.size <= METADATA_SOFT_LIMIT
+        self.plain_ok = self.plain and self.grpc_status == OK  # OK trailers, plain
 
 
 # grpc's limits on received metadata (GRPC_ARG_MAX_METADATA_SIZE and its hard limit):

@@ -5,7 +5,7 @@ takes a push sees it), changed only through the table ``TRANSITIONS`` (as h2's
 ``stream.py`` is driven by its table): each transition function looks its next
 state up in ``NEXT`` by (state, event), and an event the table does not allow from
 the stream's state raises ``StreamStateError``, a connection error, in every mode
-(``python -O`` included). Two hot paths of ``connection`` take a transition inline;
+(``python -O`` included). Three hot paths of ``connection`` take a transition inline;
 each is guarded by the state it comes from, and marked ``# transition: EVENT from
 STATE``, which tests/test_wire_stream_states.py holds to the table. The frame
 fuzzer of tests/test_wire_frames.py drives every path through them:

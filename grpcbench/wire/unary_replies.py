@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from grpcbench.wire import frames, status
+from grpcbench.wire import frames
 from grpcbench.wire.flow_control import CREDIT_AT, STREAM_CREDIT_AT
 from grpcbench.wire.stream import HALF_CLOSED_LOCAL, WireStream
 
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from grpcbench.wire.connection_core import ConnectionCore
 
 _TRAILERS_FLAGS = frames.END_STREAM | frames.END_HEADERS
-_NO_LIMIT = 1 << 32  # a message's length is 32 bits
 _MAX_FRAME = frames.DEFAULT_MAX_FRAME_SIZE  # what we advertise
 _KEPT = 64  # layouts kept, by lengths (replies of a few sizes each reuse theirs)
 
@@ -95,12 +94,13 @@ def take_unary_reply(
     position: int,
     size: int,
     now: float,
+    largest: int,
 ) -> int:
     """Take the DATA frame and OK trailers at ``position`` that end ``stream``'s reply
     (its headers just taken), as the frame loop would: the message counted, the
     trailers in ``stream.trailing_metadata``, for the frame loop to end the call with
-    (its OK trailers' case). Returns where the frames after them begin; -1: they are
-    anything else (nothing was taken)."""
+    (its OK trailers' case); ``largest``: the largest reply message taken. Returns
+    where the frames after them begin; -1: they are anything else (nothing was taken)."""
     tail = connection.reply_tail
     if tail is None or size - position < tail.size:
         tail = learn(data, position, size, stream_id)
@@ -124,14 +124,13 @@ def take_unary_reply(
         data_id != stream_id
         or trailers_id != stream_id
         or trailers is None
-        or not trailers.plain
-        or trailers.grpc_status != status.OK
+        or not trailers.plain_ok
         or stream.on_message is not None
         or stream.state != HALF_CLOSED_LOCAL
         or connection.blocked
         or received >= CREDIT_AT
         or credit >= STREAM_CREDIT_AT
-        or tail.message > (connection.max_recv or _NO_LIMIT)
+        or tail.message > largest
     ):
         return -1
     # the frame loop's DATA case: both windows' use, the message counted and timed (the
