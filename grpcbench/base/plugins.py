@@ -86,6 +86,10 @@ class Registry(MutableMapping[str, Info]):
         return self._entries
 
     def __getitem__(self, name: str) -> Info:
+        if not self._loaded:  # a built-in is final (no plugin may replace it): found
+            found = self._entries.get(name)  # without reading every package's metadata
+            if found is not None:
+                return found
         return self._all()[name]
 
     def __setitem__(self, name: str, info: Info) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.servers.launcher import RunningServer, start_server
 from grpcbench.servers.spec import ServerSpec
-from grpcbench.services.registry import load_service
+from grpcbench.services.registry import load_service, service_reference
 from grpcbench.targets.base import Target, TargetContext
 
 
@@ -81,7 +81,7 @@ class StartedServerPlan:
             service.reset(context.server_params)
         server = await start_server(
             self.spec,
-            context.service,
+            service_reference(context.service),
             context.server_params,
             cpus=context.server_cpus,
             port=context.port,
