@@ -9,7 +9,9 @@
   id (``headers.RequestFrames``), the block the encoder would give; another body
   is framed anew (and a request still open never), and the peer's new settings drop
   what was kept;
-- writes leave once 8 are queued, and the rest when the loop iteration ends.
+- writes leave once 8 are queued, and the rest when the loop iteration ends;
+- a PING answered and the connection's WINDOW_UPDATE taken inline do what
+  ``control_in`` does.
 """
 
 from __future__ import annotations
@@ -453,3 +455,66 @@ def test_a_request_still_open_is_never_sent_as_a_kept_unary_request() -> None:
     assert [f[2] for f in data] == [1, 3, 5]
     assert [f[1] & frames.END_STREAM for f in data] == [frames.END_STREAM] * 2 + [0]
     assert still_open.state == OPEN
+
+
+control_frames = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just(frames.PING),
+            st.sampled_from([0, 0, frames.ACK, 0x20]),
+            st.sampled_from([0, 0, 1]),
+            st.one_of(st.binary(min_size=8, max_size=8), st.binary(max_size=9)),
+        ),
+        st.tuples(
+            st.just(frames.WINDOW_UPDATE),
+            st.sampled_from([0, 0x20]),
+            st.sampled_from([0, 0, 1]),
+            st.one_of(
+                st.integers(0, 2**32 - 1).map(lambda n: n.to_bytes(4, "big")),
+                st.sampled_from([b"\x7f\xff\xff\xff", b"\x00\x00\x00\x00", b"\x00\x01"]),
+            ),
+        ),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(control_frames, st.booleans())
+def test_pings_and_window_updates_inline_do_what_control_in_does(
+    sent: list[tuple[int, int, int, bytes]], stream_open: bool
+) -> None:
+    """The frame loop answers a PING and takes the connection's WINDOW_UPDATE inline;
+    ``control_in`` does the same frames one call each: the same bytes written back (the
+    ACK, a GOAWAY), the same windows, the same connection error, over PINGs and
+    WINDOW_UPDATEs of any flags, stream, size and increment (0 and past 2^31-1), with
+    and without a call waiting for window."""
+
+    def outcome(inline: bool) -> tuple[Any, ...]:
+        async def run() -> tuple[Any, ...]:
+            connection, transport = _connection()
+            if stream_open:  # a call past the connection's window: it waits for one
+                connection._settings([(frames.SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20)])
+                body = b"\x00" * 70_000
+                connection.start(WireStream(FIELDS, body, False, lambda s: None, math.inf))
+            connection.writer.flush()
+            transport.written.clear()
+            for kind, flags, stream_id, payload in sent:
+                if connection.closed:
+                    break
+                if inline:
+                    connection.data_received(frames.frame(kind, flags, stream_id, payload))
+                else:
+                    try:
+                        connection._control(kind, flags, stream_id, payload)
+                    except frames.ConnectionError_ as error:
+                        connection.fail(error.code, error.reason)
+            connection.writer.flush()
+            connection.deadlines.cancel()
+            windows = [s.send_window for s in connection.streams.values()]
+            return (b"".join(transport.written), connection.send_flow.window, windows,
+                    connection.closed, connection.close_reason)  # fmt: skip
+
+        return asyncio.run(run())
+
+    assert outcome(inline=True) == outcome(inline=False)

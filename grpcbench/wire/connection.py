@@ -6,13 +6,13 @@ once, with ``status`` and ``message`` set, when the call ends for any reason
 task or timer exists per call, which is what makes the transport cheap.
 
 The common frames (plain reply headers, OK trailers that end a whole call, a DATA
-frame of one whole counted message) are handled inline in ``data_received``'s loop,
-and after a unary reply's headers its DATA frame and trailers are read at once when
-the read holds them (``unary_replies``); every other case takes the general path
-(``replies_in``, ``control_in``), and tests/test_wire_fast_paths.py holds them all to
-the same outcomes. A unary request
-sent again on a connection is its kept frames with a new stream id
-(``headers.RequestFrames``).
+frame of one whole counted message, a PING to answer, the connection's WINDOW_UPDATE)
+are handled inline in ``data_received``'s loop, and after a unary reply's headers its
+DATA frame and trailers are read at once when the read holds them
+(``unary_replies``); every other case takes the general path (``replies_in``,
+``control_in``), and tests/test_wire_fast_paths.py holds them all to the same
+outcomes. A unary request sent again on a connection is its kept frames with a new
+stream id (``headers.RequestFrames``).
 
 The class is put together from one class per concern, all acting on the state in
 ``connection_core``: ``calls_out`` (calls sent, queued and cancelled), ``replies_in``
@@ -81,6 +81,10 @@ _MESSAGE_PREFIX = struct.Struct(">BL")  # a gRPC message's compressed flag and l
 _DATA_HEAD = struct.Struct(">LLHL")
 _DATA_HEAD_SIZE = _DATA_HEAD.size
 _NO_LIMIT = 1 << 32  # a message's length is 32 bits
+_PING = frames.PING
+_PING_ACK = frames.frame(frames.PING, frames.ACK, 0, bytes(8))[:9]  # the ACK header; payload next
+_WINDOW_UPDATE = frames.WINDOW_UPDATE
+_WINDOW_INCREMENT = struct.Struct(">L").unpack_from
 
 
 class Connection(CallsOut, RepliesIn, ControlIn):
@@ -224,7 +228,22 @@ class Connection(CallsOut, RepliesIn, ControlIn):
                 elif frame_type == _DATA:
                     self._data(flags, stream_id, data[start:position])
                 elif frame_type != frames.HEADERS:
-                    self._control(frame_type, flags, stream_id, data[start:position])
+                    # control_in's two common cases, inline: a PING to answer and the
+                    # connection's WINDOW_UPDATE with nothing waiting for window (grpc-go
+                    # sends one of each per call when a connection carries one call)
+                    if frame_type == _PING and flags == 0 and length == 8 and not stream_id:
+                        self._write(_PING_ACK + data[start:position])
+                    elif (
+                        frame_type == _WINDOW_UPDATE
+                        and length == 4
+                        and not stream_id
+                        and not self.blocked
+                        and (increment := _WINDOW_INCREMENT(data, start)[0] & 0x7FFFFFFF) > 0
+                        and self.send_flow.window + increment <= frames.MAX_WINDOW
+                    ):
+                        self.send_flow.window += increment
+                    else:
+                        self._control(frame_type, flags, stream_id, data[start:position])
                 elif flags & PLAIN_HEADERS_MASK != frames.END_HEADERS or stream is None:
                     self._headers(flags, stream_id, data[start:position])
                 else:
