@@ -63,17 +63,13 @@ def load_service(name: str) -> ServiceDefinition:
     side effects happen once. A failed lookup is not kept: it raises each time."""
     if not name:
         return NO_SERVICE
-    services: dict[str, str] = {}
-    reference: str | None = name  # what service_reference gave a child: no lookup
-    if name not in _BUILTIN_REFERENCES:
-        services = available_services()
-        reference = services.get(name, name if ":" in name else None)
+    # What service_reference gave a child is imported as it is: no lookup.
+    services = {name: name} if name in _BUILTIN_REFERENCES else available_services()
+    reference = services.get(name, name if ":" in name else None)
     if reference is None:
         known = ", ".join(sorted(services))
         raise UsageError(f"unknown service {name!r} (known services: {known})")
-    service = import_attribute(
-        reference, f"service {name!r}", registered=name in services or name in _BUILTIN_REFERENCES
-    )
+    service = import_attribute(reference, f"service {name!r}", registered=name in services)
     if not isinstance(service, ServiceDefinition):
         raise UsageError(f"service {name!r} ({reference}) is not a ServiceDefinition")
     return service

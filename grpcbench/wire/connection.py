@@ -271,7 +271,7 @@ class Connection(CallsOut, RepliesIn, ControlIn):
                             position = end
                             ended = stream.trailing_metadata  # its trailers, taken there
                     elif (
-                        headers.grpc_status == status.OK
+                        headers.plain_ok
                         and stream.headers_seen
                         and stream.state == HALF_CLOSED_LOCAL
                         and not (stream.have or self.blocked)
