@@ -872,9 +872,9 @@ def render_large_messages(record: dict[str, Any]) -> str:
         f" and requests, and streams of {record['stream_messages']} messages of each size"
         f" (`StreamingOutputCall` replies, `StreamingInputCall` requests); each plain and"
         f" with `--max-send-message-size`. {record['rounds']} interleaved rounds (a fresh"
-        f" server each run), medians; page faults per call are the run's less those of a"
-        f" run of one measured call after the same warm-up, over the difference of calls"
-        f" (noise below zero shows as 0). {_machine(record)}.",
+        f" server each run{_megabytes_per_run(record)}), medians; page faults per call are"
+        f" the run's less those of a run of one measured call after the same warm-up, over"
+        f" the difference of calls (noise below zero shows as 0). {_machine(record)}.",
         "",
         "| message | size | flag | wire: client CPU per MB | grpc.aio: client CPU per MB"
         " | wire / grpc.aio | page faults per call: wire, grpc.aio |",
@@ -895,6 +895,12 @@ def render_large_messages(record: dict[str, Any]) -> str:
             f" | **{wire / aio:.2f}x** | {', '.join(faults)} |"
         )
     return "\n".join(lines)
+
+
+def _megabytes_per_run(record: dict[str, Any]) -> str:
+    """How much each measured run moved (saved since it rose from 128 MB to 1 GB)."""
+    size = record.get("mb_per_run")
+    return f", {size:,} MB of messages measured per run" if size else ""
 
 
 def render_telemetry_overhead(record: dict[str, Any]) -> str:
