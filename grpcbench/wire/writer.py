@@ -57,9 +57,14 @@ class _Flusher:
     def _end_of_iteration(self) -> None:
         self.scheduled = False
         pending, self.pending = self.pending, []
-        for writer in pending:
+        for writer in pending:  # FrameWriter.flush, inline: one call less per connection
             writer.scheduled = False
-            writer.flush()
+            out = writer.out
+            if out:
+                transport = writer.transport
+                if transport is not None and not transport.is_closing():
+                    transport.write(b"".join(out) if len(out) > 1 else out[0])
+                out.clear()
 
 
 # One flusher per loop (a test may run several loops, one after another).
