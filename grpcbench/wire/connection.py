@@ -149,6 +149,23 @@ class Connection(CallsOut, RepliesIn, ControlIn):
                     position = start - _HEADER_SIZE
                     break
                 stream_id &= 0x7FFFFFFF
+                if not stream_id and self.continued is None:
+                    # control_in's two common cases, inline and first: a PING to answer,
+                    # and the connection's WINDOW_UPDATE with nothing waiting for window.
+                    # grpc-go sends one of each per call when a connection carries one
+                    # call, so with 1,000 connections they are two of a call's 3 frames.
+                    if frame_type == _PING and flags == 0 and length == 8:
+                        self._write(_PING_ACK + data[start:position])
+                        continue
+                    if (
+                        frame_type == _WINDOW_UPDATE
+                        and length == 4
+                        and not self.blocked
+                        and (increment := _WINDOW_INCREMENT(data, start)[0] & 0x7FFFFFFF) > 0
+                        and self.send_flow.window + increment <= frames.MAX_WINDOW
+                    ):
+                        self.send_flow.window += increment
+                        continue
                 stream = streams.get(stream_id)
                 if (
                     frame_type == _DATA
@@ -221,22 +238,7 @@ class Connection(CallsOut, RepliesIn, ControlIn):
                 elif frame_type == _DATA:
                     self._data(flags, stream_id, data[start:position])
                 elif frame_type != frames.HEADERS:
-                    # control_in's two common cases, inline: a PING to answer and the
-                    # connection's WINDOW_UPDATE with nothing waiting for window (grpc-go
-                    # sends one of each per call when a connection carries one call)
-                    if frame_type == _PING and flags == 0 and length == 8 and not stream_id:
-                        self._write(_PING_ACK + data[start:position])
-                    elif (
-                        frame_type == _WINDOW_UPDATE
-                        and length == 4
-                        and not stream_id
-                        and not self.blocked
-                        and (increment := _WINDOW_INCREMENT(data, start)[0] & 0x7FFFFFFF) > 0
-                        and self.send_flow.window + increment <= frames.MAX_WINDOW
-                    ):
-                        self.send_flow.window += increment
-                    else:
-                        self._control(frame_type, flags, stream_id, data[start:position])
+                    self._control(frame_type, flags, stream_id, data[start:position])
                 elif flags & PLAIN_HEADERS_MASK != frames.END_HEADERS or stream is None:
                     self._headers(flags, stream_id, data[start:position])
                 else:
