@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from grpcbench.base.errors import UsageError
 from grpcbench.contract.calls import CallFunction, UnaryPlan
 from grpcbench.proto import helloworld_pb2
-from grpcbench.services.base import ServiceDefinition
+from grpcbench.services.base import ServiceDefinition, generated_routes
 from grpcbench.services.params import Param
 
 if TYPE_CHECKING:
@@ -38,10 +38,7 @@ def _delay_s(params: Mapping[str, Any]) -> float:
 
 
 # --- servers -----------------------------------------------------------------
-# The servicers do not subclass the generated bases, and each server kind's stubs are
-# imported where it registers them: a server child then imports its own framework
-# only (grpclib's with h2, or grpc's), not both: about 20 ms of every server start
-# (12 starts of the six default kinds, two interleaved pairs).
+# The servicers do not subclass the generated bases (``generated_routes`` says why).
 
 
 class GrpcioGreeter:
@@ -80,10 +77,7 @@ class GrpclibGreeter:
 
     def __mapping__(self) -> dict[str, grpclib.const.Handler]:
         """The generated base's routes, bound to this servicer's SayHello."""
-        from grpcbench.proto.helloworld_grpc import GreeterBase
-
-        routes: dict[str, grpclib.const.Handler] = GreeterBase.__mapping__(cast(GreeterBase, self))
-        return routes
+        return generated_routes("grpcbench.proto.helloworld_grpc", "GreeterBase", self)
 
     async def SayHello(
         self, stream: Stream[helloworld_pb2.HelloRequest, helloworld_pb2.HelloReply]

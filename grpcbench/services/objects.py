@@ -22,16 +22,17 @@ import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack
 from pathlib import Path
-from typing import Any
-
-import grpc
-from grpclib.server import Stream
+from typing import TYPE_CHECKING, Any
 
 from grpcbench.base.errors import UsageError
 from grpcbench.contract.calls import CallStats, ReplyCounter, WorkloadError
-from grpcbench.proto import objects_grpc, objects_pb2, objects_pb2_grpc
-from grpcbench.services.base import ServiceDefinition
+from grpcbench.proto import objects_pb2
+from grpcbench.services.base import ServiceDefinition, generated_routes
 from grpcbench.services.params import Param
+
+if TYPE_CHECKING:
+    import grpc
+    from grpclib.server import Stream
 
 DEFAULT_POOL_SIZE = 100
 
@@ -113,7 +114,7 @@ class SyncBackends:
         return len(infos)
 
 
-class GrpcioObjects(objects_pb2_grpc.ObjectStoreServicer):
+class GrpcioObjects:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.backends = SyncBackends(params)
 
@@ -196,7 +197,7 @@ class AsyncBackends:
         return len(infos)
 
 
-class AioObjects(objects_pb2_grpc.ObjectStoreServicer):
+class AioObjects:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.backends = AsyncBackends(params)
 
@@ -214,9 +215,12 @@ class AioObjects(objects_pb2_grpc.ObjectStoreServicer):
         return objects_pb2.SaveObjectsResponse(saved=await self.backends.save_objects(infos))
 
 
-class GrpclibObjects(objects_grpc.ObjectStoreBase):
+class GrpclibObjects:
     def __init__(self, params: Mapping[str, Any]) -> None:
         self.backends = AsyncBackends(params)
+
+    def __mapping__(self) -> dict[str, Any]:
+        return generated_routes("grpcbench.proto.objects_grpc", "ObjectStoreBase", self)
 
     async def ListObjects(self, stream: Stream[Any, Any]) -> None:
         request = await stream.recv_message()
@@ -320,17 +324,19 @@ def reset(params: Mapping[str, Any]) -> None:
         reset_collection(dict(params))
 
 
+def _register(server: Any, servicer: GrpcioObjects | AioObjects) -> None:
+    from grpcbench.proto import objects_pb2_grpc  # here: a grpclib child never imports grpc
+
+    objects_pb2_grpc.add_ObjectStoreServicer_to_server(servicer, server)
+
+
 SERVICE = ServiceDefinition(
     name="objects",
     description="objects.ObjectStore: S3 listing (unary, streaming) and S3 + MongoDB save",
     service_names=("objects.ObjectStore",),
     proto="grpcbench/proto/objects.proto",
-    register_grpcio=lambda server, params: objects_pb2_grpc.add_ObjectStoreServicer_to_server(
-        GrpcioObjects(params), server
-    ),
-    register_aio=lambda server, params: objects_pb2_grpc.add_ObjectStoreServicer_to_server(
-        AioObjects(params), server
-    ),
+    register_grpcio=lambda server, params: _register(server, GrpcioObjects(params)),
+    register_aio=lambda server, params: _register(server, AioObjects(params)),
     grpclib_handlers=lambda params: [GrpclibObjects(params)],
     workload=ObjectsWorkload,
     json_request=json_request,

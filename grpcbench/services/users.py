@@ -26,15 +26,12 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
-
-import grpc
-from grpclib.server import Stream
+from typing import TYPE_CHECKING, Any
 
 from grpcbench.base.errors import UsageError
 from grpcbench.base.secrets import redact
-from grpcbench.proto import users_grpc, users_pb2, users_pb2_grpc
-from grpcbench.services.base import ServiceDefinition
+from grpcbench.proto import users_pb2
+from grpcbench.services.base import ServiceDefinition, generated_routes
 from grpcbench.services.params import Param
 from grpcbench.services.user_stores import (
     QUERY_CONNECTIONS,
@@ -45,6 +42,10 @@ from grpcbench.services.user_stores import (
     sync_store,
 )
 from grpcbench.services.users_workload import DEFAULT_PAGE_SIZE, json_request, workload
+
+if TYPE_CHECKING:
+    import grpc
+    from grpclib.server import Stream
 
 DEFAULT_USERS = 110_000
 NAME_ALPHABET = "abcdef"
@@ -177,7 +178,7 @@ def page_count(total: int, size: int) -> int:
 # --- servers ------------------------------------------------------------------------
 
 
-class GrpcioUsers(users_pb2_grpc.UsersServicer):
+class GrpcioUsers:
     """Sync grpcio: fetch concurrency = threads of a shared pool, a window per call."""
 
     def __init__(self, store: SyncStore) -> None:
@@ -236,7 +237,7 @@ async def pages_in_order(
             query.cancel()
 
 
-class AioUsers(users_pb2_grpc.UsersServicer):
+class AioUsers:
     def __init__(self, store: AsyncStore) -> None:
         self.store = store
 
@@ -256,9 +257,12 @@ class AioUsers(users_pb2_grpc.UsersServicer):
             first = False
 
 
-class GrpclibUsers(users_grpc.UsersBase):
+class GrpclibUsers:
     def __init__(self, store: AsyncStore) -> None:
         self.store = store
+
+    def __mapping__(self) -> dict[str, Any]:
+        return generated_routes("grpcbench.proto.users_grpc", "UsersBase", self)
 
     async def ListUsers(
         self, stream: Stream[users_pb2.ListUsersRequest, users_pb2.ListUsersResponse]
@@ -282,17 +286,19 @@ class GrpclibUsers(users_grpc.UsersBase):
             first = False
 
 
+def _register(server: Any, servicer: GrpcioUsers | AioUsers) -> None:
+    from grpcbench.proto import users_pb2_grpc  # here: a grpclib child never imports grpc
+
+    users_pb2_grpc.add_UsersServicer_to_server(servicer, server)
+
+
 SERVICE = ServiceDefinition(
     name="users",
     description="users.Users: fetch all matching users by pagination or one server stream",
     service_names=("users.Users",),
     proto="grpcbench/proto/users.proto",
-    register_grpcio=lambda server, params: users_pb2_grpc.add_UsersServicer_to_server(
-        GrpcioUsers(sync_store(params)), server
-    ),
-    register_aio=lambda server, params: users_pb2_grpc.add_UsersServicer_to_server(
-        AioUsers(async_store(params)), server
-    ),
+    register_grpcio=lambda server, params: _register(server, GrpcioUsers(sync_store(params))),
+    register_aio=lambda server, params: _register(server, AioUsers(async_store(params))),
     grpclib_handlers=lambda params: [GrpclibUsers(async_store(params))],
     workload=workload,
     json_request=json_request,

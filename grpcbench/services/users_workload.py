@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
-
-import grpc
+from typing import TYPE_CHECKING, Any
 
 from grpcbench.base.errors import UsageError
 from grpcbench.contract.calls import CallStats, ReplyCounter, WorkloadError
 from grpcbench.proto import users_pb2
+
+if TYPE_CHECKING:
+    import grpc
 
 DEFAULT_PAGE_SIZE = 1000
 
