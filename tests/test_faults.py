@@ -254,9 +254,16 @@ def _levels(path: Path) -> int:
 
 
 def _kill_child_mid_level(
-    argv: list[str], out: Path, marker: str, after_levels: int = 0, delay: float = 0.5
+    argv: list[str],
+    out: Path,
+    marker: str,
+    after_levels: int = 0,
+    delay: float = 0.5,
+    connected: bool = False,
 ) -> tuple[subprocess.Popen[str], set[int], str, str, float]:
-    """Run grpcbench; SIGKILL the first descendant whose command line holds ``marker``."""
+    """Run grpcbench; SIGKILL the first descendant whose command line holds ``marker``
+    (``connected``: once it holds a TCP connection, so a client is killed in its level,
+    not while it waits for one: a generator starts while the server does)."""
     state = {"killed": 0.0, "seen_at": 0.0}
 
     def at(process: subprocess.Popen[str], elapsed: float) -> bool:
@@ -270,6 +277,8 @@ def _kill_child_mid_level(
             except psutil.Error:
                 continue
             if marker in line:
+                if connected and not _established(child):
+                    continue
                 state["seen_at"] = state["seen_at"] or time.monotonic()
                 if time.monotonic() - state["seen_at"] >= delay:
                     child.kill()
@@ -279,6 +288,13 @@ def _kill_child_mid_level(
     process, seen, stdout, stderr = _run_until(argv, at, timeout=120)
     assert state["killed"], f"no {marker} process was seen"
     return process, seen, stdout, stderr, time.monotonic() - state["killed"]
+
+
+def _established(process: psutil.Process) -> bool:
+    try:
+        return any(c.status == psutil.CONN_ESTABLISHED for c in process.net_connections("tcp"))
+    except psutil.Error:
+        return False
 
 
 @pytest.mark.integration
@@ -320,7 +336,7 @@ def test_generator_killed_mid_level_is_a_level_error(
     process, seen, _, stderr, _ = _kill_child_mid_level(
         ["run", "-s", "grpcio-aio", "-c", "2,3", "--duration", "2s", "--warmup", "0", *load,
          "--output", str(out)],
-        out, marker,
+        out, marker, connected=True,
     )  # fmt: skip
     assert process.returncode == 4, stderr
     data = json.loads(out.read_text())
