@@ -13,7 +13,7 @@ import pytest
 FRAMEWORKS = ("grpc", "grpclib", "h2")
 
 
-@pytest.mark.parametrize("service", ["hello", "users", "objects"])
+@pytest.mark.parametrize("service", ["hello", "users", "objects", "watch"])
 def test_a_service_module_imports_no_server_framework(service: str) -> None:
     probe = (
         f"import sys, grpcbench.services.{service}; "
@@ -26,12 +26,14 @@ def test_a_service_module_imports_no_server_framework(service: str) -> None:
 
 
 def _grpclib_servicers() -> list[tuple[str, Any]]:
-    from grpcbench.services import hello, objects, users
+    from grpcbench.services import hello, objects, users, watch
+    from grpcbench.services.watch_grpclib import GrpclibWatch
 
     return [
         ("helloworld.Greeter", hello.GrpclibGreeter()),
         ("users.Users", users.GrpclibUsers(store=cast(Any, None))),
         ("objects.ObjectStore", objects.GrpclibObjects({})),
+        ("watch.StreamBench", GrpclibWatch(watch.FolderCache({"pairs": 1, "folders": ["small"]}))),
     ]
 
 

@@ -20,6 +20,9 @@ variants are "not available on this kind" (``unavailable``), never replaced
 by something else under their name. The bytes on the wire (the gRPC message
 stream the client reads) are the same in every mode.
 
+The servicers are in ``watch_grpcio`` (grpcio, grpc.aio) and ``watch_grpclib``,
+each imported where its server kind registers them.
+
 Unlike etcd, a stream ends once the folder is sent, so a call has an end to
 time. The seed's headline figures are the server's CPU-seconds and peak RSS.
 """
@@ -27,21 +30,19 @@ time. The seed's headline figures are the server's CPU-seconds and peak RSS.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
-import grpc
 import psutil
-from grpclib.const import Status
-from grpclib.encoding.proto import ProtoCodec
-from grpclib.exceptions import GRPCError
-from grpclib.server import Stream
 
 from grpcbench.base.errors import UsageError
 from grpcbench.contract.calls import CallStats, ReplyCounter, WorkloadError
-from grpcbench.proto import watch_grpc, watch_pb2
+from grpcbench.proto import watch_pb2
 from grpcbench.services.base import ServiceDefinition
 from grpcbench.services.params import Param
+
+if TYPE_CHECKING:
+    import grpc
 
 VALUE_SIZES = {"small": 500, "medium": 5_000, "large": 50_000}
 DEFAULT_PAIRS = 1000
@@ -153,77 +154,6 @@ def serialize(message: Any) -> bytes:
 # --- servers --------------------------------------------------------------------------
 
 
-class GrpcioWatch:
-    """Sync grpcio: each stream occupies a worker thread while it sends."""
-
-    def __init__(self, cache: FolderCache) -> None:
-        self.cache = cache
-
-    def _check(self, request: watch_pb2.WatchRequest, context: grpc.ServicerContext) -> None:
-        if request.folder not in self.cache.objects:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
-        if request.cache in (FRAME, TWO_WRITES):
-            context.abort(grpc.StatusCode.UNIMPLEMENTED, NOT_FRAMING)
-
-    def Watch(
-        self, request: watch_pb2.WatchRequest, context: grpc.ServicerContext
-    ) -> Iterator[Any]:
-        self._check(request, context)
-        yield self.cache.watch(request)
-
-    def WatchSeparated(
-        self, request: watch_pb2.WatchRequest, context: grpc.ServicerContext
-    ) -> Iterator[Any]:
-        self._check(request, context)
-        yield from self.cache.watch_separated(request)
-
-
-class AioWatch:
-    """grpc.aio: each stream is a coroutine; writes wait for flow control."""
-
-    def __init__(self, cache: FolderCache) -> None:
-        self.cache = cache
-
-    async def _check(self, request: watch_pb2.WatchRequest, context: Any) -> None:
-        if request.folder not in self.cache.objects:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no folder {request.folder!r}")
-        if request.cache in (FRAME, TWO_WRITES):
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED, NOT_FRAMING)
-
-    async def Watch(self, request: watch_pb2.WatchRequest, context: Any) -> AsyncIterator[Any]:
-        await self._check(request, context)
-        yield self.cache.watch(request)
-
-    async def WatchSeparated(
-        self, request: watch_pb2.WatchRequest, context: Any
-    ) -> AsyncIterator[Any]:
-        await self._check(request, context)
-        for message in self.cache.watch_separated(request):
-            yield message
-
-
-def _generic_handler(servicer: GrpcioWatch | AioWatch) -> grpc.GenericRpcHandler:
-    """Both grpcio APIs: registered by hand to plug in the pass-through serializer."""
-    handlers = {
-        name: grpc.unary_stream_rpc_method_handler(
-            getattr(servicer, name),
-            request_deserializer=watch_pb2.WatchRequest.FromString,
-            response_serializer=serialize,
-        )
-        for name in ("Watch", "WatchSeparated")
-    }
-    return grpc.method_handlers_generic_handler("watch.StreamBench", handlers)
-
-
-class PassThroughCodec(ProtoCodec):
-    """grpclib: pre-serialized responses pass through, messages are encoded as usual."""
-
-    def encode(self, message: Any, message_type: Any) -> bytes:
-        if isinstance(message, bytes):
-            return message
-        return super().encode(message, message_type)
-
-
 NOT_FRAMING = "not available on this kind: C-core writes the frames (grpclib only)"
 NEEDS_FRAMING = "needs a server that writes its own frames (grpclib); C-core frames messages itself"
 
@@ -234,50 +164,6 @@ def unavailable(kind: str, workload_params: Mapping[str, Any]) -> str | None:
     if cache in FRAMED_MODES and kind not in FRAMING_KINDS:
         return f"cache {cache} {NEEDS_FRAMING}"
     return None
-
-
-class GrpclibWatch(watch_grpc.StreamBenchBase):
-    def __init__(self, cache: FolderCache) -> None:
-        self.cache = cache
-
-    async def _request(self, stream: Stream[Any, Any]) -> watch_pb2.WatchRequest:
-        request: watch_pb2.WatchRequest | None = await stream.recv_message()
-        assert request is not None
-        if request.folder not in self.cache.objects:
-            raise GRPCError(Status.NOT_FOUND, f"no folder {request.folder!r}")
-        return request
-
-    async def Watch(self, stream: Stream[watch_pb2.WatchRequest, Any]) -> None:
-        request = await self._request(stream)
-        if request.cache in (FRAME, TWO_WRITES):
-            await send_prepared(stream, self.cache.writes(request, separated=False))
-            return
-        await stream.send_message(self.cache.watch(request))
-
-    async def WatchSeparated(self, stream: Stream[watch_pb2.WatchRequest, Any]) -> None:
-        request = await self._request(stream)
-        if request.cache in (FRAME, TWO_WRITES):
-            await send_prepared(stream, self.cache.writes(request, separated=True))
-            return
-        for message in self.cache.watch_separated(request):
-            await stream.send_message(message)
-
-
-async def send_prepared(stream: Stream[Any, Any], messages: list[tuple[bytes, ...]]) -> None:
-    """Write prepared gRPC frames (each message in one or two writes) on a grpclib stream.
-
-    What ``Stream.send_message`` does after encoding, without encoding: grpclib's
-    own ``send_message`` builds ``prefix + payload`` per call
-    (grpclib/stream.py), so this is where the seed's frame cache plugs in. It
-    uses grpclib internals (``_stream``, its counters); tests pin the bytes."""
-    if not stream._send_initial_metadata_done:
-        await stream.send_initial_metadata()
-    h2_stream = stream._stream
-    for writes in messages:
-        for data in writes:
-            await h2_stream.send_data(data)
-        stream._messages_sent += 1
-    stream._send_message_done = True
 
 
 # --- client ------------------------------------------------------------------------------
@@ -353,19 +239,38 @@ def check_level(
         )
 
 
+# Each server kind's servicers are in their own module, imported where that kind
+# registers them: a server child imports its own framework only.
+
+
+def _register(server: Any, params: Mapping[str, Any], asynchronous: bool) -> None:
+    from grpcbench.services.watch_grpcio import AioWatch, GrpcioWatch, generic_handler
+
+    servicer = (AioWatch if asynchronous else GrpcioWatch)(FolderCache(params))
+    server.add_generic_rpc_handlers((generic_handler(servicer),))
+
+
+def _grpclib_handlers(params: Mapping[str, Any]) -> list[Any]:
+    from grpcbench.services.watch_grpclib import GrpclibWatch
+
+    return [GrpclibWatch(FolderCache(params, frames=True))]
+
+
+def _pass_through_codec() -> Any:
+    from grpcbench.services.watch_grpclib import PassThroughCodec
+
+    return PassThroughCodec()
+
+
 SERVICE = ServiceDefinition(
     name="watch",
     description="watch.StreamBench: a KV folder in one message or one message per pair",
     service_names=("watch.StreamBench",),
     proto="grpcbench/proto/watch.proto",
-    register_grpcio=lambda server, params: server.add_generic_rpc_handlers(
-        (_generic_handler(GrpcioWatch(FolderCache(params))),)
-    ),
-    register_aio=lambda server, params: server.add_generic_rpc_handlers(
-        (_generic_handler(AioWatch(FolderCache(params))),)
-    ),
-    grpclib_handlers=lambda params: [GrpclibWatch(FolderCache(params, frames=True))],
-    grpclib_codec=PassThroughCodec,
+    register_grpcio=lambda server, params: _register(server, params, asynchronous=False),
+    register_aio=lambda server, params: _register(server, params, asynchronous=True),
+    grpclib_handlers=_grpclib_handlers,
+    grpclib_codec=_pass_through_codec,
     workload=WatchWorkload,
     json_request=json_request,
     check_level=check_level,
