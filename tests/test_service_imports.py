@@ -26,14 +26,15 @@ def test_a_service_module_imports_no_server_framework(service: str) -> None:
 
 
 def _grpclib_servicers() -> list[tuple[str, Any]]:
-    from grpcbench.services import hello, objects, users, watch
+    from grpcbench.services import hello, objects, users
     from grpcbench.services.watch_grpclib import GrpclibWatch
+    from grpcbench.services.watch_store import FolderCache
 
     return [
         ("helloworld.Greeter", hello.GrpclibGreeter()),
         ("users.Users", users.GrpclibUsers(store=cast(Any, None))),
         ("objects.ObjectStore", objects.GrpclibObjects({})),
-        ("watch.StreamBench", GrpclibWatch(watch.FolderCache({"pairs": 1, "folders": ["small"]}))),
+        ("watch.StreamBench", GrpclibWatch(FolderCache({"pairs": 1, "folders": ["small"]}))),
     ]
 
 

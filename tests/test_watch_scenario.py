@@ -14,7 +14,8 @@ from grpcbench.load.builtin import BuiltinDriver
 from grpcbench.proto import watch_pb2
 from grpcbench.servers.launcher import start_server
 from grpcbench.servers.spec import parse_server_spec
-from grpcbench.services.watch import SERIALIZED, check_level
+from grpcbench.services.watch import check_level
+from grpcbench.services.watch_store import SERIALIZED
 from tests.support.factories import make_spec
 
 pytestmark = pytest.mark.integration

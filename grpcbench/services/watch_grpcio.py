@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 
 from grpcbench.proto import watch_pb2
-from grpcbench.services.watch import FRAME, NOT_FRAMING, TWO_WRITES, FolderCache, serialize
+from grpcbench.services.watch_store import FRAME, NOT_FRAMING, TWO_WRITES, FolderCache, serialize
 
 
 class GrpcioWatch:

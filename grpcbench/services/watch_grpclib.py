@@ -13,7 +13,7 @@ from grpclib.server import Stream
 
 from grpcbench.proto import watch_pb2
 from grpcbench.services.base import generated_routes
-from grpcbench.services.watch import FRAME, TWO_WRITES, FolderCache
+from grpcbench.services.watch_store import FRAME, TWO_WRITES, FolderCache
 
 
 class PassThroughCodec(ProtoCodec):
