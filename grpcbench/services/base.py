@@ -2,7 +2,8 @@
 
 A service is the Python half of a scenario (the scenario file is the data half).
 Keeping the grpcio, grpc.aio and grpclib servicers of one service in one module
-lets a reader compare sync and async code of the same logic side by side.
+lets a reader compare sync and async code of the same logic side by side (watch has
+one module per framework: its grpclib servicer writes prepared frames itself).
 """
 
 from __future__ import annotations
