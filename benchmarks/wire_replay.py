@@ -104,8 +104,8 @@ async def one_round(calls: int, concurrency: int) -> float:
     await connection.ready
     channel.connection = connection
     plan = UnaryPlan(path="/helloworld.Greeter/SayHello", request=REQUEST)
-    wire_calls = WireUnaryCalls([channel], plan, per_user=False)
     spec = GeneratorJob.from_json(_spec_json(calls, concurrency))
+    wire_calls = WireUnaryCalls([channel], plan, spec.settings.timeout_s, per_user=False)
     recorders = level_recorders(0)
     budget = Budget.for_phase(calls, 0.0, 600.0)
     start = time.process_time()

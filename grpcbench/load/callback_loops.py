@@ -105,7 +105,7 @@ async def wire_closed_loop_phase(
         if not finished.done():
             finished.set_exception(error)
 
-    issuer = CallIssuer(calls, spec.settings.timeout_s, on_done, fatal)
+    issuer = CallIssuer(calls, on_done, fatal)
     send, outcome, unary_parts = issuer.send, issuer.outcome, issuer.unary_parts
     stop = spec.settings.duration_stop
     budget.end_at_duration(stop, lambda: issuer.end_in_flight(stop))
@@ -225,7 +225,7 @@ async def wire_open_loop_phase(
         if not finished.done():
             finished.set_exception(error)
 
-    issuer = CallIssuer(calls, spec.settings.timeout_s, on_done, fatal)
+    issuer = CallIssuer(calls, on_done, fatal)
     ticker = asyncio.create_task(report_progress(budget, on_progress)) if on_progress else None
     stop = spec.settings.duration_stop
     budget.end_at_duration(stop, lambda: issuer.end_in_flight(stop))

@@ -255,7 +255,8 @@ async def call_source(
             from grpcbench.load.wire_calls import WireUnaryCalls
 
             yield WireUnaryCalls(
-                channels, unary, per_user=spec.connection_mode == "per-user",
+                channels, unary, spec.settings.timeout_s,
+                per_user=spec.connection_mode == "per-user",
                 least_busy=spec.pool_policy == "least-busy",
             )  # fmt: skip
             return

@@ -7,40 +7,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from grpcbench.contract.calls import CallStats, UnaryPlan
+from grpcbench.contract.calls import CallStats
 from grpcbench.load.closed_loop import DURATION_STOP_MESSAGE
 from grpcbench.load.wire_calls import WireUnaryCalls
 from grpcbench.rpc.mix import weighted_order
 from grpcbench.wire import status
-from grpcbench.wire.channel import WireChannel
-from grpcbench.wire.headers import RequestFields
 from grpcbench.wire.stream import WireStream, unary_outcome
 
 # A call ended by --duration-stop ignore: not a gRPC status, and never recorded.
 IGNORED = -1
-
-
-class _Method:
-    """One method's calls on the level's channels: its header blocks and body built
-    once when its request is fixed, and its timeout."""
-
-    def __init__(self, plan: UnaryPlan, channels: list[WireChannel], timeout_s: float) -> None:
-        self.path = plan.path
-        self.timeout_s = plan.timeout_s or timeout_s
-        self.next_request = plan.next_request
-        self.streaming = plan.method_type != "unary"
-        self.sent = len(plan.requests) if plan.method_type in ("client-streaming", "bidi") else 0
-        self.fixed = plan.request is not None or self.streaming
-        self.blocks: list[RequestFields] = []
-        self.body = b""
-        if self.fixed:
-            requests = (plan.request,) if plan.request is not None else plan.requests
-            # every request message framed (gzip-compressed with -e), in one body
-            self.body = b"".join(channels[0].frame(request) for request in requests)
-            self.blocks = [
-                channel.request_fields(plan.path, self.timeout_s, plan.metadata or None)
-                for channel in channels
-            ]
 
 
 class CallIssuer:
@@ -50,7 +25,6 @@ class CallIssuer:
     def __init__(
         self,
         calls: WireUnaryCalls,
-        timeout_s: float,
         on_done: Callable[[WireStream], None],
         on_fatal: Callable[[Exception], None],
     ) -> None:
@@ -74,7 +48,7 @@ class CallIssuer:
             self.on_done = counted
         self.loop = asyncio.get_running_loop()
         plan = calls.plan
-        self.methods = [_Method(part, self.channels, timeout_s) for part in (plan.parts or (plan,))]
+        self.methods = calls.methods
         self.method = self.methods[0]
         # A mix: each connection's next call's method, in proportion to the weights
         # (rpc.mix). One order per connection, so each carries the whole mix: with one
