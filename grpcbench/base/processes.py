@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import IO, Any, NoReturn, Protocol
 
 from grpcbench.base.child_setup import child_environment, parse_ready_line
@@ -115,6 +115,29 @@ class Child:
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
         await asyncio.shield(self.process.wait())
+
+
+class BackgroundStops:
+    """Stops that run while the run goes on. A server kind's stop (SIGTERM, its graceful
+    stop, its exit: 40-75 ms) overlaps the next kind's start (about 0.2 s), which
+    awaits ``settled`` before it is measured; the run awaits it before it ends.
+    Cancelled while settling (Ctrl-C), each stop kills and reaps its child."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[object]] = set()
+
+    def begin(self, stop: Coroutine[Any, Any, object]) -> None:
+        task = asyncio.get_running_loop().create_task(stop)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def settled(self) -> None:
+        """Every stop begun so far has ended (its child exited and was reaped)."""
+        while self._tasks:
+            ended = await asyncio.gather(*self._tasks, return_exceptions=True)
+            for outcome in ended:
+                if isinstance(outcome, Exception):
+                    raise outcome  # a bug in a stop: not swallowed
 
 
 # Every Child started and not yet stopped, by serial (its place in the order of starts):

@@ -15,6 +15,7 @@ from typing import Any
 
 from grpcbench.base.errors import OneLineError
 from grpcbench.base.preparation import Preparation
+from grpcbench.base.processes import BackgroundStops
 from grpcbench.load.allocations import measure_allocations
 from grpcbench.load.catalogue import driver_info
 from grpcbench.load.driver import LoadDriver
@@ -44,6 +45,8 @@ class RunContext:
     exports: Exports
     # Workload params the service derives from its prepared data (set once prepared).
     workload_context: dict[str, Any] = field(default_factory=dict)
+    # A server kind's stop goes on while the next starts (targets.started).
+    server_stops: BackgroundStops = field(default_factory=BackgroundStops)
 
     @classmethod
     def build(cls, options: RunOptions, events: RunEvents | None = None) -> RunContext:

@@ -1,9 +1,9 @@
 """The runner: for each target, open it, drive every level with every driver, close it.
 
-Servers run one after another (never two at once, so they do not compete for
-the machine), each in a fresh process for all its levels (or for each level,
-with ``--server-per-level``). Results are exported
-after every level, so Ctrl-C or a failure keeps what was measured.
+Servers run one after another (never two measured at once, so they do not compete
+for the machine: a server's stop overlaps only the next one's start), each in a
+fresh process for all its levels (or for each level, with ``--server-per-level``).
+Results are exported after every level, so Ctrl-C or a failure keeps what was measured.
 """
 
 from __future__ import annotations
@@ -16,11 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from grpcbench.base.child_setup import process_pinned
-from grpcbench.base.errors import (
-    DriverError,
-    OneLineError,
-    ServerStartError,
-)
+from grpcbench.base.errors import DriverError, OneLineError, ServerStartError
 from grpcbench.base.parsing import parse_host_port
 from grpcbench.base.preparation import PreparationThread
 from grpcbench.base.processes import children_mark, reap_all
@@ -134,7 +130,10 @@ class Runner:
                 workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="grpcbench-"))
                 return await self._run(Path(workdir), stack)
         finally:
-            await reap_all(after=mark)  # no child of the run is reaped after its loop closed
+            try:
+                await self.context.server_stops.settled()  # the last server's stop, at least
+            finally:
+                await reap_all(after=mark)  # no child of the run is reaped after its loop closed
 
     async def _prepare(self, workdir: Path, stack: ExitStack) -> None:
         """Let the service build its data and backing services once, for every server kind.
@@ -175,6 +174,7 @@ class Runner:
                 check_site=self.check_site,
                 # a ghz line opens no connection before the load's, as ghz
                 reached_by_preflight=self.options.preflight or self.options.ghz_line,
+                stops=self.context.server_stops,
             )
             # Repeats outermost: drift over time then hits every server alike.
             for repeat in range(self.options.repeat):

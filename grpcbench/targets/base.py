@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from grpcbench.base import defaults
+from grpcbench.base.processes import BackgroundStops
 from grpcbench.rpc.security import PLAINTEXT, ChannelSecurity
 from grpcbench.targets.check_site import HERE, CheckSite
 
@@ -35,6 +36,8 @@ class TargetContext:
     # An external target's pre-flight call checks it answers, on its own channel: the
     # open then makes no connection of its own (rpc.reachability).
     reached_by_preflight: bool = False
+    # Where a started server's stop goes on while the next opens (None: awaited then).
+    stops: BackgroundStops | None = None
 
 
 class Target(Protocol):

@@ -76,8 +76,15 @@ class StartedServerPlan:
 
     @asynccontextmanager
     async def _open(self, context: TargetContext) -> AsyncIterator[Target]:
+        """The server, started; on a normal close its stop goes on in the background
+        (``context.stops``) while the next server starts, on a port of its own (port
+        0: a fixed --port must be free first). Each server awaits the stops before it
+        is measured, and before a service resets the data the last one served."""
+        stops = context.stops if context.port == 0 else None
         service = load_service(context.service)
         if service.reset:  # every server kind starts from the same data
+            if stops is not None:
+                await stops.settled()
             service.reset(context.server_params)
         server = await start_server(
             self.spec,
@@ -89,6 +96,13 @@ class StartedServerPlan:
             host=context.host,
         )
         try:
+            if stops is not None:
+                await stops.settled()  # the last server has exited: it takes no CPU
             yield StartedServer(server)
-        finally:
+        except BaseException:  # a failure or Ctrl-C: stopped now
+            await server.stop()
+            raise
+        if stops is not None:
+            stops.begin(server.stop())
+        else:
             await server.stop()
