@@ -35,7 +35,9 @@ class FakeServer:
         return 0
 
 
-def _fake_starts(monkeypatch: pytest.MonkeyPatch, log: list[str], stop_s: float) -> None:
+def _fake_starts(monkeypatch: pytest.MonkeyPatch, stop_s: float) -> list[str]:
+    """Servers A, B, C started in turn by ``start_server``: what they did, in order."""
+    log: list[str] = []
     names = iter("ABC")
 
     async def start_server(*_: Any, **__: Any) -> FakeServer:
@@ -46,6 +48,7 @@ def _fake_starts(monkeypatch: pytest.MonkeyPatch, log: list[str], stop_s: float)
         return FakeServer(name, log, stop_s)
 
     monkeypatch.setattr(started, "start_server", start_server)
+    return log
 
 
 PLAN = StartedServerPlan(parse_server_spec("grpclib"))
@@ -54,12 +57,11 @@ PLAN = StartedServerPlan(parse_server_spec("grpclib"))
 def test_a_stop_goes_on_while_the_next_server_starts_and_ends_before_it_is_used(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    log: list[str] = []
-    _fake_starts(monkeypatch, log, stop_s=0.1)
+    log = _fake_starts(monkeypatch, stop_s=0.1)
+    stops = BackgroundStops()
+    context = TargetContext(service="hello", stops=stops)
 
     async def scenario() -> None:
-        stops = BackgroundStops()
-        context = TargetContext(service="hello", stops=stops)
         async with PLAN.open(context):
             log.append("A measured")
         async with PLAN.open(context):
@@ -75,13 +77,11 @@ def test_a_stop_goes_on_while_the_next_server_starts_and_ends_before_it_is_used(
 def test_a_fixed_port_or_a_failure_stops_the_server_before_anything_else(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    log: list[str] = []
-    _fake_starts(monkeypatch, log, stop_s=0.01)
+    log = _fake_starts(monkeypatch, stop_s=0.01)
+    stops = BackgroundStops()
 
     async def scenario() -> None:
-        stops = BackgroundStops()
-        fixed = TargetContext(service="hello", port=50051, stops=stops)
-        async with PLAN.open(fixed):
+        async with PLAN.open(TargetContext(service="hello", port=50051, stops=stops)):
             pass
         log.append("after A")
         with pytest.raises(RuntimeError):
