@@ -35,7 +35,6 @@ SHORTHANDS = {
 
 __all__ = [
     "CallFunction",
-    "generated_routes",
     "CallStats",
     "Metadata",
     "ReplyCounter",
@@ -44,6 +43,7 @@ __all__ = [
     "UnaryPlan",
     "Workload",
     "WorkloadError",
+    "generated_routes",
 ]
 
 

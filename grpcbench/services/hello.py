@@ -89,16 +89,10 @@ class GrpclibGreeter:
         await stream.send_message(helloworld_pb2.HelloReply(message=greeting(request.name)))
 
 
-def _register_grpcio(server: Any, params: Mapping[str, Any]) -> None:
-    from grpcbench.proto import helloworld_pb2_grpc
+def _register(server: Any, servicer: GrpcioGreeter | AioGreeter) -> None:
+    from grpcbench.proto import helloworld_pb2_grpc  # here: a grpclib child never imports grpc
 
-    helloworld_pb2_grpc.add_GreeterServicer_to_server(GrpcioGreeter(_delay_s(params)), server)
-
-
-def _register_aio(server: Any, params: Mapping[str, Any]) -> None:
-    from grpcbench.proto import helloworld_pb2_grpc
-
-    helloworld_pb2_grpc.add_GreeterServicer_to_server(AioGreeter(_delay_s(params)), server)
+    helloworld_pb2_grpc.add_GreeterServicer_to_server(servicer, server)
 
 
 def _grpclib_handlers(params: Mapping[str, Any]) -> list[Any]:
@@ -163,8 +157,8 @@ SERVICE = ServiceDefinition(
     description="helloworld.Greeter/SayHello, no I/O (the seed's hello server)",
     service_names=("helloworld.Greeter",),
     proto="grpcbench/proto/helloworld.proto",
-    register_grpcio=_register_grpcio,
-    register_aio=_register_aio,
+    register_grpcio=lambda server, params: _register(server, GrpcioGreeter(_delay_s(params))),
+    register_aio=lambda server, params: _register(server, AioGreeter(_delay_s(params))),
     grpclib_handlers=_grpclib_handlers,
     workload=SayHelloWorkload,
     json_request=_json_request,
