@@ -11,8 +11,9 @@ series; ``max_pvalue`` is its significance. Two rules of ours follow it:
 - **The runs' spread.** A shift must also be ``min_effect`` (3) times the spread from
   run to run on either side of it: the larger of the standard deviation and the MAD
   scaled to one, so neither a few outlying runs nor a tight cluster among scattered
-  ones makes it small. On a shared machine a few runs in a quieter or busier spell
-  pass a t-test; only a shift well beyond how runs scatter is a change.
+  ones makes it small; one outlying run alone (a blip) is left out of it. On a
+  shared machine a few runs in a quieter or busier spell pass a t-test; only a shift
+  well beyond how runs scatter is a change.
 - **Who limited it.** A change in runs whose verdict is generator-bound is the
   client's, not the server's: it is shown, and ``--fail-on-regression`` ignores it.
 
@@ -40,6 +41,7 @@ DEFAULT_MAX_PVALUE = 0.001
 DEFAULT_MIN_EFFECT = 3.0  # a change is at least this many run-to-run deviations
 MAD_TO_SIGMA = 1.4826  # the MAD of a normal sample, scaled to its standard deviation
 WINDOW = 50  # Otava's default window of runs
+TRIM_FROM = 5  # a segment of this many runs or more: its farthest run is not its scatter
 
 
 @dataclass(frozen=True)
@@ -133,11 +135,17 @@ def _noise(points: Sequence[Point]) -> float:
 
 def run_to_run(points: Sequence[Point]) -> float | None:
     """How far runs scatter in a segment: the larger of the standard deviation and the
-    MAD as one (None: one run)."""
+    MAD as one (None: one run). One run alone is a blip, not the segment's scatter (as
+    it is not a change): from ``TRIM_FROM`` runs on, the one farthest from the median is
+    left out. CI's fresh clone saw one run 3x slower, early in a series, hide a 2.5x
+    step: the standard deviation it alone made was over a third of the step."""
     if len(points) < 2:
         return None
     values = [p.value for p in points]
     middle = statistics.median(values)
+    if len(values) >= TRIM_FROM:
+        values.remove(max(values, key=lambda value: abs(value - middle)))
+        middle = statistics.median(values)
     mad = MAD_TO_SIGMA * statistics.median(abs(value - middle) for value in values)
     return max(mad, statistics.stdev(values))
 
